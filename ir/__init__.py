@@ -1,0 +1,44 @@
+"""TIRx text -> IR.
+
+Stage 1 of modelcheck's pipeline (text -> IR -> NumSim trace -> checkers -> report).
+Entry points: `parse(text, path=..., **consts)` and `parse_file(path, **consts)`
+return an `ir.PrimFunc`; `print_func` prints canonical text; `canonical`/`same_ir`
+compare kernels spelled differently.  This package imports nothing of `modelcheck`.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .build import build
+from .canonical import canonical, same_ir
+from .errors import ParseError, Span, TIRxError, excerpt
+from .nodes import (Address, Assert, BinOp, Break, Buffer, Cast, Const, ConstRef, Constant, Continue, DeclBuffer,
+                    Evaluate, Expr, For, If, Launch, Let, Load, Node, OpCall, Param, PrimFunc, Select, Stmt, Store,
+                    StrConst, ThreadIndex, UnaryOp, Unsupported, Var, While, children, walk)
+from .ops import OpInfo, classify
+from .printer import print_func
+from .syntax import parse_syntax
+
+__all__ = [
+    "parse", "parse_file", "print_func", "canonical", "same_ir", "classify", "OpInfo", "ParseError", "Span",
+    "TIRxError", "excerpt", "walk", "children",
+    "Address", "Assert", "BinOp", "Break", "Buffer", "Cast", "Const", "ConstRef", "Constant", "Continue",
+    "DeclBuffer", "Evaluate", "Expr", "For", "If", "Launch", "Let", "Load", "Node", "OpCall", "Param", "PrimFunc",
+    "Select", "Stmt", "Store", "StrConst", "ThreadIndex", "UnaryOp", "Unsupported", "Var", "While",
+]
+
+
+def parse(text: str, path: str = "<string>", **consts) -> PrimFunc:
+    """Parse TIRx text into a PrimFunc; module constants can be overridden by keyword."""
+    module = parse_syntax(text, path)
+    return build(module, path, text, consts)
+
+
+def parse_file(path: str | Path, **consts) -> PrimFunc:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise ParseError(f"{p} is not UTF-8 text ({err.reason})", Span(str(p), 1, 1, 1, 1),
+                         hint="save the kernel as UTF-8") from None
+    return parse(text, str(path), **consts)

@@ -1,0 +1,766 @@
+"""Surface syntax -> IR: the module, the kernel signature, statements.
+
+Assumes `syntax.parse_syntax` output.  Guarantees a `PrimFunc` whose statements use
+unique names for every binding (a repeated name becomes `name_1`, `name_2`, as the
+TVM printer renames), whose launch is one `Launch` record however it was spelled
+(`with T.launch_thread(...) as v`, `v = T.launch_thread(...)`, or scope ids such as
+`T.warp_id([n])`), and whose module constants are evaluated with any overrides.
+Every rejection is a `ParseError` with a span, what was expected, and a hint.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import dtypes as dt
+from . import syntax as sx
+from . import typing as ty
+from .build_expr import ExprBuilder
+from .errors import ParseError
+from .nodes import (Assert, Break, Buffer, Const, ConstRef, Constant, Continue, DeclBuffer, Evaluate, Expr, For,
+                    If, Launch, Let, Load, Param, PrimFunc, Stmt, Store, ThreadIndex, Var, While)
+from .scope import BUFFER, BUILTIN, CONST, LET, NAMESPACE, PARAM, THREAD, Binding, Scope  # noqa: F401
+
+_LAUNCH_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z",
+                "clusterCtaIdx.x", "clusterCtaIdx.y", "clusterCtaIdx.z")
+_SCOPES = ("shared", "shared.dyn", "local", "global")
+_ALLOCS = ("alloc_tensor", "alloc_buffer", "decl_buffer", "alloc_local", "alloc_shared", "local_scalar")
+_DECORATORS = ("function", "prim_func")
+
+
+@dataclass
+class _ScopeId:
+    """A gen-1 scope id such as `T.warp_id([n])`: the thread count it implies and its value."""
+
+    threads_per_unit: int | None   # threads per unit of the extent (warp_id: 32), None if it sets no block size
+    tag: str
+
+
+_SCOPE_IDS = {
+    "thread_id": _ScopeId(1, "threadIdx.x"), "warp_id": _ScopeId(32, "threadIdx.x"),
+    "lane_id": _ScopeId(None, "threadIdx.x"), "warpgroup_id": _ScopeId(128, "threadIdx.x"),
+    "warp_id_in_wg": _ScopeId(None, "threadIdx.x"), "thread_id_in_wg": _ScopeId(None, "threadIdx.x"),
+    "cta_id": _ScopeId(None, "blockIdx.x"), "cluster_id": _ScopeId(None, "blockIdx.x"),
+    "cta_id_in_cluster": _ScopeId(None, "clusterCtaIdx.x"),
+}
+
+
+def build(module: sx.Module, file: str, source: str, overrides: dict | None = None) -> PrimFunc:
+    """The one entry point: a parsed module to a `PrimFunc`."""
+    return _Builder(file, source, dict(overrides or {})).module(module)
+
+
+class _Builder:
+    def __init__(self, file: str, source: str, overrides: dict):
+        self.file = file
+        self.source = source
+        self.overrides = overrides
+        self.scope = Scope()
+        self.ex = ExprBuilder(self.scope, file, source)
+        self.used: set[str] = set()
+        self.buffers: dict[str, Buffer] = {}
+        self.launch: dict[str, Expr] = {}
+        self.block_hints: list[tuple[int, sx.Node]] = []
+        self.attrs: list[tuple[str, object]] = []
+        self.loop_depth = 0
+        self.constants: list[Constant] = []
+        self.scope.define("T", Binding(NAMESPACE, None))
+        self.scope.define("range", Binding(BUILTIN, None))
+
+    def error(self, what, node, hint="", expected="") -> ParseError:
+        return self.ex.error(what, node, hint=hint, expected=expected)
+
+    def fresh(self, name: str) -> str:
+        if name not in self.used:
+            self.used.add(name)
+            return name
+        k = 1
+        while f"{name}_{k}" in self.used:
+            k += 1
+        self.used.add(f"{name}_{k}")
+        return f"{name}_{k}"
+
+    # ------------------------------------------------------------------ module
+    def module(self, m: sx.Module) -> PrimFunc:
+        func_node: sx.FunctionDef | None = None
+        for node in m.body:
+            if isinstance(node, sx.Import):
+                self.import_(node)
+            elif isinstance(node, (sx.Assign, sx.AnnAssign)):
+                self.constant(node)
+            elif isinstance(node, sx.FunctionDef):
+                if func_node is not None:
+                    raise self.error(f"a second function '{node.name}' in the same file", node.header,
+                                     hint=f"one kernel per file; '{func_node.name}' is defined at line "
+                                          f"{func_node.pos.line}")
+                func_node = node
+            elif isinstance(node, sx.ExprStmt) and isinstance(node.value, sx.Str):
+                continue  # module docstring
+            elif isinstance(node, sx.If) and _is_main_guard(node.test):
+                continue  # `if __name__ == "__main__":` host code, not part of the kernel
+            elif isinstance(node, sx.Pass):
+                continue
+            else:
+                raise self.error("statement outside the function", node,
+                                 hint="the module level holds imports, integer constants and the @T.function kernel;"
+                                      " move this statement into the kernel body")
+        unknown = sorted(set(self.overrides) - {c.name for c in self.constants})
+        if unknown:
+            known = ", ".join(c.name for c in self.constants) or "none"
+            raise ValueError(f"unknown constant(s) {', '.join(unknown)} for {self.file}; module constants: {known}")
+        if func_node is None:
+            raise ParseError("no kernel function in this file", sx.Pos(1, 1, 1, 1).span(self.file),
+                             hint="define one function decorated with @T.function", source=self.source)
+        return self.function(func_node)
+
+    def import_(self, node: sx.Import) -> None:
+        for name, alias in node.names:
+            if name in ("tirx", "tir") and node.module.endswith("script"):
+                self.scope.define(alias or name, Binding(NAMESPACE, node.pos))
+        if not node.names and node.alias and node.module.endswith(("script.tirx", "script.tir")):
+            self.scope.define(node.alias, Binding(NAMESPACE, node.pos))
+
+    def constant(self, node: sx.Assign | sx.AnnAssign) -> None:
+        if isinstance(node, sx.Assign):
+            if len(node.targets) != 1 or not isinstance(node.targets[0], sx.Name):
+                raise self.error("statement outside the function", node,
+                                 hint="module level assignments must be `NAME = <integer expression>`")
+            target, value = node.targets[0], node.value
+        else:
+            if not isinstance(node.target, sx.Name) or node.value is None:
+                raise self.error("statement outside the function", node,
+                                 hint="module level assignments must be `NAME = <integer expression>`")
+            target, value = node.target, node.value
+        name = target.id
+        if any(c.name == name for c in self.constants):
+            raise self.error(f"module constant '{name}' is defined twice", target,
+                             hint="give each constant one definition; override values with load(path, NAME=value)")
+        env = {c.name: c.value for c in self.constants}
+        if name in self.overrides:
+            v = self.overrides[name]
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                try:
+                    v = int(v)
+                except (TypeError, ValueError):
+                    raise ValueError(f"override for constant {name} must be a number, got {v!r}") from None
+            expr = _const_node(v)
+        else:
+            v = self.py_eval(value, env, name)
+            try:
+                expr = self.ex.expr(value)
+            except ParseError:
+                expr = _const_node(v)
+        self.used.add(name)
+        self.constants.append(Constant(name, v, expr, span=self.ex.span(node)))
+        self.scope.define(name, Binding(CONST, target.pos, expr=ConstRef(name, _const_node(v).dtype)))
+
+    def py_eval(self, node: sx.Node, env: dict, owner: str):
+        """Module constants are Python values: evaluate with Python semantics."""
+        bad = self.error(f"module-level constant '{owner}' must be an integer expression", node,
+                         hint="use literals, earlier constants and + - * // % << >> & | ^ ** min max")
+        if isinstance(node, sx.Num):
+            return node.value
+        if isinstance(node, sx.Lit) and isinstance(node.value, bool):
+            return int(node.value)
+        if isinstance(node, sx.Name):
+            if node.id in env:
+                return env[node.id]
+            raise self.ex.undefined(node.id, node) if node.id not in ("T",) else bad
+        if isinstance(node, sx.UnaryOp):
+            v = self.py_eval(node.operand, env, owner)
+            return {"-": lambda: -v, "+": lambda: v, "~": lambda: ~int(v), "not": lambda: int(not v)}[node.op]()
+        if isinstance(node, sx.BinOp):
+            a, b = self.py_eval(node.left, env, owner), self.py_eval(node.right, env, owner)
+            try:
+                return {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "//": lambda: a // b,
+                        "%": lambda: a % b, "**": lambda: a ** b, "<<": lambda: a << b, ">>": lambda: a >> b,
+                        "&": lambda: a & b, "|": lambda: a | b, "^": lambda: a ^ b, "/": lambda: a / b}[node.op]()
+            except (ZeroDivisionError, KeyError, TypeError, ValueError):
+                raise bad from None
+        if isinstance(node, sx.Call) and isinstance(node.func, sx.Name) and node.func.id in ("min", "max", "abs") \
+                and not node.kwargs:
+            vals = [self.py_eval(a, env, owner) for a in node.args]
+            return {"min": min, "max": max, "abs": lambda *x: abs(x[0])}[node.func.id](*vals)
+        raise bad
+
+    # ------------------------------------------------------------------ function
+    def function(self, fn: sx.FunctionDef) -> PrimFunc:
+        if not fn.decorators:
+            raise self.error(f"function '{fn.name}' has no @T.function decorator", fn.header,
+                             hint="decorate the kernel with @T.function (or @T.prim_func)")
+        for dec in fn.decorators:
+            target = dec.func if isinstance(dec, sx.Call) else dec
+            path = self.ex.namespace_path(target)
+            if path is None or len(path) != 1 or path[0] not in _DECORATORS:
+                raise self.error("unknown decorator", dec, expected="@T.function or @T.prim_func",
+                                 hint="kernels are written as `@T.function def name(...):`")
+        name = self.fresh(fn.name)
+        params = self.params(fn)
+        body = self.body(fn.body)
+        launch = self.make_launch(fn)
+        return PrimFunc(name, tuple(params), tuple(self.constants), launch, tuple(body), tuple(self.attrs),
+                        self.source, self.file, span=self.ex.span(fn.header))
+
+    def params(self, fn: sx.FunctionDef) -> list[Param]:
+        out: list[Param] = []
+        seen: dict[str, sx.Param] = {}
+        for p in fn.params:
+            if p.name in seen:
+                raise self.error(f"duplicate parameter '{p.name}'", p,
+                                 hint=f"rename one of them; the first is at line {seen[p.name].pos.line}")
+            seen[p.name] = p
+            if p.default is not None:
+                raise self.error(f"parameter '{p.name}' has a default value", p.default,
+                                 hint="kernel parameters take no defaults; use a module constant")
+            if p.annotation is None:
+                raise self.error(f"parameter '{p.name}' has no type", p,
+                                 hint=f"annotate it, e.g. {p.name}: T.Tensor((n,), T.float32) or {p.name}: T.int32")
+            if p.name in self.used:
+                raise self.error(f"parameter '{p.name}' has the same name as a module constant", p)
+            self.used.add(p.name)
+            out.append(self.param(p))
+        return out
+
+    def param(self, p: sx.Param) -> Param:
+        ann = p.annotation
+        span = self.ex.span(p)
+        if isinstance(ann, sx.Call):
+            path = self.ex.namespace_path(ann.func)
+            if path in (["Tensor"], ["Buffer"]):
+                buf = self.tensor_type(ann, p.name, "global")
+                buf = Buffer(p.name, buf.shape, buf.dtype, "global", span=span)
+                self.buffers[p.name] = buf
+                self.scope.define(p.name, Binding(BUFFER, p.pos, buffer=buf))
+                return Param(p.name, "buffer", buf.dtype, buf, span=span)
+            if path == ["Ptr"]:
+                return self._handle_param(p, span)
+        path = self.ex.namespace_path(ann)
+        if path == ["handle"]:
+            return self._handle_param(p, span)
+        dtype = self.ex.dtype(ann, "parameter type")
+        var = Var(p.name, dtype, span=span)
+        self.scope.define(p.name, Binding(PARAM, p.pos, expr=var))
+        return Param(p.name, "scalar", dtype, span=span)
+
+    def _handle_param(self, p: sx.Param, span) -> Param:
+        var = Var(p.name, "handle", span=span)
+        self.scope.define(p.name, Binding(PARAM, p.pos, expr=var))
+        return Param(p.name, "handle", "handle", span=span)
+
+    def tensor_type(self, call: sx.Call, owner: str, default_scope: str) -> Buffer:
+        """`T.Tensor(shape, dtype, scope=...)` / `T.Buffer(shape, "dtype")` -> an unnamed Buffer."""
+        args = list(call.args)
+        kw = {k.name: k.value for k in call.kwargs}
+        shape_node = args[0] if args else kw.pop("shape", None)
+        dtype_node = args[1] if len(args) > 1 else kw.pop("dtype", None)
+        shape = self.ex.shape(shape_node, owner, call)
+        dtype = self.ex.dtype(dtype_node) if dtype_node is not None else "float32"
+        scope = self.scope_name(kw.pop("scope", None), default_scope, owner, call)
+        align = self.align(kw.pop("align", None))
+        for extra in kw:
+            if extra not in ("strides", "elem_offset", "offset_factor", "buffer_type", "axis_separators",
+                             "layout"):
+                raise self.error(f"unexpected argument '{extra}' in a tensor type", call)
+        return Buffer(owner, shape, dtype, scope, align=align)
+
+    def scope_name(self, node, default: str, owner: str, at) -> str:
+        if node is None:
+            return default
+        if not isinstance(node, sx.Str):
+            raise self.error("scope must be a string", node, expected='"shared", "shared.dyn" or "local"')
+        if node.value not in _SCOPES:
+            raise self.error(f"unknown storage scope '{node.value}' for '{owner}'", node,
+                             expected='"shared", "shared.dyn", "local" or "global"',
+                             hint="TMEM is allocated with tcgen05.alloc, not as a buffer" if node.value == "tmem" else "")
+        return node.value
+
+    def align(self, node) -> int:
+        if node is None:
+            return 0
+        e = self.ex.expr(node)
+        if not isinstance(e, Const) or isinstance(e.value, float) or int(e.value) < 0:
+            raise self.error("align must be a non-negative integer literal", node)
+        return int(e.value)
+
+    # ------------------------------------------------------------------ launch
+    def bind_launch(self, tag_node: sx.Node, extent_node: sx.Node, at) -> ThreadIndex:
+        if not isinstance(tag_node, sx.Str) or tag_node.value not in _LAUNCH_TAGS:
+            raise self.error("unknown thread tag", tag_node, expected=", ".join(f'"{t}"' for t in _LAUNCH_TAGS))
+        tag = tag_node.value
+        if tag in self.launch:
+            raise self.error(f"'{tag}' is launched twice", at, hint="launch each thread dimension once")
+        self.launch[tag] = self.ex.int_expr(extent_node, "a launch extent")
+        return ThreadIndex(tag, span=self.ex.span(tag_node))
+
+    def launch_call(self, call: sx.Call) -> ThreadIndex:
+        if len(call.args) != 2 or call.kwargs:
+            raise self.error("T.launch_thread takes (tag, extent)", call,
+                             expected='T.launch_thread("threadIdx.x", 128)')
+        return self.bind_launch(call.args[0], call.args[1], call)
+
+    def scope_id(self, name: str, call: sx.Call) -> Expr:
+        sid = _SCOPE_IDS[name]
+        if len(call.args) != 1 or not isinstance(call.args[0], sx.ListLit) or len(call.args[0].elts) != 1:
+            raise self.error(f"T.{name} takes a one-element list of extents", call, expected=f"T.{name}([n])")
+        extent = self.ex.int_expr(call.args[0].elts[0], "a scope extent")
+        span = self.ex.span(call)
+        tx = ThreadIndex("threadIdx.x")
+        value = self.const_value(extent)
+        if sid.tag == "blockIdx.x":
+            self.set_launch("blockIdx.x", extent, call)
+            return ThreadIndex("blockIdx.x", span=span)
+        if sid.tag == "clusterCtaIdx.x":
+            self.set_launch("clusterCtaIdx.x", extent, call)
+            return ThreadIndex("clusterCtaIdx.x", span=span)
+        if sid.threads_per_unit is not None:
+            if value is None:
+                raise self.error(f"T.{name} needs a constant extent", call.args[0])
+            self.block_hints.append((value * sid.threads_per_unit, call))
+        c = lambda v: Const(v, "int32")  # noqa: E731
+        return {
+            "thread_id": tx,
+            "warp_id": ty.binop("//", tx, c(32)),
+            "lane_id": ty.binop("%", tx, c(32)),
+            "warpgroup_id": ty.binop("//", tx, c(128)),
+            "warp_id_in_wg": ty.binop("%", ty.binop("//", tx, c(32)), c(4)),
+            "thread_id_in_wg": ty.binop("%", tx, c(128)),
+        }[name]
+
+    def set_launch(self, tag: str, extent: Expr, at) -> None:
+        old = self.launch.get(tag)
+        if old is not None and old != extent:
+            raise self.error(f"'{tag}' is given two different extents", at)
+        self.launch[tag] = extent
+
+    def const_value(self, e: Expr) -> int | None:
+        if isinstance(e, Const):
+            return int(e.value)
+        if isinstance(e, ConstRef):
+            return next(c.value for c in self.constants if c.name == e.name)
+        return None
+
+    def make_launch(self, fn: sx.FunctionDef) -> Launch:
+        one = Const(1, "int32")
+        if self.block_hints:
+            counts = {v for v, _ in self.block_hints}
+            if len(counts) > 1:
+                raise self.error("scope ids imply different thread counts: " + ", ".join(map(str, sorted(counts))),
+                                 self.block_hints[-1][1], hint="make warp_id/thread_id/warpgroup_id extents agree")
+            count = counts.pop()
+            declared = self.launch.get("threadIdx.x")
+            if declared is None:
+                self.launch["threadIdx.x"] = Const(count, "int32")
+            elif self.const_value(declared) not in (None, count):
+                raise self.error(f"scope ids imply {count} threads but threadIdx.x is launched with "
+                                 f"{self.const_value(declared)}", self.block_hints[-1][1])
+        if not any(t.startswith("threadIdx") for t in self.launch):
+            raise self.error("the kernel launches no threads", fn.header,
+                             hint='add `with T.launch_thread("threadIdx.x", n) as tx:` inside `with T.device_entry():`')
+        get = lambda t: self.launch.get(t, one)  # noqa: E731
+        return Launch((get("blockIdx.x"), get("blockIdx.y"), get("blockIdx.z")),
+                      (get("threadIdx.x"), get("threadIdx.y"), get("threadIdx.z")),
+                      (get("clusterCtaIdx.x"), get("clusterCtaIdx.y"), get("clusterCtaIdx.z")),
+                      span=self.ex.span(fn.header))
+
+    # ------------------------------------------------------------------ statements
+    def body(self, nodes) -> list[Stmt]:
+        out: list[Stmt] = []
+        for node in nodes:
+            out.extend(self.stmt(node))
+        return out
+
+    def block(self, nodes) -> tuple[Stmt, ...]:
+        with self.scope.block():
+            return tuple(self.body(nodes))
+
+    def stmt(self, node: sx.Node) -> list[Stmt]:
+        method = getattr(self, "s_" + type(node).__name__, None)
+        if method is None:
+            raise self.error(f"{type(node).__name__.lower()} statements are not supported in a kernel", node)
+        return method(node)
+
+    def s_Pass(self, node) -> list[Stmt]:
+        return []
+
+    def s_Import(self, node) -> list[Stmt]:
+        raise self.error("import inside the kernel", node, hint="put imports at module level")
+
+    def s_FunctionDef(self, node) -> list[Stmt]:
+        raise self.error("nested functions are not supported", node.header,
+                         hint="inline the helper's statements into the kernel")
+
+    def s_Return(self, node) -> list[Stmt]:
+        raise self.error("return is not supported in a kernel", node,
+                         hint="structure the body with if/else, or break out of loops")
+
+    def s_Break(self, node) -> list[Stmt]:
+        if not self.loop_depth:
+            raise self.error("'break' outside a loop", node)
+        return [Break(span=self.ex.span(node))]
+
+    def s_Continue(self, node) -> list[Stmt]:
+        if not self.loop_depth:
+            raise self.error("'continue' outside a loop", node)
+        return [Continue(span=self.ex.span(node))]
+
+    def s_Assert(self, node: sx.Assert) -> list[Stmt]:
+        cond = self.ex.expr(node.test)
+        message = ""
+        if isinstance(node.msg, sx.Str):
+            message = node.msg.value
+        elif isinstance(node.msg, sx.TupleLit) and len(node.msg.elts) == 2 and isinstance(node.msg.elts[1], sx.ListLit):
+            # printed form: assert c, ("RuntimeError", ["message"])
+            message = "".join(e.value for e in node.msg.elts[1].elts if isinstance(e, sx.Str))
+        elif node.msg is not None:
+            raise self.error("assert message must be a string", node.msg)
+        return [Assert(cond, message, span=self.ex.span(node))]
+
+    def s_ExprStmt(self, node: sx.ExprStmt) -> list[Stmt]:
+        value = node.value
+        if isinstance(value, sx.Str):
+            return []  # docstring
+        if isinstance(value, sx.Call):
+            path = self.ex.namespace_path(value.func)
+            if path == ["device_entry"]:
+                return []
+            if path == ["func_attr"]:
+                self.attrs.extend(self.attr_items(value))
+                return []
+            if path == ["evaluate"]:
+                if len(value.args) != 1:
+                    raise self.error("T.evaluate takes one value", value)
+                e = self.ex.expr(value.args[0])
+                return [] if isinstance(e, Const) else [Evaluate(e, span=self.ex.span(node))]
+            if path == ["launch_thread"]:
+                raise self.error("T.launch_thread must be bound to a name", value,
+                                 expected='with T.launch_thread("threadIdx.x", n) as tx:')
+            if path and path[0] in _ALLOCS:
+                raise self.error(f"T.{path[0]}(...) must be assigned to a name", value, expected="x = T.alloc_...(...)")
+        return [Evaluate(self.ex.expr(value), span=self.ex.span(node))]
+
+    def attr_items(self, call: sx.Call) -> list[tuple[str, object]]:
+        items = []
+        for arg in call.args:
+            if isinstance(arg, sx.DictLit):
+                for k, v in arg.items:
+                    key = k.value if isinstance(k, sx.Str) else repr(k)
+                    try:
+                        val = self.ex.expr(v)
+                        val = val.value if isinstance(val, Const) else val
+                    except ParseError:
+                        val = None
+                    items.append((key, val))
+        return items
+
+    def s_With(self, node: sx.With) -> list[Stmt]:
+        for item in node.items:
+            ctx = item.context
+            path = self.ex.namespace_path(ctx.func) if isinstance(ctx, sx.Call) else None
+            if path == ["device_entry"]:
+                if item.name is not None:
+                    raise self.error("T.device_entry() binds no name", item)
+                continue
+            if path == ["launch_thread"]:
+                if item.name is None:
+                    raise self.error("T.launch_thread needs a name", item,
+                                     expected='with T.launch_thread("threadIdx.x", n) as tx:')
+                index = self.launch_call(ctx)
+                self.define_thread(item.name, index)
+                continue
+            if path == ["attr"]:
+                self.attrs.extend(self.attr_items(ctx))
+                continue
+            raise self.error("unknown context manager", ctx,
+                             expected="T.device_entry(), T.launch_thread(tag, n) or T.attr({...})")
+        return self.body(node.body)
+
+    def define_thread(self, name_node: sx.Name, index: ThreadIndex) -> None:
+        name = name_node.id
+        if self.scope.lookup(name) is not None and self.scope.lookup(name).kind not in (NAMESPACE, BUILTIN):
+            raise self.error(f"'{name}' is already defined", name_node)
+        self.used.add(name)
+        self.scope.define(name, Binding(THREAD, name_node.pos, expr=index))
+
+    def s_If(self, node: sx.If) -> list[Stmt]:
+        cond = self.ex.expr(node.test)
+        then = self.block(node.body)
+        orelse = self.block(node.orelse)
+        return [If(cond, then, orelse, span=self.ex.span(node))]
+
+    def s_While(self, node: sx.While) -> list[Stmt]:
+        cond = self.ex.expr(node.test)
+        self.loop_depth += 1
+        try:
+            body = self.block(node.body)
+        finally:
+            self.loop_depth -= 1
+        return [While(cond, body, span=self.ex.span(node))]
+
+    def s_For(self, node: sx.For) -> list[Stmt]:
+        it = node.iter
+        if not isinstance(it, sx.Call):
+            raise self.error("a for loop iterates over range(...), T.serial(...) or T.unroll(...)", it)
+        if isinstance(it.func, sx.Name) and it.func.id == "range" and self.scope.lookup("range").kind == BUILTIN:
+            kind, ranges = "serial", [self.range_args(it, allow_step=True)]
+        else:
+            path = self.ex.namespace_path(it.func)
+            if path in (["serial"], ["unroll"]):
+                kind, ranges = path[0], [self.range_args(it, allow_step=False)]
+            elif path == ["grid"]:
+                kind = "serial"
+                ranges = [(Const(0, "int32"), self.ex.int_expr(a, "a loop extent"), Const(1, "int32"))
+                          for a in it.args]
+            elif path in (["parallel"], ["vectorized"], ["thread_binding"]):
+                raise self.error(f"T.{path[0]} loops are not supported in a kernel body", it,
+                                 hint="use range(...), T.serial(...) or T.unroll(...)")
+            else:
+                raise self.error("a for loop iterates over range(...), T.serial(...) or T.unroll(...)", it)
+        if len(node.targets) != len(ranges):
+            raise self.error(f"{len(node.targets)} loop variable(s) for {len(ranges)} range(s)", node)
+        return [self.loop(node, list(node.targets), ranges, kind)]
+
+    def loop(self, node: sx.For, targets: list[sx.Name], ranges, kind: str) -> Stmt:
+        target = targets[0]
+        start, stop, step = ranges[0]
+        vdtype = dt.promote(start.dtype, stop.dtype) if dt.is_integral(start.dtype) else "int32"
+        start, stop, step = ty.cast(vdtype, start), ty.cast(vdtype, stop), ty.cast(vdtype, step)
+        with self.scope.block():
+            name = self.fresh(target.id)
+            var = Var(name, vdtype, span=self.ex.span(target))
+            self.scope.define(target.id, Binding(LET, target.pos, expr=var, loop=True))
+            self.loop_depth += 1
+            try:
+                if len(targets) > 1:
+                    body: tuple[Stmt, ...] = (self.loop(node, targets[1:], ranges[1:], kind),)
+                else:
+                    body = tuple(self.body(node.body))
+            finally:
+                self.loop_depth -= 1
+        return For(var, start, stop, step, kind, body, span=self.ex.span(node))
+
+    def range_args(self, call: sx.Call, allow_step: bool):
+        if call.kwargs:
+            raise self.error("unexpected keyword argument in a loop range", call.kwargs[0])
+        args = [self.ex.int_expr(a, "a loop bound") for a in call.args]
+        if len(args) == 1:
+            return Const(0, args[0].dtype if args[0].dtype == "int64" else "int32"), args[0], Const(1, "int32")
+        if len(args) == 2:
+            return args[0], args[1], Const(1, "int32")
+        if len(args) == 3 and allow_step:
+            if isinstance(args[2], Const) and args[2].value == 0:
+                raise self.error("loop step must not be zero", call.args[2])
+            return args[0], args[1], args[2]
+        raise self.error("wrong number of loop bounds", call,
+                         expected="range(stop), range(start, stop[, step]), T.serial(stop) or T.unroll(start, stop)")
+
+    # -- assignments
+    def s_Assign(self, node: sx.Assign) -> list[Stmt]:
+        if len(node.targets) != 1:
+            raise self.error("chained assignment is not supported", node, hint="assign one target per statement")
+        target, value = node.targets[0], node.value
+        span = self.ex.span(node)
+        if isinstance(target, sx.Subscript):
+            buf, indices = self.ex.element(target)
+            return [Store(buf.name, indices, self.store_value(buf, value), span=span)]
+        if not isinstance(target, sx.Name):
+            raise self.error("cannot assign to this expression", target, hint="assign to a name or a buffer element")
+        if isinstance(value, sx.Call):
+            path = self.ex.namespace_path(value.func)
+            if path == ["launch_thread"]:
+                index = self.launch_call(value)
+                self.define_thread(target, index)
+                return []
+            if path and len(path) == 1 and path[0] in _SCOPE_IDS:
+                if self.scope.lookup(target.id) is not None and self.scope.lookup(target.id).kind not in (NAMESPACE,):
+                    raise self.error(f"'{target.id}' is already defined", target)
+                return [self.let(target, self.scope_id(path[0], value), span, annotated=False)]
+            if path and len(path) == 1 and path[0] in _ALLOCS:
+                return self.allocate(target, path[0], value, span)
+        existing = self.scope.lookup(target.id)
+        if existing is None or existing.kind in (NAMESPACE, BUILTIN):
+            return [self.let(target, self.ex.expr(value), span, annotated=False)]
+        if existing.kind == BUFFER:
+            buf = existing.buffer
+            if buf.scope == "local" and len(buf.shape) == 1 and isinstance(buf.shape[0], Const) \
+                    and buf.shape[0].value == 1:
+                return [Store(buf.name, (Const(0, "int32"),), self.store_value(buf, value), span=span)]
+            raise self.error(f"cannot assign to buffer '{target.id}'", target,
+                             hint=f"store to an element, e.g. {target.id}[i] = ...")
+        if existing.kind == LET:
+            what = "loop variable" if existing.loop else "T.let"
+            raise self.error(f"assignment to {what} '{target.id}'", target,
+                             hint=f"'{target.id}' is immutable (bound at line {existing.pos.line}); for a mutable "
+                                  f"variable declare `{target.id} = T.local_scalar(T.int32)` and assign to it, or bind "
+                                  f"a new name")
+        raise self.error(f"cannot assign to {existing.describe()} '{target.id}'", target,
+                         hint="bind a new name instead")
+
+    def store_value(self, buf: Buffer, node: sx.Node) -> Expr:
+        return ty.cast(buf.dtype, self.ex.expr(node))
+
+    def let(self, target: sx.Name, value: Expr, span, annotated: bool, dtype: str | None = None) -> Let:
+        if value.dtype in ("void", "string"):
+            raise self.error(f"'{target.id}' is bound to something without a value", target,
+                             hint="only expressions with a value can be bound with T.let")
+        if dtype is not None:
+            value = ty.cast(dtype, value)
+        name = self.fresh(target.id)
+        var = Var(name, value.dtype, span=self.ex.span(target))
+        self.scope.define(target.id, Binding(LET, target.pos, expr=var, annotated=annotated))
+        return Let(var, value, span=span)
+
+    def s_AnnAssign(self, node: sx.AnnAssign) -> list[Stmt]:
+        target = node.target
+        if not isinstance(target, sx.Name):
+            raise self.error("only a name can be annotated", target)
+        existing = self.scope.lookup(target.id)
+        if existing is not None and existing.kind not in (NAMESPACE, BUILTIN):
+            if existing.kind == LET:
+                raise self.error(f"assignment to T.let '{target.id}'", target,
+                                 hint=f"'{target.id}' is immutable (bound at line {existing.pos.line}); bind a new name")
+            raise self.error(f"'{target.id}' is already defined", target)
+        ann = node.annotation
+        span = self.ex.span(node)
+        is_let = False
+        let_dtype = None
+        if isinstance(ann, sx.Subscript) and self.ex.namespace_path(ann.value) == ["let"]:
+            is_let = True
+            if len(ann.indices) != 1:
+                raise self.error("T.let takes one dtype", ann, expected="T.let[T.int32]")
+            let_dtype = self.ex.dtype(ann.indices[0])
+        elif self.ex.namespace_path(ann) == ["let"]:
+            is_let = True
+        if is_let:
+            if node.value is None:
+                raise self.error(f"T.let '{target.id}' needs a value", node, expected=f"{target.id}: T.let = <expr>")
+            return [self.let(target, self.ex.expr(node.value), span, annotated=True, dtype=let_dtype)]
+        # `x: T.int32 = e` declares a mutable one-element local, as the TVM front end does
+        dtype = self.ex.dtype(ann, "type annotation")
+        buf = self.declare(target, (Const(1, "int32"),), dtype, "local", node)
+        out: list[Stmt] = [DeclBuffer(buf, span=span)]
+        if node.value is not None:
+            out.append(Store(buf.name, (Const(0, "int32"),), self.store_value(buf, node.value), span=span))
+        return out
+
+    def s_AugAssign(self, node: sx.AugAssign) -> list[Stmt]:
+        target = node.target
+        span = self.ex.span(node)
+        if isinstance(target, sx.Subscript):
+            buf, indices = self.ex.element(target)
+        elif isinstance(target, sx.Name):
+            b = self.scope.lookup(target.id)
+            if b is None:
+                raise self.ex.undefined(target.id, target)
+            if b.kind != BUFFER or b.buffer.scope != "local":
+                what = "T.let" if b.kind == LET and not b.loop else b.describe()
+                raise self.error(f"assignment to {what} '{target.id}'", target,
+                                 hint="only mutable locals (T.local_scalar) and buffer elements can be updated")
+            buf, indices = b.buffer, (Const(0, "int32"),)
+        else:
+            raise self.error("cannot assign to this expression", target)
+        current = Load(buf.name, indices, buf.dtype, span=self.ex.span(target))
+        if node.op == "/" and not dt.is_float(buf.dtype):
+            raise self.error("'/=' on integers is ambiguous", node, hint="use '//=' or T.truncdiv")
+        if node.op == "**":
+            raise self.error("operator '**=' is not supported in TIRx", node, hint="write the product out")
+        op = {"+": "+", "-": "-", "*": "*", "/": "/", "//": "//", "%": "%", "&": "&", "|": "|", "^": "^",
+              "<<": "<<", ">>": ">>"}[node.op]
+        value = ty.binop(op, current, self.ex.expr(node.value), span, False, self.ex.is_literal(node.value))
+        return [Store(buf.name, indices, ty.cast(buf.dtype, value), span=span)]
+
+    # -- buffers
+    def declare(self, target: sx.Name, shape, dtype: str, scope: str, at, data: str | None = None,
+                byte_offset: Expr | None = None, align: int = 0) -> Buffer:
+        name = self.fresh(target.id)
+        buf = Buffer(name, tuple(shape), dtype, scope, data, byte_offset if byte_offset is not None
+                     else Const(0, "int64"), align, span=self.ex.span(at))
+        self.buffers[name] = buf
+        self.scope.define(target.id, Binding(BUFFER, target.pos, buffer=buf))
+        return buf
+
+    def allocate(self, target: sx.Name, kind: str, call: sx.Call, span) -> list[Stmt]:
+        existing = self.scope.lookup(target.id)
+        if existing is not None and existing.kind not in (NAMESPACE, BUILTIN):
+            raise self.error(f"'{target.id}' is already defined", target,
+                             hint=f"'{target.id}' was bound at line {existing.pos.line if existing.pos else '?'}")
+        kw = {k.name: k.value for k in call.kwargs}
+        args = list(call.args)
+        init = None
+        if kind == "alloc_tensor":
+            ty_args = kw.pop("ty_args", None) or (args[0] if args else None)
+            if not isinstance(ty_args, sx.ListLit) or len(ty_args.elts) != 1 or not isinstance(ty_args.elts[0], sx.Call):
+                raise self.error("T.alloc_tensor takes ty_args=[T.Tensor(shape, dtype, scope=...)]", call)
+            proto = self.tensor_type(ty_args.elts[0], target.id, "global")
+            if proto.scope == "global":
+                raise self.error(f"buffer '{target.id}' needs a scope", ty_args.elts[0],
+                                 expected='scope="shared", "shared.dyn" or "local"')
+            buf = self.declare(target, proto.shape, proto.dtype, proto.scope, call, align=proto.align)
+        elif kind in ("alloc_buffer", "decl_buffer", "alloc_local", "alloc_shared"):
+            shape_node = args[0] if args else kw.pop("shape", None)
+            dtype_node = args[1] if len(args) > 1 else kw.pop("dtype", None)
+            shape = self.ex.shape(shape_node, target.id, call)
+            dtype = self.ex.dtype(dtype_node) if dtype_node is not None else "float32"
+            default_scope = {"alloc_local": "local", "alloc_shared": "shared"}.get(kind, "global")
+            scope = self.scope_name(kw.pop("scope", None), default_scope, target.id, call)
+            align = self.align(kw.pop("align", None))
+            data_node = kw.pop("data", None)
+            elem_offset = kw.pop("elem_offset", None)
+            byte_offset_node = kw.pop("byte_offset", None)
+            for extra in kw:
+                if extra not in ("strides", "offset_factor", "buffer_type", "axis_separators", "layout",
+                                 "allocated_addr"):
+                    raise self.error(f"unexpected argument '{extra}' to T.{kind}", call)
+            data, offset = None, None
+            if data_node is not None:
+                if kind != "decl_buffer":
+                    raise self.error(f"T.{kind} does not take data=", data_node)
+                if not (isinstance(data_node, sx.Attr) and data_node.attr == "data"):
+                    raise self.error("data= takes another buffer's .data", data_node, expected="data=pool.data")
+                root = self.ex.buffer_named(data_node.value)
+                data = root.data or root.name
+                offset = root.byte_offset
+                if scope == "global" and "scope" not in {k.name for k in call.kwargs}:
+                    scope = root.scope
+                if elem_offset is not None:
+                    e = self.ex.int_expr(elem_offset, "elem_offset")
+                    offset = _add_offset(offset, ty.binop("*", ty.cast("int64", e), Const(dt.nbytes(dtype), "int64")))
+                if byte_offset_node is not None:
+                    offset = _add_offset(offset, ty.cast("int64", self.ex.int_expr(byte_offset_node, "byte_offset")))
+            elif elem_offset is not None or byte_offset_node is not None:
+                raise self.error("an offset needs data= (the buffer it aliases)", call)
+            if scope == "global" and data is None:
+                raise self.error(f"buffer '{target.id}' needs a scope", call,
+                                 expected='scope="shared", "shared.dyn" or "local"',
+                                 hint="device code allocates shared or local memory; global tensors are parameters")
+            buf = self.declare(target, shape, dtype, scope, call, data, offset, align)
+        else:  # local_scalar
+            dtype_node = args[0] if args else kw.pop("dtype", None)
+            if dtype_node is None:
+                raise self.error("T.local_scalar needs a dtype", call, expected="T.local_scalar(T.int32)")
+            dtype = self.ex.dtype(dtype_node)
+            init = kw.pop("init", None) or (args[1] if len(args) > 1 else None)
+            buf = self.declare(target, (Const(1, "int32"),), dtype, "local", call)
+        out: list[Stmt] = [DeclBuffer(buf, span=span)]
+        if init is not None:
+            out.append(Store(buf.name, (Const(0, "int32"),), self.store_value(buf, init), span=span))
+        return out
+
+
+def _add_offset(base: Expr, extra: Expr) -> Expr:
+    """Alias offsets add up; a zero base contributes nothing (so printing and re-parsing is stable)."""
+    if isinstance(base, Const) and base.value == 0:
+        return extra
+    return ty.binop("+", base, extra)
+
+
+def _const_node(v) -> Expr:
+    if isinstance(v, bool):
+        return Const(v, "bool")
+    if isinstance(v, float):
+        return ty.const(v, "float32")
+    return Const(v, dt.literal_int_dtype(v))
+
+
+def _is_main_guard(test: sx.Node) -> bool:
+    return (isinstance(test, sx.Compare) and isinstance(test.left, sx.Name) and test.left.id == "__name__"
+            and test.ops == ("==",))
+

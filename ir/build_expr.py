@@ -1,0 +1,469 @@
+"""Surface expressions -> typed IR expressions.
+
+Assumes a `Scope` that binds every visible name.  Guarantees: every result has a
+dtype; all three spellings of a PTX call (attribute chain, `T.ptx["..."]`, and
+positional modifiers with a marker) become one `OpCall` with the canonical
+mnemonic; `ptr_to`/`address_of`/`cvta_generic_to_shared` become one `Address`;
+literal operands take the dtype the instruction declares; unknown calls become
+`Unsupported`; misuse raises `ParseError` with a span and a hint.
+"""
+from __future__ import annotations
+
+import difflib
+from dataclasses import replace
+
+from . import dtypes as dt
+from . import ops as opreg
+from . import syntax as sx
+from . import typing as ty
+from .errors import ParseError, Span
+from .nodes import Address, Buffer, Cast, Const, Expr, Load, OpCall, StrConst, Unsupported
+from .scope import BUFFER, BUILTIN, CONST, LET, NAMESPACE, PARAM, THREAD, Scope
+
+_BINOPS = {"+": "+", "-": "-", "*": "*", "/": "/", "//": "//", "%": "%", "<<": "<<", ">>": ">>",
+           "&": "&", "|": "|", "^": "^"}
+
+# T.<name>(a, b) spelled as operators
+_T_BINARY = {"truncdiv": "tdiv", "Div": "tdiv", "truncmod": "tmod", "floordiv": "//", "floormod": "%",
+             "indexdiv": "//", "indexmod": "%", "min": "min", "max": "max", "shift_left": "<<",
+             "shift_right": ">>", "bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^",
+             "FloorDiv": "//", "FloorMod": "%", "Mod": "tmod"}
+
+_MATH = {"exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh",
+         "sigmoid", "fabs", "floor", "ceil", "round", "trunc", "nearbyint", "erf", "atan", "asin", "acos", "sinh",
+         "cosh", "isnan", "isinf", "isfinite", "pow", "fmod", "atan2", "copysign", "hypot"}
+
+# names that only make sense in a specific statement position
+STATEMENT_ONLY = {"alloc_tensor", "alloc_buffer", "decl_buffer", "alloc_local", "alloc_shared", "local_scalar",
+                  "launch_thread", "device_entry", "func_attr", "attr", "evaluate", "cta_id", "warp_id", "lane_id",
+                  "thread_id", "warpgroup_id", "warp_id_in_wg", "thread_id_in_wg", "cluster_id",
+                  "cta_id_in_cluster", "serial", "unroll", "grid", "parallel", "vectorized", "Tensor", "Buffer",
+                  "Ptr", "let", "handle"}
+
+
+def unescape_segment(seg: str) -> str:
+    """Attribute-chain segment -> PTX token (`shared__cta` -> `shared::cta`, `async_` -> `async`)."""
+    seg = seg.replace("__colon__", "\0").replace("__", "::").replace("\0", ":")
+    if seg.endswith("_"):
+        seg = seg[:-1]
+    return seg
+
+
+class ExprBuilder:
+    def __init__(self, scope: Scope, file: str, source: str):
+        self.scope = scope
+        self.file = file
+        self.source = source
+
+    # ------------------------------------------------------------------ helpers
+    def span(self, node: sx.Node | sx.Pos | None) -> Span | None:
+        if node is None:
+            return None
+        pos = node if isinstance(node, sx.Pos) else node.pos
+        return pos.span(self.file)
+
+    def error(self, what: str, node, hint: str = "", expected: str = "") -> ParseError:
+        return ParseError(what, self.span(node), hint=hint, expected=expected, source=self.source)
+
+    def undefined(self, name: str, node) -> ParseError:
+        close = difflib.get_close_matches(name, list(self.scope.names()), n=1)
+        hint = f"did you mean '{close[0]}'?" if close else "define it before use (a parameter, T.let, loop variable or buffer)"
+        return self.error(f"undefined name '{name}'", node, hint=hint)
+
+    def namespace_path(self, node: sx.Node) -> list[str] | None:
+        """['ptx', 'mbarrier', 'init'] for `T.ptx.mbarrier.init`; None if not rooted at the T namespace."""
+        parts: list[str] = []
+        while isinstance(node, sx.Attr):
+            parts.append(node.attr)
+            node = node.value
+        if isinstance(node, sx.Name):
+            b = self.scope.lookup(node.id)
+            if b is not None and b.kind == NAMESPACE:
+                return list(reversed(parts))
+        return None
+
+    @staticmethod
+    def is_literal(node: sx.Node) -> bool:
+        if isinstance(node, sx.Num):
+            return True
+        return isinstance(node, sx.UnaryOp) and node.op in "-+" and isinstance(node.operand, sx.Num)
+
+    def dtype(self, node: sx.Node, what: str = "dtype") -> str:
+        """A dtype written as `T.int32`, `"int32"`, or `T.Tensor`-style argument."""
+        name = None
+        if isinstance(node, sx.Str):
+            name = node.value
+        else:
+            path = self.namespace_path(node)
+            if path and len(path) == 1:
+                name = path[0]
+            elif isinstance(node, sx.Name):
+                name = node.id
+        if name is None:
+            raise self.error(f"expected a {what} here", node, expected="a dtype such as T.int32 or \"float32\"")
+        canon = dt.canonical(name)
+        if canon is None:
+            close = difflib.get_close_matches(name, list(dt.SCALAR_TYPES), n=1)
+            raise self.error(f"unknown dtype '{name}'", node,
+                             hint=(f"did you mean '{close[0]}'? " if close else "") +
+                             "dtypes: " + ", ".join(dt.SCALAR_TYPES))
+        return canon
+
+    def int_expr(self, node: sx.Node, what: str) -> Expr:
+        e = self.expr(node)
+        if not dt.is_integral(e.dtype) or e.dtype == "bool":
+            raise self.error(f"{what} must be an integer, got {e.dtype}", node)
+        return e
+
+    def shape(self, node: sx.Node | None, owner: str, at) -> tuple[Expr, ...]:
+        if node is None:
+            raise self.error(f"buffer '{owner}' has no shape", at,
+                             hint="give the shape as the first argument, e.g. T.Tensor((128,), T.float32)")
+        elts = node.elts if isinstance(node, (sx.TupleLit, sx.ListLit)) else (node,)
+        if not elts:
+            raise self.error(f"buffer '{owner}' has an empty shape", node, hint="use (1,) for a single element")
+        return tuple(self.int_expr(e, "a shape extent") for e in elts)
+
+    def index_list(self, node: sx.Node) -> tuple[Expr, ...]:
+        elts = node.elts if isinstance(node, (sx.ListLit, sx.TupleLit)) else (node,)
+        return tuple(self.int_expr(e, "an index") for e in elts)
+
+    def buffer_named(self, node: sx.Node) -> Buffer:
+        if isinstance(node, sx.Name):
+            b = self.scope.lookup(node.id)
+            if b is None:
+                raise self.undefined(node.id, node)
+            if b.kind == BUFFER:
+                return b.buffer
+            raise self.error(f"'{node.id}' is a {b.describe()}, not a buffer", node)
+        raise self.error("expected a buffer name here", node)
+
+    def check_indices(self, buf: Buffer, indices: tuple[Expr, ...], node) -> None:
+        if len(indices) != len(buf.shape):
+            raise self.error(f"buffer '{buf.name}' has {len(buf.shape)} dimension(s), indexed with {len(indices)}",
+                             node, hint=f"index it as {buf.name}[{', '.join('i' + str(k) for k in range(len(buf.shape)))}]")
+
+    def element(self, node: sx.Subscript) -> tuple[Buffer, tuple[Expr, ...]]:
+        buf = self.buffer_named(node.value)
+        if any(isinstance(i, sx.Slice) for i in node.indices):
+            raise self.error("slices are not supported", node, hint="index one element, e.g. buf[i]")
+        indices = tuple(self.int_expr(i, "an index") for i in node.indices)
+        self.check_indices(buf, indices, node)
+        return buf, indices
+
+    def address(self, node: sx.Node, ctx: str) -> Address:
+        if not isinstance(node, sx.Subscript):
+            raise self.error(f"{ctx} takes a buffer element such as buf[i]", node)
+        buf, indices = self.element(node)
+        return Address(buf.name, indices, span=self.span(node))
+
+    # ------------------------------------------------------------------ expressions
+    def expr(self, node: sx.Node) -> Expr:
+        method = getattr(self, "_" + type(node).__name__, None)
+        if method is None:
+            raise self.error(f"{type(node).__name__.lower()} is not a TIRx expression", node)
+        return method(node)
+
+    def _Num(self, node: sx.Num) -> Expr:
+        if isinstance(node.value, float):
+            return ty.const(node.value, "float32", self.span(node))
+        return Const(node.value, dt.literal_int_dtype(node.value), span=self.span(node))
+
+    def _Lit(self, node: sx.Lit) -> Expr:
+        if node.value is None:
+            raise self.error("None is not a value in TIRx", node)
+        return Const(node.value, "bool", span=self.span(node))
+
+    def _Str(self, node: sx.Str) -> Expr:
+        return StrConst(node.value, span=self.span(node))
+
+    def _Name(self, node: sx.Name) -> Expr:
+        b = self.scope.lookup(node.id)
+        if b is None:
+            raise self.undefined(node.id, node)
+        if b.kind in (CONST, LET, PARAM, THREAD):
+            return replace(b.expr, span=self.span(node))
+        if b.kind == BUFFER:
+            buf = b.buffer
+            if buf.scope == "local" and len(buf.shape) == 1 and _is_one(buf.shape[0]):
+                return Load(buf.name, (Const(0, "int32"),), buf.dtype, span=self.span(node))
+            raise self.error(f"buffer '{node.id}' used as a value", node,
+                             hint=f"index an element, e.g. {node.id}[0], or take its address with {node.id}.ptr_to([0])")
+        raise self.error(f"'{node.id}' is a {b.describe()}, not a value", node)
+
+    def _Attr(self, node: sx.Attr) -> Expr:
+        path = self.namespace_path(node)
+        if path is not None:
+            raise self.error(f"'T.{'.'.join(path)}' is not a value", node,
+                             hint="call it, e.g. T.cuda.elect_sync(), or use it as a dtype in a call")
+        raise self.error(f"attribute '.{node.attr}' is not supported here", node)
+
+    def _Subscript(self, node: sx.Subscript) -> Expr:
+        buf, indices = self.element(node)
+        return Load(buf.name, indices, buf.dtype, span=self.span(node))
+
+    def _BinOp(self, node: sx.BinOp) -> Expr:
+        if node.op in ("**", "@"):
+            raise self.error(f"operator '{node.op}' is not supported in TIRx", node,
+                             hint="write the product out, or use T.pow for floats" if node.op == "**" else "")
+        a, b = self.expr(node.left), self.expr(node.right)
+        if node.op == "/" and not (dt.is_float(a.dtype) or dt.is_float(b.dtype)):
+            raise self.error("'/' on integers is ambiguous", node,
+                             hint="use '//' (floor division) or T.truncdiv(a, b) (C division)")
+        return ty.binop(_BINOPS[node.op], a, b, self.span(node), self.is_literal(node.left),
+                        self.is_literal(node.right))
+
+    def _UnaryOp(self, node: sx.UnaryOp) -> Expr:
+        if node.op == "-" and isinstance(node.operand, sx.Num) and isinstance(node.operand.value, int):
+            v = -node.operand.value
+            return Const(v, dt.literal_int_dtype(v), span=self.span(node))
+        a = self.expr(node.operand)
+        if node.op == "-":
+            return ty.neg(a, self.span(node))
+        if node.op == "+":
+            return a
+        return ty.unary(node.op, a, self.span(node))
+
+    def _BoolOp(self, node: sx.BoolOp) -> Expr:
+        values = [self.expr(v) for v in node.values]
+        out = values[0]
+        for v in values[1:]:
+            out = ty.binop(node.op, out, v, self.span(node))
+        return out
+
+    def _Compare(self, node: sx.Compare) -> Expr:
+        for op, rhs in zip(node.ops, node.comparators):
+            if op in ("in", "not in", "is", "is not"):
+                raise self.error(f"operator '{op}' is not supported in TIRx", node, hint="compare with == or !=")
+        terms = []
+        left_node = node.left
+        left = self.expr(left_node)
+        for op, rhs_node in zip(node.ops, node.comparators):
+            rhs = self.expr(rhs_node)
+            terms.append(ty.binop(op, left, rhs, self.span(node), self.is_literal(left_node), self.is_literal(rhs_node)))
+            left, left_node = rhs, rhs_node
+        out = terms[0]
+        for t in terms[1:]:
+            out = ty.binop("and", out, t, self.span(node))
+        return out
+
+    def _IfExp(self, node: sx.IfExp) -> Expr:
+        return ty.select(self.expr(node.test), self.expr(node.body), self.expr(node.orelse), True, self.span(node),
+                         self.is_literal(node.body), self.is_literal(node.orelse))
+
+    def _TupleLit(self, node) -> Expr:
+        raise self.error("a tuple is not a value here", node)
+
+    def _ListLit(self, node) -> Expr:
+        raise self.error("a list is not a value here", node)
+
+    def _DictLit(self, node) -> Expr:
+        raise self.error("a dict is not a value here", node)
+
+    def _Slice(self, node) -> Expr:
+        raise self.error("slices are not supported", node)
+
+    # ------------------------------------------------------------------ calls
+    def _Call(self, node: sx.Call) -> Expr:
+        func = node.func
+        # T.ptx["mnemonic"](...)
+        if isinstance(func, sx.Subscript) and self.namespace_path(func.value) == ["ptx"]:
+            if len(func.indices) != 1 or not isinstance(func.indices[0], sx.Str):
+                raise self.error("T.ptx[...] takes one mnemonic string", func)
+            return self.ptx_call(func.indices[0].value, node, positional=False)
+        # buf.ptr_to([...])
+        if isinstance(func, sx.Attr) and func.attr == "ptr_to" and isinstance(func.value, sx.Name):
+            buf = self.buffer_named(func.value)
+            if len(node.args) != 1 or node.kwargs:
+                raise self.error("ptr_to takes one list of indices", node, expected=f"{buf.name}.ptr_to([i])")
+            indices = self.index_list(node.args[0])
+            self.check_indices(buf, indices, node)
+            return Address(buf.name, indices, span=self.span(node))
+        path = self.namespace_path(func)
+        if path is None:
+            if isinstance(func, sx.Name):
+                b = self.scope.lookup(func.id)
+                if b is None:
+                    raise self.undefined(func.id, func)
+                if b.kind == BUILTIN:
+                    raise self.error(f"'{func.id}(...)' is only valid as a for-loop iterator", node)
+                raise self.error(f"'{func.id}' is a {b.describe()} and cannot be called", node)
+            raise self.error("this call is not a TIRx operation", node,
+                             hint="kernels call T.ptx.*, T.cuda.* and T.* intrinsics")
+        if not path:
+            raise self.error("the T namespace cannot be called", node)
+        if path[0] == "ptx":
+            if len(path) == 1:
+                raise self.error("T.ptx needs an instruction, e.g. T.ptx.mbarrier.init.shared.b64(...)", node)
+            segs = [unescape_segment(p) for p in path[1:]]
+            return self.ptx_call(".".join(segs), node, positional=len(segs) == 1)
+        if path[0] == "cuda":
+            return self.cuda_call(".".join(path[1:]), node)
+        if len(path) == 1:
+            return self.t_call(path[0], node)
+        return self.unsupported("T." + ".".join(path), node)
+
+    def args(self, node: sx.Call, allow_kwargs: tuple[str, ...] = ()) -> tuple[list[Expr], dict[str, sx.Node]]:
+        kwargs = {}
+        for kw in node.kwargs:
+            if kw.name not in allow_kwargs:
+                raise self.error(f"unexpected keyword argument '{kw.name}'", kw,
+                                 expected=", ".join(allow_kwargs) or "positional arguments only")
+            kwargs[kw.name] = kw.value
+        return [self.expr(a) for a in node.args], kwargs
+
+    def unsupported(self, name: str, node: sx.Call) -> Expr:
+        args = []
+        for a in node.args:
+            try:
+                args.append(self.expr(a))
+            except ParseError:
+                args.append(StrConst(type(a).__name__, span=self.span(a)))
+        return Unsupported(name, tuple(args), span=self.span(node))
+
+    def ptx_call(self, mnemonic: str, node: sx.Call, positional: bool) -> Expr:
+        args = list(node.args)
+        pred_node = None
+        marker = ""
+        if positional and args and isinstance(args[-1], sx.Str):
+            # printed form: T.ptx.<opcode>(operands..., "mod", "", ..., "<marker>")
+            mods = []
+            while args and isinstance(args[-1], sx.Str):
+                mods.append(args.pop().value)
+            mods.reverse()
+            marker = mods[-1]
+            mnemonic = ".".join([mnemonic] + [m for m in mods[:-1] if m])
+        if any(isinstance(a, sx.Str) for a in args):
+            raise self.error("string operand in a PTX call", node,
+                             hint="modifiers belong in the mnemonic, e.g. T.ptx.fence.proxy.async_()")
+        for kw in node.kwargs:
+            if kw.name != "pred":
+                raise self.error(f"unexpected keyword argument '{kw.name}' in a PTX call", kw, expected="pred=")
+            pred_node = kw.value
+        if "pred" in [m.strip() for m in marker.split(",")]:
+            if not args:
+                raise self.error("marker 'pred' but no predicate operand", node)
+            pred_node = args.pop()
+        op = opreg.normalize_mnemonic(mnemonic)
+        operands = [self.expr(a) for a in args]
+        pred = self.expr(pred_node) if pred_node is not None else None
+        try:
+            info = opreg.classify(op, tuple(o.dtype for o in operands))
+        except opreg.OperandCountError as err:
+            raise self.error(f"wrong operand count for {err.name}: expected {err.expected}, got {err.got}", node,
+                             expected=err.layout, hint="check the operand list of this PTX instruction") from None
+        if info is None:
+            return Unsupported(op, tuple(operands), span=self.span(node))
+        operands = self.coerce(info, operands, args, node)
+        return OpCall(op, tuple(operands), pred, "void", span=self.span(node))
+
+    def coerce(self, info: opreg.OpInfo, operands: list[Expr], arg_nodes, node) -> list[Expr]:
+        """Literal operands take the instruction's operand dtype; destinations must be writable."""
+        out = []
+        for spec, e, a in zip(info.operands, operands, arg_nodes):
+            if spec.role == "dst" and not isinstance(e, Load):
+                raise self.error(f"operand '{spec.name}' of {info.name} is a destination and must be writable",
+                                 a, hint="declare a register first, e.g. ok = T.local_scalar(T.uint32), and pass ok")
+            if spec.dtype and isinstance(e, Const) and e.dtype != spec.dtype:
+                e = ty.const(e.value, spec.dtype, e.span)
+            out.append(e)
+        out.extend(operands[len(out):])
+        return out
+
+    def cuda_call(self, name: str, node: sx.Call) -> Expr:
+        full = "cuda." + name
+        if full in opreg.WARP_REDUCE_ALIASES:
+            (value,), _ = self.args(node)
+            return OpCall("cuda.warp_reduce", (value, StrConst(opreg.WARP_REDUCE_ALIASES[full]), Const(32, "int32")),
+                          None, value.dtype, span=self.span(node))
+        if name == "cvta_generic_to_shared" and len(node.args) == 1 and not node.kwargs:
+            inner = self.expr(node.args[0])
+            if isinstance(inner, Address):
+                return inner
+            return self.intrinsic(full, [inner], node)
+        operands, _ = self.args(node)
+        return self.intrinsic(full, operands, node)
+
+    def intrinsic(self, name: str, operands: list[Expr], node: sx.Call) -> Expr:
+        try:
+            info = opreg.classify(name, tuple(o.dtype for o in operands))
+        except opreg.OperandCountError as err:
+            raise self.error(f"wrong operand count for {name}: expected {err.expected}, got {err.got}", node,
+                             expected=err.layout) from None
+        if info is None:
+            return Unsupported(name, tuple(operands), span=self.span(node))
+        result = "void"
+        if info.result == "arg0":
+            result = operands[0].dtype if operands else "void"
+        elif info.result == "arg1":
+            result = operands[1].dtype if len(operands) > 1 else "void"
+        elif info.result == "arg2":
+            result = operands[2].dtype if len(operands) > 2 else "void"
+        elif info.result:
+            result = info.result
+        return OpCall(name, tuple(operands), None, result, span=self.span(node))
+
+    def t_call(self, name: str, node: sx.Call) -> Expr:
+        span = self.span(node)
+        canon = dt.canonical(name)
+        if canon is not None and canon not in ("void", "handle"):
+            # dtype constructor: T.uint32(5) is a typed constant, T.uint32(x) a conversion
+            if len(node.args) != 1 or node.kwargs:
+                raise self.error(f"T.{name} takes one value", node)
+            arg = node.args[0]
+            if isinstance(arg, sx.Str) and dt.is_float(canon) and arg.value in ("inf", "-inf", "nan"):
+                return ty.const(float(arg.value), canon, span)
+            return ty.cast(canon, self.expr(arg), span)
+        if name == "Cast":
+            if len(node.args) != 2:
+                raise self.error("T.Cast takes (dtype, value)", node)
+            target = self.dtype(node.args[0])
+            value = self.expr(node.args[1])
+            return value if value.dtype == target else Cast(target, value, span=span)
+        if name in ("Select", "if_then_else"):
+            if len(node.args) != 3:
+                raise self.error(f"T.{name} takes (condition, true_value, false_value)", node)
+            c, t, f = (self.expr(a) for a in node.args)
+            return ty.select(c, t, f, name == "if_then_else", span, self.is_literal(node.args[1]),
+                             self.is_literal(node.args[2]))
+        if name in _T_BINARY:
+            if len(node.args) != 2:
+                raise self.error(f"T.{name} takes two operands", node)
+            a, b = (self.expr(x) for x in node.args)
+            return ty.binop(_T_BINARY[name], a, b, span, self.is_literal(node.args[0]), self.is_literal(node.args[1]))
+        if name in ("bitwise_not",):
+            (a,), _ = self.args(node)
+            return ty.unary("~", a, span)
+        if name == "abs":
+            (a,), _ = self.args(node)
+            if dt.is_float(a.dtype):
+                return self.intrinsic("tir.fabs", [a], node)
+            zero = ty.const(0, a.dtype)
+            return ty.select(ty.binop(">=", a, zero), a, ty.binop("-", zero, a), False, span)
+        if name == "address_of":
+            if len(node.args) != 1:
+                raise self.error("T.address_of takes one buffer element", node)
+            return self.address(node.args[0], "T.address_of")
+        if name == "reinterpret":
+            if len(node.args) != 2:
+                raise self.error("T.reinterpret takes (dtype, value)", node)
+            target = self.dtype(node.args[0])
+            value = self.expr(node.args[1])
+            if dt.bits(target) != dt.bits(value.dtype):
+                raise self.error(f"T.reinterpret to {target} needs a {dt.bits(target)}-bit value, got {value.dtype}",
+                                 node)
+            return OpCall("tir.reinterpret", (StrConst(target), value), None, target, span=span)
+        if name in _MATH:
+            operands, _ = self.args(node)
+            return self.intrinsic("tir." + name, operands, node)
+        if name in ("gpu_warp_shuffle", "tvm_storage_sync"):
+            operands, _ = self.args(node)
+            return self.intrinsic("tir." + name, operands, node)
+        if name in STATEMENT_ONLY:
+            raise self.error(f"T.{name}(...) is not an expression", node,
+                             hint="it is a statement, a loop iterator or an assignment's right-hand side")
+        return self.unsupported("tir." + name, node)
+
+
+def _is_one(e: Expr) -> bool:
+    return isinstance(e, Const) and e.value == 1

@@ -1,0 +1,81 @@
+"""Canonical form of a PrimFunc, for comparing IR built from different spellings.
+
+`canonical(func)` substitutes module constants by their values, folds every
+operator and cast whose operands are constants (TIR semantics: wraparound, float
+rounding, a cast folds only when the value fits), drops the constant table, and
+renames let/loop variables v0, v1, ... in binding order.  Two texts denote the same
+kernel when their canonical forms are equal; this is what "same IR" means in the
+conformance tests (the TVM printer folds constants and renames loop variables).
+"""
+from __future__ import annotations
+
+from dataclasses import fields, replace
+
+from . import typing as ty
+from .nodes import BinOp, Cast, Const, ConstRef, For, Let, Node, PrimFunc, UnaryOp, Var
+
+
+class _Canon:
+    def __init__(self, func: PrimFunc):
+        self.values = {c.name: c.value for c in func.constants}
+        self.renames: dict[str, str] = {}
+        self.counter = 0
+
+    def fresh(self, name: str) -> str:
+        new = f"v{self.counter}"
+        self.counter += 1
+        self.renames[name] = new
+        return new
+
+    def node(self, n):
+        if isinstance(n, tuple):
+            return tuple(self.node(x) for x in n)
+        if not isinstance(n, Node):
+            return n
+        if isinstance(n, ConstRef):
+            return ty.const(self.values[n.name], n.dtype) if n.name in self.values else n
+        if isinstance(n, Var):
+            return Var(self.renames.get(n.name, n.name), n.dtype)
+        if isinstance(n, Let):
+            value = self.node(n.value)
+            return Let(Var(self.fresh(n.var.name), n.var.dtype), value)
+        if isinstance(n, For):
+            start, stop, step = self.node(n.start), self.node(n.stop), self.node(n.step)
+            var = Var(self.fresh(n.var.name), n.var.dtype)
+            return For(var, start, stop, step, n.kind, self.node(n.body))
+        changes = {}
+        for f in fields(n):
+            if f.name == "span" or not f.compare:
+                continue
+            old = getattr(n, f.name)
+            new = self.node(old)
+            if new is not old:
+                changes[f.name] = new
+        out = replace(n, span=None, **changes) if changes or n.span is not None else n
+        return fold(out)
+
+
+def fold(e):
+    """Fold one node whose operands are constants."""
+    if isinstance(e, BinOp):
+        folded = ty.fold_binop(e.op, e.a, e.b, e.dtype)
+        return folded if folded is not None else e
+    if isinstance(e, Cast) and isinstance(e.value, Const):
+        return ty.cast(e.dtype, e.value)
+    if isinstance(e, UnaryOp) and isinstance(e.a, Const):
+        return ty.unary(e.op, e.a)
+    return e
+
+
+def canonical(func: PrimFunc) -> PrimFunc:
+    """The one entry point: `func` with constants substituted, folded, and variables alpha-renamed."""
+    c = _Canon(func)
+    params = c.node(func.params)
+    launch = c.node(func.launch)
+    body = c.node(func.body)
+    return PrimFunc(func.name, params, (), launch, body)
+
+
+def same_ir(a: PrimFunc, b: PrimFunc) -> bool:
+    return canonical(a) == canonical(b)
+

@@ -1,0 +1,841 @@
+"""Text -> surface syntax tree (a small Python-like AST with positions).
+
+Assumes: `grammars/tirx.lark` (LALR) and the indentation postlexer below.
+Guarantees: `parse_syntax(text, file)` returns a `Module` or raises `ParseError`;
+no lark `Tree`/`Token` and no lark exception leaves this module.  What the
+syntax *means* (T.* calls, scopes, types) is decided by `ir.build`.
+"""
+from __future__ import annotations
+
+import threading
+from collections import deque
+from dataclasses import dataclass
+from importlib import resources
+from typing import Iterator
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.indenter import Indenter
+
+from .errors import ParseError, Span
+
+
+# --------------------------------------------------------------------------- surface AST
+
+@dataclass(frozen=True, slots=True)
+class Pos:
+    """Position of a syntax node (the file is attached when IR spans are made)."""
+
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+    def span(self, file: str) -> Span:
+        return Span(file, self.line, self.col, self.end_line, self.end_col)
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    pos: Pos
+
+
+@dataclass(frozen=True, slots=True)
+class Name(Node):
+    id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Num(Node):
+    value: int | float
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Str(Node):
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class Lit(Node):
+    """`True`, `False` or `None`."""
+
+    value: bool | None
+
+
+@dataclass(frozen=True, slots=True)
+class Attr(Node):
+    value: Node
+    attr: str
+
+
+@dataclass(frozen=True, slots=True)
+class Slice(Node):
+    lower: Node | None
+    upper: Node | None
+    step: Node | None
+
+
+@dataclass(frozen=True, slots=True)
+class Subscript(Node):
+    value: Node
+    indices: tuple[Node, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Keyword(Node):
+    name: str
+    value: Node
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Node):
+    func: Node
+    args: tuple[Node, ...]
+    kwargs: tuple[Keyword, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BinOp(Node):
+    op: str
+    left: Node
+    right: Node
+
+
+@dataclass(frozen=True, slots=True)
+class UnaryOp(Node):
+    op: str  # "-", "+", "~", "not"
+    operand: Node
+
+
+@dataclass(frozen=True, slots=True)
+class BoolOp(Node):
+    op: str  # "and" | "or"
+    values: tuple[Node, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Compare(Node):
+    left: Node
+    ops: tuple[str, ...]
+    comparators: tuple[Node, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class IfExp(Node):
+    test: Node
+    body: Node
+    orelse: Node
+
+
+@dataclass(frozen=True, slots=True)
+class TupleLit(Node):
+    elts: tuple[Node, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ListLit(Node):
+    elts: tuple[Node, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DictLit(Node):
+    items: tuple[tuple[Node, Node], ...]
+
+
+# statements
+
+@dataclass(frozen=True, slots=True)
+class ExprStmt(Node):
+    value: Node
+
+
+@dataclass(frozen=True, slots=True)
+class Assign(Node):
+    targets: tuple[Node, ...]
+    value: Node
+
+
+@dataclass(frozen=True, slots=True)
+class AnnAssign(Node):
+    target: Node
+    annotation: Node
+    value: Node | None
+
+
+@dataclass(frozen=True, slots=True)
+class AugAssign(Node):
+    target: Node
+    op: str  # the binary operator, e.g. "+"
+    value: Node
+
+
+@dataclass(frozen=True, slots=True)
+class Pass(Node):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Break(Node):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Continue(Node):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Return(Node):
+    value: Node | None
+
+
+@dataclass(frozen=True, slots=True)
+class Assert(Node):
+    test: Node
+    msg: Node | None
+
+
+@dataclass(frozen=True, slots=True)
+class Import(Node):
+    module: str
+    names: tuple[tuple[str, str | None], ...]  # (name, alias); empty for `import x`
+    alias: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class If(Node):
+    test: Node
+    body: tuple[Node, ...]
+    orelse: tuple[Node, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class For(Node):
+    targets: tuple[Name, ...]
+    iter: Node
+    body: tuple[Node, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class While(Node):
+    test: Node
+    body: tuple[Node, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class WithItem(Node):
+    context: Node
+    name: Name | None
+
+
+@dataclass(frozen=True, slots=True)
+class With(Node):
+    items: tuple[WithItem, ...]
+    body: tuple[Node, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Param(Node):
+    name: str
+    annotation: Node | None
+    default: Node | None
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionDef(Node):
+    name: str
+    params: tuple[Param, ...]
+    body: tuple[Node, ...]
+    decorators: tuple[Node, ...]
+    header: Pos  # the `def name(...)` line, for messages
+
+
+@dataclass(frozen=True, slots=True)
+class Module(Node):
+    body: tuple[Node, ...]
+
+
+# --------------------------------------------------------------------------- postlexer
+
+_OPEN = {"LPAR": "(", "LSQB": "[", "LBRACE": "{"}
+_CLOSE = {"RPAR": "(", "RSQB": "[", "RBRACE": "{"}
+_PAIR = {"(": ")", "[": "]", "{": "}"}
+
+
+class _Indenter(Indenter):
+    """Python-style INDENT/DEDENT, with bracket matching that reports where.
+
+    Lark's stock indenter asserts on an unmatched close bracket and reports a bad
+    dedent without a position; this one raises `ParseError` with spans instead.
+    """
+
+    NL_type = "_NEWLINE"
+    OPEN_PAREN_types = list(_OPEN)
+    CLOSE_PAREN_types = list(_CLOSE)
+    INDENT_type = "_INDENT"
+    DEDENT_type = "_DEDENT"
+    tab_len = 8
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.brackets: list[Token] = []
+        self.history: deque[Token] = deque(maxlen=4)  # recent tokens, for messages
+
+    def process(self, stream):
+        self.paren_level = 0
+        self.indent_level = [0]
+        self.brackets = []
+        self.history.clear()
+        return self._process(stream)
+
+    def handle_NL(self, token: Token) -> Iterator[Token]:
+        if self.paren_level > 0:
+            return
+        yield token
+        indent_str = token.rsplit("\n", 1)[1]
+        indent = indent_str.count(" ") + indent_str.count("\t") * self.tab_len
+        if indent > self.indent_level[-1]:
+            self.indent_level.append(indent)
+            yield Token.new_borrow_pos(self.INDENT_type, indent_str, token)
+            return
+        while indent < self.indent_level[-1]:
+            self.indent_level.pop()
+            yield Token.new_borrow_pos(self.DEDENT_type, indent_str, token)
+        if indent != self.indent_level[-1]:
+            line = (token.end_line or token.line)
+            raise ParseError(
+                "bad indentation: this line's indentation does not match any enclosing block",
+                Span("", line, 1, line, indent + 1),
+                expected=f"an indentation of {self.indent_level[-1]} columns (or one of the enclosing blocks')",
+                hint="indent every statement of a block by the same amount, with spaces only",
+            )
+
+    def _process(self, stream):
+        token = None
+        for token in stream:
+            self.history.append(token)
+            if token.type == self.NL_type:
+                yield from self.handle_NL(token)
+                continue
+            if token.type in _OPEN:
+                self.brackets.append(token)
+                self.paren_level += 1
+            elif token.type in _CLOSE:
+                if not self.brackets:
+                    raise ParseError(
+                        f"unmatched '{token.value}'", _tok_span(token),
+                        hint="remove it, or add the opening bracket it closes")
+                opener = self.brackets.pop()
+                if _OPEN[opener.type] != _CLOSE[token.type]:
+                    raise ParseError(
+                        f"closing '{token.value}' does not match '{opener.value}' opened at line "
+                        f"{opener.line}:{opener.column}", _tok_span(token),
+                        expected=f"'{_PAIR[opener.value]}'",
+                        hint="balance the brackets")
+                self.paren_level -= 1
+            yield token
+        if self.brackets:
+            opener = self.brackets[-1]
+            raise ParseError(
+                f"'{opener.value}' is never closed", _tok_span(opener),
+                expected=f"a matching '{_PAIR[opener.value]}'", hint="balance the brackets")
+        while len(self.indent_level) > 1:
+            self.indent_level.pop()
+            yield (Token.new_borrow_pos(self.DEDENT_type, "", token) if token
+                   else Token(self.DEDENT_type, "", 0, 1, 1, 1, 1, 0))
+
+
+def _tok_span(tok: Token, file: str = "") -> Span:
+    end_line = tok.end_line or tok.line
+    end_col = tok.end_column or (tok.column + max(len(str(tok.value)), 1))
+    return Span(file, tok.line or 1, tok.column or 1, end_line, end_col)
+
+
+def _tok_pos(tok: Token) -> Pos:
+    return Pos(tok.line, tok.column, tok.end_line or tok.line, tok.end_column or tok.column + len(tok))
+
+
+def _meta_pos(meta) -> Pos:
+    return Pos(meta.line, meta.column, meta.end_line, meta.end_column)
+
+
+# --------------------------------------------------------------------------- transformer
+
+def _strip_none(items) -> list:
+    return [c for c in items if c is not None]
+
+
+def _parse_string(tok: Token) -> str:
+    text = str(tok)
+    prefix = ""
+    while text and text[0] in "rbufRBUF":
+        prefix += text[0].lower()
+        text = text[1:]
+    quote = 3 if text[:3] in ('"""', "'''") else 1
+    body = text[quote:-quote]
+    if "r" in prefix:
+        return body
+    try:
+        return body.encode("latin-1", "backslashreplace").decode("unicode_escape")
+    except UnicodeDecodeError:
+        return body
+
+
+@v_args(meta=True)
+class _ToSyntax(Transformer):
+    """The one lark Transformer: grammar rules -> surface AST nodes."""
+
+    # -- module and statements
+    def file_input(self, meta, children):
+        body: list[Node] = []
+        for c in children:
+            if isinstance(c, list):
+                body.extend(c)
+            elif isinstance(c, Node):
+                body.append(c)
+        pos = _meta_pos(meta) if not meta.empty else Pos(1, 1, 1, 1)
+        return Module(pos, tuple(body))
+
+    def simple_stmt(self, meta, children):
+        return [c for c in children if isinstance(c, Node)]
+
+    def expr_stmt(self, meta, children):
+        return ExprStmt(_meta_pos(meta), children[0])
+
+    def assign(self, meta, children):
+        return Assign(_meta_pos(meta), tuple(children[:-1]), children[-1])
+
+    def annassign(self, meta, children):
+        target, annotation, value = (children + [None])[:3]
+        return AnnAssign(_meta_pos(meta), target, annotation, value)
+
+    def augassign(self, meta, children):
+        target, op, value = children
+        return AugAssign(_meta_pos(meta), target, str(op)[:-1], value)
+
+    def pass_stmt(self, meta, children):
+        return Pass(_meta_pos(meta))
+
+    def break_stmt(self, meta, children):
+        return Break(_meta_pos(meta))
+
+    def continue_stmt(self, meta, children):
+        return Continue(_meta_pos(meta))
+
+    def return_stmt(self, meta, children):
+        return Return(_meta_pos(meta), children[0] if children else None)
+
+    def assert_stmt(self, meta, children):
+        test, msg = (children + [None])[:2]
+        return Assert(_meta_pos(meta), test, msg)
+
+    def dotted_name(self, meta, children):
+        return ".".join(str(c) for c in children)
+
+    def import_name(self, meta, children):
+        module, alias = (children + [None])[:2]
+        return Import(_meta_pos(meta), module, (), str(alias) if alias is not None else None)
+
+    def import_from(self, meta, children):
+        module, names = children
+        return Import(_meta_pos(meta), module, names)
+
+    def import_names(self, meta, children):
+        if len(children) == 1 and isinstance(children[0], Token) and children[0].type == "STAR":
+            return (("*", None),)
+        return tuple(c for c in children if isinstance(c, tuple))
+
+    def import_alias(self, meta, children):
+        name, alias = (children + [None])[:2]
+        return (str(name), str(alias) if alias is not None else None)
+
+    def suite(self, meta, children):
+        body: list[Node] = []
+        for c in children:
+            if isinstance(c, list):
+                body.extend(c)
+            elif isinstance(c, Node):
+                body.append(c)
+        return tuple(body)
+
+    def if_stmt(self, meta, children):
+        test, body, *rest = children
+        orelse: tuple[Node, ...] = ()
+        clauses = [c for c in rest if c is not None]
+        if clauses and clauses[-1][0] == "else":
+            orelse = clauses.pop()[1]
+        # `elif` chains nest as an If in the else branch, as TVM prints them
+        for kind, cond, cbody, cpos in reversed(clauses):
+            orelse = (If(cpos, cond, cbody, orelse),)
+        return If(_meta_pos(meta), test, body, orelse)
+
+    def elif_clause(self, meta, children):
+        return ("elif", children[0], children[1], _meta_pos(meta))
+
+    def else_clause(self, meta, children):
+        return ("else", children[0])
+
+    def for_stmt(self, meta, children):
+        targets, it, body = children
+        return For(_meta_pos(meta), targets, it, body)
+
+    def for_target(self, meta, children):
+        return tuple(Name(_tok_pos(t), str(t)) for t in children)
+
+    def while_stmt(self, meta, children):
+        return While(_meta_pos(meta), children[0], children[1])
+
+    def with_stmt(self, meta, children):
+        return With(_meta_pos(meta), tuple(children[:-1]), children[-1])
+
+    def with_item(self, meta, children):
+        ctx, name = (children + [None])[:2]
+        return WithItem(_meta_pos(meta), ctx, Name(_tok_pos(name), str(name)) if name is not None else None)
+
+    def decorated(self, meta, children):
+        *decorators, func = children
+        return FunctionDef(func.pos, func.name, func.params, func.body, tuple(decorators), func.header)
+
+    def decorator(self, meta, children):
+        return children[0]
+
+    def funcdef(self, meta, children):
+        name, params, _arrow, _returns, body = children
+        header = _tok_pos(name)
+        return FunctionDef(_meta_pos(meta), str(name), params or (), body, (), header)
+
+    def parameters(self, meta, children):
+        return tuple(children)
+
+    def param(self, meta, children):
+        name, annotation, default = (children + [None, None])[:3]
+        return Param(_meta_pos(meta), str(name), annotation, default)
+
+    # -- expressions
+    def ternary(self, meta, children):
+        body, test, orelse = children
+        return IfExp(_meta_pos(meta), test, body, orelse)
+
+    def or_chain(self, meta, children):
+        return BoolOp(_meta_pos(meta), "or", tuple(children))
+
+    def and_chain(self, meta, children):
+        return BoolOp(_meta_pos(meta), "and", tuple(children))
+
+    def not_op(self, meta, children):
+        return UnaryOp(_meta_pos(meta), "not", children[0])
+
+    def compare_chain(self, meta, children):
+        return Compare(_meta_pos(meta), children[0], tuple(children[1::2]), tuple(children[2::2]))
+
+    def comp_op(self, meta, children):
+        return str(children[0])
+
+    def in_op(self, meta, children):
+        return "in"
+
+    def not_in_op(self, meta, children):
+        return "not in"
+
+    def is_op(self, meta, children):
+        return "is"
+
+    def is_not_op(self, meta, children):
+        return "is not"
+
+    def _fold(self, meta, op, children):
+        node = children[0]
+        for rhs in children[1:]:
+            node = BinOp(Pos(node.pos.line, node.pos.col, rhs.pos.end_line, rhs.pos.end_col), op, node, rhs)
+        return node
+
+    def or_bits(self, meta, children):
+        return self._fold(meta, "|", children)
+
+    def xor_bits(self, meta, children):
+        return self._fold(meta, "^", children)
+
+    def and_bits(self, meta, children):
+        return self._fold(meta, "&", children)
+
+    def binary_chain(self, meta, children):
+        node = children[0]
+        for op, rhs in zip(children[1::2], children[2::2]):
+            node = BinOp(Pos(node.pos.line, node.pos.col, rhs.pos.end_line, rhs.pos.end_col), str(op), node, rhs)
+        return node
+
+    def unary(self, meta, children):
+        op, operand = children
+        return UnaryOp(_meta_pos(meta), str(op), operand)
+
+    def pow(self, meta, children):
+        return BinOp(_meta_pos(meta), "**", children[0], children[2])
+
+    def call(self, meta, children):
+        func, arguments = children
+        args: list[Node] = []
+        kwargs: list[Keyword] = []
+        for a in arguments or ():
+            (kwargs if isinstance(a, Keyword) else args).append(a)
+        return Call(_meta_pos(meta), func, tuple(args), tuple(kwargs))
+
+    def arguments(self, meta, children):
+        return tuple(children)
+
+    def kwarg(self, meta, children):
+        name, value = children
+        return Keyword(_meta_pos(meta), str(name), value)
+
+    def getitem(self, meta, children):
+        return Subscript(_meta_pos(meta), children[0], children[1])
+
+    def subscripts(self, meta, children):
+        return tuple(children)
+
+    def slice(self, meta, children):
+        lower, upper, step = (list(children) + [None, None, None])[:3]
+        return Slice(_meta_pos(meta), lower, upper, step)
+
+    def getattr(self, meta, children):
+        return Attr(_meta_pos(meta), children[0], str(children[1]))
+
+    def name(self, meta, children):
+        return Name(_tok_pos(children[0]), str(children[0]))
+
+    def _number(self, tok: Token, value):
+        return Num(_tok_pos(tok), value, str(tok))
+
+    def dec_number(self, meta, children):
+        return self._number(children[0], int(str(children[0]).replace("_", "")))
+
+    def hex_number(self, meta, children):
+        return self._number(children[0], int(str(children[0]).replace("_", ""), 16))
+
+    def bin_number(self, meta, children):
+        return self._number(children[0], int(str(children[0]).replace("_", ""), 2))
+
+    def oct_number(self, meta, children):
+        return self._number(children[0], int(str(children[0]).replace("_", ""), 8))
+
+    def float_number(self, meta, children):
+        return self._number(children[0], float(str(children[0]).replace("_", "")))
+
+    def string(self, meta, children):
+        return Str(_meta_pos(meta), "".join(_parse_string(t) for t in children))
+
+    def true(self, meta, children):
+        return Lit(_meta_pos(meta), True)
+
+    def false(self, meta, children):
+        return Lit(_meta_pos(meta), False)
+
+    def none(self, meta, children):
+        return Lit(_meta_pos(meta), None)
+
+    def empty_tuple(self, meta, children):
+        return TupleLit(_meta_pos(meta), ())
+
+    def paren(self, meta, children):
+        return children[0]
+
+    def tuple(self, meta, children):
+        return TupleLit(_meta_pos(meta), tuple(_strip_none(children)))
+
+    def list(self, meta, children):
+        return ListLit(_meta_pos(meta), tuple(_strip_none(children)))
+
+    def dict(self, meta, children):
+        return DictLit(_meta_pos(meta), tuple(_strip_none(children)))
+
+    def dict_item(self, meta, children):
+        return (children[0], children[1])
+
+
+# --------------------------------------------------------------------------- parser object
+
+_TOKEN_NAMES = {
+    "NAME": "a name", "DEC_NUMBER": "a number", "HEX_NUMBER": "a number", "BIN_NUMBER": "a number",
+    "OCT_NUMBER": "a number", "FLOAT_NUMBER": "a number", "STRING": "a string", "LONG_STRING": "a string",
+    "_NEWLINE": "end of line", "_INDENT": "an indented block", "_DEDENT": "the end of the block",
+    "$END": "end of file", "COMPARE": "a comparison operator", "ADD_OP": "'+' or '-'",
+    "MUL_OP": "'*', '/', '//', '%' or '@'", "SHIFT_OP": "'<<' or '>>'", "UNARY_OP": "'-', '+' or '~'",
+    "AUGOP": "an augmented assignment such as '+='", "STAR": "'*'",
+}
+
+_UNSUPPORTED_KEYWORDS = {
+    "class", "try", "except", "finally", "lambda", "raise", "del", "global", "nonlocal",
+    "yield", "async", "await", "match", "case",
+}
+
+
+class _Parser:
+    def __init__(self) -> None:
+        grammar = resources.files("grammars").joinpath("tirx.lark").read_text(encoding="utf-8")
+        self.postlex = _Indenter()
+        self.lark = Lark(grammar, parser="lalr", postlex=self.postlex, start="file_input",
+                         propagate_positions=True, maybe_placeholders=True)
+        self.to_syntax = _ToSyntax()
+        self.lock = threading.Lock()
+        self.terminals = {t.name: t for t in self.lark.terminals}
+
+    def describe(self, name: str) -> str:
+        if name in _TOKEN_NAMES:
+            return _TOKEN_NAMES[name]
+        term = self.terminals.get(name)
+        if term is not None and term.pattern.type == "str":
+            return f"'{term.pattern.value}'"
+        return name.lower()
+
+    def expected(self, names) -> str:
+        described = sorted({self.describe(n) for n in names if not n.startswith("__")})
+        if len(described) > 8:
+            described = described[:8] + ["..."]
+        return ", ".join(described)
+
+    def parse(self, text: str, file: str) -> Module:
+        if not text.endswith("\n"):
+            text += "\n"
+        with self.lock:
+            try:
+                tree = self.lark.parse(text)
+            except ParseError as err:  # raised by the postlexer, without a file name
+                raise _relocate(err, file, text) from None
+            except UnexpectedInput as err:
+                raise self._convert(err, text, file) from None
+            except RecursionError:
+                raise ParseError("expression nested too deeply", Span(file, 1, 1, 1, 1), source=text,
+                                 hint="split the expression into named `T.let` steps") from None
+        try:
+            return self.to_syntax.transform(tree)
+        except RecursionError:
+            raise ParseError("expression nested too deeply", Span(file, 1, 1, 1, 1), source=text,
+                             hint="split the expression into named `T.let` steps") from None
+
+    def _parser_expected(self, err: UnexpectedInput) -> set[str]:
+        """What the LALR table accepts here (the contextual lexer reports a narrower set)."""
+        state = getattr(err, "state", None)
+        try:
+            keys = state.parse_conf.parse_table.states[state.position].keys()
+            return {k for k in keys if k in self.terminals or k in ("$END", "_INDENT", "_DEDENT")}
+        except AttributeError:
+            return set(getattr(err, "expected", None) or getattr(err, "allowed", None) or ())
+
+    def _expected_text(self, expected: set[str]) -> str:
+        if len(expected) <= 6:
+            return self.expected(expected)
+        keep = [n for n in ("_NEWLINE", "COLON", "RPAR", "RSQB", "RBRACE", "COMMA", "EQUAL") if n in expected]
+        return ", ".join(self.describe(n) for n in keep) + (", or an operator" if keep else "an expression")
+
+    def _what(self, tok: Token) -> str:
+        if tok.type == "NAME":
+            return f"unexpected name {str(tok)!r}"
+        if tok.type.endswith("NUMBER"):
+            return f"unexpected number {str(tok)}"
+        if tok.type in ("STRING", "LONG_STRING"):
+            return "unexpected string"
+        if tok.type == "_NEWLINE":
+            return "unexpected end of line"
+        return f"unexpected {str(tok).strip() or tok.type!r}" if not str(tok).strip() else f"unexpected '{str(tok).strip()}'"
+
+    def _convert(self, err: UnexpectedInput, text: str, file: str) -> ParseError:
+        opener = self.postlex.brackets[-1] if self.postlex.brackets else None
+        expected = self._parser_expected(err)
+        if isinstance(err, UnexpectedCharacters):
+            ch = text[err.pos_in_stream] if err.pos_in_stream < len(text) else ""
+            span = Span(file, err.line, err.column, err.line, err.column + 1)
+            if opener is not None and err.line > opener.line:
+                return _unclosed(opener, file, text)
+            if ch in "\"'":
+                return ParseError("unterminated string", span, source=text,
+                                  hint="close the string with a matching quote on the same line")
+            return ParseError(f"unexpected character {ch!r}", span, source=text,
+                              expected=self._expected_text(set(err.allowed or ())),
+                              hint="TIRx text is Python syntax; remove the character or quote it in a string")
+        if not isinstance(err, UnexpectedToken):
+            line = getattr(err, "line", 1) or 1
+            return ParseError(str(err).splitlines()[0], Span(file, line, getattr(err, "column", 1) or 1, line, 1),
+                              source=text)
+        tok = err.token
+        if opener is not None and tok.line is not None and tok.line > opener.line:
+            return _unclosed(opener, file, text)
+        if tok.type == "$END" or isinstance(err, UnexpectedEOF):
+            line = max(text.count("\n"), 1)
+            return ParseError("unexpected end of file", Span(file, line, 1, line, 1), source=text,
+                              expected=self._expected_text(expected), hint="finish the last statement or block")
+        span = _tok_span(tok, file)
+        if tok.type == "_NEWLINE":
+            span = Span(file, tok.line, tok.column, tok.line, tok.column + 1)
+        elif tok.type in ("_INDENT", "_DEDENT"):
+            line = tok.end_line or tok.line
+            width = len(str(tok).rsplit("\n", 1)[-1])
+            span = Span(file, line, 1, line, width + 1)
+        if tok.type == "_INDENT":
+            return ParseError("unexpected indentation", span, source=text,
+                              hint="indent only the body of a statement that ends with ':'")
+        if expected == {"_INDENT"}:
+            return ParseError("expected an indented block", Span(file, span.line, span.col, span.line, span.col + 1),
+                              source=text, expected="an indented block",
+                              hint="indent the body of the statement that ends with ':'")
+        if tok.type == "_DEDENT":
+            return ParseError("unexpected end of block", span, source=text,
+                              expected=self._expected_text(expected), hint="complete the statement before the dedent")
+        for word in (*self.postlex.history, tok):
+            if word is not None and word.type == "NAME" and str(word) in _UNSUPPORTED_KEYWORDS:
+                return ParseError(f"'{word}' is not part of TIRx", _tok_span(word, file), source=text,
+                                  hint="kernels use def/if/for/while/with statements and expressions only")
+        hint = "check the syntax near this token"
+        if tok.type == "EQUAL" and ("COMPARE" in expected or "COLON" in expected):
+            hint = "use '==' to compare; '=' only assigns"
+        elif tok.type in ("NAME",) or tok.type.endswith("NUMBER") and "_NEWLINE" in expected:
+            hint = "put each statement on its own line, or join the operands with an operator"
+        elif expected == {"COLON"}:
+            hint = "end the statement header with ':'"
+        elif tok.type == "COLON":
+            hint = "a ':' only ends an if/for/while/with/def header or annotates a name"
+        return ParseError(self._what(tok), span, source=text, expected=self._expected_text(expected), hint=hint)
+
+
+def _unclosed(opener: Token, file: str, text: str) -> ParseError:
+    return ParseError(f"'{opener.value}' is never closed", _tok_span(opener, file), source=text,
+                      expected=f"a matching '{_PAIR[opener.value]}'", hint="balance the brackets")
+
+
+def _relocate(err: ParseError, file: str, text: str) -> ParseError:
+    span = err.span
+    if span is not None and not span.file:
+        span = Span(file, span.line, span.col, span.end_line, span.end_col)
+    return ParseError(err.what, span, expected=err.expected, hint=err.hint, source=text)
+
+
+_PARSER: _Parser | None = None
+_PARSER_LOCK = threading.Lock()
+
+
+def _parser() -> _Parser:
+    global _PARSER
+    if _PARSER is None:
+        with _PARSER_LOCK:
+            if _PARSER is None:
+                _PARSER = _Parser()
+    return _PARSER
+
+
+def parse_syntax(text: str, file: str = "<string>") -> Module:
+    """Parse TIRx text into the surface AST, or raise `ParseError`."""
+    return _parser().parse(text, file)
+
+
+def grammar_rule_names() -> set[str]:
+    """Every rule name and alias the grammar can hand to the Transformer (for the handler test)."""
+    names = set()
+    for rule in _parser().lark.rules:
+        kept = [s for s in rule.expansion if not (s.is_term and s.filter_out)]
+        if rule.alias is None and (rule.options.expand1 and len(kept) == 1 or rule.origin.name.startswith("_")):
+            continue  # a ?rule alternative with one child is inlined and never reaches the transformer
+        names.add(str(rule.alias or rule.origin.name))
+    return names
+
+
+def transformer_handlers() -> set[str]:
+    return {n for n in vars(_ToSyntax) if not n.startswith("_") and callable(getattr(_ToSyntax, n))}

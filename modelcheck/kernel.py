@@ -1,0 +1,52 @@
+"""Loading kernels: files, text, and objects with `.script()` (a tvm_tirx function)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import ir
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A parsed kernel file: `func` is the `ir.PrimFunc`; `constants` the values it was built with."""
+
+    func: ir.PrimFunc
+    path: str
+    overrides: dict = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.func.name
+
+    @property
+    def constants(self) -> dict[str, int]:
+        return self.func.constant_values
+
+    def script(self) -> str:
+        return ir.print_func(self.func)
+
+
+def load(path: str | Path, **consts) -> Kernel:
+    """Parse a kernel file, overriding module constants by keyword (`load(p, T=320, H=1)`)."""
+    return Kernel(ir.parse_file(path, **consts), str(path), dict(consts))
+
+
+def parse(text: str, path: str = "<string>", **consts) -> ir.PrimFunc:
+    """Parse kernel text into an `ir.PrimFunc`."""
+    return ir.parse(text, path, **consts)
+
+
+def as_func(kernel) -> ir.PrimFunc:
+    """Accept an `ir.PrimFunc`, a `Kernel`, or any object whose `.script()` returns TIRx text."""
+    if isinstance(kernel, ir.PrimFunc):
+        return kernel
+    if isinstance(kernel, Kernel):
+        return kernel.func
+    script = getattr(kernel, "script", None)
+    if callable(script):
+        text = script()
+        name = getattr(kernel, "__name__", None) or getattr(kernel, "name", None) or type(kernel).__name__
+        return ir.parse(text, f"<{name}.script()>")
+    raise TypeError(f"expected an ir.PrimFunc, a modelcheck.Kernel or an object with .script(), got "
+                    f"{type(kernel).__name__}")
