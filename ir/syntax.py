@@ -7,13 +7,17 @@ syntax *means* (T.* calls, scopes, types) is decided by `ir.build`.
 """
 from __future__ import annotations
 
+import hashlib
+import os
+import tempfile
 import threading
 from collections import deque
 from dataclasses import dataclass
 from importlib import resources
 from typing import Iterator
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, Transformer
+from lark import __version__ as lark_version
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from lark.indenter import Indenter
 
@@ -362,8 +366,46 @@ def _meta_pos(meta) -> Pos:
 
 # --------------------------------------------------------------------------- transformer
 
-def _strip_none(items) -> list:
-    return [c for c in items if c is not None]
+_LAYOUT = ("_NEWLINE", "_INDENT", "_DEDENT")
+
+
+def _edge(items, first: bool):
+    """(line, col) of the first item's start, or the last item's end, searching nested sequences."""
+    seq = items if first else reversed(items)
+    for x in seq:
+        if isinstance(x, Token):
+            if x.type in _LAYOUT or x.line is None:
+                continue
+            return (x.line, x.column) if first else (x.end_line, x.end_column)
+        if isinstance(x, Node):
+            return (x.pos.line, x.pos.col) if first else (x.pos.end_line, x.pos.end_col)
+        if isinstance(x, _Clause):
+            return _edge([x.keyword, x.body], first)
+        if isinstance(x, (list, tuple)):
+            found = _edge(x, first)
+            if found:
+                return found
+    return None
+
+
+def _bounds(items) -> Pos:
+    a = _edge(items, True) or (1, 1)
+    b = _edge(items, False) or a
+    return Pos(a[0], a[1], b[0], b[1])
+
+
+def _nodes(items) -> list:
+    return [c for c in items if isinstance(c, Node)]
+
+
+@dataclass(frozen=True, slots=True)
+class _Clause:
+    """An `elif`/`else` clause while its `if` is being assembled."""
+
+    kind: str
+    test: "Node | None"
+    body: tuple
+    keyword: Token
 
 
 def _parse_string(tok: Token) -> str:
@@ -382,75 +424,78 @@ def _parse_string(tok: Token) -> str:
         return body
 
 
-@v_args(meta=True)
+
 class _ToSyntax(Transformer):
-    """The one lark Transformer: grammar rules -> surface AST nodes."""
+    """The one lark Transformer: grammar rules -> surface AST nodes, run inline by the LALR parser."""
 
     # -- module and statements
-    def file_input(self, meta, children):
+    def file_input(self, children):
         body: list[Node] = []
         for c in children:
             if isinstance(c, list):
                 body.extend(c)
             elif isinstance(c, Node):
                 body.append(c)
-        pos = _meta_pos(meta) if not meta.empty else Pos(1, 1, 1, 1)
-        return Module(pos, tuple(body))
+        return Module(_bounds(body) if body else Pos(1, 1, 1, 1), tuple(body))
 
-    def simple_stmt(self, meta, children):
-        return [c for c in children if isinstance(c, Node)]
+    def simple_stmt(self, children):
+        return _nodes(children)
 
-    def expr_stmt(self, meta, children):
-        return ExprStmt(_meta_pos(meta), children[0])
+    def expr_stmt(self, children):
+        return ExprStmt(children[0].pos, children[0])
 
-    def assign(self, meta, children):
-        return Assign(_meta_pos(meta), tuple(children[:-1]), children[-1])
+    def assign(self, children):
+        nodes = _nodes(children)
+        return Assign(_bounds(nodes), tuple(nodes[:-1]), nodes[-1])
 
-    def annassign(self, meta, children):
-        target, annotation, value = (children + [None])[:3]
-        return AnnAssign(_meta_pos(meta), target, annotation, value)
+    def annassign(self, children):
+        target, annotation, value = (list(children) + [None])[:3]
+        return AnnAssign(_bounds(children), target, annotation, value)
 
-    def augassign(self, meta, children):
+    def augassign(self, children):
         target, op, value = children
-        return AugAssign(_meta_pos(meta), target, str(op)[:-1], value)
+        return AugAssign(_bounds(children), target, str(op)[:-1], value)
 
-    def pass_stmt(self, meta, children):
-        return Pass(_meta_pos(meta))
+    def pass_stmt(self, children):
+        return Pass(_bounds(children))
 
-    def break_stmt(self, meta, children):
-        return Break(_meta_pos(meta))
+    def break_stmt(self, children):
+        return Break(_bounds(children))
 
-    def continue_stmt(self, meta, children):
-        return Continue(_meta_pos(meta))
+    def continue_stmt(self, children):
+        return Continue(_bounds(children))
 
-    def return_stmt(self, meta, children):
-        return Return(_meta_pos(meta), children[0] if children else None)
+    def return_stmt(self, children):
+        nodes = _nodes(children)
+        return Return(_bounds(children), nodes[0] if nodes else None)
 
-    def assert_stmt(self, meta, children):
-        test, msg = (children + [None])[:2]
-        return Assert(_meta_pos(meta), test, msg)
+    def assert_stmt(self, children):
+        nodes = _nodes(children)
+        return Assert(_bounds(children), nodes[0], nodes[1] if len(nodes) > 1 else None)
 
-    def dotted_name(self, meta, children):
+    def dotted_name(self, children):
         return ".".join(str(c) for c in children)
 
-    def import_name(self, meta, children):
-        module, alias = (children + [None])[:2]
-        return Import(_meta_pos(meta), module, (), str(alias) if alias is not None else None)
+    def import_name(self, children):
+        module = next(c for c in children if type(c) is str)
+        names = [c for c in children if isinstance(c, Token) and c.type == "NAME"]
+        return Import(_bounds(children), module, (), str(names[-1]) if names else None)
 
-    def import_from(self, meta, children):
-        module, names = children
-        return Import(_meta_pos(meta), module, names)
+    def import_from(self, children):
+        module = next(c for c in children if type(c) is str)
+        names = next(c for c in children if isinstance(c, tuple))
+        return Import(_bounds(children), module, names)
 
-    def import_names(self, meta, children):
-        if len(children) == 1 and isinstance(children[0], Token) and children[0].type == "STAR":
+    def import_names(self, children):
+        if any(isinstance(c, Token) and c.type == "STAR" for c in children):
             return (("*", None),)
         return tuple(c for c in children if isinstance(c, tuple))
 
-    def import_alias(self, meta, children):
-        name, alias = (children + [None])[:2]
+    def import_alias(self, children):
+        name, alias = (list(children) + [None])[:2]
         return (str(name), str(alias) if alias is not None else None)
 
-    def suite(self, meta, children):
+    def suite(self, children):
         body: list[Node] = []
         for c in children:
             if isinstance(c, list):
@@ -459,196 +504,199 @@ class _ToSyntax(Transformer):
                 body.append(c)
         return tuple(body)
 
-    def if_stmt(self, meta, children):
-        test, body, *rest = children
+    def if_stmt(self, children):
+        test = _nodes(children)[0]
+        body = next(c for c in children if isinstance(c, tuple))
+        clauses = [c for c in children if isinstance(c, _Clause)]
         orelse: tuple[Node, ...] = ()
-        clauses = [c for c in rest if c is not None]
-        if clauses and clauses[-1][0] == "else":
-            orelse = clauses.pop()[1]
+        if clauses and clauses[-1].kind == "else":
+            orelse = clauses.pop().body
         # `elif` chains nest as an If in the else branch, as TVM prints them
-        for kind, cond, cbody, cpos in reversed(clauses):
-            orelse = (If(cpos, cond, cbody, orelse),)
-        return If(_meta_pos(meta), test, body, orelse)
+        for clause in reversed(clauses):
+            orelse = (If(_bounds([clause.keyword, clause.body]), clause.test, clause.body, orelse),)
+        return If(_bounds(children), test, body, orelse)
 
-    def elif_clause(self, meta, children):
-        return ("elif", children[0], children[1], _meta_pos(meta))
+    def elif_clause(self, children):
+        return _Clause("elif", _nodes(children)[0], children[-1], children[0])
 
-    def else_clause(self, meta, children):
-        return ("else", children[0])
+    def else_clause(self, children):
+        return _Clause("else", None, children[-1], children[0])
 
-    def for_stmt(self, meta, children):
-        targets, it, body = children
-        return For(_meta_pos(meta), targets, it, body)
+    def for_stmt(self, children):
+        return For(_bounds(children), children[1], children[3], children[-1])
 
-    def for_target(self, meta, children):
+    def for_target(self, children):
         return tuple(Name(_tok_pos(t), str(t)) for t in children)
 
-    def while_stmt(self, meta, children):
-        return While(_meta_pos(meta), children[0], children[1])
+    def while_stmt(self, children):
+        return While(_bounds(children), children[1], children[-1])
 
-    def with_stmt(self, meta, children):
-        return With(_meta_pos(meta), tuple(children[:-1]), children[-1])
+    def with_stmt(self, children):
+        return With(_bounds(children), tuple(c for c in children if isinstance(c, WithItem)), children[-1])
 
-    def with_item(self, meta, children):
-        ctx, name = (children + [None])[:2]
-        return WithItem(_meta_pos(meta), ctx, Name(_tok_pos(name), str(name)) if name is not None else None)
+    def with_item(self, children):
+        ctx, name = (list(children) + [None])[:2]
+        target = Name(_tok_pos(name), str(name)) if name is not None else None
+        return WithItem(_bounds([ctx, name] if name is not None else [ctx]), ctx, target)
 
-    def decorated(self, meta, children):
+    def decorated(self, children):
         *decorators, func = children
-        return FunctionDef(func.pos, func.name, func.params, func.body, tuple(decorators), func.header)
+        return FunctionDef(_bounds(children), func.name, func.params, func.body, tuple(decorators), func.header)
 
-    def decorator(self, meta, children):
-        return children[0]
+    def decorator(self, children):
+        return _nodes(children)[0]
 
-    def funcdef(self, meta, children):
-        name, params, _arrow, _returns, body = children
-        header = _tok_pos(name)
-        return FunctionDef(_meta_pos(meta), str(name), params or (), body, (), header)
+    def funcdef(self, children):
+        name = children[1]
+        params = children[3]
+        return FunctionDef(_bounds(children), str(name), params or (), children[-1], (), _tok_pos(name))
 
-    def parameters(self, meta, children):
-        return tuple(children)
+    def parameters(self, children):
+        return tuple(c for c in children if isinstance(c, Param))
 
-    def param(self, meta, children):
-        name, annotation, default = (children + [None, None])[:3]
-        return Param(_meta_pos(meta), str(name), annotation, default)
+    def param(self, children):
+        name, annotation, default = (list(children) + [None, None])[:3]
+        return Param(_bounds(children), str(name), annotation, default)
 
     # -- expressions
-    def ternary(self, meta, children):
+    def ternary(self, children):
         body, test, orelse = children
-        return IfExp(_meta_pos(meta), test, body, orelse)
+        return IfExp(_bounds(children), test, body, orelse)
 
-    def or_chain(self, meta, children):
-        return BoolOp(_meta_pos(meta), "or", tuple(children))
+    def or_chain(self, children):
+        return BoolOp(_bounds(children), "or", tuple(children))
 
-    def and_chain(self, meta, children):
-        return BoolOp(_meta_pos(meta), "and", tuple(children))
+    def and_chain(self, children):
+        return BoolOp(_bounds(children), "and", tuple(children))
 
-    def not_op(self, meta, children):
-        return UnaryOp(_meta_pos(meta), "not", children[0])
+    def not_op(self, children):
+        return UnaryOp(_bounds(children), "not", children[-1])
 
-    def compare_chain(self, meta, children):
-        return Compare(_meta_pos(meta), children[0], tuple(children[1::2]), tuple(children[2::2]))
+    def compare_chain(self, children):
+        return Compare(_bounds(children), children[0], tuple(children[1::2]), tuple(children[2::2]))
 
-    def comp_op(self, meta, children):
+    def comp_op(self, children):
         return str(children[0])
 
-    def in_op(self, meta, children):
+    def in_op(self, children):
         return "in"
 
-    def not_in_op(self, meta, children):
+    def not_in_op(self, children):
         return "not in"
 
-    def is_op(self, meta, children):
+    def is_op(self, children):
         return "is"
 
-    def is_not_op(self, meta, children):
+    def is_not_op(self, children):
         return "is not"
 
-    def _fold(self, meta, op, children):
+    @staticmethod
+    def _fold(op, children):
         node = children[0]
         for rhs in children[1:]:
             node = BinOp(Pos(node.pos.line, node.pos.col, rhs.pos.end_line, rhs.pos.end_col), op, node, rhs)
         return node
 
-    def or_bits(self, meta, children):
-        return self._fold(meta, "|", children)
+    def or_bits(self, children):
+        return self._fold("|", children)
 
-    def xor_bits(self, meta, children):
-        return self._fold(meta, "^", children)
+    def xor_bits(self, children):
+        return self._fold("^", children)
 
-    def and_bits(self, meta, children):
-        return self._fold(meta, "&", children)
+    def and_bits(self, children):
+        return self._fold("&", children)
 
-    def binary_chain(self, meta, children):
+    def binary_chain(self, children):
         node = children[0]
         for op, rhs in zip(children[1::2], children[2::2]):
             node = BinOp(Pos(node.pos.line, node.pos.col, rhs.pos.end_line, rhs.pos.end_col), str(op), node, rhs)
         return node
 
-    def unary(self, meta, children):
+    def unary(self, children):
         op, operand = children
-        return UnaryOp(_meta_pos(meta), str(op), operand)
+        return UnaryOp(_bounds(children), str(op), operand)
 
-    def pow(self, meta, children):
-        return BinOp(_meta_pos(meta), "**", children[0], children[2])
+    def pow(self, children):
+        return BinOp(_bounds(children), "**", children[0], children[-1])
 
-    def call(self, meta, children):
-        func, arguments = children
+    def call(self, children):
+        func, _lpar, arguments, _rpar = children
         args: list[Node] = []
         kwargs: list[Keyword] = []
         for a in arguments or ():
             (kwargs if isinstance(a, Keyword) else args).append(a)
-        return Call(_meta_pos(meta), func, tuple(args), tuple(kwargs))
+        return Call(_bounds(children), func, tuple(args), tuple(kwargs))
 
-    def arguments(self, meta, children):
+    def arguments(self, children):
         return tuple(children)
 
-    def kwarg(self, meta, children):
+    def kwarg(self, children):
         name, value = children
-        return Keyword(_meta_pos(meta), str(name), value)
+        return Keyword(_bounds(children), str(name), value)
 
-    def getitem(self, meta, children):
-        return Subscript(_meta_pos(meta), children[0], children[1])
+    def getitem(self, children):
+        return Subscript(_bounds(children), children[0], children[2])
 
-    def subscripts(self, meta, children):
+    def subscripts(self, children):
         return tuple(children)
 
-    def slice(self, meta, children):
-        lower, upper, step = (list(children) + [None, None, None])[:3]
-        return Slice(_meta_pos(meta), lower, upper, step)
+    def slice(self, children):
+        items = list(children) + [None] * 5
+        return Slice(_bounds(children), items[0], items[2], items[4])
 
-    def getattr(self, meta, children):
-        return Attr(_meta_pos(meta), children[0], str(children[1]))
+    def getattr(self, children):
+        return Attr(_bounds(children), children[0], str(children[-1]))
 
-    def name(self, meta, children):
+    def name(self, children):
         return Name(_tok_pos(children[0]), str(children[0]))
 
-    def _number(self, tok: Token, value):
+    @staticmethod
+    def _number(tok: Token, value):
         return Num(_tok_pos(tok), value, str(tok))
 
-    def dec_number(self, meta, children):
+    def dec_number(self, children):
         return self._number(children[0], int(str(children[0]).replace("_", "")))
 
-    def hex_number(self, meta, children):
+    def hex_number(self, children):
         return self._number(children[0], int(str(children[0]).replace("_", ""), 16))
 
-    def bin_number(self, meta, children):
+    def bin_number(self, children):
         return self._number(children[0], int(str(children[0]).replace("_", ""), 2))
 
-    def oct_number(self, meta, children):
+    def oct_number(self, children):
         return self._number(children[0], int(str(children[0]).replace("_", ""), 8))
 
-    def float_number(self, meta, children):
+    def float_number(self, children):
         return self._number(children[0], float(str(children[0]).replace("_", "")))
 
-    def string(self, meta, children):
-        return Str(_meta_pos(meta), "".join(_parse_string(t) for t in children))
+    def string(self, children):
+        return Str(_bounds(children), "".join(_parse_string(t) for t in children))
 
-    def true(self, meta, children):
-        return Lit(_meta_pos(meta), True)
+    def true(self, children):
+        return Lit(_bounds(children), True)
 
-    def false(self, meta, children):
-        return Lit(_meta_pos(meta), False)
+    def false(self, children):
+        return Lit(_bounds(children), False)
 
-    def none(self, meta, children):
-        return Lit(_meta_pos(meta), None)
+    def none(self, children):
+        return Lit(_bounds(children), None)
 
-    def empty_tuple(self, meta, children):
-        return TupleLit(_meta_pos(meta), ())
+    def empty_tuple(self, children):
+        return TupleLit(_bounds(children), ())
 
-    def paren(self, meta, children):
-        return children[0]
+    def paren(self, children):
+        return children[1]
 
-    def tuple(self, meta, children):
-        return TupleLit(_meta_pos(meta), tuple(_strip_none(children)))
+    def tuple(self, children):
+        return TupleLit(_bounds(children), tuple(_nodes(children)))
 
-    def list(self, meta, children):
-        return ListLit(_meta_pos(meta), tuple(_strip_none(children)))
+    def list(self, children):
+        return ListLit(_bounds(children), tuple(_nodes(children)))
 
-    def dict(self, meta, children):
-        return DictLit(_meta_pos(meta), tuple(_strip_none(children)))
+    def dict(self, children):
+        return DictLit(_bounds(children), tuple(c for c in children if isinstance(c, tuple)))
 
-    def dict_item(self, meta, children):
+    def dict_item(self, children):
         return (children[0], children[1])
 
 
@@ -673,9 +721,10 @@ class _Parser:
     def __init__(self) -> None:
         grammar = resources.files("grammars").joinpath("tirx.lark").read_text(encoding="utf-8")
         self.postlex = _Indenter()
+        # The syntax tree is built inline during the LALR parse (no lark Tree, no position pass);
+        # lark caches the grammar analysis on disk, which halves a cold start.
         self.lark = Lark(grammar, parser="lalr", postlex=self.postlex, start="file_input",
-                         propagate_positions=True, maybe_placeholders=True)
-        self.to_syntax = _ToSyntax()
+                         maybe_placeholders=True, transformer=_ToSyntax(), cache=_cache_path(grammar))
         self.lock = threading.Lock()
         self.terminals = {t.name: t for t in self.lark.terminals}
 
@@ -698,19 +747,14 @@ class _Parser:
             text += "\n"
         with self.lock:
             try:
-                tree = self.lark.parse(text)
+                return self.lark.parse(text)
             except ParseError as err:  # raised by the postlexer, without a file name
-                raise _relocate(err, file, text) from None
+                raise _at_last_line(_relocate(err, file, text), text) from None
             except UnexpectedInput as err:
-                raise self._convert(err, text, file) from None
+                raise _at_last_line(self._convert(err, text, file), text) from None
             except RecursionError:
                 raise ParseError("expression nested too deeply", Span(file, 1, 1, 1, 1), source=text,
                                  hint="split the expression into named `T.let` steps") from None
-        try:
-            return self.to_syntax.transform(tree)
-        except RecursionError:
-            raise ParseError("expression nested too deeply", Span(file, 1, 1, 1, 1), source=text,
-                             hint="split the expression into named `T.let` steps") from None
 
     def _parser_expected(self, err: UnexpectedInput) -> set[str]:
         """What the LALR table accepts here (the contextual lexer reports a narrower set)."""
@@ -801,11 +845,31 @@ def _unclosed(opener: Token, file: str, text: str) -> ParseError:
                       expected=f"a matching '{_PAIR[opener.value]}'", hint="balance the brackets")
 
 
+def _at_last_line(err: ParseError, text: str) -> ParseError:
+    """Tokens made at end of file (a DEDENT, $END) sit on the line after the last one: point at the end
+    of the last non-blank line instead (e.g. the `if c:` whose block is missing), so the excerpt shows it."""
+    span = err.span
+    lines = text.split("\n")[:-1]  # `text` ends with a newline here
+    if span is None or span.line <= len(lines):
+        return err
+    last = next((k for k in range(len(lines), 0, -1) if lines[k - 1].strip()), 1)
+    col = len(lines[last - 1].rstrip()) + 1 if lines else 1
+    return ParseError(err.what, Span(span.file, last, col, last, col + 1), expected=err.expected, hint=err.hint,
+                      source=err.source)
+
+
 def _relocate(err: ParseError, file: str, text: str) -> ParseError:
     span = err.span
     if span is not None and not span.file:
         span = Span(file, span.line, span.col, span.end_line, span.end_col)
     return ParseError(err.what, span, expected=err.expected, hint=err.hint, source=text)
+
+
+def _cache_path(grammar: str) -> str:
+    """A per-user cache file for lark's grammar analysis, keyed by the grammar and lark version."""
+    digest = hashlib.sha256((grammar + lark_version).encode()).hexdigest()[:16]
+    user = os.getuid() if hasattr(os, "getuid") else 0
+    return os.path.join(tempfile.gettempdir(), f"modelcheck-tirx-{digest}-{user}.lark")
 
 
 _PARSER: _Parser | None = None

@@ -9,9 +9,7 @@ constants folds (with fixed-width wraparound and float32 rounding).
 from __future__ import annotations
 
 import math
-
-import ml_dtypes
-import numpy as np
+import struct
 
 from . import dtypes as dt
 from .errors import Span
@@ -21,17 +19,29 @@ COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
 LOGICAL = ("and", "or")
 INT_ONLY = ("//", "%", "tdiv", "tmod", "&", "|", "^", "<<", ">>")
 
-_NP_FLOAT = {"float16": np.float16, "float32": np.float32, "float64": np.float64,
-             "bfloat16": ml_dtypes.bfloat16, "float8_e4m3fn": ml_dtypes.float8_e4m3fn,
-             "float8_e5m2": ml_dtypes.float8_e5m2}
+_STRUCT = {"float32": "f", "float16": "e"}
 
 
 def round_float(value: float, dtype: str) -> float:
-    """`value` rounded to the precision of float `dtype`."""
-    np_type = _NP_FLOAT.get(dtype)
-    if np_type is None or dtype == "float64":
-        return float(value)
-    with np.errstate(over="ignore"):
+    """`value` rounded to the precision of float `dtype` (round to nearest even, overflow to inf)."""
+    value = float(value)
+    if dtype == "float64" or math.isnan(value) or math.isinf(value):
+        return value
+    code = _STRUCT.get(dtype)
+    if code is not None:
+        try:
+            return struct.unpack(code, struct.pack(code, value))[0]
+        except OverflowError:
+            return math.copysign(math.inf, value)
+    # bfloat16 / fp8: rare in constants, so numpy and ml_dtypes load only when needed
+    import ml_dtypes
+    import numpy as np
+    np_type = {"bfloat16": ml_dtypes.bfloat16, "float8_e4m3fn": ml_dtypes.float8_e4m3fn,
+               "float8_e5m2": ml_dtypes.float8_e5m2, "float8_e4m3": ml_dtypes.float8_e4m3fn,
+               "float8_e8m0fnu": getattr(ml_dtypes, "float8_e8m0fnu", ml_dtypes.float8_e5m2)}.get(dtype)
+    if np_type is None:
+        return value
+    with np.errstate(over="ignore", invalid="ignore"):
         return float(np.asarray(value, dtype=np.float64).astype(np_type))
 
 

@@ -1,0 +1,74 @@
+"""The command line: parse prints canonical text + summary; exit codes per DESIGN §2.2."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+import ir
+from modelcheck.cli import EXIT_USAGE, main
+from tests.manifest import KERNELS
+
+BUGGY = str(KERNELS / "producer_overtaking.py")
+FIXED = str(KERNELS / "producer_overtaking_fixed.py")
+
+
+def test_parse_prints_canonical_text_and_summary(capsys):
+    assert main(["parse", FIXED]) == 0
+    out = capsys.readouterr().out
+    text, _, summary = out.partition("kernel producer_overtaking_fixed")
+    assert ir.parse(text, "printed") == ir.parse_file(FIXED)
+    assert "constants: ROUNDS=4" in summary
+    assert "out: int32[4] (global)" in summary
+    assert "block 64x1x1 = 64 thread(s), 2 warp(s)" in summary
+    assert "shared (20 B): full uint64[1], empty uint64[1], slot int32[1]" in summary
+    assert "mbarrier: 6 (cuda.mbarrier_wait 2, mbarrier.arrive 2, mbarrier.init 2)" in summary
+    assert "named_barrier: 1 (cuda.cta_sync 1)" in summary
+    assert "unsupported" not in summary
+
+
+def test_const_override_changes_the_kernel(capsys):
+    assert main(["parse", BUGGY, "--const", "ROUNDS=8", "--summary-only"]) == 0
+    out = capsys.readouterr().out
+    assert "constants: ROUNDS=8" in out and "out: int32[8]" in out
+
+
+@pytest.mark.parametrize("arg,message", [("NOPE=3", "unknown constant(s) NOPE"), ("ROUNDS", "NAME=VALUE"),
+                                         ("ROUNDS=abc", "is not a number")])
+def test_bad_const_is_a_usage_error(capsys, arg, message):
+    assert main(["parse", BUGGY, "--const", arg]) == EXIT_USAGE
+    assert message in capsys.readouterr().err
+
+
+def test_parse_error_reports_location(tmp_path, capsys):
+    bad = tmp_path / "bad.py"
+    bad.write_text(open(FIXED).read().replace("T.uint64, scope", "T.uint65, scope", 1))
+    assert main(["parse", str(bad)]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert f"{bad}:18:" in err and "unknown dtype 'uint65'" in err and "^" in err
+    assert "Traceback" not in err
+
+
+def test_missing_file_is_a_usage_error(capsys):
+    assert main(["parse", "/nonexistent/kernel.py"]) == EXIT_USAGE
+    assert "No such file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command,issue", [("check", "#5"), ("sync", "#5"), ("race", "#6"), ("run", "#3"),
+                                           ("prove", "#7"), ("replay", "#7"), ("graph", "#7"), ("states", "#5")])
+def test_pending_subcommands_say_which_issue_brings_them(capsys, command, issue):
+    assert main([command, BUGGY]) == EXIT_USAGE
+    assert issue in capsys.readouterr().err
+
+
+def test_no_command_prints_help(capsys):
+    assert main([]) == EXIT_USAGE
+    assert "parse" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(shutil.which("modelcheck") is None, reason="console script not installed")
+def test_console_script_entry_point():
+    proc = subprocess.run(["modelcheck", "parse", FIXED, "--summary-only"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "kernel producer_overtaking_fixed" in proc.stdout
