@@ -20,7 +20,7 @@ from .printer import print_func
 from .syntax import parse_syntax
 
 __all__ = [
-    "parse", "parse_file", "print_func", "canonical", "same_ir", "classify", "OpInfo", "ParseError", "Span",
+    "parse", "parse_file", "as_func", "print_func", "canonical", "same_ir", "classify", "OpInfo", "ParseError", "Span",
     "TIRxError", "excerpt", "walk", "children",
     "Address", "Assert", "BinOp", "Break", "Buffer", "Cast", "Const", "ConstRef", "Constant", "Continue",
     "DeclBuffer", "Evaluate", "Expr", "For", "If", "Launch", "Let", "Load", "Node", "OpCall", "Param", "PrimFunc",
@@ -32,6 +32,22 @@ def parse(text: str, path: str = "<string>", **consts) -> PrimFunc:
     """Parse TIRx text into a PrimFunc; module constants can be overridden by keyword."""
     module = parse_syntax(text, path)
     return build(module, path, text, consts)
+
+
+def as_func(kernel) -> PrimFunc:
+    """Accept an `ir.PrimFunc`, anything with a `.func` PrimFunc (a modelcheck Kernel), or any object
+    whose `.script()` returns TIRx text (a tvm_tirx function)."""
+    if isinstance(kernel, PrimFunc):
+        return kernel
+    inner = getattr(kernel, "func", None)
+    if isinstance(inner, PrimFunc):
+        return inner
+    script = getattr(kernel, "script", None)
+    if callable(script):
+        name = getattr(kernel, "__name__", None) or getattr(kernel, "name", None) or type(kernel).__name__
+        return parse(script(), f"<{name}.script()>")
+    raise TypeError(f"expected an ir.PrimFunc, a modelcheck.Kernel or an object with .script(), got "
+                    f"{type(kernel).__name__}")
 
 
 def parse_file(path: str | Path, **consts) -> PrimFunc:

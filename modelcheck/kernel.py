@@ -37,16 +37,4 @@ def parse(text: str, path: str = "<string>", **consts) -> ir.PrimFunc:
     return ir.parse(text, path, **consts)
 
 
-def as_func(kernel) -> ir.PrimFunc:
-    """Accept an `ir.PrimFunc`, a `Kernel`, or any object whose `.script()` returns TIRx text."""
-    if isinstance(kernel, ir.PrimFunc):
-        return kernel
-    if isinstance(kernel, Kernel):
-        return kernel.func
-    script = getattr(kernel, "script", None)
-    if callable(script):
-        text = script()
-        name = getattr(kernel, "__name__", None) or getattr(kernel, "name", None) or type(kernel).__name__
-        return ir.parse(text, f"<{name}.script()>")
-    raise TypeError(f"expected an ir.PrimFunc, a modelcheck.Kernel or an object with .script(), got "
-                    f"{type(kernel).__name__}")
+as_func = ir.as_func

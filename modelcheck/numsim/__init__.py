@@ -1,0 +1,15 @@
+"""NumSim: the concrete SIMT simulator (stage 2 of the pipeline).
+
+Entry point: `run(func, inputs, outputs=None, *, observers=(), **limits)` -> `NumSimResult`
+(`Engine(func, **limits).run(...)` is the same with the limits as options).  NumSim
+emits sync events and access records to observers (`modelcheck.numsim.trace`) and
+knows nothing of the checkers.
+"""
+from .engine import Engine, NumSimResult, run
+from .errors import Diagnostic, EngineError, InputError, ResourceLimit, UnsupportedTIRxError
+from .inputs import default_inputs
+from .trace import AccessRecord, Halt, Observer, Site, SyncEvent, Trace
+
+__all__ = ["run", "Engine", "NumSimResult", "Diagnostic", "EngineError", "InputError", "ResourceLimit",
+           "UnsupportedTIRxError", "default_inputs", "AccessRecord", "Halt", "Observer", "Site", "SyncEvent",
+           "Trace"]

@@ -1,0 +1,308 @@
+"""IR expressions -> Python closures `f(w) -> value` (compiled once per run).
+
+Assumes names are unique in the IR (the builder guarantees it) and that module
+constants and scalar parameters are known at compile time.  A closure returns a
+warp-uniform scalar where it can (constants, parameters, `threadIdx.x // 32` and
+other thread-index forms that are equal across a warp, loads at a uniform
+address) and a 32-lane numpy vector otherwise.  Readable form of the hand-made
+fast paths: `binop(op)(fa(w), fb(w))`; tests compare both.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import ir
+from ir import dtypes as dt
+
+from . import values as V
+from .errors import EngineError, UnsupportedTIRxError
+
+_INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
+
+
+class BufferInfo:
+    """Static facts about one buffer for this run (shapes resolved to ints)."""
+
+    __slots__ = ("name", "space", "dtype", "np_dtype", "itemsize", "shape", "strides", "numel", "alloc",
+                 "offset", "slot", "span")
+
+    def __init__(self, name, space, dtype, shape, alloc, offset, slot, span):
+        self.name = name
+        self.space = space                       # "global" | "shared" | "local"
+        self.dtype = dtype
+        self.np_dtype = np.dtype(V.NP_DTYPE[dtype])
+        self.itemsize = self.np_dtype.itemsize if dtype != "bool" else 1
+        self.shape = shape
+        strides, acc = [], 1
+        for extent in reversed(shape):
+            strides.append(acc)
+            acc *= extent
+        self.strides = tuple(reversed(strides))
+        self.numel = acc
+        self.alloc = alloc                       # root allocation name (global param or shared allocation)
+        self.offset = offset                     # byte offset of element 0 in the root allocation
+        self.slot = slot
+        self.span = span
+
+
+class ExprCompiler:
+    def __init__(self, func: ir.PrimFunc, constants: dict, scalars: dict, buffers: dict[str, BufferInfo],
+                 block: tuple[int, int, int], ops):
+        self.func = func
+        self.constants = constants
+        self.scalars = scalars
+        self.buffers = buffers
+        self.block = block
+        self.slots: dict[str, int] = {}
+        self.ops = ops                  # the op compiler (modelcheck.numsim.ops)
+        self.one_d = block[1] == 1 and block[2] == 1
+
+    # ------------------------------------------------------------------ helpers
+    def slot(self, name: str) -> int:
+        s = self.slots.get(name)
+        if s is None:
+            s = self.slots[name] = len(self.slots)
+        return s
+
+    def const_value(self, e: ir.Expr):
+        """The value of `e` if it is a compile-time constant, else None."""
+        if isinstance(e, ir.Const):
+            return V.scalar_of(e.dtype, e.value)
+        if isinstance(e, ir.ConstRef):
+            return V.scalar_of(e.dtype, self.constants[e.name])
+        if isinstance(e, ir.Var) and e.name in self.scalars:
+            return self.scalars[e.name]
+        return None
+
+    def is_tid(self, e: ir.Expr) -> bool:
+        return isinstance(e, ir.ThreadIndex) and e.tag == "threadIdx.x" and self.one_d
+
+    # ------------------------------------------------------------------ entry
+    def expr(self, e: ir.Expr):
+        c = self.const_value(e)
+        if c is not None:
+            return lambda w, _c=c: _c
+        method = getattr(self, "_" + type(e).__name__)
+        return method(e)
+
+    def _Var(self, e: ir.Var):
+        s = self.slot(e.name)
+        return lambda w: w.env[s]
+
+    def _ConstRef(self, e):  # pragma: no cover - handled by const_value
+        raise AssertionError
+
+    def _StrConst(self, e: ir.StrConst):
+        return lambda w, _v=e.value: _v
+
+    def _ThreadIndex(self, e: ir.ThreadIndex):
+        tag = e.tag
+        if tag.startswith("blockIdx"):
+            k = "xyz".index(tag[-1])
+            return lambda w: w.block_idx[k]
+        if tag.startswith("clusterCtaIdx"):
+            return lambda w: 0
+        k = "xyz".index(tag[-1])
+        if k == 0:
+            return lambda w: w.tid
+        return lambda w: w.tid_yz[k - 1]
+
+    # ------------------------------------------------------------------ operators
+    def _BinOp(self, e: ir.BinOp):
+        op = e.op
+        special = self._thread_uniform(e)
+        if special is not None:
+            return special
+        fa, fb = self.expr(e.a), self.expr(e.b)
+        cb = self.const_value(e.b)
+        operand = e.a.dtype
+        if op in ("==", "!=", "<", "<=", ">", ">="):
+            return _compare(op, fa, fb, cb)
+        if operand in ("int32",) and op in ("+", "-", "*"):
+            return _int32_arith(op, fa, fb, cb)
+        f = V.binop(op, operand, e.dtype)
+        if cb is not None:
+            if op in ("//", "%", "tdiv", "tmod") and dt.is_integral(operand) and cb == 0:
+                span = e.span
+
+                def divzero(w):
+                    raise EngineError("division_by_zero", "integer division by zero", span)
+                return divzero
+
+            def fc(w):
+                return f(fa(w), cb)
+            return _guard_div(fc, e) if op in ("//", "%", "tdiv", "tmod") else fc
+
+        def ff(w):
+            return f(fa(w), fb(w))
+        return _guard_div(ff, e) if op in ("//", "%", "tdiv", "tmod") else ff
+
+    def _thread_uniform(self, e: ir.BinOp):
+        """threadIdx.x forms that are equal across a warp: x // 32k, x >> (5+k), x < 32k, x >= 32k."""
+        if not self.is_tid(e.a):
+            return None
+        c = self.const_value(e.b)
+        if e.op == "//" and c is not None and c > 0 and c % 32 == 0:
+            return lambda w: w.warp_base // c
+        if e.op == ">>" and c is not None and c >= 5:
+            return lambda w: w.warp_base >> c
+        if e.op == "%" and c is not None and c > 0 and c % 32 == 0:
+            return lambda w: (w.warp_base % c) + w.lane
+        if e.op in ("<", ">=", "<=", ">"):
+            fb = self.expr(e.b)
+            # x < k and x >= k are uniform when k is a multiple of 32; x <= k, x > k when k + 1 is
+            shift = 0 if e.op in ("<", ">=") else 1
+            less = e.op in ("<", "<=")
+
+            def cmp(w):
+                k = fb(w)
+                if type(k) is not np.ndarray and (k + shift) % 32 == 0:
+                    return (w.warp_base < k + shift) if less else (w.warp_base >= k + shift)
+                return (w.tid < k + shift) if less else (w.tid >= k + shift)
+            return cmp
+        return None
+
+    def _UnaryOp(self, e: ir.UnaryOp):
+        fa = self.expr(e.a)
+        f = V.unary(e.op, e.a.dtype)
+        return lambda w: f(fa(w))
+
+    def _Select(self, e: ir.Select):
+        fc, ft, ff = self.expr(e.cond), self.expr(e.true_value), self.expr(e.false_value)
+        dtype = e.dtype
+        lazy = e.lazy
+
+        def select(w):
+            c = fc(w)
+            if type(c) is np.ndarray:
+                c = V.truthy(c)
+                t, f = ft(w), ff(w)
+                if type(t) is not np.ndarray and type(f) is not np.ndarray:
+                    return np.where(c, V.as_vec(t, dtype), V.as_vec(f, dtype))
+                return np.where(c, t, f).astype(V.NP_DTYPE[dtype])
+            if lazy:
+                return ft(w) if c else ff(w)
+            t, f = ft(w), ff(w)
+            return t if c else f
+        return select
+
+    def _Cast(self, e: ir.Cast):
+        fa = self.expr(e.value)
+        src, dst = e.value.dtype, e.dtype
+        return lambda w: V.cast(fa(w), src, dst)
+
+    # ------------------------------------------------------------------ memory
+    def _Load(self, e: ir.Load):
+        info = self.buffers[e.buffer]
+        idx = self.flat_index(info, e.indices)
+        site = self.ops.site(e, "element load " + info.space)
+        if info.space == "local":
+            return self.ops.local_load(info, idx, site)
+        return self.ops.memory_load(info, idx, site, e.span)
+
+    def flat_index(self, info: BufferInfo, indices) -> "callable":
+        fns = [self.expr(i) for i in indices]
+        consts = [self.const_value(i) for i in indices]
+        strides = info.strides
+        if all(c is not None for c in consts):
+            flat = sum(int(c) * s for c, s in zip(consts, strides))
+            return lambda w: flat
+        if len(fns) == 1:
+            return fns[0]
+        pairs = list(zip(fns, strides))
+
+        def flat_fn(w):
+            total = 0
+            for f, s in pairs:
+                total = total + f(w) * s
+            return total
+        return flat_fn
+
+    def _Address(self, e: ir.Address):
+        info = self.buffers[e.buffer]
+        idx = self.flat_index(info, e.indices)
+        base_fn = self.ops.buffer_base(info)
+        size = info.itemsize
+
+        def address(w):
+            i = idx(w)
+            return base_fn(w) + i * size
+        return address
+
+    # ------------------------------------------------------------------ calls
+    def _OpCall(self, e: ir.OpCall):
+        fn, blocking = self.ops.compile_call(e)
+        if blocking:
+            raise UnsupportedTIRxError(e.op, e.span, "a blocking operation inside an expression")
+        return fn
+
+    def _Unsupported(self, e: ir.Unsupported):
+        name, span = e.name, e.span
+
+        def unsupported(w):
+            raise UnsupportedTIRxError(name, span, "not in the modeled set of operations")
+        return unsupported
+
+
+def _guard_div(f, e):
+    span = e.span
+
+    def guarded(w):
+        try:
+            return f(w)
+        except V.DivisionByZero as err:
+            raise EngineError("division_by_zero", str(err), span) from None
+    return guarded
+
+
+def _compare(op, fa, fb, cb):
+    if cb is not None:
+        if op == "==":
+            return lambda w: fa(w) == cb
+        if op == "!=":
+            return lambda w: fa(w) != cb
+        if op == "<":
+            return lambda w: fa(w) < cb
+        if op == "<=":
+            return lambda w: fa(w) <= cb
+        if op == ">":
+            return lambda w: fa(w) > cb
+        return lambda w: fa(w) >= cb
+    if op == "==":
+        return lambda w: fa(w) == fb(w)
+    if op == "!=":
+        return lambda w: fa(w) != fb(w)
+    if op == "<":
+        return lambda w: fa(w) < fb(w)
+    if op == "<=":
+        return lambda w: fa(w) <= fb(w)
+    if op == ">":
+        return lambda w: fa(w) > fb(w)
+    return lambda w: fa(w) >= fb(w)
+
+
+def _int32_arith(op, fa, fb, cb):
+    """int32 + - * with wraparound; numpy int32 vectors wrap by themselves."""
+    lo, hi = _INT32_MIN, _INT32_MAX
+    wrap = V.wrap_int
+    if op == "+":
+        if cb is not None:
+            def f(w):
+                r = fa(w) + cb
+                return r if type(r) is np.ndarray or lo <= r <= hi else wrap(r, "int32")
+            return f
+
+        def f(w):
+            r = fa(w) + fb(w)
+            return r if type(r) is np.ndarray or lo <= r <= hi else wrap(r, "int32")
+        return f
+    if op == "-":
+        def f(w):
+            r = fa(w) - fb(w)
+            return r if type(r) is np.ndarray or lo <= r <= hi else wrap(r, "int32")
+        return f
+
+    def f(w):
+        r = fa(w) * fb(w)
+        return r if type(r) is np.ndarray or lo <= r <= hi else wrap(r, "int32")
+    return f

@@ -1,0 +1,553 @@
+"""IR statements -> closures; the compiled `Program` of one run.
+
+Assumes unique binding names and resolved module constants/scalar parameters.
+Guarantees: a statement compiles to a plain function `f(w)` unless it can block,
+in which case it is a generator function (yielding `Wait`/`Poll` to the scheduler);
+control flow runs under lane masks — a divergent `if` runs both sides, a loop runs
+while any lane is active, and divergent `break`/`continue` remove lanes from the
+loop or the iteration.  While loops yield every `QUANTUM` iterations so spinning
+warps let others run; a loop past the iteration budget raises `ResourceLimit`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import ir
+
+from . import values as V
+from .compile_expr import BufferInfo, ExprCompiler
+from .errors import EngineError, ResourceLimit, UnsupportedTIRxError
+from .memory import SharedLayout
+from .ops import OpContext
+from .runtime import Loop, Poll
+
+QUANTUM = 64
+
+
+class _Break(Exception):
+    pass
+
+
+class _Continue(Exception):
+    pass
+
+
+class Program:
+    """A kernel compiled for one launch: `body(w)` is the generator every warp runs."""
+
+    def __init__(self, func, body, sites, buffers, layout, nslots, global_slot, shared_infos):
+        self.func = func
+        self.body = body
+        self.sites = sites
+        self.buffers = buffers
+        self.layout = layout
+        self.nslots = nslots
+        self.global_slot = global_slot
+        self.shared_infos = shared_infos
+
+
+def _and_not(mask, lanes):
+    """mask & ~lanes, with None meaning all 32 lanes."""
+    base = V.FULL if mask is None else mask
+    return base & ~lanes
+
+
+def _or(a, b):
+    if a is None:
+        return b.copy()
+    return a | b
+
+
+class Compiler:
+    def __init__(self, func: ir.PrimFunc, scalars: dict, block: tuple[int, int, int]):
+        self.func = func
+        self.constants = func.constant_values
+        self.scalars = scalars
+        self.layout = SharedLayout()
+        self.global_slot: dict[str, int] = {}
+        self.buffers: dict[str, BufferInfo] = {}
+        self.shared_infos: list[BufferInfo] = []
+        self._collect_buffers()
+        self.ops = OpContext(self)
+        self.exprs = ExprCompiler(func, self.constants, scalars, self.buffers, block, self.ops)
+
+    # ------------------------------------------------------------------ buffers
+    def _shape(self, buf: ir.Buffer) -> tuple[int, ...]:
+        out = []
+        for e in buf.shape:
+            v = _static(e, self.constants, self.scalars)
+            if v is None:
+                raise UnsupportedTIRxError(f"shape of {buf.name}", buf.span,
+                                           "buffer extents must be constants or scalar parameters")
+            out.append(int(v))
+        return tuple(out)
+
+    def _collect_buffers(self) -> None:
+        views = 0   # global view slots: one per parameter and per alias of one
+        for p in self.func.params:
+            if p.kind == "buffer":
+                self.global_slot[p.name] = len(self.global_slot)
+                self.buffers[p.name] = BufferInfo(p.name, "global", p.dtype, self._shape(p.buffer), p.name, 0, views,
+                                                  p.span)
+                views += 1
+        local_slot = 0
+        for node in ir.walk(self.func.body):
+            if not isinstance(node, ir.DeclBuffer):
+                continue
+            b = node.buffer
+            shape = self._shape(b)
+            if b.data is not None:
+                root = self.buffers.get(b.data)
+                if root is None:
+                    raise UnsupportedTIRxError(f"alias {b.name}", b.span, f"aliased buffer {b.data} is unknown")
+                offset = _static(b.byte_offset, self.constants, self.scalars)
+                if offset is None:
+                    raise UnsupportedTIRxError(f"alias {b.name}", b.span,
+                                               "alias offsets must be constants or scalar parameters")
+                offset = int(offset) + root.offset
+                if root.space == "shared":
+                    slot = len(self.shared_infos)
+                    info = BufferInfo(b.name, "shared", b.dtype, shape, root.alloc, offset, slot, b.span)
+                    self.shared_infos.append(info)
+                elif root.space == "global":
+                    info = BufferInfo(b.name, "global", b.dtype, shape, root.alloc, offset, views, b.span)
+                    views += 1
+                else:
+                    raise UnsupportedTIRxError(f"alias {b.name}", b.span, "aliases of local buffers")
+            elif b.scope in ("shared", "shared.dyn"):
+                slot = len(self.shared_infos)
+                info = BufferInfo(b.name, "shared", b.dtype, shape, b.name, 0, slot, b.span)
+                self.layout.add(b.name, info.numel * info.itemsize, b.align)
+                self.shared_infos.append(info)
+            elif b.scope == "local":
+                info = BufferInfo(b.name, "local", b.dtype, shape, b.name, 0, local_slot, b.span)
+                local_slot += 1
+            else:
+                raise UnsupportedTIRxError(f"buffer {b.name}", b.span, f"scope {b.scope!r} inside the kernel")
+            self.buffers[b.name] = info
+
+    # ------------------------------------------------------------------ program
+    def compile(self) -> Program:
+        body, blocking = self.block(self.func.body)
+        if not blocking:
+            plain = body
+
+            def program(w):
+                plain(w)
+                return
+                yield  # noqa: the program is always a generator
+            entry = program
+        else:
+            entry = body
+        return Program(self.func, entry, self.ops.sites, self.buffers, self.layout, len(self.exprs.slots),
+                       self.global_slot, self.shared_infos)
+
+    def block(self, stmts):
+        compiled = [self.stmt(s) for s in stmts]
+        compiled = [c for c in compiled if c is not None]
+        if not compiled:
+            return (lambda w: None), False
+        if len(compiled) == 1:
+            return compiled[0]
+        if not any(b for _, b in compiled):
+            fns = tuple(f for f, _ in compiled)
+
+            def run(w):
+                for f in fns:
+                    f(w)
+            return run, False
+        items = tuple(compiled)
+
+        def run_gen(w):
+            for f, b in items:
+                if b:
+                    yield from f(w)
+                else:
+                    f(w)
+        return run_gen, True
+
+    def stmt(self, s: ir.Stmt):
+        return getattr(self, "_" + type(s).__name__)(s)
+
+    # -- simple statements
+    def _Evaluate(self, s: ir.Evaluate):
+        v = s.value
+        if isinstance(v, ir.OpCall):
+            fn, blocking = self.ops.compile_call(v)
+        else:
+            fn, blocking = self.exprs.expr(v), False
+        if blocking:
+            def run_gen(w):
+                w.instr += 1
+                yield from fn(w)
+            return run_gen, True
+
+        def run(w):
+            w.instr += 1
+            fn(w)
+        return run, False
+
+    def _Store(self, s: ir.Store):
+        info = self.buffers[s.buffer]
+        idx = self.exprs.flat_index(info, s.indices)
+        value = self.exprs.expr(s.value)
+        if info.space == "local":
+            store = self.ops.acc.local_store(info, idx, value, s.span)
+        else:
+            site = self.ops.site(s, "element store " + info.space)
+            store = self.ops.acc.memory_store(info, idx, value, site, s.span)
+
+        def run(w):
+            w.instr += 1
+            store(w)
+        return run, False
+
+    def _Let(self, s: ir.Let):
+        slot = self.exprs.slot(s.var.name)
+        value = self.exprs.expr(s.value)
+
+        def run(w):
+            w.instr += 1
+            w.env[slot] = value(w)
+        return run, False
+
+    def _DeclBuffer(self, s: ir.DeclBuffer):
+        info = self.buffers[s.buffer.name]
+        if info.space != "local":
+            return None
+        slot, numel = info.slot, info.numel
+
+        def run(w):
+            w.local[slot] = [None] * numel
+        return run, False
+
+    def _Assert(self, s: ir.Assert):
+        cond = self.exprs.expr(s.cond)
+        message, span = s.message, s.span
+
+        def run(w):
+            c = V.truthy(cond(w))
+            failed = (not c) if type(c) is not np.ndarray else bool((~c & w.active()).any())
+            if failed:
+                raise EngineError("assertion_failed", f"assertion failed: {message or 'condition is false'}", span)
+        return run, False
+
+    def _Break(self, s):
+        def run(w):
+            raise _Break
+        return run, False
+
+    def _Continue(self, s):
+        def run(w):
+            raise _Continue
+        return run, False
+
+    # -- control flow
+    def _If(self, s: ir.If):
+        cond = self.exprs.expr(s.cond)
+        then_fn, then_b = self.block(s.then_body)
+        else_fn, else_b = self.block(s.else_body) if s.else_body else ((lambda w: None), False)
+        has_else = bool(s.else_body)
+        if not (then_b or else_b):
+            def run(w):
+                w.instr += 1
+                c = cond(w)
+                if type(c) is not np.ndarray:
+                    if c:
+                        then_fn(w)
+                    elif has_else:
+                        else_fn(w)
+                    return
+                _divergent_if(w, V.truthy(c), then_fn, else_fn if has_else else None)
+            return run, False
+
+        def run_gen(w):
+            w.instr += 1
+            c = cond(w)
+            if type(c) is not np.ndarray:
+                if c:
+                    if then_b:
+                        yield from then_fn(w)
+                    else:
+                        then_fn(w)
+                elif has_else:
+                    if else_b:
+                        yield from else_fn(w)
+                    else:
+                        else_fn(w)
+                return
+            yield from _divergent_if_gen(w, V.truthy(c), then_fn, then_b, else_fn if has_else else None, else_b)
+        return run_gen, True
+
+    def _For(self, s: ir.For):
+        start, stop, step = self.exprs.expr(s.start), self.exprs.expr(s.stop), self.exprs.expr(s.step)
+        slot = self.exprs.slot(s.var.name)
+        body, blocking = self.block(s.body)
+        span = s.span
+
+        def bounds(w):
+            a, b, st = start(w), stop(w), step(w)
+            if type(a) is np.ndarray or type(st) is np.ndarray:
+                raise UnsupportedTIRxError("for loop", span, "lane-varying loop start or step")
+            return int(a), b, int(st)
+
+        if not blocking:
+            def run(w):
+                a, b, st = bounds(w)
+                _run_for(w, slot, a, b, st, body, span)
+            return run, False
+
+        def run_gen(w):
+            a, b, st = bounds(w)
+            yield from _run_for_gen(w, slot, a, b, st, body, span)
+        return run_gen, True
+
+    def _While(self, s: ir.While):
+        cond = self.exprs.expr(s.cond)
+        body, blocking = self.block(s.body)
+        site = self.ops.site(s, "while")
+        span = s.span
+
+        def run_gen(w):
+            loop = Loop()
+            w.loops.append(loop)
+            w.iters.append(0)
+            saved = w.mask
+            budget = w.eng.loop_budget
+            k = 0
+            try:
+                while True:
+                    c = cond(w)
+                    w.instr += 1
+                    if type(c) is np.ndarray:
+                        c = V.truthy(c)
+                        stay = w.active() & c
+                        if not stay.any():
+                            break
+                        w.mask = stay if not stay.all() else saved if saved is None else stay
+                    elif not c:
+                        break
+                    try:
+                        if blocking:
+                            yield from body(w)
+                        else:
+                            body(w)
+                    except _Continue:
+                        pass
+                    except _Break:
+                        loop.brk = _or(loop.brk, w.active())
+                    if not _next_iteration(w, loop, saved):
+                        break
+                    k += 1
+                    w.iters[-1] = k
+                    if k > budget:
+                        raise ResourceLimit("loop_iterations", f"a while loop ran more than {budget} iterations "
+                                                               f"at {span}", span=str(span), budget=budget)
+                    if k % QUANTUM == 0:
+                        yield Poll(None, site, "while loop")
+            finally:
+                w.loops.pop()
+                w.iters.pop()
+                w.mask = saved
+        return run_gen, True
+
+
+def _next_iteration(w, loop: Loop, start_mask) -> bool:
+    """Lanes for the next iteration: all that entered it except those that broke out."""
+    if loop.brk is None and loop.cont is None:
+        return True
+    lanes = V.FULL if start_mask is None else start_mask
+    if loop.brk is not None:
+        lanes = lanes & ~loop.brk
+    loop.cont = None
+    if not lanes.any():
+        return False
+    w.mask = None if (start_mask is None and lanes.all()) else lanes
+    return True
+
+
+def _run_for(w, slot, a, b, st, body, span):
+    loop = Loop()
+    w.loops.append(loop)
+    w.iters.append(0)
+    saved = w.mask
+    budget = w.eng.loop_budget
+    env = w.env
+    uniform_stop = type(b) is not np.ndarray
+    try:
+        i, k = a, 0
+        while True:
+            if uniform_stop:
+                if (st > 0 and i >= b) or (st < 0 and i <= b):
+                    break
+            else:
+                stay = w.active() & ((i < b) if st > 0 else (i > b))
+                if not stay.any():
+                    break
+                w.mask = stay
+            env[slot] = i
+            w.iters[-1] = k
+            w.instr += 1
+            try:
+                body(w)
+            except _Continue:
+                pass
+            except _Break:
+                loop.brk = _or(loop.brk, w.active())
+            if not _next_iteration(w, loop, saved):
+                break
+            i += st
+            k += 1
+            if k > budget:
+                raise ResourceLimit("loop_iterations", f"a for loop ran more than {budget} iterations at {span}",
+                                    span=str(span), budget=budget)
+    finally:
+        w.loops.pop()
+        w.iters.pop()
+        w.mask = saved
+
+
+def _run_for_gen(w, slot, a, b, st, body, span):
+    loop = Loop()
+    w.loops.append(loop)
+    w.iters.append(0)
+    saved = w.mask
+    budget = w.eng.loop_budget
+    uniform_stop = type(b) is not np.ndarray
+    try:
+        i, k = a, 0
+        while True:
+            if uniform_stop:
+                if (st > 0 and i >= b) or (st < 0 and i <= b):
+                    break
+            else:
+                stay = w.active() & ((i < b) if st > 0 else (i > b))
+                if not stay.any():
+                    break
+                w.mask = stay
+            w.env[slot] = i
+            w.iters[-1] = k
+            w.instr += 1
+            try:
+                yield from body(w)
+            except _Continue:
+                pass
+            except _Break:
+                loop.brk = _or(loop.brk, w.active())
+            if not _next_iteration(w, loop, saved):
+                break
+            i += st
+            k += 1
+            if k > budget:
+                raise ResourceLimit("loop_iterations", f"a for loop ran more than {budget} iterations at {span}",
+                                    span=str(span), budget=budget)
+    finally:
+        w.loops.pop()
+        w.iters.pop()
+        w.mask = saved
+
+
+def _escaped(w, lanes, exc) -> None:
+    """Lanes of a divergent branch left the iteration (continue) or the loop (break)."""
+    loop = w.loops[-1]
+    if isinstance(exc, _Break):
+        loop.brk = _or(loop.brk, lanes)
+    else:
+        loop.cont = _or(loop.cont, lanes)
+
+
+def _after_divergence(w, saved):
+    loop = w.loops[-1] if w.loops else None
+    remaining = V.FULL.copy() if saved is None else saved.copy()
+    if loop is not None:
+        if loop.brk is not None:
+            remaining &= ~loop.brk
+        if loop.cont is not None:
+            remaining &= ~loop.cont
+    if not remaining.any():
+        w.mask = saved
+        raise _Continue
+    w.mask = None if (saved is None and remaining.all()) else remaining
+
+
+def _divergent_if(w, c, then_fn, else_fn):
+    saved = w.mask
+    active = V.FULL if saved is None else saved
+    t = active & c
+    escaped = False
+    if t.any():
+        w.mask = t
+        try:
+            then_fn(w)
+        except (_Break, _Continue) as exc:
+            _escaped(w, t, exc)
+            escaped = True
+    if else_fn is not None:
+        f = active & ~c
+        if f.any():
+            w.mask = f
+            try:
+                else_fn(w)
+            except (_Break, _Continue) as exc:
+                _escaped(w, f, exc)
+                escaped = True
+    if escaped:
+        _after_divergence(w, saved)
+    else:
+        w.mask = saved
+
+
+def _divergent_if_gen(w, c, then_fn, then_b, else_fn, else_b):
+    saved = w.mask
+    active = V.FULL if saved is None else saved
+    t = active & c
+    escaped = False
+    if t.any():
+        w.mask = t
+        try:
+            if then_b:
+                yield from then_fn(w)
+            else:
+                then_fn(w)
+        except (_Break, _Continue) as exc:
+            _escaped(w, t, exc)
+            escaped = True
+    if else_fn is not None:
+        f = active & ~c
+        if f.any():
+            w.mask = f
+            try:
+                if else_b:
+                    yield from else_fn(w)
+                else:
+                    else_fn(w)
+            except (_Break, _Continue) as exc:
+                _escaped(w, f, exc)
+                escaped = True
+    if escaped:
+        _after_divergence(w, saved)
+    else:
+        w.mask = saved
+
+
+def _static(e: ir.Expr, constants: dict, scalars: dict):
+    """Evaluate an expression over constants and scalar parameters (None if it needs more)."""
+    if isinstance(e, ir.Const):
+        return e.value
+    if isinstance(e, ir.ConstRef):
+        return constants.get(e.name)
+    if isinstance(e, ir.Var):
+        return scalars.get(e.name)
+    if isinstance(e, ir.Cast):
+        v = _static(e.value, constants, scalars)
+        return None if v is None else V.cast(v, e.value.dtype, e.dtype)
+    if isinstance(e, ir.BinOp):
+        a, b = _static(e.a, constants, scalars), _static(e.b, constants, scalars)
+        if a is None or b is None:
+            return None
+        try:
+            return V.binop(e.op, e.a.dtype, e.dtype)(a, b)
+        except V.DivisionByZero:
+            return None
+    return None
+

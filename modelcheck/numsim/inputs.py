@@ -1,0 +1,131 @@
+"""Binding inputs to kernel parameters: arrays for buffers, scalars for scalar parameters.
+
+Inputs are never mutated: every bound array is copied.  A missing or ill-typed binding
+raises `InputError` naming the parameters and what was expected.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import ir
+from ir import dtypes as dt
+
+from . import values as V
+from .errors import InputError
+
+
+def _static(e, constants, scalars):
+    from .compile_stmt import _static as static
+    return static(e, constants, scalars)
+
+
+def bind_scalars(func: ir.PrimFunc, inputs: dict) -> dict:
+    scalars = {}
+    for p in func.params:
+        if p.kind != "scalar" or p.name not in inputs:
+            continue
+        v = inputs[p.name]
+        if isinstance(v, np.ndarray):
+            if v.size != 1:
+                raise InputError(f"scalar input {p.name!r} has a buffer value (shape {v.shape}); "
+                                 f"pass a Python or NumPy scalar")
+            v = v.reshape(()).item()
+        if isinstance(v, (np.generic,)):
+            v = v.item()
+        if dt.is_float(p.dtype):
+            scalars[p.name] = V.scalar_of(p.dtype, float(v))
+        elif p.dtype == "bool":
+            scalars[p.name] = bool(v)
+        else:
+            if isinstance(v, float) and not v.is_integer():
+                raise InputError(f"scalar input {p.name!r} is {v}, but the parameter is {p.dtype}")
+            scalars[p.name] = dt.wrap(int(v), p.dtype)
+    return scalars
+
+
+def missing(func: ir.PrimFunc, inputs: dict) -> list[str]:
+    return [p.name for p in func.params if p.name not in inputs]
+
+
+def check_inputs(func: ir.PrimFunc, inputs: dict) -> None:
+    absent = missing(func, inputs)
+    if absent:
+        wanted = ", ".join(_describe(p) for p in func.params if p.name in absent)
+        raise InputError(f"missing input bindings for {', '.join(absent)}; the kernel takes: {wanted}",
+                         tuple(absent))
+    known = {p.name for p in func.params}
+    extra = sorted(set(inputs) - known)
+    if extra:
+        raise InputError(f"unknown input(s) {', '.join(extra)}; parameters are {', '.join(sorted(known))}")
+
+
+def _describe(p: ir.Param) -> str:
+    if p.kind == "buffer":
+        return f"{p.name} (buffer of {p.dtype})"
+    if p.kind == "handle":
+        return f"{p.name} (tensor map / pointer: a NumPy array)"
+    return f"{p.name} ({p.dtype} scalar)"
+
+
+def buffer_array(func: ir.PrimFunc, p: ir.Param, value, scalars: dict) -> np.ndarray:
+    """A private copy of a buffer input, checked against the parameter's dtype and size."""
+    if not isinstance(value, np.ndarray):
+        raise InputError(f"input {p.name!r} must be a NumPy array ({p.dtype}), got {type(value).__name__}")
+    want = np.dtype(V.NP_DTYPE[p.dtype])
+    if value.dtype != want:
+        raise InputError(f"input {p.name!r} has dtype {value.dtype}, the kernel parameter is {p.dtype}")
+    numel = 1
+    for e in p.buffer.shape:
+        v = _static(e, func.constant_values, scalars)
+        if v is None:
+            raise InputError(f"the extent of {p.name!r} depends on a scalar input that is not bound")
+        numel *= int(v)
+    if value.size != numel:
+        raise InputError(f"input {p.name!r} has {value.size} elements, the kernel parameter has {numel}")
+    return np.array(value, copy=True, order="C").reshape(-1)
+
+
+def default_inputs(func: ir.PrimFunc, overrides: dict | None = None, seed: int = 0) -> dict:
+    """The embedded default: zero-filled buffers with static shapes, plus any given overrides.
+
+    `overrides` maps a parameter to an array, a scalar, or one of "zeros", "ones", "random[:seed]"."""
+    overrides = dict(overrides or {})
+    constants = func.constant_values
+    out: dict = {}
+    scalars = {k: v for k, v in overrides.items() if not isinstance(v, (str, np.ndarray))}
+    for p in func.params:
+        spec = overrides.get(p.name)
+        if spec is not None and not isinstance(spec, str):
+            out[p.name] = spec
+            continue
+        if p.kind != "buffer":
+            if spec is not None:
+                raise InputError(f"{p.name} is a {p.kind} parameter; give it a value, not {spec!r}")
+            continue
+        shape = []
+        for e in p.buffer.shape:
+            v = _static(e, constants, scalars)
+            if v is None:
+                shape = None
+                break
+            shape.append(int(v))
+        if shape is None:
+            continue
+        np_t = V.NP_DTYPE[p.dtype]
+        kind, _, arg = (spec or "zeros").partition(":")
+        if kind == "zeros":
+            out[p.name] = np.zeros(shape, dtype=np_t)
+        elif kind == "ones":
+            out[p.name] = np.ones(shape, dtype=np_t)
+        elif kind == "random":
+            rng = np.random.default_rng(int(arg) if arg else seed)
+            if dt.is_float(p.dtype):
+                out[p.name] = rng.standard_normal(shape).astype(np_t)
+            elif p.dtype == "bool":
+                out[p.name] = rng.integers(0, 2, shape).astype(np_t)
+            else:
+                lo, hi = dt.int_range(p.dtype)
+                out[p.name] = rng.integers(max(lo, -1000), min(hi, 1000) + 1, shape).astype(np_t)
+        else:
+            raise InputError(f"unknown input spec {spec!r} for {p.name}; use zeros, ones, random[:seed] or an array")
+    return out

@@ -1,0 +1,133 @@
+"""Memory of a NumSim run: global allocations, one shared pool per CTA, address decoding.
+
+Addresses are numbers as on hardware.  Global buffers live at distinct 64-bit
+bases (`GLOBAL_BASE + k * GLOBAL_STRIDE`), so an address names one allocation;
+shared memory is a byte pool per CTA whose window starts at `SHARED_BASE` (so 0
+is never a valid shared address), with allocations laid out in declaration order
+at their alignment.  Every byte has a `written` flag, for the uninitialized-read
+advisory; bound inputs count as written.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+GLOBAL_BASE = 0x7F00_0000_0000
+GLOBAL_STRIDE = 1 << 36
+SHARED_BASE = 0x400
+SHARED_LIMIT = 232_448          # bytes of shared memory per CTA on sm_100 (227 KiB)
+
+
+@dataclass
+class Allocation:
+    """A region of memory: one global buffer, or one shared allocation inside a CTA's pool."""
+
+    id: int
+    name: str
+    space: str                 # "global" | "shared"
+    base: int                  # first address
+    nbytes: int
+    data: np.ndarray           # uint8 view of the bytes
+    written: np.ndarray        # bool per byte
+    all_written: bool = False  # fast path for the uninitialized-read check
+    cta: int | None = None
+
+    def contains(self, addr: int, size: int = 1) -> bool:
+        return self.base <= addr and addr + size <= self.base + self.nbytes
+
+    def mark_written(self, offsets, size: int) -> None:
+        if self.all_written:
+            return
+        if type(offsets) is np.ndarray:
+            for k in range(size):
+                self.written[offsets + k] = True
+        else:
+            self.written[offsets:offsets + size] = True
+
+    def unwritten(self, offsets, size: int) -> bool:
+        """True if any of the bytes [offsets, offsets + size) was never written."""
+        if self.all_written:
+            return False
+        if type(offsets) is np.ndarray:
+            ok = self.written[offsets]
+            for k in range(1, size):
+                ok = ok & self.written[offsets + k]
+            bad = not ok.all()
+        else:
+            bad = not self.written[offsets:offsets + size].all()
+        if not bad and self.written.all():
+            self.all_written = True
+        return bad
+
+
+@dataclass
+class SharedLayout:
+    """Static layout of a kernel's shared allocations (same for every CTA)."""
+
+    offsets: dict[str, int] = field(default_factory=dict)   # allocation name -> offset in the pool
+    sizes: dict[str, int] = field(default_factory=dict)
+    aligns: dict[str, int] = field(default_factory=dict)
+    total: int = 0
+
+    def add(self, name: str, nbytes: int, align: int) -> None:
+        align = max(align, 16)
+        off = (self.total + align - 1) // align * align
+        self.offsets[name] = off
+        self.sizes[name] = nbytes
+        self.aligns[name] = align
+        self.total = off + nbytes
+
+
+class SharedMemory:
+    """One CTA's shared memory: the pool, its allocations, and address decoding."""
+
+    def __init__(self, cta: int, layout: SharedLayout, first_id: int):
+        self.cta = cta
+        self.pool = np.zeros(max(layout.total, 1), dtype=np.uint8)
+        self.written = np.zeros(max(layout.total, 1), dtype=np.bool_)
+        self.allocs: dict[str, Allocation] = {}
+        for k, (name, off) in enumerate(layout.offsets.items()):
+            size = layout.sizes[name]
+            self.allocs[name] = Allocation(first_id + k, name, "shared", SHARED_BASE + off, size,
+                                           self.pool[off:off + size], self.written[off:off + size], cta=cta)
+        ordered = sorted(self.allocs.values(), key=lambda a: a.base)
+        self._bases = np.array([a.base for a in ordered], dtype=np.int64)
+        self._ordered = ordered
+
+    def find(self, addr: int, size: int) -> Allocation | None:
+        """The allocation holding [addr, addr + size), or None."""
+        if not self._ordered:
+            return None
+        k = int(np.searchsorted(self._bases, addr, side="right")) - 1
+        if k < 0:
+            return None
+        a = self._ordered[k]
+        return a if a.contains(addr, size) else None
+
+
+class GlobalMemory:
+    """The launch's global buffers (copies of the bound inputs)."""
+
+    def __init__(self):
+        self.allocs: dict[str, Allocation] = {}
+        self._by_slot: dict[int, Allocation] = {}
+
+    def add(self, name: str, array: np.ndarray, initialized: bool = True) -> Allocation:
+        slot = len(self.allocs)
+        data = array.reshape(-1).view(np.uint8)
+        written = np.full(data.size, initialized, dtype=np.bool_)
+        a = Allocation(slot, name, "global", GLOBAL_BASE + slot * GLOBAL_STRIDE, data.size, data, written,
+                       all_written=initialized)
+        self.allocs[name] = a
+        self._by_slot[slot] = a
+        return a
+
+    def find(self, addr: int, size: int) -> Allocation | None:
+        slot = (addr - GLOBAL_BASE) // GLOBAL_STRIDE
+        a = self._by_slot.get(slot)
+        return a if a is not None and a.contains(addr, size) else None
+
+
+def space_of_address(addr: int) -> str:
+    return "global" if addr >= GLOBAL_BASE else "shared"

@@ -1,0 +1,210 @@
+"""Compiling modeled operations (`ir.OpCall`) to closures, one module per op family.
+
+Each family module exposes `HANDLERS: {spec name: compile function}`; a compile
+function takes `(ctx, call, info)` and returns `(fn, blocking)` where `fn(w)` runs
+the operation for the warp's active lanes (and returns its value, if any) and
+`blocking` says whether `fn` is a generator that may yield `Wait`/`Poll`.  An op
+outside the modeled set, or one the registry marks unsupported, compiles to a
+closure that raises `UnsupportedTIRxError` when executed — never a silent skip.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import ir
+
+from .. import values as V
+from ..errors import EngineError, UnsupportedTIRxError
+from ..trace import Site
+from .access import Accessors
+
+
+class OpContext:
+    """What op compile functions use: expression closures, sites, accessors, buffer facts."""
+
+    def __init__(self, compiler):
+        self.cc = compiler
+        self.sites: list[Site] = []
+        self.acc = Accessors(compiler)
+        self.source_lines = (compiler.func.source or "").splitlines()
+        from . import async_copy, barrier, fence, mbarrier, memory, misc, tcgen05, warp
+        self.handlers = {}
+        for module in (memory, mbarrier, barrier, warp, async_copy, fence, misc, tcgen05):
+            self.handlers.update(module.HANDLERS)
+
+    # -- sites
+    def site(self, node: ir.Node, op: str) -> int:
+        span = node.span
+        text = ""
+        if span is not None and 1 <= span.line <= len(self.source_lines):
+            text = self.source_lines[span.line - 1].strip()
+        sid = len(self.sites)
+        self.sites.append(Site(sid, op, span, text))
+        return sid
+
+    def expr(self, e: ir.Expr):
+        return self.cc.exprs.expr(e)
+
+    def const(self, e: ir.Expr):
+        return self.cc.exprs.const_value(e)
+
+    # -- element access (used by the expression and statement compilers)
+    def local_load(self, info, idx, site, span=None):
+        return self.acc.local_load(info, idx, site, span)
+
+    def memory_load(self, info, idx, site, span):
+        return self.acc.memory_load(info, idx, site, span)
+
+    def buffer_base(self, info):
+        base = self.acc.base_address(info)
+        return lambda w: base
+
+    def lvalue(self, e: ir.Expr, what: str):
+        """A writer `set(w, value)` for a destination operand (a register element)."""
+        if not isinstance(e, ir.Load):
+            raise UnsupportedTIRxError(what, e.span, "destination operand is not a buffer element")
+        info = self.cc.buffers[e.buffer]
+        idx = self.cc.exprs.flat_index(info, e.indices)
+        holder = [None]
+        if info.space == "local":
+            store = self.acc.local_store(info, idx, lambda w: holder[0], e.span)
+        else:
+            site = self.site(e, "element store " + info.space)
+            store = self.acc.memory_store(info, idx, lambda w: holder[0], site, e.span)
+        dtype = info.dtype
+
+        def write(w, value):
+            holder[0] = value
+            store(w)
+            holder[0] = None
+        write.dtype = dtype
+        return write
+
+    # -- dispatch
+    def compile_call(self, call: ir.OpCall):
+        info = ir.classify(call.op, tuple(o.dtype for o in call.operands))
+        if info is None:
+            return _unsupported(call.op, call.span, "not in the modeled set of operations"), False
+        if not info.supported:
+            return _unsupported(call.op, call.span, info.why_unsupported), False
+        handler = self.handlers.get(info.name)
+        if handler is None:
+            return _unsupported(call.op, call.span, _pending_reason(info)), False
+        fn, blocking = handler(self, call, info)
+        if call.pred is not None:
+            fn = _predicated(self.expr(call.pred), fn, blocking)
+        return fn, blocking
+
+
+def _pending_reason(info) -> str:
+    if info.family == "tcgen05":
+        return "tcgen05 operations are simulated from issue #4 (NumSim: TMA tensor maps and tcgen05/TMEM)"
+    if info.name.startswith("cp.async.bulk.tensor"):
+        return "TMA tensor copies are simulated from issue #4 (NumSim: TMA tensor maps and tcgen05/TMEM)"
+    return "no simulator implementation for this operation"
+
+
+def _unsupported(name, span, why):
+    def fn(w):
+        raise UnsupportedTIRxError(name, span, why)
+    return fn
+
+
+def _predicated(pred, fn, blocking):
+    """Run `fn` only for the lanes whose guard predicate holds (`@p op`)."""
+    if blocking:
+        def gen(w):
+            p = pred(w)
+            saved = w.mask
+            if type(p) is np.ndarray:
+                m = w.active() & V.truthy(p)
+                if not m.any():
+                    return
+                w.mask = m
+            elif not p:
+                return
+            try:
+                result = yield from fn(w)
+            finally:
+                w.mask = saved
+            return result
+        return gen
+
+    def run(w):
+        p = pred(w)
+        saved = w.mask
+        if type(p) is np.ndarray:
+            m = w.active() & V.truthy(p)
+            if not m.any():
+                return None
+            w.mask = m
+        elif not p:
+            return None
+        try:
+            return fn(w)
+        finally:
+            w.mask = saved
+    return run
+
+
+def groups(value, w):
+    """Split the active lanes by operand value: [(value, lane mask or None for all, lane count)]."""
+    if type(value) is not np.ndarray:
+        return [(int(value) if not isinstance(value, (float, np.floating)) else value, w.mask, w.active_count())]
+    active = w.active()
+    vals = value[active]
+    uniq = np.unique(vals)
+    if uniq.size == 1:
+        return [(int(uniq[0]), w.mask, int(vals.size))]
+    out = []
+    for u in uniq:
+        m = active & (value == u)
+        out.append((int(u), m, int(np.count_nonzero(m))))
+    return out
+
+
+def uniform(value, w, what: str, span):
+    """A warp-uniform operand (the same on every active lane)."""
+    if type(value) is not np.ndarray:
+        return value
+    vals = value[w.active()]
+    if vals.size and (vals == vals[0]).all():
+        v = vals[0]
+        return int(v) if np.issubdtype(vals.dtype, np.integer) or vals.dtype == np.bool_ else v
+    raise EngineError("unsupported_operation", f"{what} must be the same on every active lane", span)
+
+
+def lane_values(value, w) -> list:
+    """(lane, value) for each active lane, in lane order."""
+    lanes = np.flatnonzero(w.active())
+    if type(value) is np.ndarray:
+        return [(int(k), value[k]) for k in lanes]
+    return [(int(k), value) for k in lanes]
+
+
+def require_full_warp(w, what: str, span, membermask: int = 0xFFFFFFFF):
+    """`.sync.aligned` and `.sync` collectives need every lane of the member mask active."""
+    active = w.active()
+    members = np.array([(membermask >> k) & 1 for k in range(32)], dtype=np.bool_)
+    if w.full_mask is not None:
+        members &= w.full_mask
+    missing = members & ~active
+    if missing.any():
+        lanes = [int(k) for k in np.flatnonzero(missing)]
+        raise EngineError("warp_collective_divergence",
+                          f"{what} needs every lane of member mask {membermask:#010x} active; lanes "
+                          f"{_lane_text(lanes)} are not", span, missing_lanes=lanes, membermask=membermask)
+
+
+def _lane_text(lanes: list[int]) -> str:
+    if len(lanes) > 6:
+        return f"{lanes[0]}..{lanes[-1]} ({len(lanes)} lanes)"
+    return ", ".join(map(str, lanes))
+
+
+def name_of(w, addr: int, itemsize: int = 8) -> str:
+    """`full[1]` for a shared address inside buffer `full` (for messages)."""
+    alloc = w.rt.shared.find(addr, 1) if w is not None else None
+    if alloc is None:
+        return f"{addr:#x}"
+    return f"{alloc.name}[{(addr - alloc.base) // itemsize}]"

@@ -1,0 +1,237 @@
+"""Element and address accesses: buffer loads/stores and raw-address decoding.
+
+Assumes `BufferInfo` with resolved shapes and a static shared layout.  Guarantees:
+masked-off lanes never fault; an index outside the buffer or an address outside
+every allocation raises `EngineError("oob")` naming the lane and address; every
+global/shared access is reported to observers as one record; reads of bytes never
+written are noted for the uninitialized-read advisory.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import values as V
+from ..errors import EngineError
+from ..memory import GLOBAL_BASE, SHARED_BASE
+
+
+def _first_bad_lane(bad: np.ndarray) -> int:
+    return int(np.flatnonzero(bad)[0])
+
+
+def oob(what: str, buffer: str, index, lane, address, span):
+    return EngineError("oob", f"out-of-bounds {what} of {buffer}[{index}] by lane {lane} at address {address:#x}",
+                       span, buffer=buffer, index=int(index), lane=int(lane), address=int(address))
+
+
+class Accessors:
+    """Builds the closures for element loads/stores of one run."""
+
+    def __init__(self, compiler):
+        self.cc = compiler
+        self.layout = compiler.layout
+
+    # -- bases
+    def base_address(self, info) -> int:
+        if info.space == "shared":
+            return SHARED_BASE + self.layout.offsets[info.alloc] + info.offset
+        if info.space == "global":
+            return GLOBAL_BASE + self.cc.global_slot[info.alloc] * (1 << 36) + info.offset
+        raise EngineError("invalid_address", f"local buffer {info.name} has no address", info.span)
+
+    def alloc_of(self, w, info):
+        if info.space == "shared":
+            return w.rt.shared.allocs[info.alloc]
+        return w.eng.globals.allocs[info.alloc]
+
+    # -- local (registers)
+    def local_load(self, info, idx, site, span):
+        slot, numel, dtype = info.slot, info.numel, info.dtype
+
+        def load(w):
+            vals = w.local[slot]
+            i = idx(w)
+            if type(i) is not np.ndarray:
+                if not 0 <= i < numel:
+                    raise oob("read", "local " + info.name, i, _lane0(w), 0, span)
+                v = vals[i]
+                if v is None:
+                    w.eng.note_uninitialized(site, w, info.name)
+                    return V.scalar_of(dtype, 0)
+                return v
+            active = w.active()
+            bad = ((i < 0) | (i >= numel)) & active
+            if bad.any():
+                lane = _first_bad_lane(bad)
+                raise oob("read", "local " + info.name, i[lane], lane, 0, span)
+            safe = np.where(active, i, 0)
+            mat = _matrix(vals, dtype, w, site, info.name)
+            return mat[safe, V.LANES]
+        return load
+
+    def local_store(self, info, idx, value, span):
+        slot, numel, dtype = info.slot, info.numel, info.dtype
+
+        def store(w):
+            vals = w.local[slot]
+            i = idx(w)
+            v = value(w)
+            w.effects += 1
+            if type(i) is not np.ndarray:
+                if not 0 <= i < numel:
+                    raise oob("write", "local " + info.name, i, _lane0(w), 0, span)
+                if w.mask is None:
+                    vals[i] = v
+                else:
+                    old = vals[i]
+                    vals[i] = np.where(w.mask, V.as_vec(v, dtype),
+                                       V.as_vec(0 if old is None else old, dtype))
+                return
+            active = w.active()
+            bad = ((i < 0) | (i >= numel)) & active
+            if bad.any():
+                lane = _first_bad_lane(bad)
+                raise oob("write", "local " + info.name, i[lane], lane, 0, span)
+            mat = _matrix(vals, dtype, None, None, info.name)
+            lanes = np.flatnonzero(active)
+            mat[i[lanes], lanes] = V.as_vec(v, dtype)[lanes]
+            for k in set(int(x) for x in i[lanes]):
+                vals[k] = mat[k].copy()
+        return store
+
+    # -- global / shared elements
+    def memory_load(self, info, idx, site, span):
+        slot, numel, itemsize, offset = info.slot, info.numel, info.itemsize, info.offset
+        shared = info.space == "shared"
+        is_int = info.dtype not in ("float16", "float32", "float64", "bfloat16", "float8_e4m3fn", "float8_e5m2",
+                                    "float8_e4m3")
+        is_bool = info.dtype == "bool"
+        base = self.base_address(info)
+        name = info.name
+        alloc_name = info.alloc
+
+        def load(w):
+            view = w.rt.views[slot] if shared else w.eng.global_views[slot]
+            i = idx(w)
+            eng = w.eng
+            if type(i) is not np.ndarray:
+                if not 0 <= i < numel:
+                    raise oob("read", name, i, _lane0(w), base + i * itemsize, span)
+                alloc = (w.rt.shared if shared else eng.globals).allocs[alloc_name]
+                off = offset + i * itemsize
+                if not alloc.all_written and alloc.unwritten(off, itemsize):
+                    eng.note_uninitialized(site, w, name)
+                eng.access(w, site, alloc, off, itemsize, "read")
+                v = view[i]
+                return bool(v) if is_bool else (int(v) if is_int else v)
+            active = w.active()
+            bad = ((i < 0) | (i >= numel)) & active
+            if bad.any():
+                lane = _first_bad_lane(bad)
+                raise oob("read", name, i[lane], lane, base + int(i[lane]) * itemsize, span)
+            safe = i if w.mask is None else np.where(active, i, 0)
+            alloc = (w.rt.shared if shared else eng.globals).allocs[alloc_name]
+            offs = offset + safe.astype(np.int64) * itemsize
+            if not alloc.all_written and alloc.unwritten(offs[active], itemsize):
+                eng.note_uninitialized(site, w, name)
+            eng.access(w, site, alloc, offs, itemsize, "read")
+            return view.take(safe)
+        return load
+
+    def memory_store(self, info, idx, value, site, span):
+        slot, numel, itemsize, offset = info.slot, info.numel, info.itemsize, info.offset
+        shared = info.space == "shared"
+        base = self.base_address(info)
+        name = info.name
+        alloc_name = info.alloc
+        np_dtype = info.np_dtype
+
+        def store(w):
+            view = w.rt.views[slot] if shared else w.eng.global_views[slot]
+            i = idx(w)
+            v = value(w)
+            eng = w.eng
+            w.effects += 1
+            alloc = (w.rt.shared if shared else eng.globals).allocs[alloc_name]
+            if type(i) is not np.ndarray:
+                if not 0 <= i < numel:
+                    raise oob("write", name, i, _lane0(w), base + i * itemsize, span)
+                if type(v) is np.ndarray:
+                    # one address, lane-varying values: the highest active lane's store lands last
+                    v = v[int(np.flatnonzero(w.active())[-1])]
+                view[i] = v
+                off = offset + i * itemsize
+                alloc.mark_written(off, itemsize)
+                eng.access(w, site, alloc, off, itemsize, "write")
+                return
+            active = w.active()
+            bad = ((i < 0) | (i >= numel)) & active
+            if bad.any():
+                lane = _first_bad_lane(bad)
+                raise oob("write", name, i[lane], lane, base + int(i[lane]) * itemsize, span)
+            if w.mask is None:
+                view[i] = v if type(v) is np.ndarray else np_dtype.type(v)
+                offs = offset + i.astype(np.int64) * itemsize
+                alloc.mark_written(offs, itemsize)
+            else:
+                lanes = np.flatnonzero(active)
+                view[i[lanes]] = v[lanes] if type(v) is np.ndarray else v
+                offs = offset + np.where(active, i, 0).astype(np.int64) * itemsize
+                alloc.mark_written(offs[lanes], itemsize)
+            eng.access(w, site, alloc, offs, itemsize, "write")
+        return store
+
+
+def _lane0(w) -> int:
+    return 0 if w.mask is None else int(np.flatnonzero(w.mask)[0]) if w.mask.any() else 0
+
+
+def _matrix(vals, dtype, w, site, name) -> np.ndarray:
+    """Per-lane values of a local buffer as an (elements, 32) array."""
+    mat = np.zeros((len(vals), 32), dtype=V.NP_DTYPE[dtype])
+    for k, v in enumerate(vals):
+        if v is None:
+            if w is not None:
+                w.eng.note_uninitialized(site, w, name)
+            continue
+        mat[k] = v
+    return mat
+
+
+def decode(w, addr, size: int, space: str, span, what: str):
+    """Raw address(es) -> (allocation, offsets).  `space` is "shared", "global" or "generic"."""
+    eng = w.eng
+    if type(addr) is not np.ndarray:
+        a = int(addr)
+        alloc = _find(w, a, size, space)
+        if alloc is None:
+            raise EngineError("oob", f"{what} at address {a:#x} ({size} B) is outside every {space} allocation "
+                                     f"(lane {_lane0(w)})", span, address=a, lane=_lane0(w), size=size)
+        return alloc, a - alloc.base
+    active = w.active()
+    lanes = np.flatnonzero(active)
+    if lanes.size == 0:
+        return None, None
+    a = addr.astype(np.int64)
+    lo, hi = int(a[lanes].min()), int(a[lanes].max())
+    alloc = _find(w, lo, size, space)
+    if alloc is not None and alloc.contains(hi, size):
+        offs = np.where(active, a - alloc.base, 0)
+        return alloc, offs
+    for lane in lanes:
+        al = _find(w, int(a[lane]), size, space)
+        if al is None:
+            raise EngineError("oob", f"{what} at address {int(a[lane]):#x} ({size} B) is outside every {space} "
+                                     f"allocation (lane {int(lane)})", span, address=int(a[lane]), lane=int(lane),
+                              size=size)
+    raise EngineError("unsupported_operation", f"{what}: lanes address different allocations in one instruction",
+                      span)
+
+
+def _find(w, addr: int, size: int, space: str):
+    if space == "shared" or (space == "generic" and addr < GLOBAL_BASE):
+        return w.rt.shared.find(addr, size)
+    if space in ("global", "generic"):
+        return w.eng.globals.find(addr, size)
+    return None
+

@@ -1,0 +1,316 @@
+"""Asynchronous copies.  Each executing lane issues its own operation; the data moves
+when the scheduler delivers the completion (FIFO, between rounds), so a consumer can
+observe a copy only through its mbarrier or its group.
+
+- `cp.async.bulk` global->shared: complete_tx(size) on the mbarrier operand.
+- `cp.async.bulk` shared->global: tracked by per-thread bulk groups
+  (`cp.async.bulk.commit_group`, `cp.async.bulk.wait_group[.read] N`).
+- `cp.async.{ca,cg}`: per-thread groups (`cp.async.commit_group`, `wait_group N`,
+  `wait_all`); `cp.async.mbarrier.arrive` arrives once the thread's earlier cp.async
+  operations completed (without `.noinc` it first adds one pending arrival).
+Async accesses are reported with proxy "async" (bulk) or "generic" (cp.async) and the
+operation's id as actor.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import EngineError
+from ..runtime import Wait
+from ..sync import SyncError
+from . import name_of, uniform
+from .access import decode
+from .mbarrier import barrier_of
+
+
+class AsyncOp:
+    __slots__ = ("id", "kind", "warp", "lane", "site", "iters", "done", "cta")
+
+    def __init__(self, op_id, kind, w, lane, site):
+        self.id = op_id
+        self.kind = kind
+        self.warp = w.gid
+        self.cta = w.cta
+        self.lane = lane
+        self.site = site
+        self.iters = tuple(w.iters)
+        self.done = False
+
+
+class Groups:
+    """Per-thread async groups of one warp for one family (bulk or cp.async)."""
+
+    __slots__ = ("uncommitted", "committed", "version")
+
+    def __init__(self):
+        self.uncommitted = [[] for _ in range(32)]
+        self.committed = [[] for _ in range(32)]
+        self.version = 0
+
+    def pending_groups(self, lane: int) -> int:
+        self.committed[lane] = [g for g in self.committed[lane] if any(not op.done for op in g)]
+        return len(self.committed[lane])
+
+    def commit(self, lane: int) -> None:
+        self.committed[lane].append([op for op in self.uncommitted[lane] if not op.done])
+        self.uncommitted[lane] = []
+
+
+def _groups(w, family: str) -> Groups:
+    if w.groups is None:
+        w.groups = {}
+    g = w.groups.get(family)
+    if g is None:
+        g = w.groups[family] = Groups()
+    return g
+
+
+def _new_op(w, kind, lane, site) -> AsyncOp:
+    eng = w.eng
+    eng.async_id += 1
+    eng.stats["async_ops"] += 1
+    return AsyncOp(eng.async_id, kind, w, lane, site)
+
+
+def _lanes(w):
+    return [int(k) for k in np.flatnonzero(w.active())]
+
+
+def _at(value, lane):
+    return int(value[lane]) if type(value) is np.ndarray else int(value)
+
+
+def _copy(eng, src_alloc, src_off, dst_alloc, dst_off, size, op, proxy, zero_from=None):
+    data = src_alloc.data[src_off:src_off + size].copy()
+    if zero_from is not None:
+        data[zero_from:] = 0
+    dst_alloc.data[dst_off:dst_off + size] = data
+    dst_alloc.mark_written(dst_off, size)
+    lanes = np.zeros(32, dtype=np.bool_)
+    lanes[op.lane] = True
+    eng.access(None, op.site, src_alloc, src_off, size, "read", proxy=proxy, lanes=lanes, actor=op.id,
+               iters=op.iters, warp=op.warp, cta=op.cta)
+    eng.access(None, op.site, dst_alloc, dst_off, size, "write", proxy=proxy, lanes=lanes, actor=op.id,
+               iters=op.iters, warp=op.warp, cta=op.cta)
+
+
+def _bulk_g2s(ctx, call, info):
+    dst_fn, src_fn, size_fn, bar_fn = (ctx.expr(o) for o in call.operands[:4])
+    site = ctx.site(call, "cp.async.bulk")
+    span = call.span
+
+    def run(w):
+        dst_a, src_a, size_a, bar_a = dst_fn(w), src_fn(w), size_fn(w), bar_fn(w)
+        eng = w.eng
+        w.effects += 1
+        for lane in _lanes(w):
+            size = _at(size_a, lane)
+            dst, src, baddr = _at(dst_a, lane), _at(src_a, lane), _at(bar_a, lane)
+            if size <= 0 or size % 16 or dst % 16 or src % 16:
+                raise EngineError("misaligned_address", f"cp.async.bulk needs 16-byte aligned addresses and a size "
+                                  f"that is a multiple of 16; got dst {dst:#x}, src {src:#x}, size {size}", span)
+            d_alloc = w.rt.shared.find(dst, size)
+            s_alloc = eng.globals.find(src, size)
+            if d_alloc is None or s_alloc is None:
+                bad = dst if d_alloc is None else src
+                raise EngineError("oob", f"cp.async.bulk range [{bad:#x}, +{size}) is outside every "
+                                         f"{'shared' if d_alloc is None else 'global'} allocation (lane {lane})",
+                                  span, address=bad, lane=lane, size=size)
+            bar = barrier_of(w, baddr, span, "cp.async.bulk")
+            try:
+                bar.require_live("cp.async.bulk")
+            except SyncError as err:
+                raise EngineError(err.kind, err.message, span, **err.details) from None
+            op = _new_op(w, "bulk.g2s", lane, site)
+            gen = bar.local_gen
+            eng.sync(w, "async.issue", site, barrier=("mbarrier", w.cta, baddr), tx=size, generation=gen,
+                     details={"op": op.id, "kind": op.kind, "lane": lane, "name": name_of(w, baddr)})
+            eng.enqueue(_complete_g2s(eng, w, op, s_alloc, src - s_alloc.base, d_alloc, dst - d_alloc.base, size,
+                                      bar, baddr, span, gen))
+    return run, False
+
+
+def _complete_g2s(eng, w, op, s_alloc, s_off, d_alloc, d_off, size, bar, baddr, span, bound_gen):
+    cta, warp = w.cta, w.gid
+
+    def complete():
+        _copy(eng, s_alloc, s_off, d_alloc, d_off, size, op, "async")
+        op.done = True
+        gen = bar.local_gen
+        try:
+            completed = bar.complete_tx(size)
+        except SyncError as err:
+            raise EngineError(err.kind, err.message, span, **err.details) from None
+        eng.touch(bar)
+        eng.async_sync(cta, warp, "mbarrier.complete_tx", op.site, op.iters, barrier=("mbarrier", cta, baddr),
+                       tx=size, generation=gen, completed=completed,
+                       details={"op": op.id, "async": True, "bound_generation": bound_gen})
+    return complete
+
+
+def _bulk_s2g(ctx, call, info):
+    dst_fn, src_fn, size_fn = (ctx.expr(o) for o in call.operands[:3])
+    site = ctx.site(call, "cp.async.bulk")
+    span = call.span
+
+    def run(w):
+        dst_a, src_a, size_a = dst_fn(w), src_fn(w), size_fn(w)
+        eng = w.eng
+        groups = _groups(w, "bulk")
+        w.effects += 1
+        for lane in _lanes(w):
+            size = _at(size_a, lane)
+            dst, src = _at(dst_a, lane), _at(src_a, lane)
+            if size <= 0 or size % 16 or dst % 16 or src % 16:
+                raise EngineError("misaligned_address", f"cp.async.bulk needs 16-byte aligned addresses and a size "
+                                  f"that is a multiple of 16; got dst {dst:#x}, src {src:#x}, size {size}", span)
+            s_alloc = w.rt.shared.find(src, size)
+            d_alloc = eng.globals.find(dst, size)
+            if d_alloc is None or s_alloc is None:
+                bad = src if s_alloc is None else dst
+                raise EngineError("oob", f"cp.async.bulk range [{bad:#x}, +{size}) is outside every allocation "
+                                         f"(lane {lane})", span, address=bad, lane=lane, size=size)
+            op = _new_op(w, "bulk.s2g", lane, site)
+            groups.uncommitted[lane].append(op)
+            eng.sync(w, "async.issue", site, details={"op": op.id, "kind": op.kind, "lane": lane})
+
+            def complete(op=op, s_alloc=s_alloc, s_off=src - s_alloc.base, d_alloc=d_alloc,
+                         d_off=dst - d_alloc.base, size=size, groups=groups):
+                _copy(eng, s_alloc, s_off, d_alloc, d_off, size, op, "async")
+                op.done = True
+                groups.version += 1
+                eng.touch(groups)
+                eng.async_sync(op.cta, op.warp, "async.complete", op.site, op.iters,
+                               details={"op": op.id, "kind": op.kind, "lane": op.lane})
+            eng.enqueue(complete)
+    return run, False
+
+
+def _commit(family):
+    def compile_(ctx, call, info):
+        site = ctx.site(call, info.name)
+
+        def run(w):
+            groups = _groups(w, family)
+            for lane in _lanes(w):
+                groups.commit(lane)
+            w.effects += 1
+            w.eng.sync(w, f"{family}.commit_group", site)
+        return run, False
+    return compile_
+
+
+def _wait_group(family, wait_all=False):
+    def compile_(ctx, call, info):
+        n_fn = ctx.expr(call.operands[0]) if call.operands else (lambda w: 0)
+        site = ctx.site(call, info.name)
+        span = call.span
+
+        def run(w):
+            n = int(uniform(n_fn(w), w, "wait_group count", span))
+            groups = _groups(w, family)
+            lanes = _lanes(w)
+            if wait_all:
+                for lane in lanes:
+                    groups.commit(lane)
+
+            def ready():
+                return all(groups.pending_groups(lane) <= n for lane in lanes)
+            blocked = False
+            while not ready():
+                blocked = True
+                yield Wait(groups, ready, f"await {info.name} {n} ({family} groups still pending)")
+            w.effects += 1
+            w.eng.sync(w, f"{family}.wait_group", site, count=n,
+                       details={"read": "read" in info.quals, "blocked": blocked})
+        return run, True
+    return compile_
+
+
+def _cp_async(ctx, call, info):
+    ops = [ctx.expr(o) for o in call.operands]
+    dst_fn, src_fn, cp_size_fn = ops[:3]
+    src_size_fn = ops[3] if len(ops) > 3 and call.operands[3].dtype != "uint64" else None
+    site = ctx.site(call, "cp.async")
+    span = call.span
+
+    def run(w):
+        dst_a, src_a, cp_a = dst_fn(w), src_fn(w), cp_size_fn(w)
+        src_sz = src_size_fn(w) if src_size_fn is not None else None
+        eng = w.eng
+        groups = _groups(w, "cp.async")
+        w.effects += 1
+        for lane in _lanes(w):
+            size = _at(cp_a, lane)
+            if size not in (4, 8, 16):
+                raise EngineError("unsupported_operation", f"cp.async copies 4, 8 or 16 bytes, got {size}", span)
+            dst, src = _at(dst_a, lane), _at(src_a, lane)
+            keep = size if src_sz is None else _at(src_sz, lane)
+            d_alloc = w.rt.shared.find(dst, size)
+            s_alloc = eng.globals.find(src, size) if keep > 0 else d_alloc
+            if d_alloc is None or s_alloc is None or dst % size or src % size:
+                bad = dst if d_alloc is None else src
+                raise EngineError("oob", f"cp.async at {bad:#x} ({size} B) is outside every allocation or "
+                                         f"misaligned (lane {lane})", span, address=bad, lane=lane)
+            op = _new_op(w, "cp.async", lane, site)
+            groups.uncommitted[lane].append(op)
+
+            def complete(op=op, s_alloc=s_alloc, s_off=src - s_alloc.base, d_alloc=d_alloc,
+                         d_off=dst - d_alloc.base, size=size, keep=keep, groups=groups):
+                _copy(eng, s_alloc, s_off, d_alloc, d_off, size, op, "generic",
+                      zero_from=keep if keep < size else None)
+                op.done = True
+                groups.version += 1
+                eng.touch(groups)
+            eng.enqueue(complete)
+    return run, False
+
+
+def _cp_async_mbarrier_arrive(ctx, call, info):
+    addr_fn = ctx.expr(call.operands[0])
+    noinc = "noinc" in info.quals
+    site = ctx.site(call, "cp.async.mbarrier.arrive")
+    span = call.span
+
+    def run(w):
+        a_all = addr_fn(w)
+        eng = w.eng
+        w.effects += 1
+        for lane in _lanes(w):
+            a = _at(a_all, lane)
+            bar = barrier_of(w, a, span, "cp.async.mbarrier.arrive")
+            try:
+                bar.require_live("cp.async.mbarrier.arrive")
+            except SyncError as err:
+                raise EngineError(err.kind, err.message, span, **err.details) from None
+            if not noinc:
+                bar.pending += 1
+            gen = bar.local_gen
+            eng.sync(w, "async.issue", site, barrier=("mbarrier", w.cta, a),
+                     details={"kind": "cp.async.mbarrier.arrive", "lane": lane, "noinc": noinc})
+            cta, warp, iters = w.cta, w.gid, tuple(w.iters)
+
+            def complete(bar=bar, a=a, gen=gen, cta=cta, warp=warp, iters=iters):
+                try:
+                    completed = bar.arrive(1)
+                except SyncError as err:
+                    raise EngineError(err.kind, err.message, span, **err.details) from None
+                eng.touch(bar)
+                eng.async_sync(cta, warp, "mbarrier.arrive", site, iters, barrier=("mbarrier", cta, a), count=1,
+                               generation=gen, completed=completed,
+                               details={"async": True, "kind": "cp.async.mbarrier.arrive"})
+            eng.enqueue(complete)
+    return run, False
+
+
+HANDLERS = {
+    "cp.async.bulk.g2s": _bulk_g2s,
+    "cp.async.bulk.s2g": _bulk_s2g,
+    "cp.async.bulk.commit_group": _commit("bulk"),
+    "cp.async.bulk.wait_group": _wait_group("bulk"),
+    "cp.async": _cp_async,
+    "cp.async.commit_group": _commit("cp.async"),
+    "cp.async.wait_group": _wait_group("cp.async"),
+    "cp.async.wait_all": _wait_group("cp.async", wait_all=True),
+    "cp.async.mbarrier.arrive": _cp_async_mbarrier_arrive,
+}

@@ -1,0 +1,155 @@
+"""Named barriers: bar.sync / barrier.sync[.aligned] / bar.arrive / bar.red, and the
+`T.cuda.cta_sync` (bar.sync 0 over the CTA), `T.cuda.warpgroup_sync(id)` (bar.sync id,
+128) and `T.tvm_storage_sync` spellings.  Aligned forms need the whole warp; a warp's
+contribution counts its threads; `bar.sync` and `bar.red` wait for the generation
+they contribute to, `bar.arrive` does not.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import values as V
+from ..errors import EngineError
+from ..runtime import Wait
+from ..sync import SyncError
+from . import require_full_warp, uniform
+
+
+def _contribute(w, site, span, bid, count, flavor, aligned, kind, pred=None):
+    if not 0 <= bid < 16:
+        raise EngineError("named_barrier_contract_mismatch", f"named barrier id {bid} is outside 0..15", span,
+                          barrier=bid)
+    if aligned:
+        require_full_warp(w, f"{kind} {bid}", span)
+        threads = w.nthreads
+    else:
+        threads = w.active_count()
+    if count is None:
+        count = w.rt.nthreads
+    nb = w.rt.named[bid]
+    try:
+        gen = nb.contribute(w.gid, threads, count, flavor, site, aligned)
+    except SyncError as err:
+        raise EngineError(err.kind, err.message, span, **err.details) from None
+    if pred is not None:
+        nb.red.setdefault(gen, []).append(pred)
+    w.eng.touch(nb)
+    w.effects += 1
+    w.eng.sync(w, kind, site, barrier=("named", w.cta, bid), count=count, generation=gen,
+               completed=nb.gen > gen, details={"threads": threads, "aligned": aligned, "flavor": flavor})
+    return nb, gen
+
+
+def _wait_generation(w, site, nb, gen, kind):
+    blocked = False
+    while nb.gen <= gen:
+        blocked = True
+        yield Wait(nb, lambda b=nb, g=gen: b.gen > g,
+                   f"await {kind} {nb.id}; generation {gen} ({nb.describe()})")
+    w.eng.sync(w, "bar.wait", site, barrier=("named", w.cta, nb.id), generation=gen,
+               details={"blocked": blocked})
+
+
+def _bar_sync(ctx, call, info):
+    ops = [ctx.expr(o) for o in call.operands]
+    aligned = "aligned" in info.quals
+    site = ctx.site(call, "bar.sync" if aligned else "barrier.sync")
+    span = call.span
+    kind = "bar.sync"
+
+    def run(w):
+        bid = int(uniform(ops[0](w), w, "barrier id", span))
+        count = int(uniform(ops[1](w), w, "barrier thread count", span)) if len(ops) > 1 else None
+        nb, gen = _contribute(w, site, span, bid, count, "sync", aligned, kind)
+        yield from _wait_generation(w, site, nb, gen, kind)
+    return run, True
+
+
+def _bar_arrive(ctx, call, info):
+    bid_fn, count_fn = (ctx.expr(o) for o in call.operands)
+    aligned = "aligned" in info.quals
+    site = ctx.site(call, "bar.arrive")
+    span = call.span
+
+    def run(w):
+        bid = int(uniform(bid_fn(w), w, "barrier id", span))
+        count = int(uniform(count_fn(w), w, "barrier thread count", span))
+        _contribute(w, site, span, bid, count, "arrive", aligned, "bar.arrive")
+    return run, False
+
+
+def _bar_red(ctx, call, info):
+    dst = ctx.lvalue(call.operands[0], "bar.red")
+    ops = [ctx.expr(o) for o in call.operands[1:]]
+    mode = info.quals.get("red", "popc")
+    aligned = "aligned" in info.quals
+    site = ctx.site(call, "bar.red")
+    span = call.span
+
+    def run(w):
+        bid = int(uniform(ops[0](w), w, "barrier id", span))
+        count = int(uniform(ops[1](w), w, "barrier thread count", span)) if len(ops) == 3 else None
+        pred = V.truthy(ops[-1](w))
+        vec = pred if type(pred) is np.ndarray else np.full(32, pred)
+        vec = vec[w.active()]
+        nb, gen = _contribute(w, site, span, bid, count, "sync", aligned, "bar.red", pred=vec)
+        yield from _wait_generation(w, site, nb, gen, "bar.red")
+        preds = np.concatenate(nb.red.get(gen, [vec]))
+        threads = int(np.count_nonzero(preds >= 0))  # every contributed lane, true or false
+        if mode == "popc":
+            result = int(np.count_nonzero(preds))
+        elif mode == "and":
+            result = int(bool(preds.all())) if threads else 1
+        else:
+            result = int(bool(preds.any()))
+        dst(w, result)
+    return run, True
+
+
+def _cta_sync(ctx, call, info):
+    site = ctx.site(call, "bar.sync")
+    span = call.span
+
+    def run(w):
+        nb, gen = _contribute(w, site, span, 0, None, "sync", True, "bar.sync")
+        yield from _wait_generation(w, site, nb, gen, "bar.sync")
+    return run, True
+
+
+def _warpgroup_sync(ctx, call, info):
+    bid_fn = ctx.expr(call.operands[0])
+    site = ctx.site(call, "bar.sync")
+    span = call.span
+
+    def run(w):
+        bid = int(uniform(bid_fn(w), w, "barrier id", span))
+        nb, gen = _contribute(w, site, span, bid, 128, "sync", True, "bar.sync")
+        yield from _wait_generation(w, site, nb, gen, "bar.sync")
+    return run, True
+
+
+def _storage_sync(ctx, call, info):
+    ops = call.operands
+    scope = ops[0].value if hasattr(ops[0], "value") else "shared"
+    rest = [ctx.expr(o) for o in ops[1:]]
+    site = ctx.site(call, "bar.sync")
+    span = call.span
+    if scope not in ("shared", "shared.dyn", "warp", "global"):
+        raise EngineError("unsupported_operation", f"tvm_storage_sync scope {scope!r}", span)
+
+    def run(w):
+        bid = int(uniform(rest[0](w), w, "barrier id", span)) if rest else 0
+        count = int(uniform(rest[1](w), w, "barrier thread count", span)) if len(rest) > 1 else None
+        nb, gen = _contribute(w, site, span, bid, count, "sync", True, "bar.sync")
+        yield from _wait_generation(w, site, nb, gen, "bar.sync")
+    return run, True
+
+
+HANDLERS = {
+    "bar.sync": _bar_sync,
+    "bar.arrive": _bar_arrive,
+    "bar.red": _bar_red,
+    "cuda.cta_sync": _cta_sync,
+    "cuda.warpgroup_sync": _warpgroup_sync,
+    "tir.tvm_storage_sync": _storage_sync,
+}

@@ -1,0 +1,225 @@
+"""mbarrier operations: init, inval, arrive[.expect_tx|_drop], expect_tx, complete_tx,
+test_wait/try_wait.parity (DPS result; a false result is a poll), and the blocking
+`T.cuda.mbarrier_wait`.  Every lane that executes an operation performs it (an
+arrive by 32 lanes is 32 arrivals); events carry the generation each operation
+lands in (counted from the barrier's latest init).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import EngineError
+from ..memory import GLOBAL_BASE
+from ..runtime import Poll, Wait
+from ..sync import SyncError
+from . import groups, name_of, uniform
+
+
+def barrier_of(w, addr: int, span, what: str):
+    if addr >= GLOBAL_BASE or w.rt.shared.find(addr, 8) is None:
+        raise EngineError("oob", f"{what}: address {addr:#x} is not an 8-byte location in shared memory",
+                          span, address=addr)
+    if addr % 8:
+        raise EngineError("misaligned_address", f"{what}: mbarrier address {addr:#x} is not 8-byte aligned",
+                          span, address=addr)
+    return w.rt.mbarrier(addr)
+
+
+def _fail(err: SyncError, span):
+    return EngineError(err.kind, err.message, span, **err.details)
+
+
+def _init(ctx, call, info):
+    addr, count = (ctx.expr(o) for o in call.operands)
+    site = ctx.site(call, "mbarrier.init")
+    span = call.span
+
+    def run(w):
+        a, c = addr(w), count(w)
+        w.effects += 1
+        lanes = np.flatnonzero(w.active())
+        for lane in lanes:
+            la = int(a[lane]) if type(a) is np.ndarray else int(a)
+            lc = int(c[lane]) if type(c) is np.ndarray else int(c)
+            bar = barrier_of(w, la, span, "mbarrier.init")
+            try:
+                bar.init(lc)
+            except SyncError as err:
+                raise _fail(err, span) from None
+            w.eng.touch(bar)
+            w.eng.sync(w, "mbarrier.init", site, barrier=("mbarrier", w.cta, la), count=lc, generation=0,
+                       details={"lane": int(lane), "epoch": bar.epoch, "name": name_of(w, la)})
+    return run, False
+
+
+def _inval(ctx, call, info):
+    addr = ctx.expr(call.operands[0])
+    site = ctx.site(call, "mbarrier.inval")
+    span = call.span
+
+    def run(w):
+        w.effects += 1
+        for a, lanes, n in groups(addr(w), w):
+            bar = barrier_of(w, a, span, "mbarrier.inval")
+            try:
+                bar.inval()
+            except SyncError as err:
+                raise _fail(err, span) from None
+            w.eng.touch(bar)
+            w.eng.sync(w, "mbarrier.inval", site, barrier=("mbarrier", w.cta, a), generation=bar.local_gen)
+    return run, False
+
+
+def _arrive(ctx, call, info):
+    ops = [ctx.expr(o) for o in call.operands]
+    addr = ops[0]
+    expect_tx = "expect_tx" in info.name
+    drop = "arrive_drop" in info.name
+    count = ops[1] if len(ops) > 1 and not expect_tx else (lambda w: 1)
+    tx = ops[1] if expect_tx else (lambda w: 0)
+    kind = "mbarrier.arrive"
+    order = info.quals.get("sem", "release")
+    site = ctx.site(call, info.name)
+    span = call.span
+
+    def run(w):
+        a_all, c_all, t_all = addr(w), count(w), tx(w)
+        w.effects += 1
+        for a, lanes, n in groups(a_all, w):
+            sub = _sum_over(c_all, lanes, n, w)
+            txb = _sum_over(t_all, lanes, n, w) if expect_tx else 0
+            bar = barrier_of(w, a, span, info.name)
+            gen = bar.local_gen
+            prior_consumed = bar.consumed or gen == 0
+            try:
+                completed = bar.arrive(sub, txb, drop)
+            except SyncError as err:
+                raise _fail(err, span) from None
+            w.eng.touch(bar)
+            w.eng.sync(w, kind, site, barrier=("mbarrier", w.cta, a), count=sub, tx=txb, generation=gen,
+                       completed=completed,
+                       details={"lanes": _lanes_of(lanes, w), "prior_consumed": prior_consumed, "order": order,
+                                "expect_tx": expect_tx, "drop": drop, "name": name_of(w, a),
+                                "expected": bar.expected})
+    return run, False
+
+
+def _sum_over(value, lanes, n, w) -> int:
+    if type(value) is not np.ndarray:
+        return int(value) * n
+    m = w.active() if lanes is None else lanes
+    return int(value[m].astype(np.int64).sum())
+
+
+def _lanes_of(lanes, w):
+    m = w.active() if lanes is None else lanes
+    return [int(k) for k in np.flatnonzero(m)]
+
+
+def _tx(ctx, call, info):
+    addr, nbytes = (ctx.expr(o) for o in call.operands)
+    complete = info.name == "mbarrier.complete_tx"
+    site = ctx.site(call, info.name)
+    span = call.span
+
+    def run(w):
+        a_all, b_all = addr(w), nbytes(w)
+        w.effects += 1
+        for a, lanes, n in groups(a_all, w):
+            total = _sum_over(b_all, lanes, n, w)
+            bar = barrier_of(w, a, span, info.name)
+            gen = bar.local_gen
+            prior_consumed = bar.consumed or gen == 0
+            try:
+                completed = bar.complete_tx(total) if complete else (bar.expect_tx(total), False)[1]
+            except SyncError as err:
+                raise _fail(err, span) from None
+            w.eng.touch(bar)
+            w.eng.sync(w, info.name, site, barrier=("mbarrier", w.cta, a), tx=total, generation=gen,
+                       completed=completed, details={"prior_consumed": prior_consumed, "name": name_of(w, a)})
+    return run, False
+
+
+def _try_wait(ctx, call, info):
+    dst = ctx.lvalue(call.operands[0], info.name)
+    addr = ctx.expr(call.operands[1])
+    parity = ctx.expr(call.operands[2])
+    order = info.quals.get("sem", "acquire")
+    site = ctx.site(call, info.name)
+    span = call.span
+
+    def run(w):
+        a_all, p_all = addr(w), parity(w)
+        a = uniform(a_all, w, f"{info.name} address", span)
+        p = int(uniform(p_all, w, f"{info.name} parity", span)) & 1
+        bar = barrier_of(w, a, span, info.name)
+        try:
+            bar.require_live(info.name)
+        except SyncError as err:
+            raise _fail(err, span) from None
+        ready = bar.ready(p)
+        effects = w.effects
+        dst(w, 1 if ready else 0)
+        w.effects = effects   # the poll's own result is not a side effect for quiescence
+        if ready:
+            observed = bar.consume()
+            w.eng.touch(bar)
+            w.eng.sync(w, "mbarrier.wait", site, barrier=("mbarrier", w.cta, a), parity=p, generation=observed,
+                       details={"order": order, "polling": True, "name": name_of(w, a)})
+            return
+        w.eng.sync(w, "mbarrier.poll", site, barrier=("mbarrier", w.cta, a), parity=p,
+                   generation=bar.local_gen, details={"name": name_of(w, a)})
+        yield Poll(bar, site, f"await {info.name} on {name_of(w, a)}; phase {p} ({bar.describe()})")
+    return run, True
+
+
+def _wait(ctx, call, info):
+    addr, parity = (ctx.expr(o) for o in call.operands)
+    site = ctx.site(call, "mbarrier.wait")
+    span = call.span
+
+    def run(w):
+        a = uniform(addr(w), w, "mbarrier_wait address", span)
+        p = int(uniform(parity(w), w, "mbarrier_wait parity", span)) & 1
+        bar = barrier_of(w, a, span, "mbarrier_wait")
+        try:
+            bar.require_live("mbarrier_wait")
+        except SyncError as err:
+            raise _fail(err, span) from None
+        blocked = False
+        while not bar.ready(p):
+            if not bar.live:
+                raise EngineError("mbarrier_use_before_init", "mbarrier_wait on an invalidated mbarrier", span)
+            blocked = True
+            yield Wait(bar, lambda b=bar, q=p: b.ready(q) or not b.live,
+                       f"await mbarrier.try_wait on {name_of(w, a)}; phase {p}")
+        observed = bar.consume()
+        w.eng.touch(bar)
+        w.effects += 1
+        w.eng.sync(w, "mbarrier.wait", site, barrier=("mbarrier", w.cta, a), parity=p, generation=observed,
+                   details={"order": "acquire", "blocked": blocked, "name": name_of(w, a)})
+    return run, True
+
+
+def _fence_init(ctx, call, info):
+    site = ctx.site(call, "fence.mbarrier_init")
+
+    def run(w):
+        w.eng.sync(w, "fence.mbarrier_init", site)
+    return run, False
+
+
+HANDLERS = {
+    "mbarrier.init": _init,
+    "mbarrier.inval": _inval,
+    "mbarrier.arrive": _arrive,
+    "mbarrier.arrive_drop": _arrive,
+    "mbarrier.arrive.expect_tx": _arrive,
+    "mbarrier.arrive_drop.expect_tx": _arrive,
+    "mbarrier.expect_tx": _tx,
+    "mbarrier.complete_tx": _tx,
+    "mbarrier.try_wait.parity": _try_wait,
+    "mbarrier.test_wait.parity": _try_wait,
+    "cuda.mbarrier_wait": _wait,
+    "fence.mbarrier_init": _fence_init,
+}

@@ -1,0 +1,236 @@
+"""Warp collectives: warp_sync / bar.warp.sync, elect.sync, shuffles, votes, ballots,
+activemask, warp reductions.  `.sync` collectives need every lane of the member mask
+active (else `warp_collective_divergence`); the elected lane is the lowest active
+lane; a shuffle from a lane outside the segment returns the lane's own value.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import values as V
+from . import require_full_warp, uniform
+
+FULL = 0xFFFFFFFF
+
+
+def _membermask(fn, w, span):
+    if fn is None:
+        return FULL
+    return int(uniform(fn(w), w, "member mask", span)) & FULL
+
+
+def _warp_sync(ctx, call, info):
+    mask_fn = ctx.expr(call.operands[0]) if call.operands else None
+    site = ctx.site(call, "warp_sync")
+    span = call.span
+
+    def run(w):
+        mm = _membermask(mask_fn, w, span)
+        require_full_warp(w, "warp_sync", span, mm)
+        w.effects += 1
+        w.eng.sync(w, "warp_sync", site, details={"membermask": mm})
+    return run, False
+
+
+def _lowest_active(w) -> int:
+    return 0 if w.mask is None else int(np.flatnonzero(w.mask)[0])
+
+
+def _elect_cuda(ctx, call, info):
+    mask_fn = ctx.expr(call.operands[0]) if call.operands else None
+    span = call.span
+
+    def run(w):
+        mm = _membermask(mask_fn, w, span)
+        require_full_warp(w, "elect_sync", span, mm)
+        out = np.zeros(32, dtype=np.uint32)
+        out[_lowest_active(w)] = 1
+        return out
+    return run, False
+
+
+def _elect_ptx(ctx, call, info):
+    d = ctx.lvalue(call.operands[0], "elect.sync")
+    p = ctx.lvalue(call.operands[1], "elect.sync")
+    mask_fn = ctx.expr(call.operands[2])
+    span = call.span
+
+    def run(w):
+        mm = _membermask(mask_fn, w, span)
+        require_full_warp(w, "elect.sync", span, mm)
+        leader = _lowest_active(w)
+        d(w, leader)
+        flag = np.zeros(32, dtype=np.uint32)
+        flag[leader] = 1
+        p(w, flag)
+    return run, False
+
+
+def _gather(value, src: np.ndarray):
+    if type(value) is not np.ndarray:
+        return value
+    return value[src]
+
+
+def _cuda_source(kind: str, lane: np.ndarray, arg, width: int) -> np.ndarray:
+    seg = (lane // width) * width
+    if kind == "idx":
+        return seg + (np.asarray(arg) % width)
+    if kind == "up":
+        return np.where(lane - seg >= arg, lane - arg, lane)
+    if kind == "down":
+        return np.where(lane - seg + arg < width, lane + arg, lane)
+    src = lane ^ np.asarray(arg)
+    return np.where((src >= seg) & (src < seg + width), src, lane)
+
+
+def _cuda_shuffle(kind):
+    def compile_(ctx, call, info):
+        ops = [ctx.expr(o) for o in call.operands]
+        tir_form = info.name == "tir.gpu_warp_shuffle"
+        span = call.span
+
+        def run(w):
+            mm = int(uniform(ops[0](w), w, "member mask", span)) & FULL
+            require_full_warp(w, info.name, span, mm)
+            value = ops[1](w)
+            arg = ops[2](w)
+            width = int(uniform(ops[3](w), w, "width", span)) if len(ops) > 3 else 32
+            if width not in (1, 2, 4, 8, 16, 32):
+                width = 32
+            if type(value) is not np.ndarray and kind == "idx" and type(arg) is not np.ndarray and width == 32:
+                return value    # every lane reads the same lane of a uniform value
+            src = _cuda_source(kind, V.LANES, arg, width)
+            return _gather(V.as_vec(value, call.operands[1].dtype), src.astype(np.int64) % 32)
+        return run, False
+    return compile_
+
+
+def _ptx_shuffle(ctx, call, info):
+    dsts = [ctx.lvalue(call.operands[0], "shfl.sync")]
+    rest = call.operands[1:]
+    if len(call.operands) == 6:
+        dsts.append(ctx.lvalue(call.operands[1], "shfl.sync"))
+        rest = call.operands[2:]
+    a_fn, b_fn, c_fn, m_fn = (ctx.expr(o) for o in rest)
+    mode = info.quals["mode"]
+    a_dtype = rest[0].dtype
+    span = call.span
+
+    def run(w):
+        mm = int(uniform(m_fn(w), w, "member mask", span)) & FULL
+        require_full_warp(w, "shfl.sync", span, mm)
+        lane = V.LANES
+        b = np.asarray(b_fn(w)) & 31
+        c = np.asarray(c_fn(w))
+        cval, segmask = c & 31, (c >> 8) & 31
+        max_lane = (lane & segmask) | (cval & ~segmask & 31)
+        min_lane = lane & segmask
+        if mode == "up":
+            j = lane - b
+            ok = j >= max_lane
+        elif mode == "down":
+            j = lane + b
+            ok = j <= max_lane
+        elif mode == "bfly":
+            j = lane ^ b
+            ok = j <= max_lane
+        else:
+            j = min_lane | (b & ~segmask & 31)
+            ok = j <= max_lane
+        j = np.where(ok, j, lane) % 32
+        value = V.as_vec(a_fn(w), a_dtype)
+        dsts[0](w, value[j])
+        if len(dsts) > 1:
+            dsts[1](w, ok.astype(np.uint32))
+    return run, False
+
+
+def _vote_ptx(ctx, call, info):
+    d = ctx.lvalue(call.operands[0], "vote.sync")
+    a_fn, m_fn = ctx.expr(call.operands[1]), ctx.expr(call.operands[2])
+    mode = info.quals["mode"]
+    span = call.span
+
+    def run(w):
+        mm = int(uniform(m_fn(w), w, "member mask", span)) & FULL
+        require_full_warp(w, "vote.sync", span, mm)
+        d(w, _vote(mode, a_fn(w), w, mm))
+    return run, False
+
+
+def _vote(mode, pred, w, mm):
+    members = np.array([(mm >> k) & 1 for k in range(32)], dtype=np.bool_) & w.active()
+    p = V.truthy(pred)
+    vec = p if type(p) is np.ndarray else np.full(32, p)
+    vec = vec & members
+    if mode == "ballot":
+        return int(sum(1 << int(k) for k in np.flatnonzero(vec)))
+    if mode == "any":
+        return int(bool(vec.any()))
+    if mode == "all":
+        return int(bool(vec[members].all()))
+    vals = (p if type(p) is np.ndarray else np.full(32, p))[members]
+    return int(bool(vals.all() or not vals.any()))
+
+
+def _ballot_cuda(mode):
+    def compile_(ctx, call, info):
+        m_fn, a_fn = (ctx.expr(o) for o in call.operands)
+        span = call.span
+
+        def run(w):
+            mm = int(uniform(m_fn(w), w, "member mask", span)) & FULL
+            require_full_warp(w, info.name, span, mm)
+            return _vote(mode, a_fn(w), w, mm)
+        return run, False
+    return compile_
+
+
+def _activemask(ctx, call, info):
+    d = ctx.lvalue(call.operands[0], "activemask")
+
+    def run(w):
+        d(w, int(sum(1 << int(k) for k in np.flatnonzero(w.active()))))
+    return run, False
+
+
+def _warp_reduce(ctx, call, info):
+    value_fn = ctx.expr(call.operands[0])
+    op = call.operands[1].value
+    width_fn = ctx.expr(call.operands[2])
+    dtype = call.operands[0].dtype
+    span = call.span
+
+    def run(w):
+        require_full_warp(w, "warp_reduce", span)
+        width = int(uniform(width_fn(w), w, "width", span))
+        v = V.as_vec(value_fn(w), dtype).reshape(32 // width, width)
+        if op == "sum":
+            r = v.sum(axis=1, dtype=v.dtype)
+        elif op == "max":
+            r = v.max(axis=1)
+        else:
+            r = v.min(axis=1)
+        out = np.repeat(r, width)
+        return out if width < 32 else (out[0].item() if np.issubdtype(out.dtype, np.integer) else out[0])
+    return run, False
+
+
+HANDLERS = {
+    "bar.warp.sync": _warp_sync,
+    "cuda.warp_sync": _warp_sync,
+    "cuda.elect_sync": _elect_cuda,
+    "elect.sync": _elect_ptx,
+    "cuda.__shfl_sync": _cuda_shuffle("idx"),
+    "tir.gpu_warp_shuffle": _cuda_shuffle("idx"),
+    "cuda.__shfl_xor_sync": _cuda_shuffle("xor"),
+    "cuda.__shfl_up_sync": _cuda_shuffle("up"),
+    "cuda.__shfl_down_sync": _cuda_shuffle("down"),
+    "shfl.sync": _ptx_shuffle,
+    "vote.sync": _vote_ptx,
+    "cuda.ballot_sync": _ballot_cuda("ballot"),
+    "cuda.any_sync": _ballot_cuda("any"),
+    "activemask": _activemask,
+    "cuda.warp_reduce": _warp_reduce,
+}

@@ -1,0 +1,324 @@
+"""Run-time state and the scheduler of NumSim.
+
+Deterministic.  Warps are generators run in a fixed order (CTA, then warp).  A warp
+runs until it blocks (yields a `Wait`), polls (yields a `Poll`: a try_wait/test_wait
+that returned false, or a while loop's reschedule quantum), or finishes.  Pending
+async completions are delivered in FIFO order between scheduling rounds.  A warp
+that polls the same site twice with no side effect in between is parked on the
+barrier it polls until that barrier changes — it cannot behave differently before.
+Deadlock = nothing runnable, no pending completion, and some warp not finished; the
+report names each blocked warp and what it awaits.  Budgets exhausted raise
+`ResourceLimit` (incomplete), never a deadlock claim.
+"""
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+
+from . import values as V
+from .errors import EngineError, ResourceLimit
+from .sync import MBarrier, NamedBarrier
+from .trace import AccessRecord, SyncEvent
+
+RUNNABLE, BLOCKED, DONE = 0, 1, 2
+
+
+class Wait:
+    """A blocked warp's condition: resumes when `check()` holds; re-checked when `obj` changes."""
+
+    __slots__ = ("obj", "check", "what")
+
+    def __init__(self, obj, check, what: str):
+        self.obj = obj
+        self.check = check
+        self.what = what
+
+
+class Poll:
+    """A poll that found nothing (or a loop's reschedule quantum)."""
+
+    __slots__ = ("obj", "site", "what")
+
+    def __init__(self, obj, site, what: str = ""):
+        self.obj = obj
+        self.site = site
+        self.what = what
+
+
+class Loop:
+    """Per-loop lane bookkeeping for divergent break/continue."""
+
+    __slots__ = ("brk", "cont")
+
+    def __init__(self):
+        self.brk = None
+        self.cont = None
+
+
+class Warp:
+    __slots__ = ("gid", "cta", "index", "nthreads", "mask", "full_mask", "env", "local", "tid", "tid_yz", "lane",
+                 "warp_base", "block_idx", "iters", "rt", "eng", "effects", "loops", "status", "waiting",
+                 "last_poll", "groups", "gen", "async_state", "instr")
+
+    def __init__(self, gid, cta_rt, index, nthreads, block_dims, eng, nslots):
+        self.gid = gid
+        self.cta = cta_rt.index
+        self.index = index
+        self.nthreads = nthreads
+        self.full_mask = None if nthreads == 32 else (V.LANES < nthreads)
+        self.mask = self.full_mask
+        self.env = [None] * nslots
+        self.local: dict = {}
+        bx = block_dims[0]
+        linear = index * 32 + V.LANES
+        self.tid = (linear % bx).astype(np.int32)
+        self.tid_yz = (((linear // bx) % block_dims[1]).astype(np.int32),
+                       (linear // (bx * block_dims[1])).astype(np.int32))
+        self.lane = V.LANES
+        self.warp_base = index * 32
+        self.block_idx = cta_rt.block_idx
+        self.iters: list[int] = []
+        self.rt = cta_rt
+        self.eng = eng
+        self.effects = 0
+        self.loops: list[Loop] = []
+        self.status = RUNNABLE
+        self.waiting: Wait | None = None
+        self.last_poll = None
+        self.groups = None
+        self.gen = None
+        self.async_state = None
+        self.instr = 0
+
+    def active(self) -> np.ndarray:
+        """The active-lane mask as a bool vector."""
+        return V.FULL if self.mask is None else self.mask
+
+    def active_count(self) -> int:
+        return 32 if self.mask is None else int(np.count_nonzero(self.mask))
+
+    def describe(self) -> str:
+        return f"warp {self.gid} (CTA {self.cta}, warp {self.index})"
+
+
+class CTARuntime:
+    """One CTA's shared memory, barriers and warps."""
+
+    def __init__(self, index, block_idx, shared, nthreads):
+        self.index = index
+        self.block_idx = block_idx
+        self.shared = shared
+        self.views: list = []
+        self.mbarriers: dict[int, MBarrier] = {}
+        self.named = [NamedBarrier(index, k) for k in range(16)]
+        self.nthreads = nthreads
+        self.warps: list[Warp] = []
+        self.tmem = None
+
+    def mbarrier(self, addr: int) -> MBarrier:
+        b = self.mbarriers.get(addr)
+        if b is None:
+            b = self.mbarriers[addr] = MBarrier(self.index, addr)
+        return b
+
+
+class Scheduler:
+    """Runs the warps of a launch to completion, deadlock, error or a budget."""
+
+    def __init__(self, eng, warps: list[Warp], max_polls: int):
+        self.eng = eng
+        self.warps = warps
+        self.queue: deque[Warp] = deque(warps)
+        self.max_polls = max_polls
+        self.polls = 0
+        self.parked: dict[int, list[Warp]] = {}
+
+    def run(self, program) -> None:
+        eng = self.eng
+        gens = {w.gid: program(w) for w in self.warps}
+        queue = self.queue
+        while True:
+            round_len = len(queue)
+            while round_len:
+                round_len -= 1
+                w = queue.popleft()
+                self._step(w, gens[w.gid])
+                self._wake_dirty()
+            if eng.pending:
+                eng.deliver_pending()
+                self._wake_dirty()
+                continue
+            if queue:
+                continue
+            blocked = [w for w in self.warps if w.status != DONE]
+            if not blocked:
+                return
+            raise EngineError("deadlock", _deadlock_message(blocked), None,
+                              blocked=[{"warp": w.gid, "cta": w.cta, "warp_in_cta": w.index,
+                                        "awaits": w.waiting.what if w.waiting else "?"} for w in blocked])
+
+    def _step(self, w: Warp, gen) -> None:
+        eng = self.eng
+        eng.current = w
+        try:
+            y = next(gen)
+        except StopIteration:
+            w.status = DONE
+            eng.stats["warps_finished"] += 1
+            return
+        if type(y) is Wait:
+            if y.check():
+                self.queue.append(w)
+                return
+            w.status = BLOCKED
+            w.waiting = y
+            eng.waiters.setdefault(id(y.obj), []).append(w)
+            eng.stats["blocks"] += 1
+            return
+        # a poll
+        self.polls += 1
+        eng.stats["polls"] += 1
+        if self.polls > self.max_polls:
+            raise ResourceLimit("polls", f"more than {self.max_polls} polls without completing the run",
+                                max_polls=self.max_polls)
+        key = (y.site, w.effects)
+        if w.last_poll == key and y.obj is not None:
+            # same site, no side effect since the last poll: nothing changes until the barrier does
+            version = y.obj.version
+            w.status = BLOCKED
+            w.waiting = Wait(y.obj, lambda o=y.obj, v=version: o.version != v, y.what)
+            eng.waiters.setdefault(id(y.obj), []).append(w)
+            w.last_poll = None
+            return
+        w.last_poll = key
+        self.queue.append(w)
+
+    def _wake_dirty(self) -> None:
+        eng = self.eng
+        if not eng.dirty:
+            return
+        dirty = eng.dirty
+        eng.dirty = set()
+        for key in dirty:
+            waiters = eng.waiters.get(key)
+            if not waiters:
+                continue
+            still = []
+            for w in waiters:
+                if w.waiting is not None and w.waiting.check():
+                    w.status = RUNNABLE
+                    w.waiting = None
+                    self.queue.append(w)
+                else:
+                    still.append(w)
+            if still:
+                eng.waiters[key] = still
+            else:
+                del eng.waiters[key]
+
+
+def _deadlock_message(blocked: list[Warp]) -> str:
+    groups: dict[str, list[int]] = {}
+    for w in blocked:
+        groups.setdefault(w.waiting.what if w.waiting else "?", []).append(w.gid)
+    parts = [f"warps {_ranges(ws)}: {what}" for what, ws in groups.items()]
+    return f"execution cannot make progress; blocked warps {_ranges([w.gid for w in blocked])}; " + "; ".join(parts)
+
+
+def _ranges(ids: list[int]) -> str:
+    ids = sorted(ids)
+    out, start, prev = [], None, None
+    for i in ids:
+        if start is None:
+            start = prev = i
+        elif i == prev + 1:
+            prev = i
+        else:
+            out.append(f"{start}" if start == prev else f"{start}-{prev}")
+            start = prev = i
+    if start is not None:
+        out.append(f"{start}" if start == prev else f"{start}-{prev}")
+    return ",".join(out)
+
+
+class EngineState:
+    """What op implementations reach through `w.eng`: memory, observers, async queue, counters."""
+
+    def __init__(self, globals_, sites, observers):
+        self.globals = globals_
+        self.global_views: dict[int, np.ndarray] = {}
+        self.sites = sites
+        self.sync_obs = [o.on_sync for o in observers]
+        self.access_obs = [o.on_access for o in observers if getattr(o, "wants_accesses", True)]
+        self.tracing = bool(self.access_obs)
+        self.seq = 0
+        self.pending: deque = deque()
+        self.dirty: set = set()
+        self.waiters: dict[int, list[Warp]] = {}
+        self.current: Warp | None = None
+        self.stats = {"warp_instructions": 0, "accesses": 0, "lane_accesses": 0, "polls": 0, "blocks": 0,
+                      "sync_events": 0, "async_ops": 0, "warps_finished": 0}
+        self.uninitialized: dict[int, dict] = {}
+        self.async_id = 0
+        self.loop_budget = 1_000_000
+        self.clock = 0
+
+    def touch(self, obj) -> None:
+        self.dirty.add(id(obj))
+
+    def sync(self, w: Warp, kind: str, site: int, **fields) -> None:
+        self.stats["sync_events"] += 1
+        if not self.sync_obs:
+            return
+        self.seq += 1
+        ev = SyncEvent(self.seq, kind, w.cta, w.gid, site, None if w.mask is None else w.mask.copy(),
+                       tuple(w.iters), **fields)
+        for cb in self.sync_obs:
+            cb(ev)
+
+    def async_sync(self, cta: int, warp: int, kind: str, site: int, iters, **fields) -> None:
+        """A sync event raised by an async completion (not by a running warp)."""
+        self.stats["sync_events"] += 1
+        if not self.sync_obs:
+            return
+        self.seq += 1
+        ev = SyncEvent(self.seq, kind, cta, warp, site, None, iters, **fields)
+        for cb in self.sync_obs:
+            cb(ev)
+
+    def access(self, w: Warp | None, site: int, alloc, offsets, size: int, kind: str, proxy="generic",
+               order="weak", scope="cta", lanes=None, actor=-1, iters=None, warp=None, cta=None) -> None:
+        """Report one memory instruction (`w` None: an async operation, named by warp/cta/iters/lanes)."""
+        self.stats["accesses"] += 1
+        if lanes is not None:
+            self.stats["lane_accesses"] += int(np.count_nonzero(lanes))
+        else:
+            self.stats["lane_accesses"] += 32 if w.mask is None else int(np.count_nonzero(w.mask))
+        if not self.tracing:
+            return
+        self.seq += 1
+        if w is not None:
+            cta, warp = w.cta, w.gid
+            iters = tuple(w.iters) if iters is None else iters
+            if lanes is None and w.mask is not None:
+                lanes = w.mask.copy()
+        rec = AccessRecord(self.seq, cta, warp, site, iters, lanes, alloc.space, alloc.id, alloc.name, offsets, size,
+                           kind, proxy, order, scope, actor)
+        for cb in self.access_obs:
+            cb(rec)
+
+    def enqueue(self, completion) -> None:
+        """Queue an async completion (a callable) for delivery between rounds."""
+        self.pending.append(completion)
+
+    def deliver_pending(self) -> None:
+        batch = list(self.pending)
+        self.pending.clear()
+        for completion in batch:
+            completion()
+
+    def note_uninitialized(self, site: int, w: Warp, alloc_name: str) -> None:
+        entry = self.uninitialized.setdefault(site, {"count": 0, "warps": set(), "allocation": alloc_name})
+        entry["count"] += 1
+        entry["warps"].add(w.gid)

@@ -1,0 +1,132 @@
+"""What NumSim tells observers: sync events and memory access records (DESIGN §5).
+
+NumSim knows nothing of the checkers; it calls `on_sync(event)` and `on_access(record)`
+on every registered observer, in execution order, and `on_end(result)` when the run
+stops.  An observer may raise `Halt` to stop the run (phase-A protocol checks do).
+Records are compact: lane masks and per-lane byte offsets are numpy arrays per
+instruction, not per-lane objects; `None` lanes means all 32 lanes of the warp.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+class Halt(Exception):
+    """Raised by an observer to stop the run; `reason` is recorded as the termination."""
+
+    def __init__(self, reason: str, payload=None):
+        super().__init__(reason)
+        self.reason = reason
+        self.payload = payload
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """A static operation: a modeled op call or a buffer access in the source."""
+
+    id: int
+    op: str          # op name (e.g. "mbarrier.arrive", "st.shared", "element store")
+    span: object     # ir.Span
+    text: str        # source line text
+
+
+class SyncEvent:
+    """One executed synchronization operation of one warp."""
+
+    __slots__ = ("seq", "kind", "cta", "warp", "site", "lanes", "iters", "barrier", "count", "tx", "parity",
+                 "generation", "completed", "details")
+
+    def __init__(self, seq, kind, cta, warp, site, lanes, iters, barrier=None, count=0, tx=0, parity=None,
+                 generation=None, completed=False, details=None):
+        self.seq = seq                  # global execution order
+        self.kind = kind                # e.g. "mbarrier.arrive", "mbarrier.wait", "bar.sync"
+        self.cta = cta
+        self.warp = warp                # global warp id
+        self.site = site                # static op id
+        self.lanes = lanes              # bool lane mask (np.ndarray) or None = whole warp
+        self.iters = iters              # loop-iteration vector (tuple)
+        self.barrier = barrier          # ("mbarrier", cta, addr) | ("named", cta, id) | None
+        self.count = count
+        self.tx = tx
+        self.parity = parity
+        self.generation = generation    # generation assigned / observed (counted from the latest init)
+        self.completed = completed      # this event completed a phase
+        self.details = details or {}
+
+    def lane_list(self) -> list[int]:
+        return list(range(32)) if self.lanes is None else [int(i) for i in np.flatnonzero(self.lanes)]
+
+    def __repr__(self) -> str:
+        return (f"SyncEvent({self.seq} {self.kind} cta={self.cta} warp={self.warp} site={self.site} "
+                f"barrier={self.barrier} gen={self.generation} parity={self.parity} count={self.count} "
+                f"tx={self.tx} completed={self.completed} iters={self.iters})")
+
+
+class AccessRecord:
+    """One memory instruction of one warp (or one async operation)."""
+
+    __slots__ = ("seq", "cta", "warp", "site", "iters", "lanes", "space", "alloc", "alloc_name", "offsets",
+                 "size", "kind", "proxy", "order", "scope", "actor")
+
+    def __init__(self, seq, cta, warp, site, iters, lanes, space, alloc, alloc_name, offsets, size, kind,
+                 proxy="generic", order="weak", scope="cta", actor=-1):
+        self.seq = seq
+        self.cta = cta
+        self.warp = warp
+        self.site = site
+        self.iters = iters
+        self.lanes = lanes              # bool mask or None (all lanes)
+        self.space = space              # "global" | "shared" | "tmem"
+        self.alloc = alloc              # allocation id
+        self.alloc_name = alloc_name
+        self.offsets = offsets          # byte offset in the allocation: int (all lanes) or int64[32]
+        self.size = size                # bytes per lane
+        self.kind = kind                # "read" | "write" | "rmw"
+        self.proxy = proxy              # "generic" | "async"
+        self.order = order              # weak | relaxed | acquire | release | acq_rel | volatile | atomic
+        self.scope = scope
+        self.actor = actor              # -1: the lanes themselves; else the async operation's id
+
+    def lane_offsets(self) -> dict[int, int]:
+        lanes = range(32) if self.lanes is None else np.flatnonzero(self.lanes)
+        if isinstance(self.offsets, np.ndarray):
+            return {int(i): int(self.offsets[i]) for i in lanes}
+        return {int(i): int(self.offsets) for i in lanes}
+
+    def __repr__(self) -> str:
+        return (f"AccessRecord({self.seq} {self.kind} {self.space}:{self.alloc_name} warp={self.warp} "
+                f"site={self.site} size={self.size} proxy={self.proxy} order={self.order})")
+
+
+class Observer:
+    """Base class; override what you need."""
+
+    wants_accesses = True
+
+    def on_sync(self, event: SyncEvent) -> None:
+        pass
+
+    def on_access(self, record: AccessRecord) -> None:
+        pass
+
+    def on_end(self, result) -> None:
+        pass
+
+
+@dataclass
+class Trace(Observer):
+    """Records every event and access record of a run."""
+
+    sync: list = field(default_factory=list)
+    accesses: list = field(default_factory=list)
+
+    def on_sync(self, event: SyncEvent) -> None:
+        self.sync.append(event)
+
+    def on_access(self, record: AccessRecord) -> None:
+        self.accesses.append(record)
+
+    def lane_accesses(self) -> int:
+        return sum(32 if r.lanes is None else int(np.count_nonzero(r.lanes)) for r in self.accesses)
