@@ -120,6 +120,13 @@ class ExprCompiler:
             return _compare(op, fa, fb, cb)
         if operand in ("int32",) and op in ("+", "-", "*"):
             return _int32_arith(op, fa, fb, cb)
+        if cb is not None and op in ("//", "%") and dt.is_integral(operand) and operand != "bool" \
+                and not isinstance(cb, bool) and cb > 0:
+            # floor division/modulo by a positive constant: Python's and numpy's // and % are TIR's
+            # floordiv/floormod, and the result cannot overflow
+            if op == "//":
+                return lambda w: fa(w) // cb
+            return lambda w: fa(w) % cb
         f = V.binop(op, operand, e.dtype)
         if cb is not None:
             if op in ("//", "%", "tdiv", "tmod") and dt.is_integral(operand) and cb == 0:
@@ -226,6 +233,8 @@ class ExprCompiler:
 
         def address(w):
             i = idx(w)
+            if type(i) is np.ndarray:
+                i = i.astype(np.int64)   # 64-bit addresses: an int32 lane vector would overflow
             return base_fn(w) + i * size
         return address
 

@@ -46,6 +46,19 @@ class Program:
         self.shared_infos = shared_infos
 
 
+_OPERATIONS = (ir.BinOp, ir.UnaryOp, ir.Select, ir.Cast, ir.Load, ir.Address, ir.OpCall, ir.Unsupported)
+
+
+def cost(*exprs) -> int:
+    """Warp-instructions of one statement: 1 plus every operator, memory access and call it evaluates
+    (the nearest analogue of the PTX instructions a warp would issue for it)."""
+    n = 1
+    for e in exprs:
+        if e is not None:
+            n += sum(1 for node in ir.walk(e) if isinstance(node, _OPERATIONS))
+    return n
+
+
 def _and_not(mask, lanes):
     """mask & ~lanes, with None meaning all 32 lanes."""
     base = V.FULL if mask is None else mask
@@ -176,14 +189,15 @@ class Compiler:
             fn, blocking = self.ops.compile_call(v)
         else:
             fn, blocking = self.exprs.expr(v), False
+        k = cost(v) - 1 if isinstance(v, ir.OpCall) else cost(v)
         if blocking:
             def run_gen(w):
-                w.instr += 1
+                w.instr += k
                 yield from fn(w)
             return run_gen, True
 
         def run(w):
-            w.instr += 1
+            w.instr += k
             fn(w)
         return run, False
 
@@ -196,18 +210,20 @@ class Compiler:
         else:
             site = self.ops.site(s, "element store " + info.space)
             store = self.ops.acc.memory_store(info, idx, value, site, s.span)
+        k = cost(s.value, *s.indices)
 
         def run(w):
-            w.instr += 1
+            w.instr += k
             store(w)
         return run, False
 
     def _Let(self, s: ir.Let):
         slot = self.exprs.slot(s.var.name)
         value = self.exprs.expr(s.value)
+        k = cost(s.value)
 
         def run(w):
-            w.instr += 1
+            w.instr += k
             w.env[slot] = value(w)
         return run, False
 
@@ -248,9 +264,10 @@ class Compiler:
         then_fn, then_b = self.block(s.then_body)
         else_fn, else_b = self.block(s.else_body) if s.else_body else ((lambda w: None), False)
         has_else = bool(s.else_body)
+        k = cost(s.cond)
         if not (then_b or else_b):
             def run(w):
-                w.instr += 1
+                w.instr += k
                 c = cond(w)
                 if type(c) is not np.ndarray:
                     if c:
@@ -262,7 +279,7 @@ class Compiler:
             return run, False
 
         def run_gen(w):
-            w.instr += 1
+            w.instr += k
             c = cond(w)
             if type(c) is not np.ndarray:
                 if c:
@@ -307,6 +324,7 @@ class Compiler:
         body, blocking = self.block(s.body)
         site = self.ops.site(s, "while")
         span = s.span
+        k = cost(s.cond)
 
         def run_gen(w):
             loop = Loop()
@@ -318,11 +336,11 @@ class Compiler:
             try:
                 while True:
                     c = cond(w)
-                    w.instr += 1
+                    w.instr += k
                     if type(c) is np.ndarray:
                         c = V.truthy(c)
                         stay = w.active() & c
-                        if not stay.any():
+                        if not np.count_nonzero(stay):
                             break
                         w.mask = stay if not stay.all() else saved if saved is None else stay
                     elif not c:
@@ -360,7 +378,7 @@ def _next_iteration(w, loop: Loop, start_mask) -> bool:
     if loop.brk is not None:
         lanes = lanes & ~loop.brk
     loop.cont = None
-    if not lanes.any():
+    if not np.count_nonzero(lanes):
         return False
     w.mask = None if (start_mask is None and lanes.all()) else lanes
     return True
@@ -382,7 +400,7 @@ def _run_for(w, slot, a, b, st, body, span):
                     break
             else:
                 stay = w.active() & ((i < b) if st > 0 else (i > b))
-                if not stay.any():
+                if not np.count_nonzero(stay):
                     break
                 w.mask = stay
             env[slot] = i
@@ -422,7 +440,7 @@ def _run_for_gen(w, slot, a, b, st, body, span):
                     break
             else:
                 stay = w.active() & ((i < b) if st > 0 else (i > b))
-                if not stay.any():
+                if not np.count_nonzero(stay):
                     break
                 w.mask = stay
             w.env[slot] = i
@@ -464,7 +482,7 @@ def _after_divergence(w, saved):
             remaining &= ~loop.brk
         if loop.cont is not None:
             remaining &= ~loop.cont
-    if not remaining.any():
+    if not np.count_nonzero(remaining):
         w.mask = saved
         raise _Continue
     w.mask = None if (saved is None and remaining.all()) else remaining
@@ -475,7 +493,7 @@ def _divergent_if(w, c, then_fn, else_fn):
     active = V.FULL if saved is None else saved
     t = active & c
     escaped = False
-    if t.any():
+    if np.count_nonzero(t):
         w.mask = t
         try:
             then_fn(w)
@@ -484,7 +502,7 @@ def _divergent_if(w, c, then_fn, else_fn):
             escaped = True
     if else_fn is not None:
         f = active & ~c
-        if f.any():
+        if np.count_nonzero(f):
             w.mask = f
             try:
                 else_fn(w)
@@ -502,7 +520,7 @@ def _divergent_if_gen(w, c, then_fn, then_b, else_fn, else_b):
     active = V.FULL if saved is None else saved
     t = active & c
     escaped = False
-    if t.any():
+    if np.count_nonzero(t):
         w.mask = t
         try:
             if then_b:
@@ -514,7 +532,7 @@ def _divergent_if_gen(w, c, then_fn, then_b, else_fn, else_b):
             escaped = True
     if else_fn is not None:
         f = active & ~c
-        if f.any():
+        if np.count_nonzero(f):
             w.mask = f
             try:
                 if else_b:

@@ -40,10 +40,24 @@ class Allocation:
         if self.all_written:
             return
         if type(offsets) is np.ndarray:
+            word = _WORD.get(size)
+            if word is not None and not (offsets % size).any():
+                # one op: a word of all-ones bytes marks `size` bytes of each offset at once
+                self.__dict__.setdefault("_wview", {}).setdefault(size, _word_view(self.written, size))[
+                    offsets // size] = word[1]
+                return
             for k in range(size):
                 self.written[offsets + k] = True
         else:
             self.written[offsets:offsets + size] = True
+
+    def mark_words(self, index, size: int) -> None:
+        """Mark whole aligned words (element indices of a `size`-byte view) as written."""
+        views = self.__dict__.setdefault("_wview", {})
+        v = views.get(size)
+        if v is None:
+            v = views[size] = _word_view(self.written, size)
+        v[index] = _WORD[size][1]
 
     def unwritten(self, offsets, size: int) -> bool:
         """True if any of the bytes [offsets, offsets + size) was never written."""
@@ -59,6 +73,14 @@ class Allocation:
         if not bad and self.written.all():
             self.all_written = True
         return bad
+
+
+_WORD = {2: (np.uint16, 0x0101), 4: (np.uint32, 0x01010101), 8: (np.uint64, 0x0101010101010101)}
+
+
+def _word_view(written: np.ndarray, size: int) -> np.ndarray:
+    usable = written.size - written.size % size
+    return written[:usable].view(_WORD[size][0])
 
 
 @dataclass

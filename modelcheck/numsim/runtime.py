@@ -29,10 +29,13 @@ class Wait:
 
     __slots__ = ("obj", "check", "what")
 
-    def __init__(self, obj, check, what: str):
+    def __init__(self, obj, check, what):
         self.obj = obj
         self.check = check
-        self.what = what
+        self.what = what      # text, or a callable making it (only needed for deadlock reports)
+
+    def describe(self) -> str:
+        return self.what() if callable(self.what) else self.what
 
 
 class Poll:
@@ -40,7 +43,7 @@ class Poll:
 
     __slots__ = ("obj", "site", "what")
 
-    def __init__(self, obj, site, what: str = ""):
+    def __init__(self, obj, site, what=""):
         self.obj = obj
         self.site = site
         self.what = what
@@ -156,7 +159,7 @@ class Scheduler:
                 return
             raise EngineError("deadlock", _deadlock_message(blocked), None,
                               blocked=[{"warp": w.gid, "cta": w.cta, "warp_in_cta": w.index,
-                                        "awaits": w.waiting.what if w.waiting else "?"} for w in blocked])
+                                        "awaits": w.waiting.describe() if w.waiting else "?"} for w in blocked])
 
     def _step(self, w: Warp, gen) -> None:
         eng = self.eng
@@ -221,7 +224,7 @@ class Scheduler:
 def _deadlock_message(blocked: list[Warp]) -> str:
     groups: dict[str, list[int]] = {}
     for w in blocked:
-        groups.setdefault(w.waiting.what if w.waiting else "?", []).append(w.gid)
+        groups.setdefault(w.waiting.describe() if w.waiting else "?", []).append(w.gid)
     parts = [f"warps {_ranges(ws)}: {what}" for what, ws in groups.items()]
     return f"execution cannot make progress; blocked warps {_ranges([w.gid for w in blocked])}; " + "; ".join(parts)
 
@@ -272,8 +275,8 @@ class EngineState:
         if not self.sync_obs:
             return
         self.seq += 1
-        ev = SyncEvent(self.seq, kind, w.cta, w.gid, site, None if w.mask is None else w.mask.copy(),
-                       tuple(w.iters), **fields)
+        # lane masks are never mutated in place once assigned (ops build new arrays), so no copy
+        ev = SyncEvent(self.seq, kind, w.cta, w.gid, site, w.mask, tuple(w.iters), **fields)
         for cb in self.sync_obs:
             cb(ev)
 
@@ -301,8 +304,8 @@ class EngineState:
         if w is not None:
             cta, warp = w.cta, w.gid
             iters = tuple(w.iters) if iters is None else iters
-            if lanes is None and w.mask is not None:
-                lanes = w.mask.copy()
+            if lanes is None:
+                lanes = w.mask
         rec = AccessRecord(self.seq, cta, warp, site, iters, lanes, alloc.space, alloc.id, alloc.name, offsets, size,
                            kind, proxy, order, scope, actor)
         for cb in self.access_obs:

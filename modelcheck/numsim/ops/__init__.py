@@ -182,10 +182,22 @@ def lane_values(value, w) -> list:
     return [(int(k), value) for k in lanes]
 
 
+_MEMBERS: dict[int, np.ndarray] = {}
+
+
+def _members(membermask: int) -> np.ndarray:
+    m = _MEMBERS.get(membermask)
+    if m is None:
+        m = _MEMBERS[membermask] = ((membermask >> V.LANES.astype(np.int64)) & 1).astype(np.bool_)
+    return m
+
+
 def require_full_warp(w, what: str, span, membermask: int = 0xFFFFFFFF):
     """`.sync.aligned` and `.sync` collectives need every lane of the member mask active."""
-    active = w.active()
-    members = np.array([(membermask >> k) & 1 for k in range(32)], dtype=np.bool_)
+    if w.mask is None:
+        return      # the whole (full) warp is active
+    active = w.mask
+    members = _members(membermask)
     if w.full_mask is not None:
         members &= w.full_mask
     missing = members & ~active

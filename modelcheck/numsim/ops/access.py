@@ -125,11 +125,18 @@ class Accessors:
                 v = view[i]
                 return bool(v) if is_bool else (int(v) if is_int else v)
             active = w.active()
-            bad = ((i < 0) | (i >= numel)) & active
-            if bad.any():
-                lane = _first_bad_lane(bad)
-                raise oob("read", name, i[lane], lane, base + int(i[lane]) * itemsize, span)
-            safe = i if w.mask is None else np.where(active, i, 0)
+            if w.mask is None:
+                if _out_of_range(i, numel):
+                    bad = (i < 0) | (i >= numel)
+                    lane = _first_bad_lane(bad)
+                    raise oob("read", name, i[lane], lane, base + int(i[lane]) * itemsize, span)
+                safe = i
+            else:
+                bad = ((i < 0) | (i >= numel)) & active
+                if np.count_nonzero(bad):
+                    lane = _first_bad_lane(bad)
+                    raise oob("read", name, i[lane], lane, base + int(i[lane]) * itemsize, span)
+                safe = np.where(active, i, 0)
             alloc = (w.rt.shared if shared else eng.globals).allocs[alloc_name]
             offs = offset + safe.astype(np.int64) * itemsize
             if not alloc.all_written and alloc.unwritten(offs[active], itemsize):
@@ -145,6 +152,7 @@ class Accessors:
         name = info.name
         alloc_name = info.alloc
         np_dtype = info.np_dtype
+        word0 = offset // itemsize if offset % itemsize == 0 else None
 
         def store(w):
             view = w.rt.views[slot] if shared else w.eng.global_views[slot]
@@ -164,22 +172,46 @@ class Accessors:
                 alloc.mark_written(off, itemsize)
                 eng.access(w, site, alloc, off, itemsize, "write")
                 return
-            active = w.active()
-            bad = ((i < 0) | (i >= numel)) & active
-            if bad.any():
-                lane = _first_bad_lane(bad)
-                raise oob("write", name, i[lane], lane, base + int(i[lane]) * itemsize, span)
-            if w.mask is None:
+            mask = w.mask
+            if mask is None:
+                # negative indices wrap to huge unsigned values: one comparison checks both ends
+                if _out_of_range(i, numel):
+                    bad = (i < 0) | (i >= numel)
+                    lane = _first_bad_lane(bad)
+                    raise oob("write", name, i[lane], lane, base + int(i[lane]) * itemsize, span)
                 view[i] = v if type(v) is np.ndarray else np_dtype.type(v)
-                offs = offset + i.astype(np.int64) * itemsize
-                alloc.mark_written(offs, itemsize)
+                lanes_idx = i
             else:
-                lanes = np.flatnonzero(active)
-                view[i[lanes]] = v[lanes] if type(v) is np.ndarray else v
-                offs = offset + np.where(active, i, 0).astype(np.int64) * itemsize
-                alloc.mark_written(offs[lanes], itemsize)
-            eng.access(w, site, alloc, offs, itemsize, "write")
+                bad = ((i < 0) | (i >= numel)) & mask
+                if bad.any():
+                    lane = _first_bad_lane(bad)
+                    raise oob("write", name, i[lane], lane, base + int(i[lane]) * itemsize, span)
+                lanes = np.flatnonzero(mask)
+                lanes_idx = i[lanes]
+                view[lanes_idx] = v[lanes] if type(v) is np.ndarray else v
+            if not alloc.all_written:
+                if word0 is not None and itemsize in (2, 4, 8):
+                    alloc.mark_words(lanes_idx + word0 if word0 else lanes_idx, itemsize)
+                else:
+                    alloc.mark_written(offset + lanes_idx.astype(np.int64) * itemsize, itemsize)
+            if eng.tracing:
+                eng.access(w, site, alloc, offset + (i if mask is None else np.where(mask, i, 0)).astype(np.int64)
+                           * itemsize, itemsize, "write")
+            else:
+                eng.stats["accesses"] += 1
         return store
+
+
+def _out_of_range(i: np.ndarray, numel: int) -> bool:
+    """Any index outside [0, numel)?  Negative ints read as huge unsigned: one comparison for both ends."""
+    kind, size = i.dtype.kind, i.dtype.itemsize
+    if kind == "u":
+        return np.count_nonzero(i >= numel) > 0
+    if size == 4:
+        return np.count_nonzero(i.view(np.uint32) >= numel) > 0
+    if size == 8:
+        return np.count_nonzero(i.view(np.uint64) >= numel) > 0
+    return np.count_nonzero((i < 0) | (i >= numel)) > 0
 
 
 def _lane0(w) -> int:

@@ -16,6 +16,9 @@ from . import groups, name_of, uniform
 
 
 def barrier_of(w, addr: int, span, what: str):
+    bar = w.rt.mbarriers.get(addr)
+    if bar is not None:
+        return bar
     if addr >= GLOBAL_BASE or w.rt.shared.find(addr, 8) is None:
         raise EngineError("oob", f"{what}: address {addr:#x} is not an 8-byte location in shared memory",
                           span, address=addr)
@@ -48,7 +51,7 @@ def _init(ctx, call, info):
                 raise _fail(err, span) from None
             w.eng.touch(bar)
             w.eng.sync(w, "mbarrier.init", site, barrier=("mbarrier", w.cta, la), count=lc, generation=0,
-                       details={"lane": int(lane), "epoch": bar.epoch, "name": name_of(w, la)})
+                       details={"lane": int(lane), "epoch": bar.epoch})
     return run, False
 
 
@@ -95,12 +98,15 @@ def _arrive(ctx, call, info):
                 completed = bar.arrive(sub, txb, drop)
             except SyncError as err:
                 raise _fail(err, span) from None
-            w.eng.touch(bar)
-            w.eng.sync(w, kind, site, barrier=("mbarrier", w.cta, a), count=sub, tx=txb, generation=gen,
-                       completed=completed,
-                       details={"lanes": _lanes_of(lanes, w), "prior_consumed": prior_consumed, "order": order,
-                                "expect_tx": expect_tx, "drop": drop, "name": name_of(w, a),
-                                "expected": bar.expected})
+            eng = w.eng
+            eng.touch(bar)
+            if eng.sync_obs:
+                details = {"prior_consumed": prior_consumed, "order": order, "expect_tx": expect_tx, "drop": drop,
+                           "expected": bar.expected}
+                if lanes is not w.mask:
+                    details["lanes"] = _lanes_of(lanes, w)   # only a subset of the active lanes arrived here
+                eng.sync(w, kind, site, barrier=("mbarrier", w.cta, a), count=sub, tx=txb, generation=gen,
+                         completed=completed, details=details)
     return run, False
 
 
@@ -135,8 +141,9 @@ def _tx(ctx, call, info):
             except SyncError as err:
                 raise _fail(err, span) from None
             w.eng.touch(bar)
-            w.eng.sync(w, info.name, site, barrier=("mbarrier", w.cta, a), tx=total, generation=gen,
-                       completed=completed, details={"prior_consumed": prior_consumed, "name": name_of(w, a)})
+            if w.eng.sync_obs:
+                w.eng.sync(w, info.name, site, barrier=("mbarrier", w.cta, a), tx=total, generation=gen,
+                           completed=completed, details={"prior_consumed": prior_consumed})
     return run, False
 
 
@@ -164,12 +171,13 @@ def _try_wait(ctx, call, info):
         if ready:
             observed = bar.consume()
             w.eng.touch(bar)
-            w.eng.sync(w, "mbarrier.wait", site, barrier=("mbarrier", w.cta, a), parity=p, generation=observed,
-                       details={"order": order, "polling": True, "name": name_of(w, a)})
+            if w.eng.sync_obs:
+                w.eng.sync(w, "mbarrier.wait", site, barrier=("mbarrier", w.cta, a), parity=p, generation=observed,
+                           details={"order": order, "polling": True})
             return
-        w.eng.sync(w, "mbarrier.poll", site, barrier=("mbarrier", w.cta, a), parity=p,
-                   generation=bar.local_gen, details={"name": name_of(w, a)})
-        yield Poll(bar, site, f"await {info.name} on {name_of(w, a)}; phase {p} ({bar.describe()})")
+        if w.eng.sync_obs:
+            w.eng.sync(w, "mbarrier.poll", site, barrier=("mbarrier", w.cta, a), parity=p, generation=bar.local_gen)
+        yield Poll(bar, site, lambda: f"await {info.name} on {name_of(w, a)}; phase {p} ({bar.describe()})")
     return run, True
 
 
@@ -179,25 +187,31 @@ def _wait(ctx, call, info):
     span = call.span
 
     def run(w):
-        a = uniform(addr(w), w, "mbarrier_wait address", span)
-        p = int(uniform(parity(w), w, "mbarrier_wait parity", span)) & 1
-        bar = barrier_of(w, a, span, "mbarrier_wait")
-        try:
-            bar.require_live("mbarrier_wait")
-        except SyncError as err:
-            raise _fail(err, span) from None
+        a = addr(w)
+        if type(a) is np.ndarray:
+            a = uniform(a, w, "mbarrier_wait address", span)
+        p = parity(w)
+        if type(p) is np.ndarray:
+            p = uniform(p, w, "mbarrier_wait parity", span)
+        p = int(p) & 1
+        bar = w.rt.mbarriers.get(a) or barrier_of(w, a, span, "mbarrier_wait")
+        if not bar.live:
+            raise EngineError("mbarrier_use_before_init", "mbarrier_wait on an mbarrier that is not initialized",
+                              span, barrier=a)
         blocked = False
         while not bar.ready(p):
             if not bar.live:
                 raise EngineError("mbarrier_use_before_init", "mbarrier_wait on an invalidated mbarrier", span)
             blocked = True
             yield Wait(bar, lambda b=bar, q=p: b.ready(q) or not b.live,
-                       f"await mbarrier.try_wait on {name_of(w, a)}; phase {p}")
+                       lambda: f"await mbarrier.try_wait on {name_of(w, a)}; phase {p}")
         observed = bar.consume()
-        w.eng.touch(bar)
+        eng = w.eng
+        eng.touch(bar)
         w.effects += 1
-        w.eng.sync(w, "mbarrier.wait", site, barrier=("mbarrier", w.cta, a), parity=p, generation=observed,
-                   details={"order": "acquire", "blocked": blocked, "name": name_of(w, a)})
+        if eng.sync_obs:
+            eng.sync(w, "mbarrier.wait", site, barrier=("mbarrier", w.cta, a), parity=p, generation=observed,
+                     details={"order": "acquire", "blocked": blocked})
     return run, True
 
 

@@ -185,8 +185,8 @@ def _rmw(w, site, span, alloc, offs, size, np_t, op, b_val, c_val, order, scope,
     for lane in lanes:
         off = int(offs[lane]) if type(offs) is np.ndarray else int(offs)
         idx = off // size
-        b = b_val[lane] if type(b_val) is np.ndarray else b_val
-        c = c_val[lane] if type(c_val) is np.ndarray else c_val
+        b = b_val[lane] if type(b_val) is np.ndarray and b_val.ndim else b_val   # 0-d: a uniform operand
+        c = c_val[lane] if type(c_val) is np.ndarray and c_val.ndim else c_val
         old = view[idx]
         olds[lane] = old
         view[idx] = _atomic_apply(op, old, b, c, np_t)
