@@ -16,14 +16,16 @@ from . import syntax as sx
 from . import typing as ty
 from .build_expr import ExprBuilder
 from .errors import ParseError
-from .nodes import (Assert, Break, Buffer, Const, ConstRef, Constant, Continue, DeclBuffer, Evaluate, Expr, For,
-                    If, Launch, Let, Load, Param, PrimFunc, Stmt, Store, ThreadIndex, Var, While)
+from .nodes import (Assert, BinOp, Break, Buffer, Cast, Const, ConstRef, Constant, Continue, DeclBuffer, Evaluate,
+                    Expr, For, If, Launch, Let, Load, Param, PrimFunc, Select, Stmt, Store, StrConst, ThreadIndex,
+                    UnaryOp, Var, While, walk)
 from .scope import BUFFER, BUILTIN, CONST, LET, NAMESPACE, PARAM, THREAD, Binding, Scope  # noqa: F401
 
 _LAUNCH_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z",
                 "clusterCtaIdx.x", "clusterCtaIdx.y", "clusterCtaIdx.z")
 _SCOPES = ("shared", "shared.dyn", "local", "global")
-_ALLOCS = ("alloc_tensor", "alloc_buffer", "decl_buffer", "alloc_local", "alloc_shared", "local_scalar")
+_ALLOCS = ("alloc_tensor", "alloc_buffer", "decl_buffer", "decl_tensor", "alloc_local", "alloc_shared",
+           "local_scalar")
 _DECORATORS = ("function", "prim_func")
 
 
@@ -46,7 +48,11 @@ _SCOPE_IDS = {
 
 def build(module: sx.Module, file: str, source: str, overrides: dict | None = None) -> PrimFunc:
     """The one entry point: a parsed module to a `PrimFunc`."""
-    return _Builder(file, source, dict(overrides or {})).module(module)
+    try:
+        return _Builder(file, source, dict(overrides or {})).module(module)
+    except RecursionError:  # too deep outside any statement (e.g. a parameter's annotation)
+        raise ParseError("expression nested too deeply", sx.Pos(1, 1, 1, 1).span(file), source=source,
+                         hint="split the expression into named `T.let` steps") from None
 
 
 class _Builder:
@@ -69,6 +75,10 @@ class _Builder:
     def error(self, what, node, hint="", expected="") -> ParseError:
         return self.ex.error(what, node, hint=hint, expected=expected)
 
+    def too_deep(self, node) -> ParseError:
+        return self.error("expression nested too deeply", node,
+                          hint="split the expression into named `T.let` steps")
+
     def fresh(self, name: str) -> str:
         if name not in self.used:
             self.used.add(name)
@@ -86,12 +96,15 @@ class _Builder:
             if isinstance(node, sx.Import):
                 self.import_(node)
             elif isinstance(node, (sx.Assign, sx.AnnAssign)):
-                self.constant(node)
+                try:
+                    self.constant(node)
+                except RecursionError:
+                    raise self.too_deep(node) from None
             elif isinstance(node, sx.FunctionDef):
                 if func_node is not None:
                     raise self.error(f"a second function '{node.name}' in the same file", node.header,
                                      hint=f"one kernel per file; '{func_node.name}' is defined at line "
-                                          f"{func_node.pos.line}")
+                                          f"{func_node.header.line}")
                 func_node = node
             elif isinstance(node, sx.ExprStmt) and isinstance(node.value, sx.Str):
                 continue  # module docstring
@@ -130,6 +143,12 @@ class _Builder:
                 raise self.error("statement outside the function", node,
                                  hint="module level assignments must be `NAME = <integer expression>`")
             target, value = node.target, node.value
+        if isinstance(value, sx.Call) and not (isinstance(value.func, sx.Name) and value.func.id in ("min", "max", "abs")):
+            # `x = foo()`, `bar = T.alloc_tensor(...)`: kernel code written at module level
+            raise self.error("statement outside the function", node,
+                             hint="the module level holds imports, integer constants (`NAME = <integer expression>`,"
+                                  " with min/max/abs) and the @T.function kernel; move this statement into the "
+                                  "kernel body")
         name = target.id
         if any(c.name == name for c in self.constants):
             raise self.error(f"module constant '{name}' is defined twice", target,
@@ -284,12 +303,26 @@ class _Builder:
     # ------------------------------------------------------------------ launch
     def bind_launch(self, tag_node: sx.Node, extent_node: sx.Node, at) -> ThreadIndex:
         if not isinstance(tag_node, sx.Str) or tag_node.value not in _LAUNCH_TAGS:
-            raise self.error("unknown thread tag", tag_node, expected=", ".join(f'"{t}"' for t in _LAUNCH_TAGS))
+            raise self.error("unknown thread tag", tag_node, expected=", ".join(f'"{t}"' for t in _LAUNCH_TAGS),
+                             hint='launch threads with T.launch_thread("threadIdx.x", n) and blocks with '
+                                  'T.launch_thread("blockIdx.x", n)')
         tag = tag_node.value
         if tag in self.launch:
             raise self.error(f"'{tag}' is launched twice", at, hint="launch each thread dimension once")
-        self.launch[tag] = self.ex.int_expr(extent_node, "a launch extent")
+        self.launch[tag] = self.launch_extent(extent_node, "a launch extent")
         return ThreadIndex(tag, span=self.ex.span(tag_node))
+
+    def launch_extent(self, node: sx.Node, what: str) -> Expr:
+        """Launch extents are fixed before any thread runs: literals, module constants, scalar parameters."""
+        e = self.ex.int_expr(node, what)
+        for sub in walk(e):
+            if isinstance(sub, (Const, ConstRef, BinOp, UnaryOp, Cast, Select)):
+                continue
+            if isinstance(sub, Var) and getattr(self.scope.lookup(sub.name), "kind", None) == PARAM:
+                continue
+            raise self.error(f"{what} must not depend on values computed in the kernel", node,
+                             hint="use literals, module constants and scalar parameters")
+        return e
 
     def launch_call(self, call: sx.Call) -> ThreadIndex:
         if len(call.args) != 2 or call.kwargs:
@@ -301,7 +334,7 @@ class _Builder:
         sid = _SCOPE_IDS[name]
         if len(call.args) != 1 or not isinstance(call.args[0], sx.ListLit) or len(call.args[0].elts) != 1:
             raise self.error(f"T.{name} takes a one-element list of extents", call, expected=f"T.{name}([n])")
-        extent = self.ex.int_expr(call.args[0].elts[0], "a scope extent")
+        extent = self.launch_extent(call.args[0].elts[0], "a scope extent")
         span = self.ex.span(call)
         tx = ThreadIndex("threadIdx.x")
         value = self.const_value(extent)
@@ -336,6 +369,11 @@ class _Builder:
             return int(e.value)
         if isinstance(e, ConstRef):
             return next(c.value for c in self.constants if c.name == e.name)
+        if isinstance(e, BinOp):  # `N * 32` over module constants
+            a, b = self.const_value(e.a), self.const_value(e.b)
+            if a is not None and b is not None:
+                v = ty.eval_binop(e.op, a, b, e.a.dtype, e.dtype)
+                return None if v is None or isinstance(v, bool) else int(v)
         return None
 
     def make_launch(self, fn: sx.FunctionDef) -> Launch:
@@ -376,7 +414,10 @@ class _Builder:
         method = getattr(self, "s_" + type(node).__name__, None)
         if method is None:
             raise self.error(f"{type(node).__name__.lower()} statements are not supported in a kernel", node)
-        return method(node)
+        try:
+            return method(node)
+        except RecursionError:  # the innermost statement with stack to spare reports it
+            raise self.too_deep(node) from None
 
     def s_Pass(self, node) -> list[Stmt]:
         return []
@@ -394,12 +435,12 @@ class _Builder:
 
     def s_Break(self, node) -> list[Stmt]:
         if not self.loop_depth:
-            raise self.error("'break' outside a loop", node)
+            raise self.error("'break' outside a loop", node, hint="'break' is only valid inside a for or while loop")
         return [Break(span=self.ex.span(node))]
 
     def s_Continue(self, node) -> list[Stmt]:
         if not self.loop_depth:
-            raise self.error("'continue' outside a loop", node)
+            raise self.error("'continue' outside a loop", node, hint="'continue' is only valid inside a for or while loop")
         return [Continue(span=self.ex.span(node))]
 
     def s_Assert(self, node: sx.Assert) -> list[Stmt]:
@@ -429,7 +470,8 @@ class _Builder:
                 if len(value.args) != 1:
                     raise self.error("T.evaluate takes one value", value)
                 e = self.ex.expr(value.args[0])
-                return [] if isinstance(e, Const) else [Evaluate(e, span=self.ex.span(node))]
+                # a constant (or a string, like a docstring) has no effect; printing it would drop it too
+                return [] if isinstance(e, (Const, StrConst)) else [Evaluate(e, span=self.ex.span(node))]
             if path == ["launch_thread"]:
                 raise self.error("T.launch_thread must be bound to a name", value,
                                  expected='with T.launch_thread("threadIdx.x", n) as tx:')
@@ -595,7 +637,7 @@ class _Builder:
                          hint="bind a new name instead")
 
     def store_value(self, buf: Buffer, node: sx.Node) -> Expr:
-        return ty.cast(buf.dtype, self.ex.expr(node))
+        return ty.cast(buf.dtype, self.ex.number(self.ex.expr(node), node, "a store", address_ok=True))
 
     def let(self, target: sx.Name, value: Expr, span, annotated: bool, dtype: str | None = None) -> Let:
         if value.dtype in ("void", "string"):
@@ -664,7 +706,8 @@ class _Builder:
             raise self.error("operator '**=' is not supported in TIRx", node, hint="write the product out")
         op = {"+": "+", "-": "-", "*": "*", "/": "/", "//": "//", "%": "%", "&": "&", "|": "|", "^": "^",
               "<<": "<<", ">>": ">>"}[node.op]
-        value = ty.binop(op, current, self.ex.expr(node.value), span, False, self.ex.is_literal(node.value))
+        rhs = self.ex.number(self.ex.expr(node.value), node.value, f"'{node.op}='")
+        value = ty.binop(op, current, rhs, span, False, self.ex.is_literal(node.value))
         return [Store(buf.name, indices, ty.cast(buf.dtype, value), span=span)]
 
     # -- buffers
@@ -694,6 +737,8 @@ class _Builder:
                 raise self.error(f"buffer '{target.id}' needs a scope", ty_args.elts[0],
                                  expected='scope="shared", "shared.dyn" or "local"')
             buf = self.declare(target, proto.shape, proto.dtype, proto.scope, call, align=proto.align)
+        elif kind == "decl_tensor":
+            buf = self.decl_tensor(target, call, args, kw)
         elif kind in ("alloc_buffer", "decl_buffer", "alloc_local", "alloc_shared"):
             shape_node = args[0] if args else kw.pop("shape", None)
             dtype_node = args[1] if len(args) > 1 else kw.pop("dtype", None)
@@ -743,6 +788,32 @@ class _Builder:
         if init is not None:
             out.append(Store(buf.name, (Const(0, "int32"),), self.store_value(buf, init), span=span))
         return out
+
+    def decl_tensor(self, target: sx.Name, call: sx.Call, args: list, kw: dict) -> Buffer:
+        """Gen-3 alias: `T.decl_tensor(X.data | T.ptr_byte_offset(X.data, bytes, ty=...), ty_args=[T.Tensor(...)])`."""
+        usage = 'T.decl_tensor(pool.data, ty_args=[T.Tensor((n,), T.uint64, scope="shared")])'
+        ty_args = kw.pop("ty_args", None)
+        if len(args) != 1 or not isinstance(ty_args, sx.ListLit) or len(ty_args.elts) != 1 \
+                or not isinstance(ty_args.elts[0], sx.Call):
+            raise self.error("T.decl_tensor takes a pointer and ty_args=[T.Tensor(shape, dtype, scope=...)]", call,
+                             expected=usage, hint="pass exactly one pointer and one T.Tensor type")
+        ptr, extra = args[0], None
+        if isinstance(ptr, sx.Call) and self.ex.namespace_path(ptr.func) == ["ptr_byte_offset"]:
+            if len(ptr.args) != 2:
+                raise self.error("T.ptr_byte_offset takes (pointer, byte offset)", ptr,
+                                 expected='T.ptr_byte_offset(pool.data, 16, ty=T.Ptr(T.uint64, "shared"))',
+                                 hint="the offset is in bytes from the start of the aliased allocation")
+            ptr, extra = ptr.args
+        if not (isinstance(ptr, sx.Attr) and ptr.attr == "data"):
+            raise self.error("T.decl_tensor takes another buffer's .data as its pointer", args[0], expected=usage,
+                             hint="alias an allocation: pool.data, or T.ptr_byte_offset(pool.data, bytes, ty=...)")
+        root = self.ex.buffer_named(ptr.value)
+        offset = root.byte_offset
+        if extra is not None:
+            offset = _add_offset(offset, ty.cast("int64", self.ex.int_expr(extra, "a byte offset")))
+        proto = self.tensor_type(ty_args.elts[0], target.id, root.scope)
+        return self.declare(target, proto.shape, proto.dtype, proto.scope, call, root.data or root.name, offset,
+                            proto.align)
 
 
 def _add_offset(base: Expr, extra: Expr) -> Expr:

@@ -17,7 +17,7 @@ from . import ops as opreg
 from . import syntax as sx
 from . import typing as ty
 from .errors import ParseError, Span
-from .nodes import Address, Buffer, Cast, Const, Expr, Load, OpCall, StrConst, Unsupported
+from .nodes import Address, BinOp, Buffer, Cast, Const, ConstRef, Expr, Load, OpCall, StrConst, Unsupported
 from .scope import BUFFER, BUILTIN, CONST, LET, NAMESPACE, PARAM, THREAD, Scope
 
 _BINOPS = {"+": "+", "-": "-", "*": "*", "/": "/", "//": "//", "%": "%", "<<": "<<", ">>": ">>",
@@ -34,9 +34,9 @@ _MATH = {"exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt
          "cosh", "isnan", "isinf", "isfinite", "pow", "fmod", "atan2", "copysign", "hypot"}
 
 # names that only make sense in a specific statement position
-STATEMENT_ONLY = {"alloc_tensor", "alloc_buffer", "decl_buffer", "alloc_local", "alloc_shared", "local_scalar",
-                  "launch_thread", "device_entry", "func_attr", "attr", "evaluate", "cta_id", "warp_id", "lane_id",
-                  "thread_id", "warpgroup_id", "warp_id_in_wg", "thread_id_in_wg", "cluster_id",
+STATEMENT_ONLY = {"alloc_tensor", "alloc_buffer", "decl_buffer", "decl_tensor", "alloc_local", "alloc_shared",
+                  "local_scalar", "launch_thread", "device_entry", "func_attr", "attr", "evaluate", "cta_id",
+                  "warp_id", "lane_id", "thread_id", "warpgroup_id", "warp_id_in_wg", "thread_id_in_wg", "cluster_id",
                   "cta_id_in_cluster", "serial", "unroll", "grid", "parallel", "vectorized", "Tensor", "Buffer",
                   "Ptr", "let", "handle"}
 
@@ -207,6 +207,8 @@ class ExprBuilder:
             raise self.error(f"operator '{node.op}' is not supported in TIRx", node,
                              hint="write the product out, or use T.pow for floats" if node.op == "**" else "")
         a, b = self.expr(node.left), self.expr(node.right)
+        self.number(a, node.left, f"'{node.op}'")
+        self.number(b, node.right, f"'{node.op}'")
         if node.op == "/" and not (dt.is_float(a.dtype) or dt.is_float(b.dtype)):
             raise self.error("'/' on integers is ambiguous", node,
                              hint="use '//' (floor division) or T.truncdiv(a, b) (C division)")
@@ -218,6 +220,7 @@ class ExprBuilder:
             v = -node.operand.value
             return Const(v, dt.literal_int_dtype(v), span=self.span(node))
         a = self.expr(node.operand)
+        self.number(a, node.operand, f"'{node.op}'", address_ok=node.op == "not", void_ok=node.op == "not")
         if node.op == "-":
             return ty.neg(a, self.span(node))
         if node.op == "+":
@@ -225,7 +228,7 @@ class ExprBuilder:
         return ty.unary(node.op, a, self.span(node))
 
     def _BoolOp(self, node: sx.BoolOp) -> Expr:
-        values = [self.expr(v) for v in node.values]
+        values = [self.number(self.expr(v), v, f"'{node.op}'", address_ok=True) for v in node.values]
         out = values[0]
         for v in values[1:]:
             out = ty.binop(node.op, out, v, self.span(node))
@@ -237,9 +240,9 @@ class ExprBuilder:
                 raise self.error(f"operator '{op}' is not supported in TIRx", node, hint="compare with == or !=")
         terms = []
         left_node = node.left
-        left = self.expr(left_node)
+        left = self.number(self.expr(left_node), left_node, "a comparison", address_ok=True)
         for op, rhs_node in zip(node.ops, node.comparators):
-            rhs = self.expr(rhs_node)
+            rhs = self.number(self.expr(rhs_node), rhs_node, "a comparison", address_ok=True)
             terms.append(ty.binop(op, left, rhs, self.span(node), self.is_literal(left_node), self.is_literal(rhs_node)))
             left, left_node = rhs, rhs_node
         out = terms[0]
@@ -248,7 +251,9 @@ class ExprBuilder:
         return out
 
     def _IfExp(self, node: sx.IfExp) -> Expr:
-        return ty.select(self.expr(node.test), self.expr(node.body), self.expr(node.orelse), True, self.span(node),
+        test, body, orelse = (self.number(self.expr(n), n, "a conditional expression", address_ok=True)
+                              for n in (node.test, node.body, node.orelse))
+        return ty.select(test, body, orelse, True, self.span(node),
                          self.is_literal(node.body), self.is_literal(node.orelse))
 
     def _TupleLit(self, node) -> Expr:
@@ -312,6 +317,28 @@ class ExprBuilder:
             kwargs[kw.name] = kw.value
         return [self.expr(a) for a in node.args], kwargs
 
+    def one_operand(self, node: sx.Call, name: str) -> Expr:
+        operands, _ = self.args(node)
+        if len(operands) != 1:
+            raise self.error(f"wrong operand count for {name}: expected 1, got {len(operands)}", node,
+                             expected="one value", hint=f"call it as {name}(x)")
+        return operands[0]
+
+    def number(self, e: Expr, node: sx.Node, what: str, address_ok: bool = False, void_ok: bool = True) -> Expr:
+        """An operand of arithmetic, a comparison, a select or a cast: strings are not numbers, addresses
+        (dtype handle) only compare, select and cast (`address_ok`), and an unmodeled call (void, an
+        `Unsupported` node) takes the other operand's type except where its result would stay void."""
+        if e.dtype == "string":
+            raise self.error(f"{what} on a string", node,
+                             hint="strings only name dtypes, scopes, thread tags, PTX modifiers and messages")
+        if e.dtype == "void" and not void_ok:
+            raise self.error(f"{what} on a call that returns no value", node,
+                             hint="make the call a statement of its own")
+        if e.dtype == "handle" and not address_ok:
+            raise self.error(f"{what} on an address (a handle value)", node,
+                             hint="index the buffer instead, e.g. T.address_of(buf[i + 1]) or buf.ptr_to([i + 1])")
+        return e
+
     def unsupported(self, name: str, node: sx.Call) -> Expr:
         args = []
         for a in node.args:
@@ -366,6 +393,10 @@ class ExprBuilder:
                                  a, hint="declare a register first, e.g. ok = T.local_scalar(T.uint32), and pass ok")
             if spec.dtype and isinstance(e, Const) and e.dtype != spec.dtype:
                 e = ty.const(e.value, spec.dtype, e.span)
+            elif spec.dtype and e.dtype != spec.dtype and _is_module_const_expr(e):
+                # `N * 32` over module constants is a Python int to TVM, so it is a literal too;
+                # keep the ConstRefs (the cast folds away in `canonical`)
+                e = Cast(spec.dtype, e, span=e.span)
             out.append(e)
         out.extend(operands[len(out):])
         return out
@@ -373,7 +404,7 @@ class ExprBuilder:
     def cuda_call(self, name: str, node: sx.Call) -> Expr:
         full = "cuda." + name
         if full in opreg.WARP_REDUCE_ALIASES:
-            (value,), _ = self.args(node)
+            value = self.one_operand(node, full)
             return OpCall("cuda.warp_reduce", (value, StrConst(opreg.WARP_REDUCE_ALIASES[full]), Const(32, "int32")),
                           None, value.dtype, span=self.span(node))
         if name == "cvta_generic_to_shared" and len(node.args) == 1 and not node.kwargs:
@@ -413,29 +444,42 @@ class ExprBuilder:
             arg = node.args[0]
             if isinstance(arg, sx.Str) and dt.is_float(canon) and arg.value in ("inf", "-inf", "nan"):
                 return ty.const(float(arg.value), canon, span)
-            return ty.cast(canon, self.expr(arg), span)
+            literal = _float_literal(arg)
+            if literal is not None and dt.is_float(canon):
+                # T.float64(0.1) is 0.1 itself: round the literal once, to `canon`, not first to float32
+                return ty.const(literal, canon, span)
+            return ty.cast(canon, self.number(self.expr(arg), arg, f"T.{name}", address_ok=True), span)
         if name == "Cast":
             if len(node.args) != 2:
                 raise self.error("T.Cast takes (dtype, value)", node)
             target = self.dtype(node.args[0])
-            value = self.expr(node.args[1])
+            value = self.number(self.expr(node.args[1]), node.args[1], "T.Cast", address_ok=True)
             return value if value.dtype == target else Cast(target, value, span=span)
+        if name == "cast":  # gen-1 `T.cast(16, "uint32")`: (value, dtype), folds a literal like T.uint32(16)
+            kw = {k.name: k.value for k in node.kwargs}
+            dtype_node = node.args[1] if len(node.args) == 2 else kw.get("dtype", kw.get("ty"))
+            if len(node.args) not in (1, 2) or dtype_node is None or len(node.args) + len(kw) != 2:
+                raise self.error("T.cast takes (value, dtype)", node, expected='T.cast(x, "uint32")',
+                                 hint='T.Cast takes (dtype, value); T.cast takes (value, dtype)')
+            target = self.dtype(dtype_node)
+            return ty.cast(target, self.number(self.expr(node.args[0]), node.args[0], "T.cast", address_ok=True),
+                           span)
         if name in ("Select", "if_then_else"):
             if len(node.args) != 3:
                 raise self.error(f"T.{name} takes (condition, true_value, false_value)", node)
-            c, t, f = (self.expr(a) for a in node.args)
+            c, t, f = (self.number(self.expr(a), a, f"T.{name}", address_ok=True) for a in node.args)
             return ty.select(c, t, f, name == "if_then_else", span, self.is_literal(node.args[1]),
                              self.is_literal(node.args[2]))
         if name in _T_BINARY:
             if len(node.args) != 2:
                 raise self.error(f"T.{name} takes two operands", node)
-            a, b = (self.expr(x) for x in node.args)
+            a, b = (self.number(self.expr(x), x, f"T.{name}") for x in node.args)
             return ty.binop(_T_BINARY[name], a, b, span, self.is_literal(node.args[0]), self.is_literal(node.args[1]))
         if name in ("bitwise_not",):
-            (a,), _ = self.args(node)
+            a = self.number(self.one_operand(node, "T." + name), node.args[0], f"T.{name}", void_ok=False)
             return ty.unary("~", a, span)
         if name == "abs":
-            (a,), _ = self.args(node)
+            a = self.number(self.one_operand(node, "T.abs"), node.args[0], "T.abs", void_ok=False)
             if dt.is_float(a.dtype):
                 return self.intrinsic("tir.fabs", [a], node)
             zero = ty.const(0, a.dtype)
@@ -448,7 +492,7 @@ class ExprBuilder:
             if len(node.args) != 2:
                 raise self.error("T.reinterpret takes (dtype, value)", node)
             target = self.dtype(node.args[0])
-            value = self.expr(node.args[1])
+            value = self.number(self.expr(node.args[1]), node.args[1], "T.reinterpret", address_ok=True)
             if dt.bits(target) != dt.bits(value.dtype):
                 raise self.error(f"T.reinterpret to {target} needs a {dt.bits(target)}-bit value, got {value.dtype}",
                                  node)
@@ -463,6 +507,25 @@ class ExprBuilder:
             raise self.error(f"T.{name}(...) is not an expression", node,
                              hint="it is a statement, a loop iterator or an assignment's right-hand side")
         return self.unsupported("tir." + name, node)
+
+
+def _is_module_const_expr(e: Expr) -> bool:
+    """An integer expression over literals and module constants only (a Python int at TVM parse time)."""
+    if isinstance(e, ConstRef):
+        return True
+    if isinstance(e, BinOp) and dt.is_integral(e.dtype) and e.dtype != "bool":
+        return all(isinstance(x, Const) or _is_module_const_expr(x) for x in (e.a, e.b))
+    return False
+
+
+def _float_literal(node: sx.Node) -> float | None:
+    """The value of a float literal `2.5` / `-2.5`, else None."""
+    sign = 1.0
+    if isinstance(node, sx.UnaryOp) and node.op in "-+":
+        sign, node = (-1.0 if node.op == "-" else 1.0), node.operand
+    if isinstance(node, sx.Num) and isinstance(node.value, float):
+        return sign * node.value
+    return None
 
 
 def _is_one(e: Expr) -> bool:

@@ -2,7 +2,8 @@
 
 Assumes operands are IR expressions with dtypes.  Guarantees the same shape the
 TVM front end builds for the same source: literals adapt to the other operand's
-type, mixed types meet at `dtypes.promote` through explicit `Cast`s, a cast of a
+type in bitwise operators and selects (arithmetic and comparisons promote them like
+any operand), mixed types meet at `dtypes.promote` through explicit `Cast`s, a cast of a
 constant folds when the value fits, and an operator whose operands are all
 constants folds (with fixed-width wraparound and float32 rounding).
 """
@@ -18,14 +19,23 @@ from .nodes import BinOp, Cast, Const, Expr, Select, UnaryOp
 COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
 LOGICAL = ("and", "or")
 INT_ONLY = ("//", "%", "tdiv", "tmod", "&", "|", "^", "<<", ">>")
+BITWISE = ("&", "|", "^")
 
 _STRUCT = {"float32": "f", "float16": "e"}
 
 
+# The one NaN object of the IR: `Const(NAN, ...) == Const(NAN, ...)` holds because dataclass equality
+# compares field tuples, and tuples compare identical elements as equal (nan != nan otherwise).
+NAN = float("nan")
+
+
 def round_float(value: float, dtype: str) -> float:
-    """`value` rounded to the precision of float `dtype` (round to nearest even, overflow to inf)."""
+    """`value` rounded to the precision of float `dtype` (round to nearest even, overflow to inf).
+    Every NaN comes back as the one object `NAN`, so IR constants holding NaN compare equal."""
     value = float(value)
-    if dtype == "float64" or math.isnan(value) or math.isinf(value):
+    if math.isnan(value):
+        return NAN
+    if dtype == "float64" or math.isinf(value):
         return value
     code = _STRUCT.get(dtype)
     if code is not None:
@@ -42,7 +52,8 @@ def round_float(value: float, dtype: str) -> float:
     if np_type is None:
         return value
     with np.errstate(over="ignore", invalid="ignore"):
-        return float(np.asarray(value, dtype=np.float64).astype(np_type))
+        out = float(np.asarray(value, dtype=np.float64).astype(np_type))
+    return NAN if math.isnan(out) else out   # e4m3fn has no inf: it overflows to NaN
 
 
 def const(value, dtype: str, span: Span | None = None) -> Const:
@@ -106,6 +117,11 @@ def binop(op: str, a: Expr, b: Expr, span: Span | None = None, a_literal: bool =
             a, b, _ = match(a, b, a_literal, b_literal)
         result = a.dtype
     else:
+        if op not in BITWISE:
+            # TVM gives a Python literal its own type (int32/int64/float32) for arithmetic and
+            # comparisons and then promotes (`i8 + 1` -> `T.Cast("int32", i8) + 1`, `u + 1` -> `u + T.uint32(1)`
+            # by folding the cast); only bitwise operators (and selects) make the literal take the other side's type
+            a_literal = b_literal = False
         a, b, common = match(a, b, a_literal, b_literal)
         result = "bool" if op in COMPARISONS else common
     folded = fold_binop(op, a, b, result)
@@ -181,11 +197,11 @@ def eval_binop(op: str, x, y, operand_dtype: str, result: str):
         elif op == "max":
             r = max(x, y)
         elif op in ("//",):
-            if y == 0.0:
+            if y == 0.0 or not math.isfinite(x / y):  # floor of inf/nan has no value: leave it unfolded
                 return None
             r = math.floor(x / y)
         elif op == "%":
-            if y == 0.0:
+            if y == 0.0 or not math.isfinite(x / y):
                 return None
             r = x - math.floor(x / y) * y
         else:
