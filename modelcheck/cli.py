@@ -7,20 +7,24 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+
+import numpy as np
 
 import ir
 
+from . import numsim
 from .kernel import load
 from .summary import summarize
 
 EXIT_USAGE = 64
+EXIT_FOR_VERDICT = {"clean": 0, "review": 0, "error": 1, "incomplete": 2}
 
 # Subcommands whose machinery lands with later issues; each says which.
 _PENDING = {
     "check": "Synccheck and Racecheck (issues #5 and #6)",
     "sync": "Synccheck (issue #5)",
     "race": "Racecheck (issue #6)",
-    "run": "the NumSim simulator (issue #3)",
     "prove": "the z3 prover (issue #7)",
     "replay": "counterexample replay (issue #7)",
     "graph": "the happens-before graph (issue #7)",
@@ -44,6 +48,83 @@ def _consts(pairs: list[str]) -> dict:
     return out
 
 
+def _split_consts(kernel_path: str, consts: dict):
+    """--const values: module constants override the kernel; scalar parameters become inputs."""
+    probe = load(kernel_path)
+    names = {c.name for c in probe.func.constants}
+    scalars = {p.name for p in probe.func.params if p.kind == "scalar"}
+    unknown = sorted(set(consts) - names - scalars)
+    if unknown:
+        raise ValueError(f"--const {', '.join(unknown)}: not a module constant or scalar parameter of "
+                         f"{probe.name} (constants: {', '.join(sorted(names)) or 'none'}; scalar parameters: "
+                         f"{', '.join(sorted(scalars)) or 'none'})")
+    return {k: v for k, v in consts.items() if k in names}, {k: v for k, v in consts.items() if k in scalars}
+
+
+def build_inputs(func: ir.PrimFunc, specs: list[str], npz: str | None, scalars: dict) -> dict:
+    """Inputs for a CLI run: the embedded default (zero-filled buffers) plus --inputs/--input/--const."""
+    overrides: dict = dict(scalars)
+    if npz:
+        with np.load(npz) as data:
+            overrides.update({k: data[k] for k in data.files})
+    for spec in specs or ():
+        name, sep, value = spec.partition("=")
+        if not sep:
+            raise ValueError(f"--input expects NAME=zeros|ones|random[:seed]|FILE.npy, got {spec!r}")
+        if value.endswith(".npy"):
+            overrides[name] = np.load(value)
+        else:
+            overrides[name] = value
+    params = {p.name for p in func.params}
+    unknown = sorted(set(overrides) - params)
+    if unknown:
+        raise ValueError(f"inputs for unknown parameter(s) {', '.join(unknown)}; parameters: {', '.join(sorted(params))}")
+    return numsim.default_inputs(func, overrides)
+
+
+def _format_array(a: np.ndarray) -> str:
+    with np.printoptions(threshold=64, edgeitems=8, linewidth=110):
+        return np.array2string(a)
+
+
+def _run(args) -> int:
+    consts = _consts(args.const)
+    overrides, scalar_inputs = _split_consts(args.kernel, consts)
+    kernel = load(args.kernel, **overrides)
+    inputs = build_inputs(kernel.func, args.input, args.inputs, scalar_inputs)
+    missing = [p.name for p in kernel.func.params if p.name not in inputs]
+    if missing:
+        print(f"modelcheck run: no value for {', '.join(missing)}; give scalars with --const NAME=V and "
+              f"buffers without static shapes with --input NAME=FILE.npy", file=sys.stderr)
+        return EXIT_USAGE
+    limits = {}
+    if args.max_polls:
+        limits["max_polls"] = args.max_polls
+    if args.max_loop_iterations:
+        limits["max_loop_iterations"] = args.max_loop_iterations
+    try:
+        res = numsim.run(kernel.func, inputs, **limits)
+    except numsim.UnsupportedTIRxError as err:
+        print(f"modelcheck run: incomplete: {err}", file=sys.stderr)
+        return EXIT_FOR_VERDICT["incomplete"]
+    print(f"numsim {res.verdict.upper()} - {kernel.name} ({res.termination})")
+    if args.out:
+        np.savez(args.out, **res.outputs)
+        print(f"outputs saved to {args.out}: {', '.join(res.outputs)}")
+    else:
+        for name, arr in res.outputs.items():
+            print(f"{name} ({arr.dtype}{list(arr.shape)}):\n{_format_array(arr)}")
+    if res.diagnostics:
+        print("diagnostics:")
+        for d in res.diagnostics:
+            print(f"  {d}")
+    st = res.stats
+    print(f"stats: {st['ctas']} CTA(s), {st['warps']} warp(s), {st['warp_instructions']} warp-instructions, "
+          f"{st['accesses']} memory accesses ({st['lane_accesses']} lane accesses), {st['sync_events']} sync "
+          f"operations, {st['polls']} polls, {st['async_ops']} async ops, {st['wall_time_s']:.3f} s")
+    return EXIT_FOR_VERDICT[res.verdict]
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="modelcheck", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
@@ -51,6 +132,16 @@ def _parser() -> argparse.ArgumentParser:
     parse.add_argument("kernel")
     parse.add_argument("--const", action="append", default=[], metavar="N=V", help="override a module constant")
     parse.add_argument("--summary-only", action="store_true", help="print only the summary")
+    run = sub.add_parser("run", help="simulate the kernel on concrete inputs (NumSim)")
+    run.add_argument("kernel")
+    run.add_argument("--const", action="append", default=[], metavar="N=V",
+                     help="module constant or scalar parameter value")
+    run.add_argument("--input", action="append", default=[], metavar="NAME=SPEC",
+                     help="zeros | ones | random[:seed] | FILE.npy (default: zeros)")
+    run.add_argument("--inputs", metavar="FILE.npz", help="arrays by parameter name")
+    run.add_argument("--out", metavar="OUT.npz", help="save outputs instead of printing them")
+    run.add_argument("--max-polls", type=int, default=0)
+    run.add_argument("--max-loop-iterations", type=int, default=0)
     for name, what in _PENDING.items():
         sp = sub.add_parser(name, help=f"(arrives with {what})")
         sp.add_argument("args", nargs=argparse.REMAINDER)
@@ -68,12 +159,14 @@ def main(argv: list[str] | None = None) -> int:
               f"Available now: modelcheck parse KERNEL.py [--const N=V]", file=sys.stderr)
         return EXIT_USAGE
     try:
+        if args.command == "run":
+            return _run(args)
         consts = _consts(args.const)
         kernel = load(args.kernel, **consts)
     except ir.ParseError as err:
         print(err, file=sys.stderr)
         return EXIT_USAGE
-    except (OSError, ValueError) as err:
+    except (OSError, ValueError, numsim.InputError) as err:
         print(f"modelcheck: {err}", file=sys.stderr)
         return EXIT_USAGE
     if args.command == "parse":

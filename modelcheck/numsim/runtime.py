@@ -27,12 +27,13 @@ RUNNABLE, BLOCKED, DONE = 0, 1, 2
 class Wait:
     """A blocked warp's condition: resumes when `check()` holds; re-checked when `obj` changes."""
 
-    __slots__ = ("obj", "check", "what")
+    __slots__ = ("obj", "check", "what", "site")
 
-    def __init__(self, obj, check, what):
+    def __init__(self, obj, check, what, site=None):
         self.obj = obj
         self.check = check
         self.what = what      # text, or a callable making it (only needed for deadlock reports)
+        self.site = site      # static op id of the blocking operation
 
     def describe(self) -> str:
         return self.what() if callable(self.what) else self.what
@@ -157,9 +158,13 @@ class Scheduler:
             blocked = [w for w in self.warps if w.status != DONE]
             if not blocked:
                 return
-            raise EngineError("deadlock", _deadlock_message(blocked), None,
+            first = next((w.waiting.site for w in blocked if w.waiting and w.waiting.site is not None), None)
+            span = eng.sites[first].span if first is not None else None
+            raise EngineError("deadlock", _deadlock_message(blocked), span,
                               blocked=[{"warp": w.gid, "cta": w.cta, "warp_in_cta": w.index,
-                                        "awaits": w.waiting.describe() if w.waiting else "?"} for w in blocked])
+                                        "awaits": w.waiting.describe() if w.waiting else "?",
+                                        "site": w.waiting.site if w.waiting else None,
+                                        "iters": list(w.iters)} for w in blocked])
 
     def _step(self, w: Warp, gen) -> None:
         eng = self.eng
@@ -190,7 +195,7 @@ class Scheduler:
             # same site, no side effect since the last poll: nothing changes until the barrier does
             version = y.obj.version
             w.status = BLOCKED
-            w.waiting = Wait(y.obj, lambda o=y.obj, v=version: o.version != v, y.what)
+            w.waiting = Wait(y.obj, lambda o=y.obj, v=version: o.version != v, y.what, y.site)
             eng.waiters.setdefault(id(y.obj), []).append(w)
             w.last_poll = None
             return

@@ -55,7 +55,7 @@ def test_missing_file_is_a_usage_error(capsys):
     assert "No such file" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("command,issue", [("check", "#5"), ("sync", "#5"), ("race", "#6"), ("run", "#3"),
+@pytest.mark.parametrize("command,issue", [("check", "#5"), ("sync", "#5"), ("race", "#6"),
                                            ("prove", "#7"), ("replay", "#7"), ("graph", "#7"), ("states", "#5")])
 def test_pending_subcommands_say_which_issue_brings_them(capsys, command, issue):
     assert main([command, BUGGY]) == EXIT_USAGE
@@ -72,3 +72,30 @@ def test_console_script_entry_point():
     proc = subprocess.run(["modelcheck", "parse", FIXED, "--summary-only"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "kernel producer_overtaking_fixed" in proc.stdout
+
+
+def test_run_prints_outputs_and_stats(capsys):
+    assert main(["run", FIXED]) == 0
+    out = capsys.readouterr().out
+    assert "numsim CLEAN - producer_overtaking_fixed (completed)" in out
+    assert "[ 7 17 27 37]" in out
+    assert "1 CTA(s), 2 warp(s)" in out
+
+
+def test_run_reports_deadlock_with_exit_code_1(capsys):
+    assert main(["run", BUGGY]) == 1
+    out = capsys.readouterr().out
+    assert "deadlock" in out and "blocked warps 1" in out and "full[0]; phase 0" in out
+
+
+def test_run_saves_outputs(tmp_path, capsys):
+    path = tmp_path / "out.npz"
+    assert main(["run", FIXED, "--const", "ROUNDS=6", "--out", str(path)]) == 0
+    import numpy as np
+    with np.load(path) as data:
+        assert list(data["out"]) == [7, 17, 27, 37, 47, 57]
+
+
+def test_run_rejects_unknown_inputs(capsys):
+    assert main(["run", FIXED, "--input", "nope=ones"]) == EXIT_USAGE
+    assert "unknown parameter(s) nope" in capsys.readouterr().err

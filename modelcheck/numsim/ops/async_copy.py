@@ -219,7 +219,7 @@ def _wait_group(family, wait_all=False):
             blocked = False
             while not ready():
                 blocked = True
-                yield Wait(groups, ready, f"await {info.name} {n} ({family} groups still pending)")
+                yield Wait(groups, ready, f"await {info.name} {n} ({family} groups still pending)", site)
             w.effects += 1
             w.eng.sync(w, f"{family}.wait_group", site, count=n,
                        details={"read": "read" in info.quals, "blocked": blocked})

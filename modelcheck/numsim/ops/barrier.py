@@ -45,7 +45,7 @@ def _wait_generation(w, site, nb, gen, kind):
     while nb.gen <= gen:
         blocked = True
         yield Wait(nb, lambda b=nb, g=gen: b.gen > g,
-                   f"await {kind} {nb.id}; generation {gen} ({nb.describe()})")
+                   lambda: f"await {kind} {nb.id}; generation {gen} ({nb.describe()})", site)
     w.eng.sync(w, "bar.wait", site, barrier=("named", w.cta, nb.id), generation=gen,
                details={"blocked": blocked})
 

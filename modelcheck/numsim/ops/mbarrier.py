@@ -204,7 +204,7 @@ def _wait(ctx, call, info):
                 raise EngineError("mbarrier_use_before_init", "mbarrier_wait on an invalidated mbarrier", span)
             blocked = True
             yield Wait(bar, lambda b=bar, q=p: b.ready(q) or not b.live,
-                       lambda: f"await mbarrier.try_wait on {name_of(w, a)}; phase {p}")
+                       lambda: f"await mbarrier.try_wait on {name_of(w, a)}; phase {p}", site)
         observed = bar.consume()
         eng = w.eng
         eng.touch(bar)
