@@ -7,8 +7,24 @@ from __future__ import annotations
 
 from ir import ParseError, PrimFunc
 
+from . import synccheck as _synccheck
 from .kernel import Kernel, as_func, load, parse
+from .report import CheckFailed, SyncCheckReport
 
 __version__ = "0.1.0"
 
-__all__ = ["Kernel", "ParseError", "PrimFunc", "as_func", "load", "parse", "__version__"]
+__all__ = ["Kernel", "ParseError", "PrimFunc", "as_func", "load", "parse", "synccheck", "CheckFailed",
+           "SyncCheckReport", "__version__"]
+
+
+def synccheck(kernel, inputs=None, *, max_polls: int = 1_000_000, max_loop_iterations: int = 1_000_000,
+              max_states: int = 200_000, max_transitions: int = 2_000_000, max_seconds: float = 120.0
+              ) -> SyncCheckReport:
+    """Can the kernel hang or misuse a barrier for these inputs, in any schedule?
+
+    `kernel`: an ir.PrimFunc, a Kernel, or an object with .script(); `inputs`: parameter name ->
+    NumPy array or scalar (None: zero-filled buffers).  Limits are keyword-only; exceeding one
+    gives verdict incomplete, never clean."""
+    return SyncCheckReport(_synccheck.check(as_func(kernel), inputs, max_polls=max_polls,
+                                            max_loop_iterations=max_loop_iterations, max_states=max_states,
+                                            max_transitions=max_transitions, max_seconds=max_seconds))

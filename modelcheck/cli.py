@@ -22,8 +22,6 @@ EXIT_FOR_VERDICT = {"clean": 0, "review": 0, "error": 1, "incomplete": 2}
 
 # Subcommands whose machinery lands with later issues; each says which.
 _PENDING = {
-    "check": "Synccheck and Racecheck (issues #5 and #6)",
-    "sync": "Synccheck (issue #5)",
     "race": "Racecheck (issue #6)",
     "prove": "the z3 prover (issue #7)",
     "replay": "counterexample replay (issue #7)",
@@ -125,6 +123,32 @@ def _run(args) -> int:
     return EXIT_FOR_VERDICT[res.verdict]
 
 
+def _check(args) -> int:
+    import json
+
+    import modelcheck
+    consts = _consts(args.const)
+    overrides, scalar_inputs = _split_consts(args.kernel, consts)
+    kernel = load(args.kernel, **overrides)
+    inputs = build_inputs(kernel.func, args.input, args.inputs, scalar_inputs)
+    reports = [modelcheck.synccheck(kernel.func, inputs)]
+    if args.json:
+        payload = [r.to_dict() for r in reports]
+        print(json.dumps(payload[0] if len(payload) == 1 else payload, indent=2, sort_keys=True))
+    else:
+        for r in reports:
+            r.print()
+        if args.command == "check":
+            print("racecheck: not available yet; it arrives with issue #6 (Racecheck)")
+    if args.sarif:
+        Path(args.sarif).write_text(json.dumps(reports[0].to_sarif(), indent=2))
+    order = ["clean", "review", "incomplete", "error"]
+    verdict = max((r.verdict for r in reports), key=order.index)
+    if verdict == "review" and args.strict:
+        return 3
+    return EXIT_FOR_VERDICT[verdict]
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="modelcheck", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
@@ -142,6 +166,16 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--out", metavar="OUT.npz", help="save outputs instead of printing them")
     run.add_argument("--max-polls", type=int, default=0)
     run.add_argument("--max-loop-iterations", type=int, default=0)
+    for name, text in (("check", "run the checkers (Synccheck; Racecheck arrives with issue #6)"),
+                       ("sync", "Synccheck: hangs and barrier misuse in any schedule")):
+        cp = sub.add_parser(name, help=text)
+        cp.add_argument("kernel")
+        cp.add_argument("--const", action="append", default=[], metavar="N=V")
+        cp.add_argument("--input", action="append", default=[], metavar="NAME=SPEC")
+        cp.add_argument("--inputs", metavar="FILE.npz")
+        cp.add_argument("--json", action="store_true", help="print the report as JSON")
+        cp.add_argument("--sarif", metavar="OUT.sarif", help="also write SARIF 2.1.0")
+        cp.add_argument("--strict", action="store_true", help="exit 3 on review")
     for name, what in _PENDING.items():
         sp = sub.add_parser(name, help=f"(arrives with {what})")
         sp.add_argument("args", nargs=argparse.REMAINDER)
@@ -161,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "run":
             return _run(args)
+        if args.command in ("check", "sync"):
+            return _check(args)
         consts = _consts(args.const)
         kernel = load(args.kernel, **consts)
     except ir.ParseError as err:

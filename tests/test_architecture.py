@@ -16,6 +16,7 @@ PACKAGES = ("ir", "modelcheck", "grammars")
 CHECKERS = ("modelcheck.synccheck", "modelcheck.racecheck", "modelcheck.explorer", "modelcheck.prover",
             "modelcheck.hb", "modelcheck.replay")
 ALLOWED_CROSS = {
+    ("modelcheck.synccheck", "modelcheck.explorer"),  # phase B searches the fixed sync programs
     ("modelcheck.prover", "modelcheck.replay"),     # a refutation is confirmed by replay on NumSim
     ("modelcheck.replay", "modelcheck.explorer"),   # replay follows explorer witness schedules
     ("modelcheck.hb", "modelcheck.explorer"),

@@ -23,7 +23,8 @@ from .errors import Diagnostic, EngineError, ResourceLimit, UnsupportedTIRxError
 from .inputs import bind_scalars, buffer_array, check_inputs
 from .memory import GlobalMemory, SharedMemory
 from .runtime import CTARuntime, EngineState, Scheduler, Warp
-from .trace import Halt
+from .memory import SHARED_BASE
+from .trace import Halt, RunInfo
 
 VERDICT_ORDER = {"clean": 0, "review": 1, "incomplete": 2, "error": 3}
 
@@ -121,6 +122,10 @@ class Engine:
         diagnostics: list[Diagnostic] = []
         termination = "completed"
         halt = None
+        info = RunInfo(func, tuple(program.sites), len(warps), nwarps, len(ctas), block, grid,
+                       _namer(program.layout, program.shared_infos))
+        for observer in observers:
+            observer.on_start(info)
         scheduler = Scheduler(eng, warps, self.max_polls)
         gc_was = gc.isenabled()
         gc.disable()   # the cyclic GC scanning a growing trace costs ~10% (engineering measurements §1)
@@ -171,6 +176,22 @@ class Engine:
         for observer in observers:
             observer.on_end(None)
         return NumSimResult(out, tuple(diagnostics), stats, termination, tuple(program.sites), halt)
+
+
+def _namer(layout, shared_infos):
+    """addr -> "name[index]" for shared addresses, from the static layout (same in every CTA)."""
+    roots = sorted((SHARED_BASE + off, layout.sizes[name], name) for name, off in layout.offsets.items())
+    itemsize = {}
+    for info in shared_infos:
+        if info.alloc == info.name:
+            itemsize[info.name] = info.itemsize
+
+    def name_of(addr: int) -> str:
+        for base, size, name in roots:
+            if base <= addr < base + size:
+                return f"{name}[{(addr - base) // itemsize.get(name, 8)}]"
+        return f"shared {addr:#x}"
+    return name_of
 
 
 def _view(data: np.ndarray, info) -> np.ndarray:

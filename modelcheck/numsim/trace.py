@@ -100,10 +100,27 @@ class AccessRecord:
                 f"site={self.site} size={self.size} proxy={self.proxy} order={self.order})")
 
 
+@dataclass(frozen=True)
+class RunInfo:
+    """What observers learn when a run starts."""
+
+    func: object                 # the ir.PrimFunc
+    sites: tuple                 # static op sites (Site), indexed by SyncEvent.site / AccessRecord.site
+    warps: int                   # warps in the launch
+    warps_per_cta: int
+    ctas: int
+    block: tuple
+    grid: tuple
+    name_of: object              # callable(addr) -> "buf[i]" for a shared address (static layout)
+
+
 class Observer:
     """Base class; override what you need."""
 
     wants_accesses = True
+
+    def on_start(self, run: RunInfo) -> None:
+        pass
 
     def on_sync(self, event: SyncEvent) -> None:
         pass

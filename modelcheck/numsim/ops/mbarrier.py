@@ -158,7 +158,11 @@ def _try_wait(ctx, call, info):
     def run(w):
         a_all, p_all = addr(w), parity(w)
         a = uniform(a_all, w, f"{info.name} address", span)
-        p = int(uniform(p_all, w, f"{info.name} parity", span)) & 1
+        raw = int(uniform(p_all, w, f"{info.name} parity", span))
+        if raw not in (0, 1):
+            raise EngineError("mbarrier_invalid_phase", f"{info.name} with parity {raw}; a parity is 0 or 1", span,
+                              parity=raw)
+        p = raw
         bar = barrier_of(w, a, span, info.name)
         try:
             bar.require_live(info.name)
@@ -173,7 +177,7 @@ def _try_wait(ctx, call, info):
             w.eng.touch(bar)
             if w.eng.sync_obs:
                 w.eng.sync(w, "mbarrier.wait", site, barrier=("mbarrier", w.cta, a), parity=p, generation=observed,
-                           details={"order": order, "polling": True})
+                           details={"order": order, "polling": True, "parity_value": raw})
             return
         if w.eng.sync_obs:
             w.eng.sync(w, "mbarrier.poll", site, barrier=("mbarrier", w.cta, a), parity=p, generation=bar.local_gen)
@@ -193,7 +197,11 @@ def _wait(ctx, call, info):
         p = parity(w)
         if type(p) is np.ndarray:
             p = uniform(p, w, "mbarrier_wait parity", span)
-        p = int(p) & 1
+        raw = int(p)
+        if raw not in (0, 1):
+            raise EngineError("mbarrier_invalid_phase", f"mbarrier_wait with parity {raw}; a parity is 0 or 1", span,
+                              parity=raw)
+        p = raw
         bar = w.rt.mbarriers.get(a) or barrier_of(w, a, span, "mbarrier_wait")
         if not bar.live:
             raise EngineError("mbarrier_use_before_init", "mbarrier_wait on an mbarrier that is not initialized",
@@ -211,7 +219,7 @@ def _wait(ctx, call, info):
         w.effects += 1
         if eng.sync_obs:
             eng.sync(w, "mbarrier.wait", site, barrier=("mbarrier", w.cta, a), parity=p, generation=observed,
-                     details={"order": "acquire", "blocked": blocked})
+                     details={"order": "acquire", "blocked": blocked, "parity_value": raw})
     return run, True
 
 

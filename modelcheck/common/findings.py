@@ -1,0 +1,182 @@
+"""Findings: frozen records, one registry of kinds, stable ids (DESIGN §10.1-10.2).
+
+A finding's id is `<checker>:<kind>:<16 hex of sha256>` over its details with every
+source-location field removed, so ids survive reruns and file moves.  Details carry
+the operations involved as dicts made by `operation(...)`: warp, lanes, static op id,
+loop iterations, source span and text, op name.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+STATUSES = ("error", "incomplete", "review")
+STATUS_ORDER = {"error": 0, "incomplete": 1, "review": 2}
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    status: str
+    hint: str = ""
+
+
+_KINDS = [
+    # synccheck: strict protocol and causality (phase A)
+    Kind("mbarrier_use_before_init", "error", "initialize the mbarrier (mbarrier.init) before any other use"),
+    Kind("mbarrier_init_not_happens_before_use", "error",
+         "publish the init before other warps use the barrier: fence.mbarrier_init.release.cluster, then a CTA "
+         "barrier (T.cuda.cta_sync()) between the init and the first use"),
+    Kind("mbarrier_reinit_without_inval", "error", "invalidate the barrier (mbarrier.inval) before initializing it "
+                                                  "again, or initialize it once"),
+    Kind("mbarrier_invalid_expected_arrivals", "error", "use an expected arrival count in [1, 2^20 - 1]"),
+    Kind("mbarrier_invalid_phase", "error", "wait with parity 0 or 1"),
+    Kind("mbarrier_arrival_overflow", "error",
+         "the barrier received more arrivals than its expected count: check the init count against the number "
+         "of arriving threads (an arrive by a whole warp is 32 arrivals; elect one lane or raise the count)"),
+    Kind("mbarrier_arrive_before_consumption", "error",
+         "add back-pressure: wait for the consumer's release before re-arming this barrier"),
+    Kind("mbarrier_prior_generation_not_consumed", "error",
+         "add back-pressure: wait for the consumer's release before re-arming this barrier"),
+    Kind("mbarrier_prior_generation_consumption_not_happens_before", "error",
+         "add back-pressure: wait for the consumer's release before re-arming this barrier"),
+    Kind("mbarrier_transaction_over_delivery", "error",
+         "make the expect_tx byte count match the bytes the async copies complete on this barrier"),
+    Kind("named_barrier_contract_mismatch", "error",
+         "every participant of one named-barrier generation must give the same thread count; use distinct "
+         "barrier ids for groups of different sizes"),
+    Kind("named_barrier_arrival_overflow", "error",
+         "more threads reached the named barrier than its count: check the count and which warps participate"),
+    Kind("aligned_sync_contract_mismatch", "error",
+         "do not mix aligned (bar.sync) and unaligned (barrier.sync) waits on one named-barrier generation"),
+    Kind("warp_collective_divergence", "error",
+         "execute .sync collectives (shfl, vote, elect, bar.warp.sync, aligned tcgen05 ops) with every lane of "
+         "the member mask active; move them out of lane-divergent branches"),
+    Kind("tcgen_partial_warp_participation", "error", "execute tcgen05 alloc/dealloc/relinquish with the whole warp"),
+    Kind("tcgen_invalid_columns", "error", "allocate a power of two of at least 32 TMEM columns"),
+    Kind("tcgen_deallocation_mismatch", "error", "deallocate exactly a live allocation (same address and columns)"),
+    Kind("tcgen_live_allocations_at_exit", "error",
+         "deallocate every TMEM allocation before the kernel exits (after a CTA rendezvous)"),
+    Kind("tmem_access_outside_live_allocation", "error",
+         "access TMEM only inside a live allocation; order the last access before the dealloc with a barrier"),
+    Kind("deadlock", "error", "check the wait's parity and the producers that should complete the phase"),
+    Kind("fixed_sync_protocol_error", "error",
+         "some schedule of the same program violates the protocol: order the conflicting operations with a "
+         "barrier or use separate barriers"),
+    Kind("fixed_sync_nonconfluent", "error",
+         "different schedules end in different protocol states: add the synchronization that fixes the order"),
+    Kind("oob", "error", "keep indices inside the buffer; guard the access with a bounds check"),
+    Kind("misaligned_address", "error", "align the address to the access size"),
+    Kind("division_by_zero", "error", "guard the divisor"),
+    Kind("assertion_failed", "error", "the kernel's own assertion failed"),
+    Kind("unsupported_operation", "incomplete", ""),
+    # racecheck
+    Kind("data_race", "error", "order the two accesses with synchronization (see the ordering failure)"),
+    Kind("tmem_lifetime_review", "review",
+         "inspect the register dependency; otherwise add tcgen05.wait::ld before reusing the TMEM columns"),
+    Kind("scope_mismatch", "error", "use release/acquire scopes that cover both actors (e.g. .gpu across CTAs)"),
+    # both
+    Kind("uninitialized_read", "review", "write the bytes before reading them, or ignore padding reads that cannot "
+                                         "reach an output"),
+    Kind("analysis_incomplete", "incomplete", ""),
+]
+
+KINDS: dict[str, Kind] = {k.name: k for k in _KINDS}
+
+
+def kind(name: str) -> Kind:
+    k = KINDS.get(name)
+    if k is None:
+        # engine kinds not in the registry are errors; their name still reaches the user
+        k = KINDS[name] = Kind(name, "error", "")
+    return k
+
+
+@dataclass(frozen=True)
+class Finding:
+    id: str
+    status: str
+    kind: str
+    message: str
+    details: dict = field(default_factory=dict, compare=False)
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "status": self.status, "kind": self.kind, "message": self.message,
+                "details": json_safe(self.details)}
+
+
+_LOCATION_KEYS = {"span", "file", "line", "col", "end_line", "end_col", "source_text", "source_span", "path",
+                  "source_excerpt", "seq"}
+
+
+def _strip_locations(value):
+    if isinstance(value, dict):
+        return {k: _strip_locations(v) for k, v in sorted(value.items()) if k not in _LOCATION_KEYS}
+    if isinstance(value, (list, tuple)):
+        return [_strip_locations(v) for v in value]
+    return value
+
+
+def finding_id(checker: str, kind_name: str, details: dict) -> str:
+    payload = json.dumps(_strip_locations(json_safe(details)), sort_keys=True, separators=(",", ":"))
+    return f"{checker}:{kind_name}:{hashlib.sha256(payload.encode()).hexdigest()[:16]}"
+
+
+def make(checker: str, kind_name: str, message: str, details: dict | None = None, status: str | None = None) -> Finding:
+    details = dict(details or {})
+    k = kind(kind_name)
+    if k.hint and "hint" not in details:
+        details["hint"] = k.hint
+    return Finding(finding_id(checker, kind_name, details), status or k.status, kind_name, message, details)
+
+
+def sort_findings(findings) -> list[Finding]:
+    unique: dict[str, Finding] = {}
+    for f in findings:
+        unique.setdefault(f.id, f)
+    return sorted(unique.values(), key=lambda f: (STATUS_ORDER[f.status], f.kind, f.id))
+
+
+def json_safe(value):
+    """Tuples -> lists, sets -> sorted lists, numpy scalars/arrays -> Python, spans -> dicts."""
+    import numpy as np
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted(json_safe(v) for v in value)
+    if isinstance(value, np.ndarray):
+        return json_safe(value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    if hasattr(value, "file") and hasattr(value, "line") and hasattr(value, "end_col"):
+        return {"file": value.file, "line": value.line, "col": value.col, "end_line": value.end_line,
+                "end_col": value.end_col}
+    if isinstance(value, float) and (value != value):
+        return "nan"
+    return value
+
+
+def operation(sites, warp: int, site: int | None, iters=(), lanes=None, cta: int | None = None, extra=None) -> dict:
+    """An operation as finding details show it (span and source text come from the static site)."""
+    op = {"warp": warp, "site": site, "iters": list(iters)}
+    if cta is not None:
+        op["cta"] = cta
+    if lanes is not None:
+        op["lanes"] = lanes
+    if site is not None and site < len(sites):
+        s = sites[site]
+        op["op"] = s.op
+        op["source_text"] = s.text
+        if s.span is not None:
+            op["span"] = s.span
+    if extra:
+        op.update(extra)
+    return op
+
+
+def event_operation(sites, ev, extra=None) -> dict:
+    lanes = None if ev.lanes is None else [int(i) for i in ev.lanes.nonzero()[0]]
+    return operation(sites, ev.warp, ev.site, ev.iters, lanes, ev.cta, extra)

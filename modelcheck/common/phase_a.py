@@ -1,0 +1,227 @@
+"""Phase A: NumSim observers that judge the synchronization protocol as it runs.
+
+`StrictProtocol` applies the schedule-dependent strict rule of DESIGN §6: an arrive
+or expect_tx on generation g+1 before some wait observed generation g.
+
+`Causality` keeps one vector clock per warp and applies the schedule-independent
+rules: init must happen-before every use, and the wait that observed generation g
+must happen-before every mutation of generation g+1.  Being first in the simulated
+run never counts as ordering — only synchronization edges do: a release arrive
+puts the arriving warp's clock into its generation, an acquire wait joins the
+generation into the waiter, an async completion carries its issuer's clock at issue
+(a relaxed wait takes only those), named-barrier contributions release and `bar.sync`
+waiters acquire.  The tracker also records every sync operation's clocks before and
+after it, which phase B uses to keep cross-resource order in its projections.
+
+Both raise `numsim.Halt("finding", Finding)` at the first violation: phase A stops at
+the first protocol error.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..numsim import Halt, Observer
+from . import findings as F
+
+
+class _Sites:
+    def __init__(self):
+        self.sites = ()
+        self.name_of = lambda addr: f"{addr:#x}"
+
+    def start(self, run):
+        self.sites = run.sites
+        self.name_of = run.name_of
+
+    def barrier_name(self, ev) -> str:
+        b = ev.barrier
+        if b is None:
+            return "?"
+        if b[0] == "named":
+            return f"named barrier {b[2]}"
+        return self.name_of(b[2])
+
+
+class StrictProtocol(Observer):
+    wants_accesses = False
+
+    def __init__(self, checker: str):
+        self.checker = checker
+        self.ctx = _Sites()
+
+    def on_start(self, run):
+        self.ctx.start(run)
+
+    def on_sync(self, ev):
+        if ev.kind not in ("mbarrier.arrive", "mbarrier.expect_tx") or ev.details.get("async"):
+            return
+        if ev.details.get("prior_consumed", True):
+            return
+        g = ev.generation
+        name = self.ctx.barrier_name(ev)
+        op = "mbarrier.arrive" if ev.kind == "mbarrier.arrive" else "mbarrier.expect_tx"
+        finding = F.make(self.checker, "mbarrier_arrive_before_consumption",
+                         f"{op} on {name} started before generation {g - 1} was consumed",
+                         {"operation": F.event_operation(self.ctx.sites, ev), "barrier": name,
+                          "generation": g, "previous_generation": g - 1})
+        raise Halt("finding", finding)
+
+
+class _Barrier:
+    __slots__ = ("init_clock", "init_op", "epoch", "release", "completion", "waits", "tokens")
+
+    def __init__(self):
+        self.init_clock = None
+        self.init_op = None
+        self.epoch = 0
+        self.release: dict[int, np.ndarray] = {}       # generation -> joined clocks of release arrives
+        self.completion: dict[int, np.ndarray] = {}    # generation -> joined issuer clocks of async completions
+        self.waits: dict[int, list] = {}               # generation -> [(clock, operation)] of observing waits
+
+
+class Causality(Observer):
+    """Vector clocks, one component per warp of the launch."""
+
+    wants_accesses = False
+
+    def __init__(self, checker: str):
+        self.checker = checker
+        self.ctx = _Sites()
+        self.clocks: list[np.ndarray] = []
+        self.barriers: dict[tuple, _Barrier] = {}
+        self.named: dict[tuple, np.ndarray] = {}        # (cta, id, generation) -> joined contribution clocks
+        self.tokens: dict[int, np.ndarray] = {}         # async op id -> issuer clock at issue
+        self.event_clocks: dict[int, tuple[np.ndarray, np.ndarray]] = {}   # event seq -> (before, after)
+        self.record_clocks = True
+
+    def on_start(self, run):
+        self.ctx.start(run)
+        self.clocks = [np.zeros(run.warps, dtype=np.int64) for _ in range(run.warps)]
+
+    # -- helpers
+    def _tick(self, w: int) -> np.ndarray:
+        c = self.clocks[w]
+        c[w] += 1
+        return c
+
+    def _fail(self, kind: str, message: str, ev, **details):
+        details["operation"] = F.event_operation(self.ctx.sites, ev)
+        raise Halt("finding", F.make(self.checker, kind, message, details))
+
+    @staticmethod
+    def _leq(a: np.ndarray, b: np.ndarray) -> bool:
+        return bool((a <= b).all())
+
+    def _check_init(self, bar: _Barrier, use: np.ndarray, ev, op: str, name: str):
+        if bar.init_clock is None:
+            return      # NumSim reports use before init
+        if not self._leq(bar.init_clock, use):
+            self._fail("mbarrier_init_not_happens_before_use",
+                       f"mbarrier.init does not happen before {op} on {name} generation {ev.generation}", ev,
+                       barrier=name, generation=ev.generation, related_operations=[bar.init_op])
+
+    def _check_prior(self, bar: _Barrier, use: np.ndarray, ev, op: str, name: str):
+        g = ev.generation
+        if g is None or g < 1:
+            return
+        waits = bar.waits.get(g - 1, [])
+        if any(self._leq(clock, use) for clock, _ in waits):
+            return
+        if not waits:
+            self._fail("mbarrier_prior_generation_not_consumed",
+                       f"generation {g - 1} of {name} was not consumed by any wait before {op} on generation {g}",
+                       ev, barrier=name, generation=g)
+        self._fail("mbarrier_prior_generation_consumption_not_happens_before",
+                   f"generation {g - 1} consumption does not happen before {op} on {name} generation {g}", ev,
+                   barrier=name, generation=g, related_operations=[op_ for _, op_ in waits[:3]])
+
+    # -- events
+    def on_sync(self, ev):
+        kind = ev.kind
+        d = ev.details
+        if d.get("async"):
+            self._async(ev)
+            return
+        w = ev.warp
+        before = self.clocks[w].copy() if self.record_clocks else None
+        if kind.startswith("mbarrier."):
+            self._mbarrier(ev, w)
+        elif kind in ("bar.sync", "bar.arrive", "bar.red"):
+            c = self._tick(w)
+            key = (ev.cta, ev.barrier[2], ev.generation)
+            old = self.named.get(key)
+            self.named[key] = c.copy() if old is None else np.maximum(old, c)
+        elif kind == "bar.wait":
+            payload = self.named.get((ev.cta, ev.barrier[2], ev.generation))
+            c = self.clocks[w]
+            if payload is not None:
+                np.maximum(c, payload, out=c)
+            self._tick(w)
+        elif kind == "async.issue":
+            c = self._tick(w)
+            op_id = d.get("op")
+            if op_id is not None:
+                self.tokens[op_id] = c.copy()
+            if ev.barrier is not None and ev.barrier[0] == "mbarrier":
+                bar = self.barriers.get((ev.barrier[1], ev.barrier[2]))
+                if bar is not None:
+                    self._check_init(bar, c, ev, "mbarrier completion issue", self.ctx.barrier_name(ev))
+        else:
+            self._tick(w)
+        if self.record_clocks:
+            self.event_clocks[ev.seq] = (before, self.clocks[w].copy())
+
+    def _mbarrier(self, ev, w: int):
+        kind = ev.kind
+        key = (ev.barrier[1], ev.barrier[2])
+        bar = self.barriers.get(key)
+        if bar is None:
+            bar = self.barriers[key] = _Barrier()
+        name = self.ctx.barrier_name(ev)
+        if kind == "mbarrier.init":
+            c = self._tick(w)
+            bar.init_clock = c.copy()
+            bar.init_op = F.event_operation(self.ctx.sites, ev)
+            bar.epoch += 1
+            bar.release, bar.completion, bar.waits = {}, {}, {}
+            return
+        if kind == "mbarrier.poll":
+            return
+        c = self._tick(w)
+        if kind == "mbarrier.arrive":
+            self._check_init(bar, c, ev, "mbarrier.arrive", name)
+            self._check_prior(bar, c, ev, "mbarrier.arrive", name)
+            if ev.details.get("order", "release") != "relaxed":
+                g = ev.generation
+                old = bar.release.get(g)
+                bar.release[g] = c.copy() if old is None else np.maximum(old, c)
+        elif kind == "mbarrier.expect_tx":
+            self._check_init(bar, c, ev, "mbarrier.expect_tx", name)
+            self._check_prior(bar, c, ev, "mbarrier.expect_tx", name)
+        elif kind == "mbarrier.complete_tx":
+            self._check_init(bar, c, ev, "mbarrier.complete_tx", name)
+        elif kind == "mbarrier.wait":
+            self._check_init(bar, c, ev, "mbarrier.wait", name)
+            g = ev.generation
+            if g is None:
+                return      # the vacuous parity-1 wait after init observes nothing
+            clock = self.clocks[w]
+            if ev.details.get("order", "acquire") != "relaxed" and g in bar.release:
+                np.maximum(clock, bar.release[g], out=clock)
+            if g in bar.completion:
+                np.maximum(clock, bar.completion[g], out=clock)
+            bar.waits.setdefault(g, []).append((clock.copy(), F.event_operation(self.ctx.sites, ev)))
+
+    def _async(self, ev):
+        """A completion delivered by the async engine: carries the issuer's clock at issue."""
+        if ev.barrier is None or ev.barrier[0] != "mbarrier":
+            return
+        bar = self.barriers.get((ev.barrier[1], ev.barrier[2]))
+        if bar is None:
+            return
+        issuer = self.tokens.get(ev.details.get("op"))
+        if issuer is None:
+            issuer = self.clocks[ev.warp].copy()
+        g = ev.generation
+        old = bar.completion.get(g)
+        bar.completion[g] = issuer.copy() if old is None else np.maximum(old, issuer)

@@ -1,0 +1,81 @@
+"""What both checkers do with a NumSim run: resolve inputs, digest them, and turn
+NumSim diagnostics (engine errors, incompletes, advisories) into findings."""
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+import ir
+
+from .. import numsim
+from . import findings as F
+
+
+def resolve_inputs(func: ir.PrimFunc, inputs):
+    """`None` means the embedded default (zero-filled static-shape buffers); returns (inputs, missing names)."""
+    if inputs is None:
+        inputs = numsim.default_inputs(func)
+    inputs = dict(inputs)
+    missing = [p.name for p in func.params if p.name not in inputs]
+    return inputs, missing
+
+
+def digest_inputs(inputs: dict) -> str:
+    h = hashlib.sha256()
+    for name in sorted(inputs):
+        v = inputs[name]
+        h.update(name.encode())
+        if isinstance(v, np.ndarray):
+            h.update(f"{v.dtype}{v.shape}".encode())
+            h.update(np.ascontiguousarray(v).tobytes())
+        else:
+            h.update(repr(v).encode())
+    return h.hexdigest()
+
+
+def scalars_of(func: ir.PrimFunc, inputs: dict) -> dict:
+    return {p.name: inputs[p.name].item() if isinstance(inputs.get(p.name), np.generic) else inputs.get(p.name)
+            for p in func.params if p.kind == "scalar" and p.name in inputs}
+
+
+def _site_of(sites, span):
+    for s in sites:
+        if s.span == span:
+            return s.id
+    return None
+
+
+def engine_findings(checker: str, res, events=()) -> list:
+    """NumSim diagnostics as findings (deadlocks keep their blocked-warp groups)."""
+    out = []
+    sites = res.sites
+    for d in res.diagnostics:
+        details = dict(d.details)
+        if d.kind == "uninitialized_read":
+            site = details.get("site")
+            details = {"operation": F.operation(sites, details["warps"][0] if details.get("warps") else -1, site),
+                       "allocation": details.get("allocation"), "count": details.get("count"),
+                       "warps": details.get("warps")}
+            out.append(F.make(checker, "uninitialized_read", d.message, details))
+            continue
+        if d.status == "incomplete":
+            out.append(F.make(checker, "analysis_incomplete", d.message, details, status="incomplete"))
+            continue
+        if d.kind == "deadlock":
+            blocked = []
+            for b in details.get("blocked", []):
+                blocked.append({"warp": b["warp"], "awaits": b["awaits"],
+                                "operation": F.operation(sites, b["warp"], b.get("site"), b.get("iters", ()))})
+            out.append(F.make(checker, "deadlock", d.message, {"verification": "execution", "blocked": blocked}))
+            continue
+        site = _site_of(sites, d.span) if d.span is not None else None
+        op = F.operation(sites, details.pop("warp", -1), site, details.pop("iters", ()), cta=details.pop("cta", None))
+        if site is None and d.span is not None:
+            op["span"] = d.span
+        details["operation"] = op
+        out.append(F.make(checker, d.kind, d.message, details))
+    return out
+
+
+__all__ = ["resolve_inputs", "digest_inputs", "engine_findings", "scalars_of", "numsim"]

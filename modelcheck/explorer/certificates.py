@@ -1,0 +1,117 @@
+"""Causal certificates: settle a one-resource projection without search.
+
+Within one generation contributions only add, so if happens-before alone forces
+every schedule to give each command the generation it had in the run, all schedules
+reach the same states and none violates the protocol.  The conditions, checked on
+the run's commands and their vector clocks (`a` happens-before `b` iff
+`a.after[a.warp] <= b.before[a.warp]`):
+
+mbarrier — one init, first, and happening before every other command; every
+generation that completed got exactly its expected arrivals and matching tx bytes;
+every mutation of generation g >= 1 happens after some wait that observed g-1 (so
+g-1 was consumed first); every wait of g happens before some mutation of g+1 when
+g+1 completes (it cannot be lapped); the vacuous parity-1 waits after init happen
+before some mutation of generation 0 when it completes.
+
+named barrier — every generation has one thread count, its contributions add up to
+it without duplicates, aligned and unaligned syncs are not mixed, and every
+contribution to g happens before every contribution to g+1.
+
+Anything else falls back to search.
+"""
+from __future__ import annotations
+
+from .program import Command
+
+
+def hb(a: Command, b: Command) -> bool:
+    if a.after is None or b.before is None:
+        return False
+    return bool(a.after[a.warp] <= b.before[a.warp])
+
+
+_MUTATIONS = ("arrive", "expect_tx", "issue_tx", "issue_arrive", "complete_tx")
+
+
+def mbarrier(commands: list[Command]) -> bool:
+    inits = [c for c in commands if c.kind == "init"]
+    if len(inits) != 1 or any(c.kind == "inval" for c in commands):
+        return False
+    init = inits[0]
+    others = [c for c in commands if c is not init]
+    if any(c.warp == init.warp and c.index < init.index for c in commands):
+        return False
+    if not all(hb(init, c) for c in others):
+        return False
+    expected = init.count
+    by_gen: dict[int, dict] = {}
+    for c in others:
+        if c.generation is None:
+            continue
+        g = by_gen.setdefault(c.generation, {"arrivals": 0, "expect": 0, "complete": 0, "waits": [], "muts": []})
+        if c.kind == "arrive":
+            g["arrivals"] += c.count
+            g["expect"] += c.tx
+            g["muts"].append(c)
+        elif c.kind == "issue_arrive":
+            g["arrivals"] += c.count
+            g["muts"].append(c)
+        elif c.kind == "expect_tx":
+            g["expect"] += c.tx
+            g["muts"].append(c)
+        elif c.kind in ("issue_tx", "complete_tx"):
+            g["complete"] += c.tx
+            g["muts"].append(c)
+        elif c.kind == "wait":
+            g["waits"].append(c)
+    if any(c.kind == "issue_arrive" and not c.noinc for c in others):
+        return False
+    completed = {g for g, v in by_gen.items() if v["waits"] or (g + 1) in by_gen}
+    for g in completed:
+        v = by_gen[g]
+        if v["arrivals"] != expected or v["expect"] != v["complete"]:
+            return False
+    for g, v in by_gen.items():
+        if v["arrivals"] > expected:
+            return False
+        if g >= 1:
+            prior = by_gen.get(g - 1, {}).get("waits", [])
+            if not all(any(hb(wt, m) for wt in prior) for m in v["muts"]):
+                return False
+        nxt = by_gen.get(g + 1)
+        if nxt is not None and (g + 1) in completed:
+            if not all(any(hb(wt, m) for m in nxt["muts"]) for wt in v["waits"]):
+                return False
+        if any(wt.parity != (g & 1) for wt in v["waits"]):
+            return False
+    vacuous = [c for c in others if c.kind == "wait" and c.generation is None]
+    if vacuous and 0 in completed:
+        if not all(any(hb(wt, m) for m in by_gen[0]["muts"]) for wt in vacuous):
+            return False
+    return True
+
+
+def named(commands: list[Command]) -> bool:
+    contribs = [c for c in commands if c.kind == "contribute"]
+    by_gen: dict[int, list[Command]] = {}
+    for c in contribs:
+        if c.generation is None:
+            return False
+        by_gen.setdefault(c.generation, []).append(c)
+    for g, cs in by_gen.items():
+        counts = {c.count for c in cs}
+        if len(counts) != 1:
+            return False
+        keys = [(c.warp, c.flavor) for c in cs]
+        if len(set(keys)) != len(keys):
+            return False
+        if len({c.aligned for c in cs if c.flavor == "sync"}) > 1:
+            return False
+        total = sum(c.threads for c in cs)
+        count = counts.pop()
+        if total > count or (total < count and (g + 1) in by_gen):
+            return False
+        nxt = by_gen.get(g + 1, [])
+        if not all(hb(d, c) for d in cs for c in nxt):
+            return False
+    return True

@@ -1,0 +1,105 @@
+"""Reports: the one layer that renders findings as text, JSON and SARIF (DESIGN §10).
+
+`SyncCheckReport` and `RaceReport` share the interface: `verdict`, `findings`,
+`print()`, `format()`, `to_dict()`, `to_sarif()`, `require_clean()`, `stats`.
+"""
+from __future__ import annotations
+
+from ..common import findings as F
+from .sarif import to_sarif
+from .text import SourceCache, findings_block
+
+SCHEMA_VERSION = 1
+_PRIORITY = {"error": 0, "incomplete": 1, "review": 2}
+
+
+class CheckFailed(RuntimeError):
+    """`require_clean()` on a report whose verdict is not clean."""
+
+
+class Report:
+    checker = ""
+
+    def __init__(self, func, findings, stats, input_digest="", scalars=None):
+        self.func = func
+        self.findings = F.sort_findings(findings)
+        self.stats = dict(stats)
+        self.input_digest = input_digest
+        self.scalars = dict(scalars or {})
+
+    @property
+    def verdict(self) -> str:
+        statuses = {f.status for f in self.findings}
+        for v in ("error", "incomplete", "review"):
+            if v in statuses:
+                return v
+        return "clean"
+
+    def counts(self) -> dict:
+        return {s: sum(1 for f in self.findings if f.status == s) for s in ("error", "incomplete", "review")}
+
+    def summary(self) -> str:
+        return f"{self.checker} {self.verdict.upper()} ({len(self.findings)} findings)"
+
+    def header(self) -> list[str]:
+        raise NotImplementedError
+
+    def footer(self) -> list[str]:
+        return []
+
+    def format(self) -> str:
+        sources = SourceCache(self.func)
+        lines = list(self.header())
+        block = findings_block(self.findings, sources)
+        if block:
+            lines.append("")
+            lines.extend(block)
+        lines.extend(self.footer())
+        return "\n".join(line.rstrip() for line in lines).rstrip() + "\n"
+
+    def print(self) -> None:
+        print(self.format(), end="")
+
+    def to_dict(self) -> dict:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "checker": self.checker,
+            "verdict": self.verdict,
+            "summary": self.summary(),
+            "findings": [f.to_dict() for f in self.findings],
+            "stats": F.json_safe(self.stats),
+            "input": {"digest": self.input_digest, "scalars": F.json_safe(self.scalars)},
+            "kernel": {"name": self.func.name, "path": self.func.path,
+                       "constants": {c.name: c.value for c in self.func.constants}},
+        }
+
+    def to_sarif(self) -> dict:
+        return to_sarif(self)
+
+    def require_clean(self) -> None:
+        if self.verdict != "clean":
+            c = self.counts()
+            raise CheckFailed(f"{self.checker} {self.verdict} (error={c['error']}, incomplete={c['incomplete']}, "
+                              f"review={c['review']})\n{self.format()}")
+
+
+class SyncCheckReport(Report):
+    checker = "synccheck"
+
+    def __init__(self, result):
+        from ..common.results import scalars_of
+        super().__init__(result.func, result.findings, result.stats, result.input_digest,
+                         scalars_of(result.func, result.inputs))
+        self.result = result
+
+    def header(self) -> list[str]:
+        n = len(self.findings)
+        if "verifier_states" in self.stats:
+            label = (f"{self.stats['verifier_states']} verifier states / "
+                     f"{self.stats['verifier_transitions']} verifier transitions")
+        else:
+            label = "direct execution"
+        return [f"synccheck {self.verdict.upper()} - {n} finding(s); native phase {self.func.name}, {label}"]
+
+
+__all__ = ["Report", "SyncCheckReport", "CheckFailed", "SCHEMA_VERSION"]

@@ -1,0 +1,144 @@
+"""Rendering findings as text (DESIGN §10.3): findings block, evidence lines with
+source excerpts (at most 5 lines, right-aligned numbers, a caret line), hints."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ir import Span, excerpt
+
+_EVIDENCE = (("operation", "Source"), ("related_operations", "Related"), ("prior", "Prior"), ("current", "Current"),
+             ("reader", "Reader"), ("writer", "Writer"), ("wait", "Wait"))
+
+
+def ranges(ids) -> str:
+    ids = sorted(set(int(i) for i in ids))
+    out, start, prev = [], None, None
+    for i in ids:
+        if start is None:
+            start = prev = i
+        elif i == prev + 1:
+            prev = i
+        else:
+            out.append(f"{start}" if start == prev else f"{start}-{prev}")
+            start = prev = i
+    if start is not None:
+        out.append(f"{start}" if start == prev else f"{start}-{prev}")
+    return ", ".join(out)
+
+
+class SourceCache:
+    """Source text by file name, for excerpts (the kernel's own text first)."""
+
+    def __init__(self, func=None):
+        self.texts = {}
+        if func is not None and func.source is not None and func.path:
+            self.texts[func.path] = func.source
+
+    def get(self, file: str) -> str | None:
+        if file not in self.texts:
+            text = None
+            if file and not file.startswith("<"):
+                try:
+                    text = Path(file).read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    text = None
+            self.texts[file] = text
+        return self.texts[file]
+
+
+def _span(value) -> Span | None:
+    if isinstance(value, Span):
+        return value
+    if isinstance(value, dict) and "line" in value:
+        return Span(value.get("file", ""), value["line"], value.get("col", 1), value.get("end_line", value["line"]),
+                    value.get("end_col", value.get("col", 1) + 1))
+    return None
+
+
+def operation_lines(label: str, op: dict, sources: SourceCache, indent: int = 4, with_warp: bool = True) -> list[str]:
+    pad = " " * indent
+    parts = []
+    if with_warp and op.get("warp", -1) is not None and op.get("warp", -1) >= 0:
+        parts.append(f"warp {op['warp']}")
+    if op.get("site") is not None:
+        parts.append(f"source op #{op['site']}")
+    iters = op.get("iters") or []
+    if iters:
+        parts.append("loop iteration " + "/".join(str(i) for i in iters))
+    head = f"{pad}{label}: " + ", ".join(parts) if parts else f"{pad}{label}:"
+    if op.get("op") and op.get("async_op"):
+        head += f" [{op['op']}]"
+    lines = [head]
+    span = _span(op.get("span"))
+    if span is not None:
+        where = f"{span.file}:{span.line}:{span.col}"
+        lines.append(f"{pad}  at {where}")
+        text = excerpt(sources.get(span.file), span)
+        if text:
+            lines.extend(f"{pad}    {line}" for line in text.splitlines())
+        elif op.get("source_text"):
+            lines.append(f"{pad}    {op['source_text']}")
+    elif op.get("source_text"):
+        lines.append(f"{pad}  {op['source_text']} [{op.get('op', '')}]")
+    return lines
+
+
+def finding_lines(finding, sources: SourceCache) -> list[str]:
+    d = finding.details
+    message_lines = finding.message.splitlines() or [finding.kind]
+    headline = message_lines[0]
+    blocked = d.get("blocked")
+    if finding.kind == "deadlock" and blocked:
+        headline = f"execution cannot make progress; blocked warps {ranges(b['warp'] for b in blocked)}"
+    lines = [f"  [{finding.status.upper()}] {finding.kind}: {headline}"]
+    rest = message_lines[1:] if headline == message_lines[0] else message_lines
+    lines.extend(f"    {line}" for line in rest)
+    for key, label in (("access_pair", "Access pair"), ("reason", "Reason"), ("cause", "Cause")):
+        if d.get(key):
+            lines.append(f"    {label}: {d[key]}")
+    for key, label in _EVIDENCE:
+        value = d.get(key)
+        if isinstance(value, dict):
+            lines.extend(operation_lines(label, value, sources))
+        elif isinstance(value, list):
+            for op in value:
+                if isinstance(op, dict):
+                    lines.extend(operation_lines(label, op, sources))
+    if blocked:
+        groups: dict[tuple, list] = {}
+        for b in blocked:
+            op = b.get("operation", {})
+            key = (b.get("awaits", "?"), op.get("site"))
+            groups.setdefault(key, []).append(b)
+        for (awaits, _), items in groups.items():
+            lines.append(f"    Blocked warps {ranges(b['warp'] for b in items)}: await {awaits.removeprefix('await ')}")
+            op = items[0].get("operation")
+            if op:
+                lines.extend(operation_lines("Source", op, sources, indent=6, with_warp=False))
+    witness = d.get("witness")
+    if witness:
+        shown = witness[-6:]
+        lines.append(f"    Witness schedule ({len(witness)} transition(s){', last 6' if len(witness) > 6 else ''}):")
+        for step in shown:
+            lines.append(f"      {_step_text(step)}")
+    if d.get("hint"):
+        lines.append(f"    Hint: {d['hint']}")
+    return lines
+
+
+def _step_text(step: dict) -> str:
+    if step.get("transition") == "complete":
+        return f"async {step.get('completion')} completion lands on {step.get('barrier')} ({step.get('amount')})"
+    iters = step.get("iters") or []
+    it = f", loop iteration {'/'.join(map(str, iters))}" if iters else ""
+    return f"warp {step.get('warp')}: {step.get('command')} on {step.get('barrier')} (source op #{step.get('site')}{it})"
+
+
+def findings_block(findings, sources: SourceCache) -> list[str]:
+    if not findings:
+        return []
+    lines = [f"=== Verdict findings ({len(findings)}) ==="]
+    for f in findings:
+        lines.extend(finding_lines(f, sources))
+        lines.append("")
+    return lines

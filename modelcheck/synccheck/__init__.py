@@ -1,0 +1,128 @@
+"""Synccheck: can this kernel hang or misuse a barrier, for these inputs, in any schedule?
+
+Entry point: `check(func, inputs=None, **limits)` -> `SyncResult`.
+Phase A runs NumSim once with the strict-protocol and causality observers; it stops
+at the first protocol error.  Phase B (only when phase A is clean and the run
+completed) explores every interleaving of the recorded per-warp sync programs and
+every landing time of async completions (`modelcheck.explorer`).  A missing input,
+an unsupported operation or an exhausted budget gives `incomplete`, never `clean`.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import ir
+
+from .. import explorer, numsim
+from ..common import findings as F
+from ..common.phase_a import Causality, StrictProtocol
+from ..common.results import digest_inputs, engine_findings, resolve_inputs
+
+CHECKER = "synccheck"
+
+
+@dataclass
+class SyncResult:
+    func: ir.PrimFunc
+    findings: list
+    stats: dict
+    phase_b: object = None          # explorer.Verification, when phase B ran
+    inputs: dict = field(default_factory=dict)
+    input_digest: str = ""
+    sites: tuple = ()
+
+    @property
+    def verdict(self) -> str:
+        return verdict_of(self.findings)
+
+
+def verdict_of(findings) -> str:
+    statuses = {f.status for f in findings}
+    for v in ("error", "incomplete", "review"):
+        if v in statuses:
+            return v
+    return "clean"
+
+
+def check(func, inputs=None, *, max_polls: int = 1_000_000, max_loop_iterations: int = 1_000_000,
+          max_states: int = 200_000, max_transitions: int = 2_000_000, max_seconds: float = 120.0,
+          phase_b: bool = True) -> SyncResult:
+    t0 = time.perf_counter()
+    func = ir.as_func(func)
+    inputs, missing = resolve_inputs(func, inputs)
+    stats: dict = {"checker": CHECKER}
+    if missing:
+        f = F.make(CHECKER, "analysis_incomplete", f"missing input bindings for {', '.join(missing)}",
+                   {"reason": "missing_input_bindings", "parameters": missing})
+        stats["wall_time_s"] = time.perf_counter() - t0
+        return SyncResult(func, [f], stats, inputs=inputs)
+    strict, causality = StrictProtocol(CHECKER), Causality(CHECKER)
+    trace = numsim.Trace()
+    trace.wants_accesses = False
+    engine = numsim.Engine(func, max_polls=max_polls, max_loop_iterations=max_loop_iterations,
+                           unsupported="incomplete")
+    try:
+        res = engine.run(inputs, observers=(strict, causality, trace))
+    except numsim.InputError as err:
+        f = F.make(CHECKER, "analysis_incomplete", str(err), {"reason": "missing_input_bindings",
+                                                              "parameters": list(err.missing)})
+        return SyncResult(func, [f], {"wall_time_s": time.perf_counter() - t0}, inputs=inputs)
+    found = []
+    if res.halt is not None and isinstance(res.halt.payload, F.Finding):
+        found.append(res.halt.payload)
+    found.extend(engine_findings(CHECKER, res, trace.sync))
+    stats.update({"phase_a_wall_time_s": time.perf_counter() - t0, "numsim": dict(res.stats),
+                  "sync_events": len(trace.sync), "termination": res.termination})
+    verification = None
+    if phase_b and res.termination == "completed" and not any(f.status in ("error", "incomplete") for f in found):
+        programs = explorer.build(trace.sync, causality.event_clocks, _namer(res, causality))
+        verification = explorer.verify(programs, max_states=max_states, max_transitions=max_transitions,
+                                       max_seconds=max_seconds)
+        found.extend(_phase_b_findings(verification, res.sites))
+        stats.update({"verifier_states": verification.states, "verifier_transitions": verification.transitions,
+                      "projections": verification.projections, "certified_projections": verification.certified,
+                      "searched_projections": verification.searched, "program_commands": programs.size(),
+                      "phase_b_wall_time_s": verification.wall_time_s})
+    stats["wall_time_s"] = time.perf_counter() - t0
+    return SyncResult(func, F.sort_findings(found), stats, verification, inputs, digest_inputs(inputs), res.sites)
+
+
+def _namer(res, causality):
+    return causality.ctx.name_of
+
+
+def _phase_b_findings(v, sites) -> list:
+    if v.status == "complete":
+        return []
+    fail = v.failure
+    witness = [_witness_step(step, sites) for step in (fail.witness if fail else [])]
+    if v.status == "limit":
+        return [F.make(CHECKER, "analysis_incomplete",
+                       f"phase B stopped at its {v.limit} limit after {v.states} states / {v.transitions} transitions",
+                       {"reason": "resource_limit", "resource": v.limit, "barrier": v.resource_name})]
+    if v.status == "deadlock":
+        blocked = [dict(b, operation=F.operation(sites, b["warp"], b["site"], b["iters"])) for b in fail.blocked]
+        return [F.make(CHECKER, "deadlock",
+                       "execution cannot make progress in a schedule of the same program "
+                       f"(projection {v.resource_name})",
+                       {"verification": "fixed_sync", "barrier": v.resource_name, "blocked": blocked,
+                        "witness": witness})]
+    if v.status == "protocol_error":
+        last = witness[-1] if witness else {}
+        details = {"protocol": fail.rule, "barrier": v.resource_name, "witness": witness}
+        if "operation" in last:
+            details["operation"] = last["operation"]
+        return [F.make(CHECKER, "fixed_sync_protocol_error",
+                       f"{fail.message} (in a schedule the run did not take)", details)]
+    return [F.make(CHECKER, "fixed_sync_nonconfluent",
+                   f"schedules of the same program end in {fail.finals} different protocol states on "
+                   f"{v.resource_name}", {"barrier": v.resource_name,
+                                         "witnesses": [[_witness_step(s, sites) for s in w] for w in fail.witnesses]})]
+
+
+def _witness_step(step: dict, sites) -> dict:
+    out = dict(step)
+    if step.get("transition") == "issue":
+        out["operation"] = F.operation(sites, step["warp"], step["site"], step["iters"])
+    return out
