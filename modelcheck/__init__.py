@@ -7,14 +7,15 @@ from __future__ import annotations
 
 from ir import ParseError, PrimFunc
 
+from . import racecheck as _racecheck
 from . import synccheck as _synccheck
 from .kernel import Kernel, as_func, load, parse
-from .report import CheckFailed, SyncCheckReport
+from .report import CheckFailed, RaceReport, SyncCheckReport
 
 __version__ = "0.1.0"
 
-__all__ = ["Kernel", "ParseError", "PrimFunc", "as_func", "load", "parse", "synccheck", "CheckFailed",
-           "SyncCheckReport", "__version__"]
+__all__ = ["Kernel", "ParseError", "PrimFunc", "as_func", "load", "parse", "synccheck", "racecheck", "CheckFailed",
+           "SyncCheckReport", "RaceReport", "__version__"]
 
 
 def synccheck(kernel, inputs=None, *, max_polls: int = 1_000_000, max_loop_iterations: int = 1_000_000,
@@ -28,3 +29,12 @@ def synccheck(kernel, inputs=None, *, max_polls: int = 1_000_000, max_loop_itera
     return SyncCheckReport(_synccheck.check(as_func(kernel), inputs, max_polls=max_polls,
                                             max_loop_iterations=max_loop_iterations, max_states=max_states,
                                             max_transitions=max_transitions, max_seconds=max_seconds))
+
+
+def racecheck(kernel, inputs=None, *, max_polls: int = 1_000_000, max_loop_iterations: int = 1_000_000
+              ) -> RaceReport:
+    """Are conflicting memory accesses (global, shared, TMEM) unordered for these inputs?
+
+    Same arguments as `synccheck`; Synccheck's phase-A findings are embedded as errors."""
+    return RaceReport(_racecheck.check(as_func(kernel), inputs, max_polls=max_polls,
+                                       max_loop_iterations=max_loop_iterations))

@@ -22,11 +22,9 @@ EXIT_FOR_VERDICT = {"clean": 0, "review": 0, "error": 1, "incomplete": 2}
 
 # Subcommands whose machinery lands with later issues; each says which.
 _PENDING = {
-    "race": "Racecheck (issue #6)",
     "prove": "the z3 prover (issue #7)",
     "replay": "counterexample replay (issue #7)",
     "graph": "the happens-before graph (issue #7)",
-    "states": "the Synccheck explorer (issues #5 and #7)",
 }
 
 
@@ -131,22 +129,104 @@ def _check(args) -> int:
     overrides, scalar_inputs = _split_consts(args.kernel, consts)
     kernel = load(args.kernel, **overrides)
     inputs = build_inputs(kernel.func, args.input, args.inputs, scalar_inputs)
-    reports = [modelcheck.synccheck(kernel.func, inputs)]
+    reports = []
+    if args.command in ("check", "sync"):
+        reports.append(modelcheck.synccheck(kernel.func, inputs))
+    if args.command in ("check", "race"):
+        reports.append(modelcheck.racecheck(kernel.func, inputs))
     if args.json:
         payload = [r.to_dict() for r in reports]
         print(json.dumps(payload[0] if len(payload) == 1 else payload, indent=2, sort_keys=True))
     else:
-        for r in reports:
+        for k, r in enumerate(reports):
+            if k:
+                print()
             r.print()
-        if args.command == "check":
-            print("racecheck: not available yet; it arrives with issue #6 (Racecheck)")
     if args.sarif:
-        Path(args.sarif).write_text(json.dumps(reports[0].to_sarif(), indent=2))
+        sarif = reports[0].to_sarif()
+        for r in reports[1:]:
+            sarif["runs"].extend(r.to_sarif()["runs"])
+        Path(args.sarif).write_text(json.dumps(sarif, indent=2))
     order = ["clean", "review", "incomplete", "error"]
     verdict = max((r.verdict for r in reports), key=order.index)
     if verdict == "review" and args.strict:
         return 3
     return EXIT_FOR_VERDICT[verdict]
+
+
+def _states(args) -> int:
+    """Phase A once, then the explorer under each reduction configuration (issue #7 item 4)."""
+    import json
+
+    from .explorer import reductions
+    from .synccheck import phase_a, verdict_of
+    consts = _consts(args.const)
+    overrides, scalar_inputs = _split_consts(args.kernel, consts)
+    kernel = load(args.kernel, **overrides)
+    inputs = build_inputs(kernel.func, args.input, args.inputs, scalar_inputs)
+    configs = "".join(dict.fromkeys(args.configs.replace(",", "")))
+    unknown = sorted(set(configs) - set(reductions.CONFIGURATIONS))
+    if unknown or not configs:
+        raise ValueError(f"--configs {args.configs!r}: choose letters from "
+                         f"{''.join(reductions.CONFIGURATIONS)}")
+    a = phase_a(kernel.func, inputs)
+    if a.programs is None:
+        verdict = verdict_of(a.findings)
+        print(f"modelcheck states: phase A of {kernel.name} did not give sync programs to explore "
+              f"({a.stats.get('termination', 'not run')}, verdict {verdict}):", file=sys.stderr)
+        for f in a.findings:
+            print(f"  {f.status} {f.kind}: {f.message}", file=sys.stderr)
+        return EXIT_FOR_VERDICT["error" if verdict == "clean" else verdict]
+    programs = a.programs
+    rows = reductions.measure(programs, configs, max_states=args.max_states, max_seconds=args.max_seconds)
+    if args.json:
+        print(json.dumps({"kernel": kernel.name, "warps": len(programs.warps), "commands": programs.size(),
+                          "projections": [programs.resource_names.get(r, str(r)) for r in programs.resources()],
+                          "phase_a_findings": [f.kind for f in a.findings], "configurations": rows},
+                         indent=2, sort_keys=True))
+    else:
+        _print_states(kernel.name, a, rows)
+    first = rows[0]
+    if first["status"] == "complete":
+        return 0
+    return EXIT_FOR_VERDICT["incomplete" if first["status"] == "limit" else "error"]
+
+
+def _print_states(name: str, a, rows: list[dict]) -> None:
+    from .explorer import reductions
+    programs = a.programs
+    resources = [programs.resource_names.get(r, str(r)) for r in programs.resources()]
+    print(f"explorer states - {name}: {len(programs.warps)} warp(s), {programs.size()} sync command(s), "
+          f"{len(resources)} projection(s); phase A {a.stats.get('phase_a_wall_time_s', 0.0):.3f} s")
+    if a.findings:
+        print(f"phase A findings: {', '.join(f'{f.status} {f.kind}' for f in a.findings)}")
+    print()
+    print(f"{'configuration':<58} {'states':>10} {'transitions':>12} {'wall (s)':>9}  result")
+    for row in rows:
+        label = f"({row['config']}) {row['label']}"
+        print(f"{label:<58} {row['states']:>10,} {row['transitions']:>12,} {row['wall_time_s']:>9.3f}  "
+              f"{reductions.describe(row)}")
+    projected = [row for row in rows if row["config"] != "d"]
+    if not projected:
+        return
+    print()
+    width = max(len("projection"), *(len(r) for r in resources))
+    head = f"{'projection':<{width}}"
+    for row in projected:
+        head += f" | ({row['config']}) {'method':<11} {'states':>8} {'transitions':>11}"
+    print(head)
+    for resource in resources:
+        line = f"{resource:<{width}}"
+        for row in projected:
+            p = next((p for p in row["per_projection"] if p["resource"] == resource), None)
+            if p is None:
+                line += f" | {'    not explored':<16} {'-':>8} {'-':>11}"
+                continue
+            method = p["method"] if p.get("status", "complete") == "complete" else f"{p['method']}!"
+            line += f" | {'':4}{method:<11} {p['states']:>8,} {p['transitions']:>11,}"
+        print(line)
+    if any(p.get("status", "complete") != "complete" for row in projected for p in row["per_projection"]):
+        print("(search! = the search of that projection stopped: at a limit, or on a finding)")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -166,8 +246,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--out", metavar="OUT.npz", help="save outputs instead of printing them")
     run.add_argument("--max-polls", type=int, default=0)
     run.add_argument("--max-loop-iterations", type=int, default=0)
-    for name, text in (("check", "run the checkers (Synccheck; Racecheck arrives with issue #6)"),
-                       ("sync", "Synccheck: hangs and barrier misuse in any schedule")):
+    for name, text in (("check", "run Synccheck and Racecheck"),
+                       ("sync", "Synccheck: hangs and barrier misuse in any schedule"),
+                       ("race", "Racecheck: unordered conflicting memory accesses")):
         cp = sub.add_parser(name, help=text)
         cp.add_argument("kernel")
         cp.add_argument("--const", action="append", default=[], metavar="N=V")
@@ -176,6 +257,18 @@ def _parser() -> argparse.ArgumentParser:
         cp.add_argument("--json", action="store_true", help="print the report as JSON")
         cp.add_argument("--sarif", metavar="OUT.sarif", help="also write SARIF 2.1.0")
         cp.add_argument("--strict", action="store_true", help="exit 3 on review")
+    st = sub.add_parser("states", help="the explorer's states/transitions with and without each reduction")
+    st.add_argument("kernel")
+    st.add_argument("--const", action="append", default=[], metavar="N=V")
+    st.add_argument("--input", action="append", default=[], metavar="NAME=SPEC")
+    st.add_argument("--inputs", metavar="FILE.npz")
+    st.add_argument("--configs", default="abcd", metavar="LETTERS",
+                    help="which configurations: a = projections + certificates + sleep sets (synccheck), "
+                         "b = projections + sleep sets, c = projections only, d = whole program unreduced "
+                         "(default abcd)")
+    st.add_argument("--max-states", type=int, default=200_000, help="state limit per configuration")
+    st.add_argument("--max-seconds", type=float, default=60.0, help="wall-time limit per configuration")
+    st.add_argument("--json", action="store_true", help="print the figures as JSON")
     for name, what in _PENDING.items():
         sp = sub.add_parser(name, help=f"(arrives with {what})")
         sp.add_argument("args", nargs=argparse.REMAINDER)
@@ -195,8 +288,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "run":
             return _run(args)
-        if args.command in ("check", "sync"):
+        if args.command in ("check", "sync", "race"):
             return _check(args)
+        if args.command == "states":
+            return _states(args)
         consts = _consts(args.const)
         kernel = load(args.kernel, **consts)
     except ir.ParseError as err:

@@ -102,4 +102,22 @@ class SyncCheckReport(Report):
         return [f"synccheck {self.verdict.upper()} - {n} finding(s); native phase {self.func.name}, {label}"]
 
 
-__all__ = ["Report", "SyncCheckReport", "CheckFailed", "SCHEMA_VERSION"]
+class RaceReport(Report):
+    checker = "racecheck"
+
+    def __init__(self, result):
+        from ..common.results import scalars_of
+        super().__init__(result.func, result.findings, result.stats, result.input_digest,
+                         scalars_of(result.func, result.inputs))
+        self.result = result
+
+    def header(self) -> list[str]:
+        return [f"=== racecheck {self.verdict.upper()} ==="]
+
+    def footer(self) -> list[str]:
+        spaces = self.stats.get("spaces", ["global", "shared", "tmem"])
+        return ([] if self.findings else [""]) + [f"race conflicts checked in {', '.join(spaces)}",
+                f"native phase {self.func.name}: {self.stats.get('semantic_accesses', 0)} semantic memory access(es)"]
+
+
+__all__ = ["Report", "SyncCheckReport", "RaceReport", "CheckFailed", "SCHEMA_VERSION"]

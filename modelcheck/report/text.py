@@ -59,14 +59,14 @@ def operation_lines(label: str, op: dict, sources: SourceCache, indent: int = 4,
     pad = " " * indent
     parts = []
     if with_warp and op.get("warp", -1) is not None and op.get("warp", -1) >= 0:
-        parts.append(f"warp {op['warp']}")
+        parts.append(f"warp {op['warp']}" + (f" lane {op['lane']}" if op.get("lane") is not None else ""))
     if op.get("site") is not None:
         parts.append(f"source op #{op['site']}")
     iters = op.get("iters") or []
     if iters:
         parts.append("loop iteration " + "/".join(str(i) for i in iters))
     head = f"{pad}{label}: " + ", ".join(parts) if parts else f"{pad}{label}:"
-    if op.get("op") and op.get("async_op"):
+    if op.get("op") and (op.get("async_op") or op.get("access")):
         head += f" [{op['op']}]"
     lines = [head]
     span = _span(op.get("span"))
@@ -112,6 +112,8 @@ def finding_lines(finding, sources: SourceCache) -> list[str]:
             groups.setdefault(key, []).append(b)
         for (awaits, _), items in groups.items():
             lines.append(f"    Blocked warps {ranges(b['warp'] for b in items)}: await {awaits.removeprefix('await ')}")
+            if items[0].get("state") and items[0]["state"] not in awaits:
+                lines.append(f"      Barrier state: {items[0]['state']}")
             op = items[0].get("operation")
             if op:
                 lines.extend(operation_lines("Source", op, sources, indent=6, with_warp=False))

@@ -81,15 +81,20 @@ def _at(value, lane):
 
 
 def _copy(eng, src_alloc, src_off, dst_alloc, dst_off, size, op, proxy, zero_from=None):
-    data = src_alloc.data[src_off:src_off + size].copy()
-    if zero_from is not None:
-        data[zero_from:] = 0
+    """Copy `size` bytes; with `zero_from`, only that many are read and the rest are zero-filled."""
+    if zero_from is None:
+        data = src_alloc.data[src_off:src_off + size].copy()
+    else:
+        data = np.zeros(size, dtype=np.uint8)
+        if zero_from:
+            data[:zero_from] = src_alloc.data[src_off:src_off + zero_from]
     dst_alloc.data[dst_off:dst_off + size] = data
     dst_alloc.mark_written(dst_off, size)
     lanes = np.zeros(32, dtype=np.bool_)
     lanes[op.lane] = True
-    eng.access(None, op.site, src_alloc, src_off, size, "read", proxy=proxy, lanes=lanes, actor=op.id,
-               iters=op.iters, warp=op.warp, cta=op.cta)
+    if zero_from != 0:
+        eng.access(None, op.site, src_alloc, src_off, size if zero_from is None else zero_from, "read",
+                   proxy=proxy, lanes=lanes, actor=op.id, iters=op.iters, warp=op.warp, cta=op.cta)
     eng.access(None, op.site, dst_alloc, dst_off, size, "write", proxy=proxy, lanes=lanes, actor=op.id,
                iters=op.iters, warp=op.warp, cta=op.cta)
 
@@ -139,8 +144,9 @@ def _complete_g2s(eng, w, op, s_alloc, s_off, d_alloc, d_off, size, bar, baddr, 
         gen = bar.local_gen
         try:
             completed = bar.complete_tx(size)
-        except SyncError as err:
-            raise EngineError(err.kind, err.message, span, **err.details) from None
+        except SyncError as err:     # the finding names the copy's issuing warp and iteration
+            raise EngineError(err.kind, err.message, span, warp=warp, cta=cta, iters=list(op.iters),
+                              **err.details) from None
         eng.touch(bar)
         eng.async_sync(cta, warp, "mbarrier.complete_tx", op.site, op.iters, barrier=("mbarrier", cta, baddr),
                        tx=size, generation=gen, completed=completed,
@@ -245,17 +251,19 @@ def _cp_async(ctx, call, info):
             if size not in (4, 8, 16):
                 raise EngineError("unsupported_operation", f"cp.async copies 4, 8 or 16 bytes, got {size}", span)
             dst, src = _at(dst_a, lane), _at(src_a, lane)
-            keep = size if src_sz is None else _at(src_sz, lane)
+            keep = size if src_sz is None else min(_at(src_sz, lane), size)
             d_alloc = w.rt.shared.find(dst, size)
-            s_alloc = eng.globals.find(src, size) if keep > 0 else d_alloc
-            if d_alloc is None or s_alloc is None or dst % size or src % size:
+            # only the src_size bytes actually read must lie in the source (the rest is zero-filled)
+            s_alloc = eng.globals.find(src, keep) if keep > 0 else None
+            if d_alloc is None or (keep > 0 and s_alloc is None) or dst % size or src % size:
                 bad = dst if d_alloc is None else src
                 raise EngineError("oob", f"cp.async at {bad:#x} ({size} B) is outside every allocation or "
                                          f"misaligned (lane {lane})", span, address=bad, lane=lane)
             op = _new_op(w, "cp.async", lane, site)
             groups.uncommitted[lane].append(op)
+            eng.sync(w, "async.issue", site, details={"op": op.id, "kind": op.kind, "lane": lane})
 
-            def complete(op=op, s_alloc=s_alloc, s_off=src - s_alloc.base, d_alloc=d_alloc,
+            def complete(op=op, s_alloc=s_alloc, s_off=src - s_alloc.base if s_alloc else 0, d_alloc=d_alloc,
                          d_off=dst - d_alloc.base, size=size, keep=keep, groups=groups):
                 _copy(eng, s_alloc, s_off, d_alloc, d_off, size, op, "generic",
                       zero_from=keep if keep < size else None)
@@ -286,19 +294,21 @@ def _cp_async_mbarrier_arrive(ctx, call, info):
             if not noinc:
                 bar.pending += 1
             gen = bar.local_gen
+            op = _new_op(w, "cp.async.mbarrier.arrive", lane, site)
             eng.sync(w, "async.issue", site, barrier=("mbarrier", w.cta, a),
-                     details={"kind": "cp.async.mbarrier.arrive", "lane": lane, "noinc": noinc})
+                     details={"op": op.id, "kind": "cp.async.mbarrier.arrive", "lane": lane, "noinc": noinc})
             cta, warp, iters = w.cta, w.gid, tuple(w.iters)
 
-            def complete(bar=bar, a=a, gen=gen, cta=cta, warp=warp, iters=iters):
+            def complete(bar=bar, a=a, gen=gen, cta=cta, warp=warp, iters=iters, op=op, lane=lane):
                 try:
                     completed = bar.arrive(1)
                 except SyncError as err:
                     raise EngineError(err.kind, err.message, span, **err.details) from None
                 eng.touch(bar)
                 eng.async_sync(cta, warp, "mbarrier.arrive", site, iters, barrier=("mbarrier", cta, a), count=1,
-                               generation=gen, completed=completed,
-                               details={"async": True, "kind": "cp.async.mbarrier.arrive"})
+                               generation=bar.local_gen - (1 if completed else 0), completed=completed,
+                               details={"async": True, "kind": "cp.async.mbarrier.arrive", "op": op.id,
+                                        "lane": lane, "covers": "prior cp.async of the lane"})
             eng.enqueue(complete)
     return run, False
 

@@ -1,0 +1,146 @@
+"""Racecheck: are two conflicting memory accesses unordered, for these inputs?
+
+Entry point: `check(func, inputs=None, **limits)` -> `RaceResult`.  One NumSim run
+records sync events and access records (with the phase-A observers of Synccheck
+attached, whose findings Racecheck embeds as errors); then an offline pass
+(`analysis.Pass`) replays the trace with happens-before knowledge per lane and async
+operation and checks every access against a shadow of global, shared and TMEM bytes.
+Races are classified (proxy bridge, same-warp lane order, release/acquire, async
+lifetime, inter-actor sync) and deduplicated by (site pair, allocation).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import ir
+
+from .. import numsim
+from ..common import findings as F
+from ..common.phase_a import Causality, StrictProtocol
+from ..common.results import digest_inputs, engine_findings, resolve_inputs
+from .analysis import Pass
+
+CHECKER = "racecheck"
+SPACES = ("global", "shared", "tmem")
+_SPACE_LABEL = {"shared": "smem", "global": "gmem", "tmem": "tmem"}
+_PAIR = {("write", "read"): "write/read", ("read", "write"): "read/write", ("write", "write"): "write/write",
+         ("rmw", "read"): "write/read", ("read", "rmw"): "read/write", ("rmw", "write"): "write/write",
+         ("write", "rmw"): "write/write", ("rmw", "rmw"): "write/write"}
+
+
+@dataclass
+class RaceResult:
+    func: ir.PrimFunc
+    findings: list
+    stats: dict
+    inputs: dict = field(default_factory=dict)
+    input_digest: str = ""
+    sites: tuple = ()
+
+    @property
+    def verdict(self) -> str:
+        statuses = {f.status for f in self.findings}
+        for v in ("error", "incomplete", "review"):
+            if v in statuses:
+                return v
+        return "clean"
+
+
+def check(func, inputs=None, *, max_polls: int = 1_000_000, max_loop_iterations: int = 1_000_000) -> RaceResult:
+    t0 = time.perf_counter()
+    func = ir.as_func(func)
+    inputs, missing = resolve_inputs(func, inputs)
+    stats: dict = {"checker": CHECKER, "spaces": list(SPACES)}
+    if missing:
+        f = F.make(CHECKER, "analysis_incomplete", f"missing input bindings for {', '.join(missing)}",
+                   {"reason": "missing_input_bindings", "parameters": missing})
+        stats["wall_time_s"] = time.perf_counter() - t0
+        return RaceResult(func, [f], stats, inputs)
+    strict, causality = StrictProtocol(CHECKER), Causality(CHECKER)
+    causality.record_clocks = False
+    trace = numsim.Trace()
+    engine = numsim.Engine(func, max_polls=max_polls, max_loop_iterations=max_loop_iterations,
+                           unsupported="incomplete")
+    try:
+        res = engine.run(inputs, observers=(strict, causality, trace))
+    except numsim.InputError as err:
+        f = F.make(CHECKER, "analysis_incomplete", str(err), {"reason": "missing_input_bindings",
+                                                              "parameters": list(err.missing)})
+        return RaceResult(func, [f], {"wall_time_s": time.perf_counter() - t0}, inputs)
+    t1 = time.perf_counter()
+    found = []
+    if res.halt is not None and isinstance(res.halt.payload, F.Finding):
+        sync_finding = res.halt.payload
+        found.append(F.make(CHECKER, sync_finding.kind, sync_finding.message,
+                            dict(sync_finding.details, domain="synchronization")))
+    found.extend(engine_findings(CHECKER, res, trace.sync))
+    p = Pass(res.stats["warps"], _warps_per_cta(res), trace.sync, trace.accesses)
+    p.run()
+    t2 = time.perf_counter()
+    found.extend(race_findings(p, res.sites))
+    stats.update({"numsim": dict(res.stats), "termination": res.termination, "accesses": len(trace.accesses),
+                  "semantic_accesses": len(trace.accesses), "lane_accesses": p.lane_accesses,
+                  "races": len(p.races), "simulation_wall_time_s": t1 - t0, "analysis_wall_time_s": t2 - t1,
+                  "wall_time_s": time.perf_counter() - t0})
+    return RaceResult(func, F.sort_findings(found), stats, inputs, digest_inputs(inputs), res.sites)
+
+
+def _warps_per_cta(res) -> int:
+    block = res.stats.get("block", (32, 1, 1))
+    return (block[0] * block[1] * block[2] + 31) // 32
+
+
+def _operation(p: Pass, sites, index: int, lane: int) -> dict:
+    rec = p.records[index]
+    if rec.actor >= 0:
+        info = p.async_info.get(rec.actor, {})
+        op = F.operation(sites, rec.warp, rec.site, rec.iters,
+                         extra={"lane": info.get("lane", lane), "async_op": True, "access": rec.kind,
+                                "space": rec.space})
+        op["op"] = info.get("kind", op.get("op", "async"))
+        return op
+    return F.operation(sites, rec.warp, rec.site, rec.iters,
+                       extra={"lane": lane, "access": rec.kind, "space": rec.space, "order": rec.order})
+
+
+def race_findings(p: Pass, sites) -> list:
+    groups: dict[tuple, list] = {}
+    for race in p.races:
+        prior, cur = p.records[race.prior], p.records[race.current]
+        key = (prior.site, cur.site, prior.alloc, prior.space, race.how[1])
+        groups.setdefault(key, []).append(race)
+    out = []
+    for (psite, csite, alloc, space, failure), races in groups.items():
+        first = races[0]
+        prior, cur = p.records[first.prior], p.records[first.current]
+        lo = min(r.byte for r in races)
+        hi = max(r.byte for r in races) + 1
+        domain, failure, text, bridge = first.how
+        pair = _PAIR.get((first.prior_kind, first.current_kind), f"{first.prior_kind}/{first.current_kind}")
+        review = (prior.actor >= 0 and p.async_info.get(prior.actor, {}).get("kind") == "tcgen05.ld"
+                  and prior.space == "tmem" and cur.warp == prior.warp and first.current_kind != "read")
+        kind = "tmem_lifetime_review" if review else "data_race"
+        label = _SPACE_LABEL.get(space, space)
+        message = (f"unordered {pair} on {label} {prior.alloc_name}:[{lo}, {hi}) ... {domain} ordering failure: "
+                   f"{text}")
+        details = {"access_pair": pair.replace("/", "_"), "ordering_domain": domain, "ordering_failure": failure,
+                   "prior": _operation(p, sites, first.prior, first.prior_lane),
+                   "current": _operation(p, sites, first.current, first.current_lane),
+                   "overlap": {"allocation": prior.alloc_name, "space": space, "byte_offset": lo, "byte_len": hi - lo,
+                               "byte_end": hi},
+                   "occurrences": len(races)}
+        if bridge:
+            details["proxy_bridge"] = bridge
+        if review:
+            details["reason"] = ("the earlier tcgen05.ld may be complete through a register dependency the checker "
+                                 "cannot see; otherwise add tcgen05.wait::ld before reusing the TMEM columns")
+        out.append(F.make(CHECKER, kind, message, details))
+    for t, cur_index, wlevel, level, cross in p.scope_mismatches[:16]:
+        names = {1: "cta", 2: "cluster", 3: "gpu", 4: "sys", 0: "weak"}
+        out.append(F.make(CHECKER, "scope_mismatch",
+                          f"memory accesses use scopes .{names[wlevel]} and .{names[level]}, which do not mutually "
+                          f"cover {'different-CTA' if cross else 'same-CTA'} actors",
+                          {"ordering_domain": "memory", "ordering_failure": "scope_mismatch",
+                           "prior": _operation(p, sites, t, 0), "current": _operation(p, sites, cur_index, 0)}))
+    return out

@@ -1,0 +1,181 @@
+"""Happens-before knowledge for Racecheck: vector clocks with lanes as actors.
+
+Columns: one per lane of every warp (`warp * 32 + lane`), then one per async
+operation.  A warp's epoch counts its release-like operations; an access is stamped
+(actor column, epoch), an async operation's accesses (column, 1).  Lane `m` of warp `w`
+knows actor column `a` up to `row(m)[a]`; its own column is always its warp's current
+epoch (program order).  No implicit order between lanes of a warp: only warp syncs,
+barriers and release/acquire put one lane's epoch into another's row.
+
+Lanes of a warp usually know the same things, so a warp keeps one shared row and
+splits into 32 rows only when a subset of lanes acquires something the others do not
+(an elected wait); a full-warp sync joins them back.  The same structure holds the
+knowledge that has crossed a `fence.proxy.async` ("bridged"), per proxy domain.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+FULL = np.ones(32, dtype=np.bool_)
+LANES = np.arange(32)
+
+
+class Knowledge:
+    """One warp's knowledge: a shared row (A,) or per-lane rows (32, A)."""
+
+    __slots__ = ("row", "rows")
+
+    def __init__(self, width: int):
+        self.row = np.zeros(width, dtype=np.int32)
+        self.rows = None
+
+    def lane_rows(self) -> np.ndarray:
+        if self.rows is None:
+            self.rows = np.repeat(self.row[None, :], 32, axis=0)
+            self.row = None
+        return self.rows
+
+    def merge(self, mask, payload: np.ndarray) -> None:
+        """Lanes in `mask` (None = all) learn `payload`."""
+        if mask is None or (self.rows is None and mask.all()):
+            if self.rows is None:
+                np.maximum(self.row, payload, out=self.row)
+            else:
+                np.maximum(self.rows, payload[None, :], out=self.rows)
+            return
+        rows = self.lane_rows()
+        idx = np.flatnonzero(mask)
+        rows[idx] = np.maximum(rows[idx], payload[None, :])
+
+    def join(self, mask) -> np.ndarray:
+        """The union of what the lanes in `mask` know."""
+        if self.rows is None:
+            return self.row.copy()
+        if mask is None:
+            return self.rows.max(axis=0)
+        return self.rows[np.flatnonzero(mask)].max(axis=0)
+
+    def set_all(self, mask, payload: np.ndarray) -> None:
+        """Lanes in `mask` know exactly `payload` joined with what they knew (a warp-sync join)."""
+        if mask is None or mask.all():
+            self.row = payload.copy() if self.rows is None else np.maximum(self.rows.max(axis=0), payload)
+            self.rows = None
+            return
+        self.merge(mask, payload)
+
+    def known(self, lanes: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """known[i] = what lane lanes[i] knows of actor column cols[i]."""
+        if self.rows is None:
+            return self.row[cols]
+        return self.rows[lanes, cols]
+
+    def learn_column(self, mask, col: int, value: int = 1) -> None:
+        if mask is None or (self.rows is None and mask.all()):
+            if self.rows is None:
+                if self.row[col] < value:
+                    self.row[col] = value
+            else:
+                np.maximum(self.rows[:, col], value, out=self.rows[:, col])
+            return
+        rows = self.lane_rows()
+        idx = np.flatnonzero(mask)
+        rows[idx, col] = np.maximum(rows[idx, col], value)
+
+    def widen(self, width: int) -> None:
+        if self.rows is None:
+            self.row = np.concatenate([self.row, np.zeros(width - self.row.size, dtype=np.int32)])
+        else:
+            pad = np.zeros((32, width - self.rows.shape[1]), dtype=np.int32)
+            self.rows = np.concatenate([self.rows, pad], axis=1)
+
+
+class WarpState:
+    """Knowledge (ordinary, and bridged per proxy domain) and the epoch of one warp.
+
+    A lane's own column is never read from the rows: ordinary knowledge of itself is the
+    current epoch (program order); bridged knowledge of itself is the epoch of its last
+    `fence.proxy.async` for that domain (`bown`)."""
+
+    __slots__ = ("id", "cta", "epoch", "k", "bridged", "bown", "fence_row", "pending_acquire", "async_uncommitted",
+                 "async_groups")
+
+    def __init__(self, wid: int, cta: int, width: int):
+        self.id = wid
+        self.cta = cta
+        self.epoch = 1
+        self.k = Knowledge(width)
+        self.bridged = {"shared": Knowledge(width), "global": Knowledge(width)}
+        self.bown = {"shared": np.zeros(32, dtype=np.int32), "global": np.zeros(32, dtype=np.int32)}
+        self.fence_row: dict[int, np.ndarray] = {}        # lane -> knowledge at its last fence.acq_rel/sc
+        self.pending_acquire: dict[int, list] = {}        # lane -> payloads read relaxed, acquired at a fence
+        self.async_uncommitted: dict[str, dict[int, list]] = {"bulk": {}, "cp.async": {}}
+        self.async_groups: dict[str, dict[int, list]] = {"bulk": {}, "cp.async": {}}
+
+    def own_cols(self, mask) -> np.ndarray:
+        lanes = LANES if mask is None else np.flatnonzero(mask)
+        return self.id * 32 + lanes
+
+    def known(self, lanes: np.ndarray, cols: np.ndarray, domain: str | None = None) -> np.ndarray:
+        """What lane lanes[i] knows (ordinarily, or bridged for `domain`) of actor column cols[i]."""
+        if domain is None:
+            base = self.k.known(lanes, cols)
+            own_value = self.epoch
+        else:
+            base = self.bridged[domain].known(lanes, cols)
+            own_value = self.bown[domain][lanes]
+        own = cols == self.id * 32 + lanes
+        if own.any():
+            base = np.where(own, own_value, base)
+        return base
+
+    def release(self, mask) -> np.ndarray:
+        """What lanes in `mask` publish (their knowledge plus their own epochs); ticks the epoch."""
+        payload = self.k.join(mask)
+        payload[self.own_cols(mask)] = self.epoch
+        self.epoch += 1
+        return payload
+
+    def release_bridged(self, mask, domain: str) -> np.ndarray:
+        payload = self.bridged[domain].join(mask)
+        lanes = LANES if mask is None else np.flatnonzero(mask)
+        payload[self.id * 32 + lanes] = np.maximum(payload[self.id * 32 + lanes], self.bown[domain][lanes])
+        return payload
+
+    def snapshot(self, lane: int) -> np.ndarray:
+        """Lane `lane`'s knowledge now (own column = current epoch): an async operation's fork."""
+        row = self.k.row.copy() if self.k.rows is None else self.k.rows[lane].copy()
+        row[self.id * 32 + lane] = self.epoch
+        return row
+
+    def bridged_snapshot(self, lane: int, domain: str) -> np.ndarray:
+        b = self.bridged[domain]
+        row = b.row.copy() if b.rows is None else b.rows[lane].copy()
+        row[self.id * 32 + lane] = self.bown[domain][lane]
+        return row
+
+    def fence_proxy(self, mask, domains) -> None:
+        """fence.proxy.async: what these lanes know, and their own history so far, becomes bridged."""
+        for d in domains:
+            b = self.bridged[d]
+            if self.k.rows is None:
+                b.merge(mask, self.k.row)
+            else:
+                rows = b.lane_rows()
+                idx = LANES if mask is None else np.flatnonzero(mask)
+                rows[idx] = np.maximum(rows[idx], self.k.rows[idx])
+            if mask is None:
+                self.bown[d][:] = self.epoch
+            else:
+                self.bown[d][mask] = self.epoch
+        self.epoch += 1
+
+    def acquire(self, mask, payload: np.ndarray, bridged: dict | None = None) -> None:
+        self.k.merge(mask, payload)
+        if bridged:
+            for d, p in bridged.items():
+                self.bridged[d].merge(mask, p)
+
+    def widen(self, width: int) -> None:
+        self.k.widen(width)
+        for b in self.bridged.values():
+            b.widen(width)
