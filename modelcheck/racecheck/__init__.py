@@ -115,7 +115,7 @@ def race_findings(p: Pass, sites) -> list:
         first = races[0]
         prior, cur = p.records[first.prior], p.records[first.current]
         lo = min(r.byte for r in races)
-        hi = max(r.byte for r in races) + 1
+        hi = max(r.byte + r.unit for r in races)
         domain, failure, text, bridge = first.how
         pair = _PAIR.get((first.prior_kind, first.current_kind), f"{first.prior_kind}/{first.current_kind}")
         review = (prior.actor >= 0 and p.async_info.get(prior.actor, {}).get("kind") == "tcgen05.ld"

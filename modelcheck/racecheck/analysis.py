@@ -27,7 +27,7 @@ _SPACE_LABEL = {"shared": "smem", "global": "gmem", "tmem": "tmem"}
 class Race:
     """One unordered conflicting pair (before deduplication)."""
 
-    __slots__ = ("prior", "current", "prior_lane", "current_lane", "byte", "prior_kind", "current_kind", "how")
+    __slots__ = ("prior", "current", "prior_lane", "current_lane", "byte", "prior_kind", "current_kind", "how", "unit")
 
     def __init__(self, prior, current, prior_lane, current_lane, byte, prior_kind, current_kind):
         self.prior, self.current = prior, current
@@ -56,6 +56,8 @@ class Pass:
         self.mb: dict[tuple, dict] = {}           # (cta, addr, gen) -> {"release": row, "bridged": {d: row}, "cols": set}
         self.named: dict[tuple, dict] = {}
         self.sc_row = np.zeros(self.width, dtype=np.int32)
+        zero = np.zeros(self.width, dtype=np.int32)
+        self._zero_bridged = {"shared": zero, "global": zero}
         self.release_rows: dict[tuple, tuple] = {}   # (record index, lane) -> (row, scope level, cta)
         self.shadows: dict[tuple, Shadow] = {}
         self.races: list[Race] = []
@@ -67,23 +69,57 @@ class Pass:
     # ------------------------------------------------------------------ setup
     def _prepare_shadows(self, records) -> None:
         sizes: dict[tuple, int] = {}
+        units: dict[tuple, int] = {}
         written: dict[tuple, list] = {}
         for rec in records:
             key = (rec.space, rec.alloc)
             offs = rec.offsets
-            hi = (int(offs.max()) if isinstance(offs, np.ndarray) else int(offs)) + rec.size
+            lanes = _LANES if rec.lanes is None else np.flatnonzero(rec.lanes)
+            if isinstance(offs, np.ndarray):
+                offs = offs[lanes]
+                hi, g = int(offs.max()) + rec.size, int(np.gcd.reduce(offs.astype(np.int64)))
+            else:
+                hi, g = int(offs) + rec.size, int(offs)
             if hi > sizes.get(key, 0):
                 sizes[key] = hi
+            units[key] = int(np.gcd(units.get(key, 0), np.gcd(g, rec.size)))
             if rec.kind in ("write", "rmw"):
                 written.setdefault(key, []).append(rec)
         for key, recs in written.items():
-            mask = np.zeros(sizes[key], dtype=np.bool_)
+            unit = max(units.get(key, 1), 1)
+            mask = np.zeros((sizes[key] + unit - 1) // unit, dtype=np.bool_)
             for rec in recs:
-                lanes = np.arange(32) if rec.lanes is None else np.flatnonzero(rec.lanes)
+                lanes = _LANES if rec.lanes is None else np.flatnonzero(rec.lanes)
                 offs = rec.offsets[lanes] if isinstance(rec.offsets, np.ndarray) else np.full(lanes.size, rec.offsets)
-                idx = (offs[:, None] + np.arange(rec.size)[None, :]).ravel()
+                idx = ((offs // unit)[:, None] + np.arange(rec.size // unit)[None, :]).ravel()
                 mask[idx] = True
-            self.shadows[key] = Shadow(sizes[key], mask)
+            self.shadows[key] = Shadow(sizes[key], mask, unit)
+        # expand every record to its tracked shadow units once, here, instead of per access in the pass
+        self.expanded = []
+        for rec in records:
+            sh = self.shadows.get((rec.space, rec.alloc))
+            lanes = _LANES if rec.lanes is None else np.flatnonzero(rec.lanes)
+            if sh is None:
+                self.expanded.append((lanes.size, None))
+                continue
+            unit = sh.unit
+            per = rec.size // unit
+            first = rec.offsets[lanes] // unit if isinstance(rec.offsets, np.ndarray) \
+                else np.full(lanes.size, rec.offsets // unit)
+            if per == 1:
+                byte, lane_of = first, lanes
+            else:
+                byte = (first[:, None] + _ARANGE[:per][None, :]).ravel()
+                lane_of = np.repeat(lanes, per)
+            tb = sh.tracked[byte]
+            keep = tb >= 0
+            nkeep = int(np.count_nonzero(keep))
+            if not nkeep:
+                self.expanded.append((lanes.size, None))
+            elif nkeep != keep.size:
+                self.expanded.append((lanes.size, (sh, byte[keep], lane_of[keep], tb[keep])))
+            else:
+                self.expanded.append((lanes.size, (sh, byte, lane_of, tb)))
 
     # ------------------------------------------------------------------ driver
     def run(self) -> None:
@@ -107,9 +143,10 @@ class Pass:
     def _release_into(self, p, w: WarpState, mask) -> None:
         row = w.release(mask)
         p["release"] = row if p["release"] is None else np.maximum(p["release"], row)
-        for d in ("shared", "global"):
-            b = w.release_bridged(mask, d)
-            p["bridged"][d] = b if d not in p["bridged"] else np.maximum(p["bridged"][d], b)
+        if w.has_bridged:
+            for d in ("shared", "global"):
+                b = w.release_bridged(mask, d)
+                p["bridged"][d] = b if d not in p["bridged"] else np.maximum(p["bridged"][d], b)
 
     def _acquire(self, p, w: WarpState, mask, ordinary: bool = True) -> None:
         if ordinary and p["release"] is not None:
@@ -150,8 +187,9 @@ class Pass:
             m = members if mask is None else (members & mask)
             row = w.release(m)
             w.k.set_all(m, row)
-            for dom in ("shared", "global"):
-                w.bridged[dom].set_all(m, w.release_bridged(m, dom))
+            if w.has_bridged:
+                for dom in ("shared", "global"):
+                    w.bridged[dom].set_all(m, w.release_bridged(m, dom))
         elif kind == "fence.proxy.async":
             w.fence_proxy(mask, _FENCE_DOMAINS.get(d.get("space", "all"), ("shared", "global")))
         elif kind == "fence.sc":
@@ -164,8 +202,9 @@ class Pass:
             op = d.get("op")
             if op is not None:
                 lane = int(d.get("lane", 0))
-                self.fork[op] = (w.snapshot(lane), {dom: w.bridged_snapshot(lane, dom) for dom in ("shared", "global")},
-                                 (ev.warp, lane, w.epoch))
+                bridged = {dom: w.bridged_snapshot(lane, dom) for dom in ("shared", "global")} if w.has_bridged \
+                    else self._zero_bridged
+                self.fork[op] = (w.snapshot(lane), bridged, (ev.warp, lane, w.epoch))
                 self.async_info[op] = {"kind": d.get("kind", ""), "warp": ev.warp, "lane": lane, "site": ev.site,
                                        "iters": ev.iters}
                 w.epoch += 1
@@ -226,21 +265,11 @@ class Pass:
     def access(self, rec) -> None:
         index = len(self.records)
         self.records.append(rec)
-        lanes = np.arange(32) if rec.lanes is None else np.flatnonzero(rec.lanes)
-        self.lane_accesses += lanes.size
-        sh = self.shadows.get((rec.space, rec.alloc))
-        if sh is None:
+        nlanes, expanded = self.expanded[index]
+        self.lane_accesses += nlanes
+        if expanded is None:
             return
-        offs = rec.offsets[lanes] if isinstance(rec.offsets, np.ndarray) else np.full(lanes.size, rec.offsets)
-        size = rec.size
-        byte = (offs[:, None] + np.arange(size)[None, :]).ravel()
-        lane_of = np.repeat(lanes, size)
-        tb = sh.tracked[byte]
-        keep = tb >= 0
-        if not keep.any():
-            return
-        if not keep.all():
-            byte, lane_of, tb = byte[keep], lane_of[keep], tb[keep]
+        sh, byte, lane_of, tb = expanded
         is_async = rec.actor >= 0
         domain = _DOMAIN.get(rec.space)
         cur_strength = strength(rec)
@@ -263,6 +292,7 @@ class Pass:
             sh.w_rec[tb] = index
             sh.w_strength[tb] = cur_strength
             sh.w_proxy[tb] = cur_proxy
+            sh.w_cta[tb] = rec.cta
             if sh.r_mask.shape[1]:
                 sh.r_mask[tb] = 0
             sh.a_col[tb] = -1
@@ -302,15 +332,21 @@ class Pass:
         ordered = known >= pepoch
         same_col = pcol == self._col(rec, lane_of)
         ordered |= same_col
-        exempt = (pstrength > 0) & (cur_strength > 0) & ~cross & _covers(self, prec, rec)
+        exempt = (pstrength > 0) & (cur_strength > 0) & ~cross
+        if exempt.any():
+            need = np.where(sh.w_cta[tb] == rec.cta, 1, 3)
+            exempt &= (pstrength >= need) & (cur_strength >= need)
         bad = ~(ordered | exempt)
         for i in np.flatnonzero(bad)[:512]:
             prior = self.records[int(prec[i])]
             plane = int(pcol[i]) - prior.warp * 32 if prior.actor < 0 else int(_first_lane(prior))
             self._race(int(prec[i]), index, plane, int(lane_of[i]), int(byte[i]), prior_kind, rec.kind)
 
-    def _race(self, prior_index, index, prior_lane, lane, byte, prior_kind, cur_kind) -> None:
-        race = Race(prior_index, index, prior_lane, lane, byte, prior_kind, cur_kind)
+    def _race(self, prior_index, index, prior_lane, lane, unit_index, prior_kind, cur_kind) -> None:
+        rec = self.records[index]
+        unit = self.shadows[(rec.space, rec.alloc)].unit
+        race = Race(prior_index, index, prior_lane, lane, unit_index * unit, prior_kind, cur_kind)
+        race.unit = unit
         race.how = self._classify(self.records[prior_index], self.records[index], lane)
         self.races.append(race)
 
@@ -343,7 +379,13 @@ class Pass:
 
     def _check_readers(self, rec, index, sh, tb, byte, lane_of, cur_proxy, cur_strength, domain) -> None:
         cols_all = self._col(rec, lane_of)
-        for s, rw in enumerate(sh.slot_warp):
+        if sh.slot_warp:
+            live_slots = np.flatnonzero(np.count_nonzero(sh.r_mask[tb], axis=0))
+        else:
+            live_slots = ()
+        for s in live_slots:
+            s = int(s)
+            rw = sh.slot_warp[s]
             rm = sh.r_mask[tb, s]
             live = rm != 0
             if not live.any():
@@ -351,9 +393,14 @@ class Pass:
             idx = np.flatnonzero(live)
             reader_cols = rw * 32 + np.arange(32)
             # knowledge of the reader warp's 32 lanes for every (byte, writer lane) pair
-            kn = np.stack([self._known(rec, lane_of[idx], np.full(idx.size, c), None) for c in reader_cols], axis=1)
-            if rec.actor < 0 and rw == rec.warp:
-                kn[np.arange(idx.size), lane_of[idx]] = 1 << 30     # a lane is ordered after its own reads
+            if rec.actor >= 0:
+                fork = self.fork.get(rec.actor)
+                row = fork[0] if fork is not None else np.zeros(self.width, dtype=np.int32)
+                kn = np.broadcast_to(row[reader_cols][None, :], (idx.size, 32))
+            else:
+                kn = self.warps[rec.warp].known_block(lane_of[idx], reader_cols)
+                if rw == rec.warp:
+                    kn[np.arange(idx.size), lane_of[idx]] = 1 << 30     # a lane is ordered after its own reads
             known_bits = ((kn >= sh.r_epoch[tb[idx], s][:, None]) * LANE_BITS[None, :]).sum(axis=1).astype(np.uint64)
             unordered = rm[idx] & ~known_bits
             strong = (sh.r_strength[tb[idx], s] > 0) & (cur_strength > 0) & (cur_proxy == 0)
@@ -390,17 +437,12 @@ class Pass:
             sh.a_rec[tb, slot] = index
             return
         s = sh.slot(rec.warp)
-        bits = LANE_BITS[lane_of]
-        ub, inv = np.unique(tb, return_inverse=True)
-        agg = np.zeros(ub.size, dtype=np.uint64)
-        np.bitwise_or.at(agg, inv, bits)
-        epoch = self.warps[rec.warp].epoch
-        old_mask, old_epoch = sh.r_mask[ub, s], sh.r_epoch[ub, s]
-        same = old_epoch == epoch
-        sh.r_mask[ub, s] = np.where(same | ((old_mask & ~agg) == 0), agg | np.where(same, old_mask, 0), old_mask | agg)
-        sh.r_epoch[ub, s] = epoch
-        sh.r_rec[ub, s] = index
-        sh.r_strength[ub, s] = np.where(old_mask == 0, cur_strength, np.minimum(sh.r_strength[ub, s], cur_strength))
+        # the lanes that read, OR-ed into the warp's reader mask at the newest epoch (for lanes re-reading this
+        # is exact; for lanes whose older read is folded in it is stricter than needed, never weaker)
+        np.bitwise_or.at(sh.r_mask[:, s], tb, LANE_BITS[lane_of])
+        sh.r_epoch[tb, s] = self.warps[rec.warp].epoch
+        sh.r_rec[tb, s] = index
+        sh.r_strength[tb, s] = cur_strength
 
     # ------------------------------------------------------------------ release/acquire through memory
     def _publish(self, rec, index, via_fence: bool = False) -> None:
@@ -448,6 +490,10 @@ class Pass:
                 w.pending_acquire.setdefault(lane, []).append(row)
 
 
+_LANES = np.arange(32)
+_ARANGE = np.arange(4096)
+
+
 def _first_lane(rec) -> int:
     if rec.lanes is None:
         return 0
@@ -455,12 +501,3 @@ def _first_lane(rec) -> int:
     return int(nz[0]) if nz.size else 0
 
 
-def _covers(p: Pass, prec, rec) -> np.ndarray:
-    """Strong pairs whose scopes cover both actors (same CTA: any scope; across CTAs: gpu or wider)."""
-    out = np.zeros(prec.size, dtype=np.bool_)
-    cur = strength(rec)
-    for i, r in enumerate(prec):
-        prior = p.records[int(r)]
-        need = 1 if prior.cta == rec.cta else 3
-        out[i] = strength(prior) >= need and cur >= need
-    return out

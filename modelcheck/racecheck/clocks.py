@@ -97,7 +97,7 @@ class WarpState:
     `fence.proxy.async` for that domain (`bown`)."""
 
     __slots__ = ("id", "cta", "epoch", "k", "bridged", "bown", "fence_row", "pending_acquire", "async_uncommitted",
-                 "async_groups")
+                 "async_groups", "has_bridged")
 
     def __init__(self, wid: int, cta: int, width: int):
         self.id = wid
@@ -106,6 +106,7 @@ class WarpState:
         self.k = Knowledge(width)
         self.bridged = {"shared": Knowledge(width), "global": Knowledge(width)}
         self.bown = {"shared": np.zeros(32, dtype=np.int32), "global": np.zeros(32, dtype=np.int32)}
+        self.has_bridged = False    # nothing bridged yet: bridged knowledge is all zeros, skip its bookkeeping
         self.fence_row: dict[int, np.ndarray] = {}        # lane -> knowledge at its last fence.acq_rel/sc
         self.pending_acquire: dict[int, list] = {}        # lane -> payloads read relaxed, acquired at a fence
         self.async_uncommitted: dict[str, dict[int, list]] = {"bulk": {}, "cp.async": {}}
@@ -127,6 +128,17 @@ class WarpState:
         if own.any():
             base = np.where(own, own_value, base)
         return base
+
+    def known_block(self, lanes: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """known[i, j] = what lane lanes[i] knows of actor column cols[j] (ordinary knowledge)."""
+        if self.k.rows is None:
+            block = np.broadcast_to(self.k.row[cols][None, :], (lanes.size, cols.size)).copy()
+        else:
+            block = self.k.rows[lanes][:, cols]
+        own = cols[None, :] == (self.id * 32 + lanes)[:, None]
+        if own.any():
+            block[own] = self.epoch
+        return block
 
     def release(self, mask) -> np.ndarray:
         """What lanes in `mask` publish (their knowledge plus their own epochs); ticks the epoch."""
@@ -155,6 +167,7 @@ class WarpState:
 
     def fence_proxy(self, mask, domains) -> None:
         """fence.proxy.async: what these lanes know, and their own history so far, becomes bridged."""
+        self.has_bridged = True
         for d in domains:
             b = self.bridged[d]
             if self.k.rows is None:
@@ -172,6 +185,7 @@ class WarpState:
     def acquire(self, mask, payload: np.ndarray, bridged: dict | None = None) -> None:
         self.k.merge(mask, payload)
         if bridged:
+            self.has_bridged = True
             for d, p in bridged.items():
                 self.bridged[d].merge(mask, p)
 

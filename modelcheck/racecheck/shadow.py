@@ -40,9 +40,13 @@ def strength(rec) -> int:
 
 
 class Shadow:
-    def __init__(self, nbytes: int, written: np.ndarray):
+    """`unit`: the shadow's granule in bytes — the GCD of every access size and offset to the allocation, so
+    no access covers part of a granule and checking granules is as exact as checking bytes."""
+
+    def __init__(self, nbytes: int, written: np.ndarray, unit: int = 1):
+        self.unit = unit
         self.n = nbytes
-        self.tracked = np.full(nbytes, -1, dtype=np.int64)
+        self.tracked = np.full(len(written), -1, dtype=np.int64)
         idx = np.flatnonzero(written)
         self.tracked[idx] = np.arange(idx.size)
         t = idx.size
@@ -51,6 +55,7 @@ class Shadow:
         self.w_rec = np.full(t, -1, dtype=np.int64)
         self.w_strength = np.zeros(t, dtype=np.int8)
         self.w_proxy = np.zeros(t, dtype=np.int8)       # 0 generic, 1 async
+        self.w_cta = np.zeros(t, dtype=np.int32)
         self.slot_of_warp: dict[int, int] = {}
         self.slot_warp: list[int] = []
         self.r_mask = np.zeros((t, 0), dtype=np.uint64)
