@@ -52,7 +52,8 @@ def main() -> None:
               "simulation_wall_s_median": statistics.median(r[2] for r in rows),
               "lane_accesses_per_cpu_s": lane_acc / cpu, "lane_accesses_per_wall_s": lane_acc / wall,
               "target_lane_accesses_per_s": 1_500_000,
-              "note": "lanes are race actors (exact intra-warp lane order); simulation excluded"}
+              "note": ("lanes are race actors (exact intra-warp lane order); simulation excluded; wall time is "
+                       "inflated when the 2-core machine is shared, CPU time is the figure")}
     print(f"{'warps':>5} {'rounds':>6} {'lane accesses':>13} {'records':>8} {'sync ev':>8} {'cpu (s)':>8} "
           f"{'wall (s)':>8} {'lane-acc/cpu-s':>15}")
     print(f"{16:>5} {args.rounds:>6} {lane_acc:>13} {rows[0][4]:>8} {rows[0][5]:>8} {cpu:>8.3f} {wall:>8.3f} "

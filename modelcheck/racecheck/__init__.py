@@ -4,7 +4,7 @@ Entry point: `check(func, inputs=None, **limits)` -> `RaceResult`.  One NumSim r
 records sync events and access records (with the phase-A observers of Synccheck
 attached, whose findings Racecheck embeds as errors); then an offline pass
 (`analysis.Pass`) replays the trace with happens-before knowledge per lane and async
-operation and checks every access against a shadow of global, shared and TMEM bytes.
+operation and judges every conflicting pair of accesses to global, shared and TMEM bytes.
 Races are classified (proxy bridge, same-warp lane order, release/acquire, async
 lifetime, inter-actor sync) and deduplicated by (site pair, allocation).
 """
@@ -114,8 +114,8 @@ def race_findings(p: Pass, sites) -> list:
     for (psite, csite, alloc, space, failure), races in groups.items():
         first = races[0]
         prior, cur = p.records[first.prior], p.records[first.current]
-        lo = min(r.byte for r in races)
-        hi = max(r.byte + r.unit for r in races)
+        lo = min(r.lo for r in races)
+        hi = max(r.hi for r in races)
         domain, failure, text, bridge = first.how
         pair = _PAIR.get((first.prior_kind, first.current_kind), f"{first.prior_kind}/{first.current_kind}")
         review = (prior.actor >= 0 and p.async_info.get(prior.actor, {}).get("kind") == "tcgen05.ld"
@@ -129,7 +129,7 @@ def race_findings(p: Pass, sites) -> list:
                    "current": _operation(p, sites, first.current, first.current_lane),
                    "overlap": {"allocation": prior.alloc_name, "space": space, "byte_offset": lo, "byte_len": hi - lo,
                                "byte_end": hi},
-                   "occurrences": len(races)}
+                   "occurrences": sum(r.count for r in races)}
         if bridge:
             details["proxy_bridge"] = bridge
         if review:

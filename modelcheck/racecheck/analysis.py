@@ -1,38 +1,41 @@
-"""The Racecheck pass: a trace's sync events and access records, in execution order.
+"""The Racecheck pass: judge a trace's conflicting pairs by happens-before knowledge.
 
-Sync events move knowledge (DESIGN §6): mbarrier arrive -> generation -> wait (per
-lane; relaxed waits take only async completions), named-barrier contributions ->
-resumers, warp syncs over their member lanes, fence.sc (a total order), release
-stores/atomics -> acquire loads reading from them with covering scopes,
+Three steps.  `pairs` finds, vectorized, every conflicting candidate pair (DESIGN §7's
+shadow of last writes and reads since, unrolled over the trace).  Then one pass in
+execution order moves knowledge at sync events (DESIGN §6): mbarrier arrive ->
+generation -> wait (per lane; relaxed waits take only async completions), named-barrier
+contributions -> resumers, warp syncs over their member lanes, fence.sc (a total
+order), release stores/atomics -> acquire loads reading from them with covering scopes,
 fence.proxy.async (bridges per domain), async operations forked at issue and known
-after their completion is observed (mbarrier complete_tx, bulk/cp.async group waits).
-Access records are checked against the shadow of their allocation; unordered
-conflicts are classified in DESIGN §7's order and deduplicated by (site pair,
-allocation) with merged byte ranges.
+after their completion is observed; at each access that closes pairs it gathers what
+the accessing actor knows of each earlier access.  Last, `judge` decides every pair at
+once, and the unordered ones are classified in DESIGN §7's order.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .clocks import WarpState
-from .shadow import LANE_BITS, Shadow, strength
+from .pairs import expand, pair, strength
 
 _DOMAIN = {"shared": "shared", "global": "global"}
 _FENCE_DOMAINS = {"all": ("shared", "global"), "shared::cta": ("shared",), "shared::cluster": ("shared",),
                   "shared": ("shared",), "global": ("global",)}
 _PROXY_DOMAIN = {"shared": "shared::cta", "global": "global", "tmem": "other"}
-_SPACE_LABEL = {"shared": "smem", "global": "gmem", "tmem": "tmem"}
+_BULK_KINDS = ("bulk", "tma", "cp.async.bulk")
+_LANES = np.arange(32)
 
 
 class Race:
-    """One unordered conflicting pair (before deduplication)."""
+    """The unordered pairs between one earlier and one later access record: byte hull and witness lanes."""
 
-    __slots__ = ("prior", "current", "prior_lane", "current_lane", "byte", "prior_kind", "current_kind", "how", "unit")
+    __slots__ = ("prior", "current", "prior_lane", "current_lane", "lo", "hi", "count", "prior_kind",
+                 "current_kind", "how")
 
-    def __init__(self, prior, current, prior_lane, current_lane, byte, prior_kind, current_kind):
+    def __init__(self, prior, current, prior_lane, current_lane, lo, hi, count, prior_kind, current_kind):
         self.prior, self.current = prior, current
         self.prior_lane, self.current_lane = prior_lane, current_lane
-        self.byte = byte
+        self.lo, self.hi, self.count = lo, hi, count
         self.prior_kind, self.current_kind = prior_kind, current_kind
 
 
@@ -41,7 +44,7 @@ class Pass:
         self.nw = run_warps
         self.wpc = warps_per_cta
         self.events = events
-        self.records: list = []                  # access records by index (the shadow's rec numbers)
+        self.records = records
         self.async_col: dict[int, int] = {}
         self.async_info: dict[int, dict] = {}
         for ev in events:
@@ -53,85 +56,84 @@ class Pass:
         self.width = run_warps * 32 + len(self.async_col)
         self.warps = [WarpState(w, w // max(warps_per_cta, 1), self.width) for w in range(run_warps)]
         self.fork: dict[int, tuple] = {}          # async op -> (ordinary row, {domain: bridged row}, (warp, lane, epoch))
+        # an async column's issuing lane column (a lane's column maps to itself): classifies lifetime races
+        self.issuer_col = np.arange(self.width, dtype=np.int64)
         self.mb: dict[tuple, dict] = {}           # (cta, addr, gen) -> {"release": row, "bridged": {d: row}, "cols": set}
         self.named: dict[tuple, dict] = {}
         self.sc_row = np.zeros(self.width, dtype=np.int32)
         zero = np.zeros(self.width, dtype=np.int32)
         self._zero_bridged = {"shared": zero, "global": zero}
+        self._members: dict[int, np.ndarray] = {}
         self.release_rows: dict[tuple, tuple] = {}   # (record index, lane) -> (row, scope level, cta)
-        self.shadows: dict[tuple, Shadow] = {}
         self.races: list[Race] = []
         self.scope_mismatches: list = []
-        self.lane_accesses = 0
-        self._prepare_shadows(records)
-        self._records = records
+        self._by_rec = None
+        self._prepare(records)
 
     # ------------------------------------------------------------------ setup
-    def _prepare_shadows(self, records) -> None:
-        sizes: dict[tuple, int] = {}
-        units: dict[tuple, int] = {}
-        written: dict[tuple, list] = {}
-        for rec in records:
-            key = (rec.space, rec.alloc)
-            offs = rec.offsets
-            lanes = _LANES if rec.lanes is None else np.flatnonzero(rec.lanes)
-            if isinstance(offs, np.ndarray):
-                offs = offs[lanes]
-                hi, g = int(offs.max()) + rec.size, int(np.gcd.reduce(offs.astype(np.int64)))
-            else:
-                hi, g = int(offs) + rec.size, int(offs)
-            if hi > sizes.get(key, 0):
-                sizes[key] = hi
-            units[key] = int(np.gcd(units.get(key, 0), np.gcd(g, rec.size)))
-            if rec.kind in ("write", "rmw"):
-                written.setdefault(key, []).append(rec)
-        for key, recs in written.items():
-            unit = max(units.get(key, 1), 1)
-            mask = np.zeros((sizes[key] + unit - 1) // unit, dtype=np.bool_)
-            for rec in recs:
-                lanes = _LANES if rec.lanes is None else np.flatnonzero(rec.lanes)
-                offs = rec.offsets[lanes] if isinstance(rec.offsets, np.ndarray) else np.full(lanes.size, rec.offsets)
-                idx = ((offs // unit)[:, None] + np.arange(rec.size // unit)[None, :]).ravel()
-                mask[idx] = True
-            self.shadows[key] = Shadow(sizes[key], mask, unit)
-        # expand every record to its tracked shadow units once, here, instead of per access in the pass
-        self.expanded = []
-        for rec in records:
-            sh = self.shadows.get((rec.space, rec.alloc))
-            lanes = _LANES if rec.lanes is None else np.flatnonzero(rec.lanes)
-            if sh is None:
-                self.expanded.append((lanes.size, None))
-                continue
-            unit = sh.unit
-            per = rec.size // unit
-            first = rec.offsets[lanes] // unit if isinstance(rec.offsets, np.ndarray) \
-                else np.full(lanes.size, rec.offsets // unit)
-            if per == 1:
-                byte, lane_of = first, lanes
-            else:
-                byte = (first[:, None] + _ARANGE[:per][None, :]).ravel()
-                lane_of = np.repeat(lanes, per)
-            tb = sh.tracked[byte]
-            keep = tb >= 0
-            nkeep = int(np.count_nonzero(keep))
-            if not nkeep:
-                self.expanded.append((lanes.size, None))
-            elif nkeep != keep.size:
-                self.expanded.append((lanes.size, (sh, byte[keep], lane_of[keep], tb[keep])))
-            else:
-                self.expanded.append((lanes.size, (sh, byte, lane_of, tb)))
+    def _prepare(self, records) -> None:
+        n = len(records)
+        self.ent = ent = expand(records)
+        self.pairs = P = pair(ent, n)
+        self.lane_accesses = ent.lane_accesses
+        self.rec_actor = np.fromiter((r.actor for r in records), dtype=np.int64, count=n)
+        self.rec_warp = np.fromiter((r.warp for r in records), dtype=np.int64, count=n)
+        self.rec_cta = np.fromiter((r.cta for r in records), dtype=np.int64, count=n)
+        self.rec_proxy = np.fromiter((r.proxy == "async" for r in records), dtype=np.int8, count=n)
+        self.rec_strength = np.fromiter((strength(r) for r in records), dtype=np.int8, count=n)
+        self.rec_domain = np.fromiter((r.space in _DOMAIN for r in records), dtype=np.bool_, count=n)
+        self.acquiring = np.fromiter((r.actor < 0 and r.kind in ("read", "rmw")
+                                      and r.order in ("acquire", "acq_rel", "relaxed", "volatile")
+                                      for r in records), dtype=np.bool_, count=n)
+        kinds = {}
+        for ev in self.events:
+            if ev.kind == "async.issue" and ev.details.get("op") is not None:
+                kinds[ev.details["op"]] = ev.details.get("kind", "")
+        self.bulk_write = np.fromiter((r.actor >= 0 and r.kind == "write"
+                                       and kinds.get(r.actor, "").startswith(_BULK_KINDS) for r in records),
+                                      dtype=np.bool_, count=n)
+        acol = np.full(n, -1, dtype=np.int64)
+        for r, rec in enumerate(records):
+            if rec.actor >= 0:
+                acol[r] = self.async_col[rec.actor]
+        er = ent.rec
+        self.col = np.where(acol[er] >= 0, acol[er], self.rec_warp[er] * 32 + ent.lane)
+        self.prior_col = self.col[P.prior]
+        self.cur_lane = ent.lane[P.current]
+        npairs = P.prior.size
+        self.known = np.zeros(npairs, dtype=np.int64)
+        self.known_bridged = np.zeros(npairs, dtype=np.int64)
+        self.known_issuer = np.zeros(npairs, dtype=np.int64)
+        cur_rec = er[P.current]
+        cross = self.rec_proxy[er[P.prior]] != self.rec_proxy[cur_rec]
+        self.cross_any = np.bincount(cur_rec[cross], minlength=n).astype(np.bool_) if n else np.zeros(0, np.bool_)
+        async_prior = self.rec_actor[er[P.prior]] >= 0
+        self.async_prior_any = np.bincount(cur_rec[async_prior], minlength=n).astype(np.bool_) if n \
+            else np.zeros(0, np.bool_)
+        self.epoch_at = np.ones(n, dtype=np.int64)
+        # records the knowledge pass must visit: those closing pairs, stamped as priors, or synchronizing
+        visit = np.diff(P.start) > 0
+        visit[er[P.prior]] = True
+        visit |= self.acquiring
+        visit |= np.fromiter((r.actor < 0 and r.order in ("release", "acq_rel", "relaxed", "volatile")
+                              and r.kind in ("write", "rmw") for r in records), dtype=np.bool_, count=n)
+        self.visit = np.flatnonzero(visit)
 
     # ------------------------------------------------------------------ driver
     def run(self) -> None:
-        events, records = self.events, self._records
+        events, records = self.events, self.records
+        visit = self.visit.tolist()
         i = j = 0
-        while i < len(events) or j < len(records):
-            if j >= len(records) or (i < len(events) and events[i].seq < records[j].seq):
+        ne, nv = len(events), len(visit)
+        while i < ne or j < nv:
+            if j >= nv or (i < ne and events[i].seq < records[visit[j]].seq):
                 self.sync(events[i])
                 i += 1
             else:
-                self.access(records[j])
+                r = visit[j]
+                self.access(r, records[r])
                 j += 1
+        self.judge()
 
     # ------------------------------------------------------------------ sync events
     def _payload(self, table, key):
@@ -180,10 +182,17 @@ class Pass:
         elif kind == "bar.wait":
             p = self.named.get((ev.cta, ev.barrier[2], ev.generation))
             if p is not None:
-                self._acquire(p, w, None)
+                self._acquire(p, w, mask)
         elif kind == "warp_sync":
             mm = d.get("membermask", 0xFFFFFFFF)
-            members = ((mm >> np.arange(32)) & 1).astype(np.bool_)
+            if mask is None and mm == 0xFFFFFFFF and w.k.rows is None and not w.has_bridged:
+                # the common case: a converged warp's lanes learn each other's current epoch
+                w.k.row[w.id * 32:w.id * 32 + 32] = w.epoch
+                w.epoch += 1
+                return
+            members = self._members.get(mm)
+            if members is None:
+                members = self._members[mm] = ((mm >> _LANES) & 1).astype(np.bool_)
             m = members if mask is None else (members & mask)
             row = w.release(m)
             w.k.set_all(m, row)
@@ -205,6 +214,8 @@ class Pass:
                 bridged = {dom: w.bridged_snapshot(lane, dom) for dom in ("shared", "global")} if w.has_bridged \
                     else self._zero_bridged
                 self.fork[op] = (w.snapshot(lane), bridged, (ev.warp, lane, w.epoch))
+                if op in self.async_col:
+                    self.issuer_col[self.async_col[op]] = ev.warp * 32 + lane
                 self.async_info[op] = {"kind": d.get("kind", ""), "warp": ev.warp, "lane": lane, "site": ev.site,
                                        "iters": ev.iters}
                 w.epoch += 1
@@ -262,95 +273,90 @@ class Pass:
                         p["cols"].add(self.async_col[o])
 
     # ------------------------------------------------------------------ accesses
-    def access(self, rec) -> None:
-        index = len(self.records)
-        self.records.append(rec)
-        nlanes, expanded = self.expanded[index]
-        self.lane_accesses += nlanes
-        if expanded is None:
+    def access(self, r: int, rec) -> None:
+        """Stamp record `r` and gather, for each pair it closes, what its actor knows of the earlier one."""
+        if rec.actor >= 0:
+            self._gather_async(r, rec)
             return
-        sh, byte, lane_of, tb = expanded
-        is_async = rec.actor >= 0
+        w = self.warps[rec.warp]
+        if self.acquiring[r]:
+            self._acquire_from_memory(r, rec, w)
+        s, e = self.pairs.start[r], self.pairs.start[r + 1]
+        if e > s:
+            lanes, cols = self.cur_lane[s:e], self.prior_col[s:e]
+            self.known[s:e] = w.known(lanes, cols)
+            if self.cross_any[r]:
+                domain = _DOMAIN.get(rec.space)
+                if domain is not None:
+                    self.known_bridged[s:e] = w.known(lanes, cols, domain)
+            if self.async_prior_any[r]:
+                self.known_issuer[s:e] = w.known(lanes, self.issuer_col[cols])
+        self.epoch_at[r] = w.epoch
+        if self.ent.writes[r]:
+            if rec.order in ("release", "acq_rel"):
+                self._publish(r, rec)
+            elif rec.order in ("relaxed", "volatile"):
+                self._publish(r, rec, via_fence=True)
+
+    def _gather_async(self, r: int, rec) -> None:
+        s, e = self.pairs.start[r], self.pairs.start[r + 1]
+        if e == s:
+            return
+        fork = self.fork.get(rec.actor)
+        if fork is None:           # an access before its issue event: knows nothing
+            return
+        cols = self.prior_col[s:e]
+        self.known[s:e] = fork[0][cols]
         domain = _DOMAIN.get(rec.space)
-        cur_strength = strength(rec)
-        cur_proxy = 1 if rec.proxy == "async" else 0
-        if rec.kind in ("read", "rmw") and rec.order in ("acquire", "acq_rel", "relaxed", "volatile") \
-                and not is_async:
-            self._acquire_from_memory(rec, sh, tb, lane_of)
-        # prior write
-        pcol = sh.w_col[tb]
-        has = pcol >= 0
-        if has.any():
-            self._check(rec, index, sh, tb[has], byte[has], lane_of[has], pcol[has], sh.w_epoch[tb[has]],
-                        sh.w_rec[tb[has]], sh.w_proxy[tb[has]], sh.w_strength[tb[has]], cur_proxy, cur_strength,
-                        domain, "write")
-        if rec.kind in ("write", "rmw"):
-            self._check_readers(rec, index, sh, tb, byte, lane_of, cur_proxy, cur_strength, domain)
-            col = self._col(rec, lane_of)
-            sh.w_col[tb] = col
-            sh.w_epoch[tb] = 1 if is_async else self.warps[rec.warp].epoch
-            sh.w_rec[tb] = index
-            sh.w_strength[tb] = cur_strength
-            sh.w_proxy[tb] = cur_proxy
-            sh.w_cta[tb] = rec.cta
-            if sh.r_mask.shape[1]:
-                sh.r_mask[tb] = 0
-            sh.a_col[tb] = -1
-            if rec.order in ("release", "acq_rel") and not is_async:
-                self._publish(rec, index)
-            elif rec.order in ("relaxed", "volatile") and not is_async:
-                self._publish(rec, index, via_fence=True)
-        else:
-            self._record_read(rec, index, sh, tb, lane_of, is_async, cur_strength)
+        if self.cross_any[r] and domain is not None:
+            self.known_bridged[s:e] = fork[1][domain][cols]
+        if self.async_prior_any[r]:
+            self.known_issuer[s:e] = fork[0][self.issuer_col[cols]]
 
-    def _col(self, rec, lane_of):
-        if rec.actor >= 0:
-            return np.full(lane_of.size, self.async_col[rec.actor], dtype=np.int64)
-        return rec.warp * 32 + lane_of
+    # ------------------------------------------------------------------ judging the pairs
+    def judge(self) -> None:
+        """All pairs at once: ordered by knowledge (bridged where proxies differ), same actor, or both strong."""
+        P, ent = self.pairs, self.ent
+        if not P.prior.size:
+            return
+        pr, cr = ent.rec[P.prior], ent.rec[P.current]
+        pcol, ccol = self.prior_col, self.col[P.current]
+        stamp = np.where(self.rec_actor[pr] >= 0, 1, self.epoch_at[pr])
+        cross = self.rec_proxy[pr] != self.rec_proxy[cr]
+        known = self.known
+        if cross.any():
+            bridged = np.minimum(known, self.known_bridged)
+            has_domain = self.rec_domain[cr]
+            own_dest = self.bulk_write[pr] & (self.rec_proxy[cr] == 0)
+            known = np.where(cross & has_domain & ~own_dest, bridged, known)
+        ordered = (known >= stamp) | (pcol == ccol)
+        ps, cs = self.rec_strength[pr], self.rec_strength[cr]
+        need = np.where(self.rec_cta[pr] == self.rec_cta[cr], 1, 3)
+        ordered |= (ps >= need) & (cs >= need) & ~cross
+        bad = np.flatnonzero(~ordered)
+        if not bad.size:
+            return
+        # one race per (prior record, current record): byte hull, count, and the first pair as the witness
+        key = pr[bad] * len(self.records) + cr[bad]
+        order = np.argsort(key, kind="stable")
+        bad, key = bad[order], key[order]
+        firsts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        lo_byte = ent.byte[P.current[bad]]
+        hi_byte = lo_byte + ent.unit[P.current[bad]]
+        los = np.minimum.reduceat(lo_byte, firsts)
+        his = np.maximum.reduceat(hi_byte, firsts)
+        counts = np.diff(np.r_[firsts, bad.size])
+        for g, i in enumerate(firsts):
+            q = int(bad[i])
+            p_rec, c_rec = int(pr[q]), int(cr[q])
+            prior, cur = self.records[p_rec], self.records[c_rec]
+            race = Race(p_rec, c_rec, int(ent.lane[P.prior[q]]), int(ent.lane[P.current[q]]),
+                        int(los[g]), int(his[g]), int(counts[g]),
+                        "write" if ent.writes[p_rec] else "read", cur.kind)
+            race.how = self._classify(prior, cur, q)
+            self.races.append(race)
 
-    def _known(self, rec, lane_of, cols, domain: str | None):
-        if rec.actor >= 0:
-            fork = self.fork.get(rec.actor)
-            if fork is None:
-                return np.zeros(cols.size, dtype=np.int64)
-            row = fork[0] if domain is None else fork[1][domain]
-            return row[cols]
-        return self.warps[rec.warp].known(lane_of, cols, domain)
-
-    def _check(self, rec, index, sh, tb, byte, lane_of, pcol, pepoch, prec, pproxy, pstrength, cur_proxy,
-               cur_strength, domain, prior_kind) -> None:
-        known = self._known(rec, lane_of, pcol, None)
-        cross = pproxy != cur_proxy
-        if cross.any() and domain is not None:
-            bridged = self._known(rec, lane_of, pcol, domain)
-            # a bulk/TMA copy's completion bridges async->generic for its own destination bytes
-            own_dest = np.array([self._implicit_bridge(int(r)) for r in prec[cross]], dtype=np.bool_) \
-                if cur_proxy == 0 else np.zeros(int(cross.sum()), dtype=np.bool_)
-            k2 = known[cross]
-            known = known.copy()
-            known[cross] = np.where(own_dest, k2, np.minimum(k2, bridged[cross]))
-        ordered = known >= pepoch
-        same_col = pcol == self._col(rec, lane_of)
-        ordered |= same_col
-        exempt = (pstrength > 0) & (cur_strength > 0) & ~cross
-        if exempt.any():
-            need = np.where(sh.w_cta[tb] == rec.cta, 1, 3)
-            exempt &= (pstrength >= need) & (cur_strength >= need)
-        bad = ~(ordered | exempt)
-        for i in np.flatnonzero(bad)[:512]:
-            prior = self.records[int(prec[i])]
-            plane = int(pcol[i]) - prior.warp * 32 if prior.actor < 0 else int(_first_lane(prior))
-            self._race(int(prec[i]), index, plane, int(lane_of[i]), int(byte[i]), prior_kind, rec.kind)
-
-    def _race(self, prior_index, index, prior_lane, lane, unit_index, prior_kind, cur_kind) -> None:
-        rec = self.records[index]
-        unit = self.shadows[(rec.space, rec.alloc)].unit
-        race = Race(prior_index, index, prior_lane, lane, unit_index * unit, prior_kind, cur_kind)
-        race.unit = unit
-        race.how = self._classify(self.records[prior_index], self.records[index], lane)
-        self.races.append(race)
-
-    def _classify(self, prior, cur, lane) -> tuple:
+    def _classify(self, prior, cur, q: int) -> tuple:
         """(ordering domain, ordering failure, text, proxy bridge) in DESIGN §7's order."""
         if prior.proxy != cur.proxy:
             pd, cd = _PROXY_DOMAIN.get(prior.space, "other"), _PROXY_DOMAIN.get(cur.space, "other")
@@ -363,124 +369,50 @@ class Pass:
         if strength(prior) > 0 or strength(cur) > 0:
             return ("memory", "missing_release_acquire", "no release/acquire edge orders the accesses", None)
         if prior.actor >= 0 and prior.actor in self.fork:
-            iw, il, ie = self.fork[prior.actor][2]
-            col = np.array([iw * 32 + il])
-            if cur.actor < 0 and self.warps[cur.warp].known(np.array([lane]), col)[0] >= ie:
+            # the issue is ordered before the current access but the completion is not
+            if self.known_issuer[q] >= self.fork[prior.actor][2][2]:
                 return ("completion", "async_lifetime_not_drained",
                         "an asynchronous access is not completed before the conflicting reuse", None)
         return ("execution", "missing_inter_actor_sync", "no synchronization edge orders the actors", None)
 
-    def _implicit_bridge(self, prior_index: int) -> bool:
-        prior = self.records[prior_index]
-        if prior.actor < 0 or prior.kind != "write":
-            return False
-        kind = self.async_info.get(prior.actor, {}).get("kind", "")
-        return kind.startswith(("bulk", "tma", "cp.async.bulk"))
-
-    def _check_readers(self, rec, index, sh, tb, byte, lane_of, cur_proxy, cur_strength, domain) -> None:
-        cols_all = self._col(rec, lane_of)
-        if sh.slot_warp:
-            live_slots = np.flatnonzero(np.count_nonzero(sh.r_mask[tb], axis=0))
-        else:
-            live_slots = ()
-        for s in live_slots:
-            s = int(s)
-            rw = sh.slot_warp[s]
-            rm = sh.r_mask[tb, s]
-            live = rm != 0
-            if not live.any():
-                continue
-            idx = np.flatnonzero(live)
-            reader_cols = rw * 32 + np.arange(32)
-            # knowledge of the reader warp's 32 lanes for every (byte, writer lane) pair
-            if rec.actor >= 0:
-                fork = self.fork.get(rec.actor)
-                row = fork[0] if fork is not None else np.zeros(self.width, dtype=np.int32)
-                kn = np.broadcast_to(row[reader_cols][None, :], (idx.size, 32))
-            else:
-                kn = self.warps[rec.warp].known_block(lane_of[idx], reader_cols)
-                if rw == rec.warp:
-                    kn[np.arange(idx.size), lane_of[idx]] = 1 << 30     # a lane is ordered after its own reads
-            known_bits = ((kn >= sh.r_epoch[tb[idx], s][:, None]) * LANE_BITS[None, :]).sum(axis=1).astype(np.uint64)
-            unordered = rm[idx] & ~known_bits
-            strong = (sh.r_strength[tb[idx], s] > 0) & (cur_strength > 0) & (cur_proxy == 0)
-            unordered[strong] = 0
-            bad = np.flatnonzero(unordered)
-            if bad.size:
-                first = bad[0]
-                lane = int(np.flatnonzero((int(unordered[first]) >> np.arange(32)) & 1)[0])
-                prior_index = int(sh.r_rec[tb[idx[first]], s])
-                for i in bad[:512]:
-                    self._race(prior_index, index, lane, int(lane_of[idx[i]]), int(byte[idx[i]]), "read", rec.kind)
-        # async readers
-        for slot in range(sh.a_col.shape[1]):
-            acol = sh.a_col[tb, slot]
-            live = acol >= 0
-            if not live.any():
-                continue
-            idx = np.flatnonzero(live)
-            known = self._known(rec, lane_of[idx], acol[idx], None)
-            if cur_proxy == 0 and domain is not None:
-                known = np.minimum(known, self._known(rec, lane_of[idx], acol[idx], domain))
-            bad = idx[(known < 1) & (acol[idx] != cols_all[idx])]
-            for i in bad[:512]:
-                prior_index = int(sh.a_rec[tb[i], slot])
-                self._race(prior_index, index, int(_first_lane(self.records[prior_index])), int(lane_of[i]),
-                           int(byte[i]), "read", rec.kind)
-
-    def _record_read(self, rec, index, sh, tb, lane_of, is_async, cur_strength) -> None:
-        if is_async:
-            col = self.async_col[rec.actor]
-            free = sh.a_col[tb, 0] < 0
-            slot = np.where(free, 0, 1)
-            sh.a_col[tb, slot] = col
-            sh.a_rec[tb, slot] = index
-            return
-        s = sh.slot(rec.warp)
-        # the lanes that read, OR-ed into the warp's reader mask at the newest epoch (for lanes re-reading this
-        # is exact; for lanes whose older read is folded in it is stricter than needed, never weaker)
-        np.bitwise_or.at(sh.r_mask[:, s], tb, LANE_BITS[lane_of])
-        sh.r_epoch[tb, s] = self.warps[rec.warp].epoch
-        sh.r_rec[tb, s] = index
-        sh.r_strength[tb, s] = cur_strength
-
     # ------------------------------------------------------------------ release/acquire through memory
-    def _publish(self, rec, index, via_fence: bool = False) -> None:
+    def _publish(self, r: int, rec, via_fence: bool = False) -> None:
         w = self.warps[rec.warp]
-        lanes = np.arange(32) if rec.lanes is None else np.flatnonzero(rec.lanes)
-        level = strength(rec)
-        for lane in lanes:
-            lane = int(lane)
+        lanes = _LANES if rec.lanes is None else np.flatnonzero(rec.lanes)
+        level = self.rec_strength[r]
+        for lane in lanes.tolist():
             if via_fence:
                 row = w.fence_row.get(lane)
                 if row is None:
                     continue
             else:
                 row = w.snapshot(lane)
-            self.release_rows[(index, lane)] = (row, level, w.cta)
+            self.release_rows[(r, lane)] = (row, level, w.cta)
         if not via_fence:
             w.epoch += 1
 
-    def _acquire_from_memory(self, rec, sh, tb, lane_of) -> None:
-        w = self.warps[rec.warp]
-        level = strength(rec)
+    def _acquire_from_memory(self, r: int, rec, w: WarpState) -> None:
+        """A strong read takes the release row of the write it reads from (per lane, scopes covering)."""
+        level = self.rec_strength[r]
         acquire = rec.order in ("acquire", "acq_rel")
+        ent = self.ent
+        mine = self._entries_of(r)
         seen = set()
-        for t, lane in zip(sh.w_rec[tb], lane_of):
-            t, lane = int(t), int(lane)
-            if t < 0 or (t, lane) in seen:
+        for e in mine.tolist():
+            t_entry = int(self.pairs.prior_write[e])
+            if t_entry < 0:
+                continue
+            t, wl, lane = int(ent.rec[t_entry]), int(ent.lane[t_entry]), int(ent.lane[e])
+            if (t, lane) in seen:
                 continue
             seen.add((t, lane))
-            writer = self.records[t]
-            wl = int(_first_lane(writer))
-            pub = self.release_rows.get((t, wl)) or next((v for (ri, _), v in self.release_rows.items() if ri == t),
-                                                          None)
+            pub = self.release_rows.get((t, wl))
             if pub is None:
                 continue
             row, wlevel, wcta = pub
             need = 1 if wcta == w.cta else 3
             if wlevel < need or level < need:
-                self.scope_mismatches.append((t, len(self.records) - 1, wlevel, level, wcta != w.cta))
+                self.scope_mismatches.append((t, r, wlevel, level, wcta != w.cta))
                 continue
             one = np.zeros(32, dtype=np.bool_)
             one[lane] = True
@@ -489,15 +421,11 @@ class Pass:
             else:
                 w.pending_acquire.setdefault(lane, []).append(row)
 
+    def _entries_of(self, r: int) -> np.ndarray:
+        if self._by_rec is None:
+            self._by_rec = np.argsort(self.ent.rec, kind="stable")
+            self._by_rec_start = np.searchsorted(self.ent.rec[self._by_rec], np.arange(len(self.records) + 1))
+        return self._by_rec[self._by_rec_start[r]:self._by_rec_start[r + 1]]
 
-_LANES = np.arange(32)
-_ARANGE = np.arange(4096)
-
-
-def _first_lane(rec) -> int:
-    if rec.lanes is None:
-        return 0
-    nz = np.flatnonzero(rec.lanes)
-    return int(nz[0]) if nz.size else 0
 
 

@@ -18,6 +18,18 @@ import numpy as np
 
 FULL = np.ones(32, dtype=np.bool_)
 LANES = np.arange(32)
+_LANES_OF: dict[bytes, np.ndarray] = {}
+
+
+def lanes_of(mask) -> np.ndarray:
+    """The lane numbers set in a 32-lane mask (None = all), memoized: the same few masks recur all run long."""
+    if mask is None:
+        return LANES
+    key = mask.tobytes()
+    lanes = _LANES_OF.get(key)
+    if lanes is None:
+        lanes = _LANES_OF[key] = np.flatnonzero(mask)
+    return lanes
 
 
 class Knowledge:
@@ -44,7 +56,7 @@ class Knowledge:
                 np.maximum(self.rows, payload[None, :], out=self.rows)
             return
         rows = self.lane_rows()
-        idx = np.flatnonzero(mask)
+        idx = lanes_of(mask)
         rows[idx] = np.maximum(rows[idx], payload[None, :])
 
     def join(self, mask) -> np.ndarray:
@@ -53,7 +65,7 @@ class Knowledge:
             return self.row.copy()
         if mask is None:
             return self.rows.max(axis=0)
-        return self.rows[np.flatnonzero(mask)].max(axis=0)
+        return self.rows[lanes_of(mask)].max(axis=0)
 
     def set_all(self, mask, payload: np.ndarray) -> None:
         """Lanes in `mask` know exactly `payload` joined with what they knew (a warp-sync join)."""
@@ -78,7 +90,7 @@ class Knowledge:
                 np.maximum(self.rows[:, col], value, out=self.rows[:, col])
             return
         rows = self.lane_rows()
-        idx = np.flatnonzero(mask)
+        idx = lanes_of(mask)
         rows[idx, col] = np.maximum(rows[idx, col], value)
 
     def widen(self, width: int) -> None:
@@ -113,8 +125,7 @@ class WarpState:
         self.async_groups: dict[str, dict[int, list]] = {"bulk": {}, "cp.async": {}}
 
     def own_cols(self, mask) -> np.ndarray:
-        lanes = LANES if mask is None else np.flatnonzero(mask)
-        return self.id * 32 + lanes
+        return self.id * 32 + lanes_of(mask)
 
     def known(self, lanes: np.ndarray, cols: np.ndarray, domain: str | None = None) -> np.ndarray:
         """What lane lanes[i] knows (ordinarily, or bridged for `domain`) of actor column cols[i]."""
@@ -149,7 +160,7 @@ class WarpState:
 
     def release_bridged(self, mask, domain: str) -> np.ndarray:
         payload = self.bridged[domain].join(mask)
-        lanes = LANES if mask is None else np.flatnonzero(mask)
+        lanes = lanes_of(mask)
         payload[self.id * 32 + lanes] = np.maximum(payload[self.id * 32 + lanes], self.bown[domain][lanes])
         return payload
 
@@ -174,7 +185,7 @@ class WarpState:
                 b.merge(mask, self.k.row)
             else:
                 rows = b.lane_rows()
-                idx = LANES if mask is None else np.flatnonzero(mask)
+                idx = lanes_of(mask)
                 rows[idx] = np.maximum(rows[idx], self.k.rows[idx])
             if mask is None:
                 self.bown[d][:] = self.epoch

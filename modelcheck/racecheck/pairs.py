@@ -1,0 +1,163 @@
+"""Which accesses conflict: the candidate pairs of a trace, computed once, vectorized.
+
+Whether two accesses *conflict* (same bytes, at least one write) does not depend on
+happens-before, only on the trace.  So this pass finds every pair Racecheck must judge
+before any clock is consulted: every access against the last write before it (same
+granule), and every read against the next write after it.  A read that is ordered
+before the next write is ordered before every later write through that write (or that
+write races and is reported), so these pairs suffice — the classic last-write/
+reads-since-last-write shadow, unrolled over the whole trace at once.
+
+Entries are (record, lane, granule) triples over bytes some instruction writes (reads
+of never-written bytes cannot conflict).  A granule is the GCD of every access size and
+offset to its allocation, so no access covers part of a granule and judging granules is
+as exact as judging bytes.  Lanes of one record never pair with each other.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+SCOPE_LEVEL = {"cta": 1, "cluster": 2, "gpu": 3, "sys": 4}
+_LANES = np.arange(32)
+_WRITES = ("write", "rmw")
+
+
+def strength(rec) -> int:
+    """0 for weak/plain accesses, else the scope level of a strong (relaxed and stronger) access."""
+    if rec.order == "weak" or rec.actor >= 0:
+        return 0
+    if rec.order == "volatile":
+        return SCOPE_LEVEL["sys"]
+    return SCOPE_LEVEL.get(rec.scope, 3)
+
+
+@dataclass
+class Entries:
+    """One row per (record, lane, granule) on a written granule, sorted by (granule, record)."""
+
+    rec: np.ndarray        # record index
+    lane: np.ndarray       # lane of the record (0 for an async actor's whole-op access)
+    byte: np.ndarray       # first byte of the granule, within the allocation
+    unit: np.ndarray       # granule size in bytes
+    gid: np.ndarray        # granule id, unique across allocations
+    lane_accesses: int     # lane accesses in the trace (including untracked ones)
+    writes: np.ndarray     # per record: writes (write or rmw)
+
+
+@dataclass
+class Pairs:
+    """Conflicting candidate pairs (prior entry, current entry), grouped by the current record."""
+
+    prior: np.ndarray      # entry index of the earlier access
+    current: np.ndarray    # entry index of the later access
+    start: np.ndarray      # pairs of record r are [start[r], start[r + 1])
+    prior_write: np.ndarray   # per entry: entry index of the last write before it, -1 if none
+
+
+def expand(records) -> Entries:
+    """Every lane's access as entries over written granules."""
+    n = len(records)
+    counts = np.empty(n, dtype=np.int64)
+    sizes = np.empty(n, dtype=np.int64)
+    keys: dict[tuple, int] = {}
+    key_of = np.empty(n, dtype=np.int64)
+    writes = np.zeros(n, dtype=np.bool_)
+    lane_parts, off_parts = [], []
+    for r, rec in enumerate(records):
+        lanes = rec.lanes
+        offs = rec.offsets
+        if lanes is None:
+            lane_parts.append(_LANES)
+            off_parts.append(offs if isinstance(offs, np.ndarray) else np.full(32, offs, dtype=np.int64))
+            counts[r] = 32
+        else:
+            idx = np.flatnonzero(lanes)
+            lane_parts.append(idx)
+            off_parts.append(offs[idx] if isinstance(offs, np.ndarray) else np.full(idx.size, offs, dtype=np.int64))
+            counts[r] = idx.size
+        sizes[r] = rec.size
+        k = (rec.space, rec.alloc)
+        key_of[r] = keys.setdefault(k, len(keys))
+        writes[r] = rec.kind in _WRITES
+    total = int(counts.sum())
+    if not total:
+        z = np.zeros(0, dtype=np.int64)
+        return Entries(z, z, z, z, z, 0, writes)
+    lane = np.concatenate(lane_parts).astype(np.int64)
+    off = np.concatenate(off_parts).astype(np.int64)
+    rec = np.repeat(np.arange(n, dtype=np.int64), counts)
+    key = key_of[rec]
+    size = sizes[rec]
+    # the granule of each allocation: gcd of all offsets and sizes touching it
+    unit_of_key = np.ones(len(keys), dtype=np.int64)
+    order = np.argsort(key, kind="stable")
+    bounds = np.searchsorted(key[order], np.arange(len(keys) + 1))
+    for k in range(len(keys)):
+        sel = order[bounds[k]:bounds[k + 1]]
+        unit_of_key[k] = max(int(np.gcd(np.gcd.reduce(off[sel]), np.gcd.reduce(size[sel]))), 1)
+    unit = unit_of_key[key]
+    per = size // unit
+    first = off // unit
+    if (per != 1).any():
+        rep = per
+        starts = np.cumsum(rep) - rep
+        within = np.arange(int(rep.sum()), dtype=np.int64) - np.repeat(starts, rep)
+        rec, lane, key, unit = (np.repeat(a, rep) for a in (rec, lane, key, unit))
+        first = np.repeat(first, rep) + within
+    # granule ids, disjoint across allocations
+    span = np.zeros(len(keys), dtype=np.int64)
+    np.maximum.at(span, key, first + 1)
+    base = np.concatenate([[0], np.cumsum(span)[:-1]])
+    gid = base[key] + first
+    written = np.zeros(int(span.sum()), dtype=np.bool_)
+    is_write = writes[rec]
+    written[gid[is_write]] = True
+    keep = written[gid]
+    if not keep.all():
+        rec, lane, unit, gid, first = rec[keep], lane[keep], unit[keep], gid[keep], first[keep]
+    order = np.argsort(gid, kind="stable")      # entries were in record order: stable keeps it per granule
+    return Entries(rec[order], lane[order], first[order] * unit[order], unit[order], gid[order], total, writes)
+
+
+def pair(ent: Entries, nrecords: int) -> Pairs:
+    """The candidate pairs: each entry against the last earlier write, each read against the next write."""
+    m = ent.rec.size
+    idx = np.arange(m, dtype=np.int64)
+    if not m:
+        z = np.zeros(0, dtype=np.int64)
+        return Pairs(z, z, np.zeros(nrecords + 1, dtype=np.int64), z)
+    gid, rec = ent.gid, ent.rec
+    new_seg = np.ones(m, dtype=np.bool_)
+    new_seg[1:] = gid[1:] != gid[:-1]
+    new_grp = new_seg.copy()
+    new_grp[1:] |= rec[1:] != rec[:-1]
+    seg_first = np.maximum.accumulate(np.where(new_seg, idx, 0))
+    grp_first = np.maximum.accumulate(np.where(new_grp, idx, 0))
+    w = ent.writes[rec]
+    last_w = np.maximum.accumulate(np.where(w, idx, -1))
+    before = grp_first - 1
+    prior_write = np.where(before >= seg_first, last_w[np.maximum(before, 0)], -1)
+    prior_write = np.where(prior_write >= seg_first, prior_write, -1)
+    # (last write, entry)
+    has = prior_write >= 0
+    p1, c1 = prior_write[has], idx[has]
+    # (read since the last write, write entry): the window between the last write and this write's group
+    wi = idx[w]
+    lo = np.where(prior_write[wi] >= 0, prior_write[wi] + 1, seg_first[wi])
+    n = grp_first[wi] - lo
+    n = np.maximum(n, 0)
+    tot = int(n.sum())
+    if tot:
+        starts = np.cumsum(n) - n
+        p2 = np.repeat(lo, n) + (np.arange(tot, dtype=np.int64) - np.repeat(starts, n))
+        c2 = np.repeat(wi, n)
+    else:
+        p2 = c2 = np.zeros(0, dtype=np.int64)
+    prior = np.concatenate([p1, p2])
+    current = np.concatenate([c1, c2])
+    order = np.argsort(rec[current], kind="stable")
+    prior, current = prior[order], current[order]
+    start = np.searchsorted(rec[current], np.arange(nrecords + 1))
+    return Pairs(prior, current, start, prior_write)
