@@ -52,9 +52,15 @@ def as_func(kernel) -> PrimFunc:
 
 def parse_file(path: str | Path, **consts) -> PrimFunc:
     p = Path(path)
+    data = p.read_bytes()
     try:
-        text = p.read_text(encoding="utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise ParseError(f"{p} is not UTF-8 text ({err.reason})", Span(str(p), 1, 1, 1, 1),
-                         hint="save the kernel as UTF-8") from None
+        # point at the first bad byte: its line, and its column in characters (as the parser counts)
+        head = data[:err.start]
+        line = head.count(b"\n") + 1
+        col = len(head[head.rfind(b"\n") + 1:].decode("utf-8", "replace")) + 1
+        raise ParseError(f"{p} is not UTF-8 text: byte 0x{data[err.start]:02x} ({err.reason})",
+                         Span(str(path), line, col, line, col + 1), hint="save the kernel as UTF-8",
+                         expected="UTF-8 encoded text", source=data.decode("utf-8", "replace")) from None
     return parse(text, str(path), **consts)

@@ -168,6 +168,10 @@ class _Builder:
                 expr = self.ex.expr(value)
             except ParseError:
                 expr = _const_node(v)
+            if isinstance(expr, Const):
+                # folded to a constant: the Python value is the definition (TIR folding wraps at int32, and
+                # its dtype is not what the printed number reads back as)
+                expr = _const_node(v)
         self.used.add(name)
         self.constants.append(Constant(name, v, expr, span=self.ex.span(node)))
         self.scope.define(name, Binding(CONST, target.pos, expr=ConstRef(name, _const_node(v).dtype)))
@@ -274,7 +278,9 @@ class _Builder:
         shape = self.ex.shape(shape_node, owner, call)
         dtype = self.ex.dtype(dtype_node) if dtype_node is not None else "float32"
         scope = self.scope_name(kw.pop("scope", None), default_scope, owner, call)
-        align = self.align(kw.pop("align", None))
+        align_node = kw.pop("align", None)
+        data_alignment = kw.pop("data_alignment", None)   # the TVM printer's name for align=
+        align = self.align(align_node if align_node is not None else data_alignment)
         for extra in kw:
             if extra not in ("strides", "elem_offset", "offset_factor", "buffer_type", "axis_separators",
                              "layout"):
@@ -470,8 +476,9 @@ class _Builder:
                 if len(value.args) != 1:
                     raise self.error("T.evaluate takes one value", value)
                 e = self.ex.expr(value.args[0])
-                # a constant (or a string, like a docstring) has no effect; printing it would drop it too
-                return [] if isinstance(e, (Const, StrConst)) else [Evaluate(e, span=self.ex.span(node))]
+                # a constant (a literal, a module constant, a string like a docstring) has no effect; the
+                # real parser drops it too
+                return [] if isinstance(e, (Const, StrConst, ConstRef)) else [Evaluate(e, span=self.ex.span(node))]
             if path == ["launch_thread"]:
                 raise self.error("T.launch_thread must be bound to a name", value,
                                  expected='with T.launch_thread("threadIdx.x", n) as tx:')
@@ -549,8 +556,8 @@ class _Builder:
                 kind, ranges = path[0], [self.range_args(it, allow_step=False)]
             elif path == ["grid"]:
                 kind = "serial"
-                ranges = [(Const(0, "int32"), self.ex.int_expr(a, "a loop extent"), Const(1, "int32"))
-                          for a in it.args]
+                extents = [self.ex.int_expr(a, "a loop extent") for a in it.args]
+                ranges = [(Const(0, e.dtype), e, Const(1, "int32")) for e in extents]   # as range(e)
             elif path in (["parallel"], ["vectorized"], ["thread_binding"]):
                 raise self.error(f"T.{path[0]} loops are not supported in a kernel body", it,
                                  hint="use range(...), T.serial(...) or T.unroll(...)")
@@ -563,7 +570,7 @@ class _Builder:
     def loop(self, node: sx.For, targets: list[sx.Name], ranges, kind: str) -> Stmt:
         target = targets[0]
         start, stop, step = ranges[0]
-        vdtype = dt.promote(start.dtype, stop.dtype) if dt.is_integral(start.dtype) else "int32"
+        vdtype = _loop_dtype(start.dtype, stop.dtype) if dt.is_integral(start.dtype) else "int32"
         start, stop, step = ty.cast(vdtype, start), ty.cast(vdtype, stop), ty.cast(vdtype, step)
         with self.scope.block():
             name = self.fresh(target.id)
@@ -583,8 +590,8 @@ class _Builder:
         if call.kwargs:
             raise self.error("unexpected keyword argument in a loop range", call.kwargs[0])
         args = [self.ex.int_expr(a, "a loop bound") for a in call.args]
-        if len(args) == 1:
-            return Const(0, args[0].dtype if args[0].dtype == "int64" else "int32"), args[0], Const(1, "int32")
+        if len(args) == 1:   # the implicit start takes the extent's type: range(u8) counts in uint8, as in TVM
+            return Const(0, args[0].dtype), args[0], Const(1, "int32")
         if len(args) == 2:
             return args[0], args[1], Const(1, "int32")
         if len(args) == 3 and allow_step:
@@ -619,7 +626,12 @@ class _Builder:
                 return self.allocate(target, path[0], value, span)
         existing = self.scope.lookup(target.id)
         if existing is None or existing.kind in (NAMESPACE, BUILTIN):
-            return [self.let(target, self.ex.expr(value), span, annotated=False)]
+            e = self.ex.expr(value)
+            if isinstance(e, (Var, ThreadIndex)):
+                # `z = tx` names the variable itself (Python binds the name, TVM sees no let)
+                self.scope.define(target.id, Binding(LET, target.pos, expr=e))
+                return []
+            return [self.let(target, e, span, annotated=False)]
         if existing.kind == BUFFER:
             buf = existing.buffer
             if buf.scope == "local" and len(buf.shape) == 1 and isinstance(buf.shape[0], Const) \
@@ -668,7 +680,11 @@ class _Builder:
             is_let = True
             if len(ann.indices) != 1:
                 raise self.error("T.let takes one dtype", ann, expected="T.let[T.int32]")
-            let_dtype = self.ex.dtype(ann.indices[0])
+            index = ann.indices[0]
+            if isinstance(index, sx.Call) and self.ex.namespace_path(index.func) == ["Ptr"]:
+                let_dtype = "handle"   # the TVM printer's T.let[T.Ptr(T.uint64, "shared")]: an address
+            else:
+                let_dtype = self.ex.dtype(index)
         elif self.ex.namespace_path(ann) == ["let"]:
             is_let = True
         if is_let:
@@ -814,6 +830,15 @@ class _Builder:
         proto = self.tensor_type(ty_args.elts[0], target.id, root.scope)
         return self.declare(target, proto.shape, proto.dtype, proto.scope, call, root.data or root.name, offset,
                             proto.align)
+
+
+def _loop_dtype(a: str, b: str) -> str:
+    """The loop variable's type as TVM gives it for range(start, stop): the wider width, unsigned if
+    either bound is (so range(0, u8) counts in uint32 and range(i16, u8) in uint16)."""
+    if a == b or not (dt.is_integral(b) and b != "bool"):
+        return a
+    bits = max(dt.bits(a), dt.bits(b))
+    return f"{'u' if dt.is_uint(a) or dt.is_uint(b) else ''}int{bits}"
 
 
 def _add_offset(base: Expr, extra: Expr) -> Expr:

@@ -10,6 +10,7 @@ literal operands take the dtype the instruction declares; unknown calls become
 from __future__ import annotations
 
 import difflib
+import math
 from dataclasses import replace
 
 from . import dtypes as dt
@@ -27,7 +28,8 @@ _BINOPS = {"+": "+", "-": "-", "*": "*", "/": "/", "//": "//", "%": "%", "<<": "
 _T_BINARY = {"truncdiv": "tdiv", "Div": "tdiv", "truncmod": "tmod", "floordiv": "//", "floormod": "%",
              "indexdiv": "//", "indexmod": "%", "min": "min", "max": "max", "shift_left": "<<",
              "shift_right": ">>", "bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^",
-             "FloorDiv": "//", "FloorMod": "%", "Mod": "tmod"}
+             "FloorDiv": "//", "FloorMod": "%", "Mod": "tmod", "And": "and", "Or": "or",
+             "BitwiseAnd": "&", "BitwiseOr": "|", "BitwiseXor": "^", "ShiftLeft": "<<", "ShiftRight": ">>"}
 
 _MATH = {"exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh",
          "sigmoid", "fabs", "floor", "ceil", "round", "trunc", "nearbyint", "erf", "atan", "asin", "acos", "sinh",
@@ -82,11 +84,19 @@ class ExprBuilder:
                 return list(reversed(parts))
         return None
 
-    @staticmethod
-    def is_literal(node: sx.Node) -> bool:
+    def is_literal(self, node: sx.Node) -> bool:
+        """A Python number when TVM parses the kernel: a literal, a module constant, or
+        arithmetic over them (`N * 2`); TVM types it itself (int32/int64/float32)."""
         if isinstance(node, sx.Num):
             return True
-        return isinstance(node, sx.UnaryOp) and node.op in "-+" and isinstance(node.operand, sx.Num)
+        if isinstance(node, sx.Name):
+            b = self.scope.lookup(node.id)
+            return b is not None and b.kind == CONST
+        if isinstance(node, sx.UnaryOp) and node.op in "-+~":
+            return self.is_literal(node.operand)
+        if isinstance(node, sx.BinOp) and node.op not in ("/", "@"):
+            return self.is_literal(node.left) and self.is_literal(node.right)
+        return False
 
     def dtype(self, node: sx.Node, what: str = "dtype") -> str:
         """A dtype written as `T.int32`, `"int32"`, or `T.Tensor`-style argument."""
@@ -209,11 +219,33 @@ class ExprBuilder:
         a, b = self.expr(node.left), self.expr(node.right)
         self.number(a, node.left, f"'{node.op}'")
         self.number(b, node.right, f"'{node.op}'")
+        folded = self.python_literal_op(node, a, b)
+        if folded is not None:
+            return folded
         if node.op == "/" and not (dt.is_float(a.dtype) or dt.is_float(b.dtype)):
             raise self.error("'/' on integers is ambiguous", node,
                              hint="use '//' (floor division) or T.truncdiv(a, b) (C division)")
         return ty.binop(_BINOPS[node.op], a, b, self.span(node), self.is_literal(node.left),
                         self.is_literal(node.right))
+
+    def python_literal_op(self, node: sx.BinOp, a: Expr, b: Expr) -> Expr | None:
+        """Arithmetic on two number literals is Python's, done before TVM sees a value: `256 >> 32` is 0,
+        `7 / 2` is 3.5 and `2147483647 + 1` an int64 2147483648.  None if this is not such a node."""
+        if not (isinstance(a, Const) and isinstance(b, Const) and self.is_literal(node.left)
+                and self.is_literal(node.right)) or a.dtype == "bool" or b.dtype == "bool":
+            return None
+        x, y = a.value, b.value
+        try:
+            v = {"+": lambda: x + y, "-": lambda: x - y, "*": lambda: x * y, "/": lambda: x / y,
+                 "//": lambda: x // y, "%": lambda: x % y, "<<": lambda: x << y, ">>": lambda: x >> y,
+                 "&": lambda: x & y, "|": lambda: x | y, "^": lambda: x ^ y}[node.op]()
+        except (ZeroDivisionError, ValueError, TypeError, OverflowError, KeyError):
+            return None   # TIR's rules (and errors) apply
+        if isinstance(v, float):
+            return ty.const(v, "float32", self.span(node))
+        if not dt.fits(v, "int64"):
+            return None
+        return Const(v, dt.literal_int_dtype(v), span=self.span(node))
 
     def _UnaryOp(self, node: sx.UnaryOp) -> Expr:
         if node.op == "-" and isinstance(node.operand, sx.Num) and isinstance(node.operand.value, int):
@@ -251,10 +283,16 @@ class ExprBuilder:
         return out
 
     def _IfExp(self, node: sx.IfExp) -> Expr:
-        test, body, orelse = (self.number(self.expr(n), n, "a conditional expression", address_ok=True)
-                              for n in (node.test, node.body, node.orelse))
-        return ty.select(test, body, orelse, True, self.span(node),
-                         self.is_literal(node.body), self.is_literal(node.orelse))
+        what = "a conditional expression"
+        test = self.number(self.expr(node.test), node.test, what, address_ok=True)
+        body = self.number(self.expr(node.body), node.body, what, address_ok=True)
+        orelse = self.number(self.expr(node.orelse), node.orelse, what, address_ok=True)
+        if isinstance(test, Const) and (isinstance(node.test, sx.Lit) or self.is_literal(node.test)):
+            return body if test.value else orelse   # Python picks the branch: TVM never sees the other one
+        if isinstance(test, Const):   # T.bool(True) is a TVM constant: the branches meet first, then it folds
+            body, orelse, _ = ty.match(body, orelse)
+            return body if test.value else orelse
+        return ty.select(test, body, orelse, True, self.span(node))   # literals promote, as in `+`
 
     def _TupleLit(self, node) -> Expr:
         raise self.error("a tuple is not a value here", node)
@@ -300,6 +338,9 @@ class ExprBuilder:
         if path[0] == "ptx":
             if len(path) == 1:
                 raise self.error("T.ptx needs an instruction, e.g. T.ptx.mbarrier.init.shared.b64(...)", node)
+            if path[1:] == ["pred"]:
+                # T.ptx.pred(x): x is a `.pred` operand; a tag for TVM's operand dispatch, the value itself here
+                return self.one_operand(node, "T.ptx.pred")
             segs = [unescape_segment(p) for p in path[1:]]
             return self.ptx_call(".".join(segs), node, positional=len(segs) == 1)
         if path[0] == "cuda":
@@ -392,6 +433,9 @@ class ExprBuilder:
                 raise self.error(f"operand '{spec.name}' of {info.name} is a destination and must be writable",
                                  a, hint="declare a register first, e.g. ok = T.local_scalar(T.uint32), and pass ok")
             if spec.dtype and isinstance(e, Const) and e.dtype != spec.dtype:
+                if dt.is_float(e.dtype) and not dt.is_float(spec.dtype):  # int(inf) raised; 1.5 became 1
+                    raise self.error(f"operand '{spec.name}' of {info.name} takes a {spec.dtype}, got a float "
+                                     "constant", a, hint=f"write an integer, e.g. T.{spec.dtype}(1)")
                 e = ty.const(e.value, spec.dtype, e.span)
             elif spec.dtype and e.dtype != spec.dtype and _is_module_const_expr(e):
                 # `N * 32` over module constants is a Python int to TVM, so it is a literal too;
@@ -409,11 +453,24 @@ class ExprBuilder:
                           None, value.dtype, span=self.span(node))
         if name == "cvta_generic_to_shared" and len(node.args) == 1 and not node.kwargs:
             inner = self.expr(node.args[0])
-            if isinstance(inner, Address):
-                return inner
+            if isinstance(inner, Address) or inner.dtype == "handle":
+                return inner   # one address, however it is spelled (see nodes.Address)
             return self.intrinsic(full, [inner], node)
         operands, _ = self.args(node)
         return self.intrinsic(full, operands, node)
+
+    def isnan(self, x: Expr, span) -> Expr:
+        return OpCall("tir.isnan", (x,), None, "bool", span=span)
+
+    def isinf(self, x: Expr, span) -> Expr:
+        if not dt.is_float(x.dtype):
+            return Const(False, "bool", span=span)
+        fabs = ty.const(abs(x.value), x.dtype) if isinstance(x, Const) else OpCall("tir.fabs", (x,), None, x.dtype)
+        return _logical_and(ty.binop("==", fabs, ty.const(math.inf, x.dtype)), ty.unary("not", self.isnan(x, span)),
+                            span)
+
+    def isfinite(self, x: Expr, span) -> Expr:
+        return _logical_and(ty.unary("not", self.isinf(x, span)), ty.unary("not", self.isnan(x, span)), span)
 
     def intrinsic(self, name: str, operands: list[Expr], node: sx.Call) -> Expr:
         try:
@@ -442,7 +499,7 @@ class ExprBuilder:
             if len(node.args) != 1 or node.kwargs:
                 raise self.error(f"T.{name} takes one value", node)
             arg = node.args[0]
-            if isinstance(arg, sx.Str) and dt.is_float(canon) and arg.value in ("inf", "-inf", "nan"):
+            if isinstance(arg, sx.Str) and dt.is_float(canon) and arg.value in ("inf", "-inf", "nan", "-nan"):
                 return ty.const(float(arg.value), canon, span)
             literal = _float_literal(arg)
             if literal is not None and dt.is_float(canon):
@@ -474,14 +531,35 @@ class ExprBuilder:
             if len(node.args) != 2:
                 raise self.error(f"T.{name} takes two operands", node)
             a, b = (self.number(self.expr(x), x, f"T.{name}") for x in node.args)
+            x, y = node.args
+            if name in ("min", "max") and isinstance(x, sx.Name) and isinstance(y, sx.Name) and x.id == y.id:
+                return a   # TVM folds min(x, x) when both are the same object: one name, used twice
             return ty.binop(_T_BINARY[name], a, b, span, self.is_literal(node.args[0]), self.is_literal(node.args[1]))
-        if name in ("bitwise_not",):
+        if name == "Not":
+            return ty.unary("not", self.number(self.one_operand(node, "T.Not"), node.args[0], "T.Not"), span)
+        if name in ("IntImm", "FloatImm"):
+            # the TVM printer's spelling of a constant no dtype constructor can carry, e.g.
+            # T.IntImm("uint64", 18446744073709551615)
+            if len(node.args) != 2 or node.kwargs:
+                raise self.error(f"T.{name} takes (dtype, value)", node)
+            target = self.dtype(node.args[0])
+            value = self.expr(node.args[1])
+            if not isinstance(value, Const):
+                raise self.error(f"T.{name} takes a constant value", node.args[1])
+            return ty.const(value.value, target, span)
+        if name in ("bitwise_not", "BitwiseNot"):   # BitwiseNot: the TVM printer's spelling of ~ on a constant
             a = self.number(self.one_operand(node, "T." + name), node.args[0], f"T.{name}", void_ok=False)
             return ty.unary("~", a, span)
         if name == "abs":
             a = self.number(self.one_operand(node, "T.abs"), node.args[0], "T.abs", void_ok=False)
             if dt.is_float(a.dtype):
+                if isinstance(a, Const):
+                    return ty.const(abs(a.value), a.dtype, span)
                 return self.intrinsic("tir.fabs", [a], node)
+            if dt.is_uint(a.dtype):
+                return a   # TVM: the absolute value of an unsigned value is itself
+            if isinstance(a, Const):
+                return ty.const(abs(a.value), a.dtype, span)
             zero = ty.const(0, a.dtype)
             return ty.select(ty.binop(">=", a, zero), a, ty.binop("-", zero, a), False, span)
         if name == "address_of":
@@ -497,6 +575,11 @@ class ExprBuilder:
                 raise self.error(f"T.reinterpret to {target} needs a {dt.bits(target)}-bit value, got {value.dtype}",
                                  node)
             return OpCall("tir.reinterpret", (StrConst(target), value), None, target, span=span)
+        if name in ("isinf", "isfinite"):
+            # TVM expands these as it builds them: isinf(x) = fabs(x) == inf and not isnan(x) (False for
+            # integers), isfinite(x) = not isinf(x) and not isnan(x); constant operands fold as TVM folds them
+            x = self.one_operand(node, f"T.{name}")
+            return self.isfinite(x, span) if name == "isfinite" else self.isinf(x, span)
         if name in _MATH:
             operands, _ = self.args(node)
             return self.intrinsic("tir." + name, operands, node)
@@ -516,6 +599,13 @@ def _is_module_const_expr(e: Expr) -> bool:
     if isinstance(e, BinOp) and dt.is_integral(e.dtype) and e.dtype != "bool":
         return all(isinstance(x, Const) or _is_module_const_expr(x) for x in (e.a, e.b))
     return False
+
+
+def _logical_and(a: Expr, b: Expr, span) -> Expr:
+    """`a and b` as TVM's C++ `&&` builds it: a constant left operand decides (TryConstFold<And>)."""
+    if isinstance(a, Const):
+        return b if a.value else a
+    return ty.binop("and", a, b, span)
 
 
 def _float_literal(node: sx.Node) -> float | None:

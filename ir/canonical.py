@@ -2,7 +2,9 @@
 
 `canonical(func)` substitutes module constants by their values, folds every
 operator and cast whose operands are constants (TIR semantics: wraparound, float
-rounding, a cast folds only when the value fits), drops the constant table, and
+rounding, a cast folds only when the value fits) and the identities TVM folds with one
+constant operand (x + 0, x * 1, ...) and selects on a constant condition, drops the
+constant table, and
 renames let/loop variables v0, v1, ... in binding order.  Two texts denote the same
 kernel when their canonical forms are equal; this is what "same IR" means in the
 conformance tests (the TVM printer folds constants and renames loop variables).
@@ -11,8 +13,9 @@ from __future__ import annotations
 
 from dataclasses import fields, replace
 
+from . import dtypes as dt
 from . import typing as ty
-from .nodes import BinOp, Cast, Const, ConstRef, For, Let, Node, PrimFunc, UnaryOp, Var
+from .nodes import BinOp, Cast, Const, ConstRef, For, Let, Node, PrimFunc, Select, UnaryOp, Var
 
 
 class _Canon:
@@ -59,7 +62,17 @@ def fold(e):
     """Fold one node whose operands are constants."""
     if isinstance(e, BinOp):
         folded = ty.fold_binop(e.op, e.a, e.b, e.dtype)
-        return folded if folded is not None else e
+        if folded is not None:
+            return folded
+        if e.op in ("<<", ">>") and isinstance(e.a, Const) and isinstance(e.b, Const) and e.b.value >= 0:
+            # a shift past the width survives only where Python evaluated it (module constants): its value
+            v = int(e.a.value) << int(e.b.value) if e.op == "<<" else int(e.a.value) >> int(e.b.value)
+            if dt.fits(v, e.dtype):
+                return Const(v, e.dtype)
+        same = ty.simplify_binop(e.op, e.a, e.b, e.dtype)   # `x * C` with C = 1 is x, as TVM builds it
+        return same if same is not None else e
+    if isinstance(e, Select) and isinstance(e.cond, Const):   # a select on a constant is its branch
+        return e.true_value if e.cond.value else e.false_value
     if isinstance(e, Cast) and isinstance(e.value, Const):
         return ty.cast(e.dtype, e.value)
     if isinstance(e, UnaryOp) and isinstance(e.a, Const):

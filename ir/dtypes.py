@@ -107,6 +107,8 @@ def promote(a: str, b: str) -> str:
     if is_float(b) and not is_float(a):
         return b
     if is_float(a) and is_float(b):
+        if bits(a) == bits(b) and "bfloat16" in (a, b):
+            return b if a == "bfloat16" else a   # TVM: bfloat16 meets float16 as float16
         return a if bits(a) >= bits(b) else b
     if a == "bool":
         return b

@@ -27,7 +27,8 @@ def excerpt(source: str | None, span: Span | None, context: int = 0, max_lines: 
     """Render up to `max_lines` source lines of `span` with right-aligned numbers and a caret line."""
     if source is None or span is None:
         return ""
-    lines = source.splitlines()
+    # number lines as the lexer does: '\n' only (str.splitlines also breaks at \f, \v, \x1c, \u2028, ...)
+    lines = [line.rstrip("\r") for line in (source if source.endswith("\n") else source + "\n").split("\n")[:-1]]
     if not 1 <= span.line <= len(lines):
         return ""
     first = max(1, span.line - context)

@@ -26,7 +26,8 @@ SYNC_FAMILIES = ("mbarrier", "named_barrier", "warp", "async_copy", "tcgen05", "
 @dataclass(frozen=True, slots=True)
 class OperandSpec:
     """One operand: `role` is addr (a memory address), tmap (tensor-map handle), dst (a
-    written register, must be an lvalue), value, or imm; `dtype` is what a literal becomes."""
+    written register, must be an lvalue), value, pred (a value read as a PTX `.pred`: a bool,
+    or 0/1), or imm; `dtype` is what a literal becomes."""
 
     name: str
     role: str = "value"
@@ -203,7 +204,7 @@ def _bar(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
     if rest[0] == "red":
         mode = rest[1] if len(rest) > 1 else ""
         q["red"] = mode
-        specs = _ops(("d", "dst", None), a, b, ("predicate", "value", "uint32"))
+        specs = _ops(("d", "dst", None), a, b, ("predicate", "pred", "uint32"))
         _check_count(f"{head}.red", n, (3, 4), "d, barrier_id[, thread_count], predicate")
         chosen = specs if n == 4 else (specs[0], specs[1], specs[3])
         return _info(op, "bar.red", "named_barrier", chosen, q, {"sync"})
@@ -231,6 +232,16 @@ def _fence(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
     return None
 
 
+_TYPE_DTYPES = {"b8": "uint8", "u8": "uint8", "s8": "int8", "b16": "uint16", "u16": "uint16", "s16": "int16",
+                "b32": "uint32", "u32": "uint32", "s32": "int32", "b64": "uint64", "u64": "uint64", "s64": "int64",
+                "f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64"}
+
+
+def _type_dtype(q: Mapping[str, str]) -> str | None:
+    """The dtype a literal value operand takes from the instruction's type (`.u32` -> uint32), as TVM does."""
+    return _TYPE_DTYPES.get(q.get("type", ""))
+
+
 def _vec_width(q: Mapping[str, str]) -> int:
     return _VEC.get(q.get("vec", ""), 1)
 
@@ -245,7 +256,7 @@ def _ld_st(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
             specs += _ops(("cache_policy", "value", "uint64"))
         _check_count(op, n, (width + 1 + hint,), _layout(specs))
         return _info(op, "ld", "memory", specs, q, {"reads"})
-    specs = _ops(("addr", "addr"), *[(f"v{i}", "value", None) for i in range(width)])
+    specs = _ops(("addr", "addr"), *[(f"v{i}", "value", _type_dtype(q)) for i in range(width)])
     if hint:
         specs += _ops(("cache_policy", "value", "uint64"))
     _check_count(op, n, (width + 1 + hint,), _layout(specs))
@@ -263,15 +274,15 @@ def _atom_red(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
     q["op"] = ops[0]
     hint = 1 if _has_cache_hint(q) else 0
     if t[0] == "atom":
-        specs = _ops(("d", "dst", None), ("addr", "addr"), ("b", "value", None))
+        specs = _ops(("d", "dst", None), ("addr", "addr"), ("b", "value", _type_dtype(q)))
         if ops[0] == "cas":
-            specs += _ops(("c", "value", None))
+            specs += _ops(("c", "value", _type_dtype(q)))
         if hint:
             specs += _ops(("cache_policy", "value", "uint64"))
         _check_count(op, n, (len(specs),), _layout(specs))
         info = _info(op, "atom", "memory", specs, q, {"reads", "writes"})
     else:
-        specs = _ops(("addr", "addr"), ("b", "value", None))
+        specs = _ops(("addr", "addr"), ("b", "value", _type_dtype(q)))
         if hint:
             specs += _ops(("cache_policy", "value", "uint64"))
         _check_count(op, n, (len(specs),), _layout(specs))
@@ -487,7 +498,7 @@ def _tcgen05(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
         a = ("a_tmem", "value", "uint32") if is_ts else ("a_desc", "value", "uint64")
         full = _ops(("d_tmem", "value", "uint32"), a, ("b_desc", "value", "uint64"), ("idesc", "value", "uint32"),
                     *[(f"disable_output_lane{i}", "value", "uint32") for i in range(masks)],
-                    ("enable_input_d", "value", "uint32"))
+                    ("enable_input_d", "pred", "uint32"))
         short = full[:4] + full[-1:]
         _check_count("tcgen05.mma", n, (len(short), len(full)),
                      "d_tmem, a, b_desc, idesc[, 4 disable-output-lane masks], enable_input_d")
@@ -515,10 +526,10 @@ def _warp_ptx(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
             return None
         q["mode"] = mode
         if n == 6:
-            specs = _ops(("d", "dst", None), ("p", "dst", None), ("a", "value", None), ("b", "value", "uint32"),
+            specs = _ops(("d", "dst", None), ("p", "dst", None), ("a", "value", _type_dtype(q)), ("b", "value", "uint32"),
                          ("c", "value", "uint32"), mask)
         else:
-            specs = _ops(("d", "dst", None), ("a", "value", None), ("b", "value", "uint32"),
+            specs = _ops(("d", "dst", None), ("a", "value", _type_dtype(q)), ("b", "value", "uint32"),
                          ("c", "value", "uint32"), mask)
         _check_count("shfl.sync", n, (5, 6), "d[, p], a, b, c, membermask")
         return _info(op, "shfl.sync", "warp", specs, q, {"sync", "collective"})
@@ -527,7 +538,7 @@ def _warp_ptx(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
         if mode is None:
             return None
         q["mode"] = mode
-        specs = _ops(("d", "dst", None), ("a", "value", None), mask)
+        specs = _ops(("d", "dst", None), ("a", "pred", "uint32"), mask)
         _check_count("vote.sync", n, (3,), _layout(specs))
         return _info(op, "vote.sync", "warp", specs, q, {"sync", "collective"})
     if head == "activemask":
@@ -547,7 +558,9 @@ def _misc_ptx(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
         _check_count(op, n, (0,), "no operands")
         return _info(op, f"griddepcontrol.{t[1] if len(t) > 1 else ''}", "misc", (), {}, set())
     if t[0] == "mapa":
-        return _unsupported(_info(op, "mapa", "misc", (), {}, set()), "mapa needs clusters (v2)")
+        addr = "uint64" if "u64" in t else "uint32"
+        specs = _ops(("d", "dst", None), ("a", "value", addr), ("b", "value", "uint32"))[:n]
+        return _unsupported(_info(op, "mapa", "misc", specs, {}, set()), "mapa needs clusters (v2)")
     if t[0] == "clusterlaunchcontrol":
         return _unsupported(_info(op, "clusterlaunchcontrol", "misc", (), {}, {"async"}),
                             "cluster launch control is not modeled (v2)")
@@ -627,12 +640,12 @@ _INTRINSICS: dict[str, _Intrinsic] = {i.name: i for i in [
     _intr("cuda.ballot_sync", "warp", (2,), (("membermask", "value"), ("predicate", "value")),
           {"sync", "collective"}, result="uint32"),
     _intr("cuda.any_sync", "warp", (2,), (("membermask", "value"), ("predicate", "value")),
-          {"sync", "collective"}, result="uint32"),
+          {"sync", "collective"}, result="int32"),   # TVM types it int32 (ballot_sync is uint32)
     _intr("cuda.atomic_add", "memory", (2,), (_ADDR, ("value", "value")), {"reads", "writes"}, result="arg1"),
     _intr("cuda.atomic_cas", "memory", (3,), (_ADDR, ("compare", "value"), ("value", "value")),
           {"reads", "writes"}, result="arg2"),
     _intr("cuda.nano_sleep", "misc", (1,), (("ns", "value"),)),
-    _intr("cuda.clock64", "misc", (0,), (), result="int64"),
+    _intr("cuda.clock64", "misc", (0,), (), result="uint64"),   # TVM types it uint64
     _intr("cuda.printf", "misc", tuple(range(0, 33)), ()),
     _intr("cuda.lane_id", "index", (0,), (), result="int32"),
     _intr("cuda.warp_id", "index", (0,), (), result="int32"),

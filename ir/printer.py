@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from . import dtypes as dt
+from . import ops as opreg
 from .nodes import (Address, Assert, BinOp, Break, Buffer, Cast, Const, ConstRef, Continue, DeclBuffer, Evaluate,
                     Expr, For, If, Let, Load, OpCall, Param, PrimFunc, Select, Stmt, Store, StrConst, ThreadIndex,
                     UnaryOp, Unsupported, Var, While, walk)
@@ -49,6 +50,8 @@ class _Printer:
                 used.add(node.name)
             elif isinstance(node, DeclBuffer):
                 used.add(node.buffer.name)
+        # thread indices the body refers to: their launch is printed even when its extent is 1
+        self.used_tags = {node.tag for node in walk(func.body) if isinstance(node, ThreadIndex)}
         self.thread_names: dict[str, str] = {}
         for tag, short in _THREAD_NAMES.items():
             name = short
@@ -77,11 +80,15 @@ class _Printer:
             if e.op in _CALL_FORM:
                 return f"{_CALL_FORM[e.op]}({self.expr(e.a)}, {self.expr(e.b)})", _PREC_ATOM
             prec = _INFIX[e.op]
+            left = self.expr(e.a, prec - (prec != _PREC_CMP))
+            if isinstance(e.a, Const) and isinstance(e.b, Const) and e.a.dtype != "bool":
+                # an operator left unfolded (`0 >> 128`): two bare literals would be Python's arithmetic
+                left = f"{dtype_text(e.a.dtype)}({int(e.a.value)})" if not dt.is_float(e.a.dtype) else left
             if prec == _PREC_CMP:
                 # comparisons chain in Python: parenthesize comparison operands
-                return f"{self.expr(e.a, prec)} {e.op} {self.expr(e.b, prec)}", prec
+                return f"{left} {e.op} {self.expr(e.b, prec)}", prec
             # left-associative: the right operand needs parens at equal precedence
-            return f"{self.expr(e.a, prec - 1)} {e.op} {self.expr(e.b, prec)}", prec
+            return f"{left} {e.op} {self.expr(e.b, prec)}", prec
         if isinstance(e, UnaryOp):
             if e.op == "not":
                 return f"not {self.expr(e.a, _PREC_NOT - 1)}", _PREC_NOT
@@ -90,7 +97,10 @@ class _Printer:
             fn = "T.if_then_else" if e.lazy else "T.Select"
             return f"{fn}({self.expr(e.cond)}, {self.expr(e.true_value)}, {self.expr(e.false_value)})", _PREC_ATOM
         if isinstance(e, Cast):
-            return f'T.Cast("{e.dtype}", {self.expr(e.value)})', _PREC_ATOM
+            inner = self.expr(e.value)
+            if e.value.dtype == "handle":   # an address as a number: TVM converts cvta's result, not a pointer
+                inner = f"T.cuda.cvta_generic_to_shared({inner})"
+            return f'T.Cast("{e.dtype}", {inner})', _PREC_ATOM
         if isinstance(e, Load):
             return f"{e.buffer}[{', '.join(self.expr(i) for i in e.indices)}]", _PREC_ATOM
         if isinstance(e, Address):
@@ -107,12 +117,14 @@ class _Printer:
         if dt.is_float(c.dtype):
             return f"{dtype_text(c.dtype)}({_float_text(c.value)})", _PREC_ATOM
         value = int(c.value)
-        if c.dtype == dt.literal_int_dtype(value):
+        if c.dtype == "int32" and dt.fits(value, "int32"):   # TVM rejects a bare int64 literal in some places
             return (str(value), _PREC_UNARY if value < 0 else _PREC_ATOM)
         return f"{dtype_text(c.dtype)}({value})", _PREC_ATOM
 
     def call(self, op: str, operands, pred) -> str:
         args = [self.expr(o) for o in operands]
+        if not op.startswith(("cuda.", "tir.", "T.")):
+            self.pred_operands(op, operands, args)
         if op == "tir.reinterpret":
             target = operands[0].value if isinstance(operands[0], StrConst) else "uint32"
             return f"T.reinterpret({_quote(target)}, {args[1]})"
@@ -122,7 +134,27 @@ class _Printer:
             return f"T.cuda.{op[5:]}({', '.join(args)})"
         if op.startswith("tir."):
             return f"T.{op[4:]}({', '.join(args)})"
+        segs = op.split(".")
+        if segs[0] == "T" and len(segs) > 2 and segs[1] not in ("ptx", "cuda") and all(x.isidentifier() for x in segs):
+            # an unmodeled T.a.b(...) call (Unsupported), which may take string arguments
+            return f"{op}({', '.join(args)})"
         return f'T.ptx["{op}"]({", ".join(args)})'
+
+    def pred_operands(self, op: str, operands, args: list[str]) -> None:
+        """A PTX `.pred` operand takes a bool or `T.ptx.pred(x)` (TVM rejects a bare integer there):
+        print a 0/1 constant as True/False and wrap any other non-bool value."""
+        try:
+            info = opreg.classify(op, tuple(o.dtype for o in operands))
+        except opreg.OperandCountError:
+            return
+        for i, spec in enumerate(info.operands if info is not None else ()):
+            e = operands[i] if i < len(operands) else None
+            if spec.role != "pred" or e is None or e.dtype == "bool":
+                continue
+            if isinstance(e, Const) and e.value in (0, 1):
+                args[i] = "True" if e.value else "False"
+            else:
+                args[i] = f"T.ptx.pred({args[i]})"
 
     # ------------------------------------------------------------------ statements
     def stmts(self, body: tuple[Stmt, ...], indent: int, out: list[str]) -> None:
@@ -135,11 +167,15 @@ class _Printer:
     def stmt(self, s: Stmt, indent: int, out: list[str]) -> None:
         pad = " " * indent
         if isinstance(s, Evaluate):
-            out.append(pad + self.expr(s.value))
+            # a bare call is a statement; any other value needs T.evaluate (TVM drops a bare `x` statement)
+            text = self.expr(s.value)
+            out.append(pad + (text if isinstance(s.value, (OpCall, Unsupported)) else f"T.evaluate({text})"))
         elif isinstance(s, Store):
             out.append(f"{pad}{s.buffer}[{', '.join(self.expr(i) for i in s.indices)}] = {self.expr(s.value)}")
         elif isinstance(s, Let):
-            out.append(f"{pad}{s.var.name}: T.let[{dtype_text(s.var.dtype)}] = {self.expr(s.value)}")
+            # an address let leaves its type to the value: TVM types it T.Ptr(elem, scope), never T.handle
+            ann = "T.let" if s.var.dtype == "handle" else f"T.let[{dtype_text(s.var.dtype)}]"
+            out.append(f"{pad}{s.var.name}: {ann} = {self.expr(s.value)}")
         elif isinstance(s, DeclBuffer):
             out.append(pad + self.decl(s.buffer))
         elif isinstance(s, For):
@@ -170,7 +206,7 @@ class _Printer:
             self.stmts(s.else_body, indent + 4, out)
 
     def loop_range(self, s: For) -> str:
-        zero = isinstance(s.start, Const) and s.start.value == 0 and s.start.dtype == "int32"
+        zero = isinstance(s.start, Const) and s.start.value == 0   # range(stop) starts at 0 of stop's type
         unit = isinstance(s.step, Const) and s.step.value == 1
         if s.kind == "unroll" and unit:
             return f"T.unroll({self.expr(s.start)}, {self.expr(s.stop)})"
@@ -185,14 +221,17 @@ class _Printer:
         return f"({inner},)" if len(shape) == 1 else f"({inner})"
 
     def decl(self, b: Buffer) -> str:
+        """The real parser's spellings: T.alloc_tensor, and T.decl_tensor for an alias (T.alloc_buffer and
+        T.decl_buffer are not in its namespace)."""
+        tensor = (f"T.Tensor({self.shape(b.shape)}, {dtype_text(b.dtype)}, scope={_quote(b.scope)}"
+                  + (f", align={b.align})" if b.align else ")"))
         if b.data is not None:
-            return (f"{b.name} = T.decl_buffer({self.shape(b.shape)}, {dtype_text(b.dtype)}, data={b.data}.data, "
-                    f"byte_offset={self.expr(b.byte_offset)}, scope={_quote(b.scope)}"
-                    + (f", align={b.align})" if b.align else ")"))
-        if b.align:
-            return (f"{b.name} = T.alloc_buffer({self.shape(b.shape)}, {dtype_text(b.dtype)}, scope={_quote(b.scope)}, "
-                    f"align={b.align})")
-        return f"{b.name} = T.alloc_tensor(ty_args=[T.Tensor({self.shape(b.shape)}, {dtype_text(b.dtype)}, scope={_quote(b.scope)})])"
+            pointer = f"{b.data}.data"
+            if not (isinstance(b.byte_offset, Const) and b.byte_offset.value == 0):
+                pointer = (f"T.ptr_byte_offset({pointer}, {self.expr(b.byte_offset)}, "
+                           f"ty=T.Ptr({dtype_text(b.dtype)}, {_quote(b.scope)}))")
+            return f"{b.name} = T.decl_tensor({pointer}, ty_args=[{tensor}])"
+        return f"{b.name} = T.alloc_tensor(ty_args=[{tensor}])"
 
     def param(self, p: Param) -> str:
         if p.kind == "buffer":
@@ -220,7 +259,7 @@ class _Printer:
                     ("threadIdx.z", f.launch.block[2])]
         for tag, extent in launches:
             trivial = isinstance(extent, Const) and extent.value == 1
-            if trivial and tag not in ("blockIdx.x", "threadIdx.x"):
+            if trivial and tag not in ("blockIdx.x", "threadIdx.x") and tag not in self.used_tags:
                 continue
             out.append(f'{" " * indent}with T.launch_thread("{tag}", {self.expr(extent)}) as {self.thread_names[tag]}:')
             indent += 4

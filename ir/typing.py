@@ -4,8 +4,9 @@ Assumes operands are IR expressions with dtypes.  Guarantees the same shape the
 TVM front end builds for the same source: literals adapt to the other operand's
 type in bitwise operators and selects (arithmetic and comparisons promote them like
 any operand), mixed types meet at `dtypes.promote` through explicit `Cast`s, a cast of a
-constant folds when the value fits, and an operator whose operands are all
-constants folds (with fixed-width wraparound and float32 rounding).
+constant folds when the value fits (a float one by truncation), an operator whose
+operands are all constants folds (with fixed-width wraparound and float32 rounding),
+and so do the identities TVM folds with one constant operand (x + 0, x * 1, x // 1 ...).
 """
 from __future__ import annotations
 
@@ -74,8 +75,13 @@ def cast(dtype: str, value: Expr, span: Span | None = None) -> Expr:
         if dt.is_float(dtype):
             return const(float(v), dtype, span or value.span)
         if dtype == "bool":
+            if isinstance(v, float) and math.isfinite(v):
+                v = int(v)   # TVM makes the bool from the truncated integer: T.bool(0.5) is False
             return Const(bool(v), "bool", span=span or value.span)
         if dt.is_integral(dtype) and not isinstance(v, float) and dt.fits(int(v), dtype):
+            return Const(int(v), dtype, span=span or value.span)
+        if dt.is_integral(dtype) and isinstance(v, float) and math.isfinite(v) and dt.fits(int(v), dtype):
+            # a float constant converts by truncation, as C and TVM's cast() do: T.int32(2.7) is 2
             return Const(int(v), dtype, span=span or value.span)
     return Cast(dtype, value, span=span)
 
@@ -96,8 +102,12 @@ def match(a: Expr, b: Expr, a_literal: bool = False, b_literal: bool = False) ->
 
 
 def _representable(c: Expr, dtype: str) -> bool:
-    if not isinstance(c, Const) or dtype in ("handle", "void", "string"):
+    if dtype in ("handle", "void", "string"):
         return False
+    if not isinstance(c, Const):
+        # a literal that is not a Const is arithmetic over module constants (`N * 2`): a Python int
+        # to TVM, converted like any literal (the Cast folds once the constants are substituted)
+        return dt.is_integral(dtype) and dtype != "bool" and dt.is_integral(c.dtype)
     if dt.is_float(dtype):
         return True
     if isinstance(c.value, float) or c.dtype == "bool":
@@ -127,6 +137,9 @@ def binop(op: str, a: Expr, b: Expr, span: Span | None = None, a_literal: bool =
     folded = fold_binop(op, a, b, result)
     if folded is not None:
         return Const(folded.value, folded.dtype, span=span)
+    same = simplify_binop(op, a, b, result)
+    if same is not None:
+        return same
     return BinOp(op, a, b, result, span=span)
 
 
@@ -246,6 +259,36 @@ def eval_binop(op: str, x, y, operand_dtype: str, result: str):
     else:
         return None
     return dt.wrap(r, result)
+
+
+def _is_number(e: Expr, value: int) -> bool:
+    return isinstance(e, Const) and e.dtype != "bool" and e.value == value
+
+
+def simplify_binop(op: str, a: Expr, b: Expr, result: str) -> Expr | None:
+    """The identities TVM folds as it builds an operator with one constant operand
+    (`arith::TryConstFold`): x + 0, x - 0, x * 1, x << 0 are x; x * 0 is 0; x // 1 and
+    truncdiv(x, 1) are x; x % 1 is 0; 0 // x and 0 % x are 0 (ints and floats alike).
+    `a` and `b` already have the result's operand type.  None if no identity applies."""
+    if op == "+":
+        return b if _is_number(a, 0) else a if _is_number(b, 0) else None
+    if op == "-":
+        return a if _is_number(b, 0) else None
+    if op == "*":
+        if _is_number(a, 1) or _is_number(b, 0):
+            return b
+        if _is_number(b, 1) or _is_number(a, 0):
+            return a
+        return None
+    if op in ("/", "//", "tdiv"):
+        return a if _is_number(a, 0) or _is_number(b, 1) else None
+    if op in ("%", "tmod"):
+        if _is_number(a, 0):
+            return a
+        return const(0, result) if _is_number(b, 1) else None
+    if op in ("<<", ">>"):
+        return a if _is_number(b, 0) else None
+    return None
 
 
 def fold_binop(op: str, a: Expr, b: Expr, result: str) -> Const | None:

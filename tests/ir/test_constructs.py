@@ -350,8 +350,8 @@ def test_let_forms():
     assert stmt("x: T.let = u + 1") == Let(Var("x", "uint32"), BinOp("+", u, u32(1), "uint32"))
     assert stmt("x = n * 2") == Let(Var("x", "int32"), BinOp("*", n, c(2), "int32"))  # implicit let
     assert stmt("x: T.let[T.uint32] = T.uint32(tx)") == Let(Var("x", "uint32"), Cast("uint32", TX))
-    # a rebound name is renamed like the TVM printer does (x, x_1)
-    assert stmts("for i in range(2):\n    x = i\nfor i in range(2):\n    x = i") == (
+    # a rebound name is renamed like the TVM printer does (x, x_1); (a plain `x = i` would only alias i)
+    assert stmts("for i in range(2):\n    x: T.let = i\nfor i in range(2):\n    x: T.let = i") == (
         For(Var("i", "int32"), c(0), c(2), c(1), "serial", (Let(Var("x", "int32"), Var("i", "int32")),)),
         For(Var("i_1", "int32"), c(0), c(2), c(1), "serial", (Let(Var("x_1", "int32"), Var("i_1", "int32")),)),
     )
@@ -444,7 +444,7 @@ def test_assert_evaluate_pass_and_attrs():
     assert stmt('assert n > 0, "n must be positive"') == Assert(BinOp(">", n, c(0), "bool"), "n must be positive")
     assert stmt('assert n > 0, ("RuntimeError", ["n must be positive"])') == \
         Assert(BinOp(">", n, c(0), "bool"), "n must be positive")
-    assert stmt("T.evaluate(T.cuda.clock64())") == Evaluate(OpCall("cuda.clock64", (), None, "int64"))
+    assert stmt("T.evaluate(T.cuda.clock64())") == Evaluate(OpCall("cuda.clock64", (), None, "uint64"))
     assert stmts("T.evaluate(0)\npass") == ()
     func = ir.parse(kernel('T.func_attr({"tirx.noalias": True})\nwith T.attr({"tirx.dyn_smem_bytes": 1024}):\n'
                            '    r32 = 1'))
@@ -816,7 +816,7 @@ def test_intrinsic_statements(text, want):
 
 @pytest.mark.parametrize("text,want", [
     ("T.cuda.elect_sync()", OpCall("cuda.elect_sync", (), None, "uint32")),
-    ("T.cuda.clock64()", OpCall("cuda.clock64", (), None, "int64")),
+    ("T.cuda.clock64()", OpCall("cuda.clock64", (), None, "uint64")),   # TVM types it uint64
     ("T.gpu_warp_shuffle(T.uint32(4294967295), tx // 32, 0, 32, 32)",
      OpCall("tir.gpu_warp_shuffle", (u32(4294967295), WARP, c(0), c(32), c(32)), None, "int32")),
     ("T.cuda.__shfl_sync(T.uint32(4294967295), f, 0, 32)",
