@@ -8,8 +8,9 @@ knows nothing of the checkers.
 from .engine import Engine, NumSimResult, run
 from .errors import Diagnostic, EngineError, InputError, ResourceLimit, UnsupportedTIRxError
 from .inputs import default_inputs
+from .tensormap import TensorMap, TensorMapError
 from .trace import AccessRecord, Halt, Observer, Site, SyncEvent, Trace
 
 __all__ = ["run", "Engine", "NumSimResult", "Diagnostic", "EngineError", "InputError", "ResourceLimit",
            "UnsupportedTIRxError", "default_inputs", "AccessRecord", "Halt", "Observer", "Site", "SyncEvent",
-           "Trace"]
+           "Trace", "TensorMap", "TensorMapError"]

@@ -118,6 +118,8 @@ class ExprCompiler:
         operand = e.a.dtype
         if op in ("==", "!=", "<", "<=", ">", ">="):
             return _compare(op, fa, fb, cb)
+        if op in ("and", "or"):
+            return _logical(op == "and", fa, fb)
         if operand in ("int32",) and op in ("+", "-", "*"):
             return _int32_arith(op, fa, fb, cb)
         if cb is not None and op in ("//", "%") and dt.is_integral(operand) and operand != "bool" \
@@ -140,9 +142,23 @@ class ExprCompiler:
                 return f(fa(w), cb)
             return _guard_div(fc, e) if op in ("//", "%", "tdiv", "tmod") else fc
 
+        if op in ("//", "%", "tdiv", "tmod"):
+            span = e.span
+
+            def fdiv(w):
+                a, b = fa(w), fb(w)
+                try:
+                    return f(a, b)
+                except V.DivisionByZero as err:
+                    # masked-off lanes never fault: `if d != 0: q = n // d` divides only where d != 0
+                    if type(b) is np.ndarray and w.mask is not None and not (b[w.mask] == 0).any():
+                        return f(a, np.where(w.mask, b, np.ones_like(b)))
+                    raise EngineError("division_by_zero", str(err), span) from None
+            return fdiv
+
         def ff(w):
             return f(fa(w), fb(w))
-        return _guard_div(ff, e) if op in ("//", "%", "tdiv", "tmod") else ff
+        return ff
 
     def _thread_uniform(self, e: ir.BinOp):
         """threadIdx.x forms that are equal across a warp: x // 32k, x >> (5+k), x < 32k, x >= 32k."""
@@ -183,7 +199,10 @@ class ExprCompiler:
             c = fc(w)
             if type(c) is np.ndarray:
                 c = V.truthy(c)
-                t, f = ft(w), ff(w)
+                if lazy:    # if_then_else: each side only for the lanes that take it (guarded loads)
+                    t, f = _under(ft, w, c), _under(ff, w, ~c)
+                else:
+                    t, f = ft(w), ff(w)
                 if type(t) is not np.ndarray and type(f) is not np.ndarray:
                     return np.where(c, V.as_vec(t, dtype), V.as_vec(f, dtype))
                 return np.where(c, t, f).astype(V.NP_DTYPE[dtype])
@@ -251,6 +270,34 @@ class ExprCompiler:
         def unsupported(w):
             raise UnsupportedTIRxError(name, span, "not in the modeled set of operations")
         return unsupported
+
+
+def _logical(is_and, fa, fb):
+    """`a and b` / `a or b` short-circuit per lane like the generated C (`i < n and x[i] > 0` guards the
+    load): `b` is evaluated only for the lanes whose `a` does not decide."""
+    def f(w):
+        a = fa(w)
+        if type(a) is not np.ndarray:
+            if bool(a) != is_and:
+                return not is_and
+            return V.truthy(fb(w))
+        a = V.truthy(a)
+        b = V.truthy(_under(fb, w, a if is_and else ~a))
+        return (a & b) if is_and else (a | b)
+    return f
+
+
+def _under(fn, w, lanes):
+    """`fn(w)` evaluated for the active lanes in `lanes` only (0 when no lane is left)."""
+    saved = w.mask
+    m = (V.FULL if saved is None else saved) & lanes
+    if not m.any():
+        return 0
+    w.mask = m
+    try:
+        return fn(w)
+    finally:
+        w.mask = saved
 
 
 def _guard_div(f, e):

@@ -324,7 +324,7 @@ class Compiler:
         body, blocking = self.block(s.body)
         site = self.ops.site(s, "while")
         span = s.span
-        k = cost(s.cond)
+        kc = cost(s.cond)      # (not `k`: run_gen's iteration counter)
 
         def run_gen(w):
             loop = Loop()
@@ -336,12 +336,16 @@ class Compiler:
             try:
                 while True:
                     c = cond(w)
-                    w.instr += k
+                    w.instr += kc
                     if type(c) is np.ndarray:
                         c = V.truthy(c)
                         stay = w.active() & c
                         if not np.count_nonzero(stay):
                             break
+                        if not stay.all() and (w.active() & ~c).any():
+                            # lanes that leave by the condition never come back (not even when a
+                            # later break makes _next_iteration rebuild the mask from `saved`)
+                            loop.brk = _or(loop.brk, w.active() & ~c)
                         w.mask = stay if not stay.all() else saved if saved is None else stay
                     elif not c:
                         break
@@ -363,11 +367,20 @@ class Compiler:
                                                                f"at {span}", span=str(span), budget=budget)
                     if k % QUANTUM == 0:
                         yield Poll(None, site, "while loop")
+            except EngineError as err:
+                _note_iters(err, w)
+                raise
             finally:
                 w.loops.pop()
                 w.iters.pop()
                 w.mask = saved
         return run_gen, True
+
+
+def _note_iters(err: EngineError, w) -> None:
+    """Keep the failing loop-iteration vector on an error (the loops' `finally` pops it on the way out)."""
+    if err.details.get("warp", w.gid) == w.gid:
+        err.details.setdefault("iters", list(w.iters))
 
 
 def _next_iteration(w, loop: Loop, start_mask) -> bool:
@@ -419,6 +432,9 @@ def _run_for(w, slot, a, b, st, body, span):
             if k > budget:
                 raise ResourceLimit("loop_iterations", f"a for loop ran more than {budget} iterations at {span}",
                                     span=str(span), budget=budget)
+    except EngineError as err:
+        _note_iters(err, w)
+        raise
     finally:
         w.loops.pop()
         w.iters.pop()
@@ -459,6 +475,9 @@ def _run_for_gen(w, slot, a, b, st, body, span):
             if k > budget:
                 raise ResourceLimit("loop_iterations", f"a for loop ran more than {budget} iterations at {span}",
                                     span=str(span), budget=budget)
+    except EngineError as err:
+        _note_iters(err, w)
+        raise
     finally:
         w.loops.pop()
         w.iters.pop()

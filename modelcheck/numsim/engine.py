@@ -23,6 +23,8 @@ from .errors import Diagnostic, EngineError, ResourceLimit, UnsupportedTIRxError
 from .inputs import bind_scalars, buffer_array, check_inputs
 from .memory import GlobalMemory, SharedMemory
 from .runtime import CTARuntime, EngineState, Scheduler, Warp
+from .tensormap import bind_tensor_maps, handle_scalars
+from .tmem import live_at_exit
 from .memory import SHARED_BASE
 from .trace import Halt, RunInfo
 
@@ -86,6 +88,7 @@ class Engine:
         t0 = time.perf_counter()
         check_inputs(func, inputs)
         scalars = bind_scalars(func, inputs)
+        scalars.update(handle_scalars(func))     # tensor-map parameters: a param-space address each
         grid, block = self.launch_dims(scalars)
         program = Compiler(func, scalars, block).compile()
 
@@ -97,6 +100,7 @@ class Engine:
                 gmem.add(p.name, arrays[p.name])
         eng = EngineState(gmem, program.sites, list(observers))
         eng.loop_budget = self.max_loop_iterations
+        eng.tensor_maps = bind_tensor_maps(func, inputs, gmem)   # may add global allocations: before first_id
         for info in program.buffers.values():
             if info.space == "global":
                 eng.global_views[info.slot] = _view(gmem.allocs[info.alloc].data, info)
@@ -151,6 +155,11 @@ class Engine:
         finally:
             if gc_was:
                 gc.enable()
+        if termination == "completed":
+            live = live_at_exit(ctas, program.sites)     # TMEM allocations never freed (DESIGN §6)
+            if live:
+                termination = "error"
+                diagnostics.extend(live)
         for site, entry in sorted(eng.uninitialized.items()):
             s = program.sites[site]
             diagnostics.append(Diagnostic(
@@ -209,7 +218,7 @@ def _with_warp(details: dict, eng) -> dict:
     if w is not None and "warp" not in out:
         out["warp"] = w.gid
         out["cta"] = w.cta
-        out["iters"] = list(w.iters)
+        out.setdefault("iters", list(w.iters))
     return out
 
 

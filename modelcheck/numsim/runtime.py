@@ -150,6 +150,7 @@ class Scheduler:
                 self._step(w, gens[w.gid])
                 self._wake_dirty()
             if eng.pending:
+                eng.current = None      # completions are the async units' doing, not the last warp's
                 eng.deliver_pending()
                 self._wake_dirty()
                 continue
@@ -158,11 +159,13 @@ class Scheduler:
             blocked = [w for w in self.warps if w.status != DONE]
             if not blocked:
                 return
+            eng.current = None          # a deadlock is no single warp's error: `blocked` names them all
             first = next((w.waiting.site for w in blocked if w.waiting and w.waiting.site is not None), None)
             span = eng.sites[first].span if first is not None else None
             raise EngineError("deadlock", _deadlock_message(blocked), span,
                               blocked=[{"warp": w.gid, "cta": w.cta, "warp_in_cta": w.index,
                                         "awaits": w.waiting.describe() if w.waiting else "?",
+                                        "state": _state_of(w.waiting),
                                         "site": w.waiting.site if w.waiting else None,
                                         "iters": list(w.iters)} for w in blocked])
 
@@ -224,6 +227,12 @@ class Scheduler:
                 eng.waiters[key] = still
             else:
                 del eng.waiters[key]
+
+
+def _state_of(waiting) -> str | None:
+    """The awaited barrier's state (arrivals, transactions), for deadlock reports."""
+    describe = getattr(waiting.obj, "describe", None) if waiting is not None else None
+    return describe() if callable(describe) else None
 
 
 def _deadlock_message(blocked: list[Warp]) -> str:

@@ -33,7 +33,7 @@ class SyncError(Exception):
 
 class MBarrier:
     __slots__ = ("cta", "addr", "live", "expected", "pending", "tx", "gen", "consumed", "init_gen_base",
-                 "waiters", "version", "epoch", "arrivals")
+                 "waiters", "version", "epoch", "arrivals", "tx_expected", "tx_completed")
 
     def __init__(self, cta: int, addr: int):
         self.cta = cta
@@ -49,6 +49,8 @@ class MBarrier:
         self.version = 0        # bumped on every state change (wakes waiters)
         self.epoch = 0          # number of inits
         self.arrivals = 0       # arrivals received in the current phase
+        self.tx_expected = 0    # transaction bytes announced in the current phase (for messages)
+        self.tx_completed = 0   # transaction bytes completed in the current phase (for messages)
 
     # -- lifecycle
     def init(self, count: int) -> None:
@@ -61,7 +63,7 @@ class MBarrier:
                             barrier=self.addr, count=count)
         self.live = True
         self.expected = self.pending = count
-        self.tx = 0
+        self.tx = self.tx_expected = self.tx_completed = 0
         self.arrivals = 0
         self.consumed = True
         self.init_gen_base = self.gen
@@ -113,11 +115,14 @@ class MBarrier:
         self.pending -= count
         self.arrivals += count
         self.version += 1
+        if self.pending == 0 and self.tx < 0:
+            raise self._over_delivery()
         return self._maybe_complete()
 
     def expect_tx(self, nbytes: int) -> None:
         self.require_live("mbarrier.expect_tx")
         self.tx += nbytes
+        self.tx_expected += nbytes
         if self.tx > MAX_COUNT:
             raise SyncError("mbarrier_transaction_over_delivery", f"tx-count {self.tx} exceeds {MAX_COUNT}",
                             barrier=self.addr)
@@ -126,18 +131,22 @@ class MBarrier:
     def complete_tx(self, nbytes: int) -> bool:
         self.require_live("mbarrier.complete_tx")
         self.tx -= nbytes
+        self.tx_completed += nbytes
         self.version += 1
         if self.pending == 0 and self.tx < 0:
-            raise SyncError("mbarrier_transaction_over_delivery",
-                            f"transactions over-delivered: {-self.tx} byte(s) more than expected",
-                            barrier=self.addr, excess=-self.tx)
+            raise self._over_delivery()
         return self._maybe_complete()
+
+    def _over_delivery(self) -> SyncError:
+        return SyncError("mbarrier_transaction_over_delivery",
+                         f"completed {self.tx_completed} transaction bytes, expected {self.tx_expected}",
+                         barrier=self.addr, excess=-self.tx, completed=self.tx_completed, expected=self.tx_expected)
 
     def _maybe_complete(self) -> bool:
         if self.pending == 0 and self.tx == 0:
             self.gen += 1
             self.pending = self.expected
-            self.arrivals = 0
+            self.arrivals = self.tx_expected = self.tx_completed = 0
             self.consumed = False
             self.version += 1
             return True
@@ -151,8 +160,9 @@ class MBarrier:
         return g if g >= 0 else None
 
     def describe(self) -> str:
+        tx = f", transactions {self.tx_completed}/{self.tx_expected}" if self.tx_expected or self.tx_completed else ""
         return (f"generation {self.local_gen}, completed parity {self.completed_parity()}, "
-                f"arrivals {self.arrivals}/{self.expected}, tx {self.tx}")
+                f"arrivals {self.arrivals}/{self.expected}{tx}")
 
 
 class NamedBarrier:

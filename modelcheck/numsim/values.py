@@ -97,8 +97,11 @@ def cast(value, src: str, dst: str):
 
 def _trunc_div(a, b):
     if type(a) is np.ndarray or type(b) is np.ndarray:
-        q = np.abs(a) // np.abs(b)
-        return np.where((a < 0) != (b < 0), -q, q)
+        # the floor quotient moved toward zero where the signs differ and the division is inexact
+        # (np.abs of the most negative value overflows; INT_MIN // -1 wraps like the hardware)
+        with np.errstate(over="ignore"):
+            q = a // b
+            return q + (((a % b) != 0) & ((a < 0) != (b < 0))).astype(q.dtype)
     q = abs(a) // abs(b)
     return q if (a >= 0) == (b >= 0) else -q
 
@@ -162,9 +165,15 @@ def binop(op: str, dtype: str, result: str):
         def idiv(a, b, _op=op):
             if _has_zero(b):
                 raise DivisionByZero(f"integer {'division' if _op in ('//', 'tdiv') else 'modulo'} by zero")
-            if _op == "//":
+            if type(a) is np.ndarray or type(b) is np.ndarray:
+                with np.errstate(over="ignore"):     # INT_MIN // -1 wraps, as on the hardware
+                    if _op == "//":
+                        return a // b
+                    if _op == "%":
+                        return a % b
+            elif _op == "//":
                 return a // b
-            if _op == "%":
+            elif _op == "%":
                 return a % b
             q = _trunc_div(a, b)
             return q if _op == "tdiv" else a - q * b

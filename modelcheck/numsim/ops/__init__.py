@@ -27,9 +27,9 @@ class OpContext:
         self.sites: list[Site] = []
         self.acc = Accessors(compiler)
         self.source_lines = (compiler.func.source or "").splitlines()
-        from . import async_copy, barrier, fence, mbarrier, memory, misc, tcgen05, warp
+        from . import async_copy, barrier, fence, mbarrier, memory, misc, tcgen05, tma, umma, warp
         self.handlers = {}
-        for module in (memory, mbarrier, barrier, warp, async_copy, fence, misc, tcgen05):
+        for module in (memory, mbarrier, barrier, warp, async_copy, tma, fence, misc, tcgen05, umma):
             self.handlers.update(module.HANDLERS)
 
     # -- sites
@@ -97,11 +97,7 @@ class OpContext:
 
 
 def _pending_reason(info) -> str:
-    if info.family == "tcgen05":
-        return "tcgen05 operations are simulated from issue #4 (NumSim: TMA tensor maps and tcgen05/TMEM)"
-    if info.name.startswith("cp.async.bulk.tensor"):
-        return "TMA tensor copies are simulated from issue #4 (NumSim: TMA tensor maps and tcgen05/TMEM)"
-    return "no simulator implementation for this operation"
+    return f"no simulator implementation for {info.name} ({info.family})"
 
 
 def _unsupported(name, span, why):
@@ -189,6 +185,7 @@ def _members(membermask: int) -> np.ndarray:
     m = _MEMBERS.get(membermask)
     if m is None:
         m = _MEMBERS[membermask] = ((membermask >> V.LANES.astype(np.int64)) & 1).astype(np.bool_)
+        m.setflags(write=False)
     return m
 
 
@@ -199,7 +196,7 @@ def require_full_warp(w, what: str, span, membermask: int = 0xFFFFFFFF):
     active = w.mask
     members = _members(membermask)
     if w.full_mask is not None:
-        members &= w.full_mask
+        members = members & w.full_mask     # not in place: `members` is the shared cached mask
     missing = members & ~active
     if missing.any():
         lanes = [int(k) for k in np.flatnonzero(missing)]

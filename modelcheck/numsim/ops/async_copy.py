@@ -300,15 +300,18 @@ def _cp_async_mbarrier_arrive(ctx, call, info):
             cta, warp, iters = w.cta, w.gid, tuple(w.iters)
 
             def complete(bar=bar, a=a, gen=gen, cta=cta, warp=warp, iters=iters, op=op, lane=lane):
+                prior_consumed = bar.consumed or bar.local_gen == 0
                 try:
                     completed = bar.arrive(1)
                 except SyncError as err:
-                    raise EngineError(err.kind, err.message, span, **err.details) from None
+                    raise EngineError(err.kind, err.message, span, warp=warp, cta=cta, iters=list(iters),
+                                      **err.details) from None
                 eng.touch(bar)
                 eng.async_sync(cta, warp, "mbarrier.arrive", site, iters, barrier=("mbarrier", cta, a), count=1,
                                generation=bar.local_gen - (1 if completed else 0), completed=completed,
                                details={"async": True, "kind": "cp.async.mbarrier.arrive", "op": op.id,
-                                        "lane": lane, "covers": "prior cp.async of the lane"})
+                                        "lane": lane, "covers": "prior cp.async of the lane",
+                                        "prior_consumed": prior_consumed})
             eng.enqueue(complete)
     return run, False
 

@@ -19,13 +19,15 @@ def _contribute(w, site, span, bid, count, flavor, aligned, kind, pred=None):
     if not 0 <= bid < 16:
         raise EngineError("named_barrier_contract_mismatch", f"named barrier id {bid} is outside 0..15", span,
                           barrier=bid)
+    # barriers count whole warps: the lanes past the end of a partial last warp count as arrived
+    # (an aligned barrier adds the warp size, not the active threads; PTX bar.sync)
     if aligned:
         require_full_warp(w, f"{kind} {bid}", span)
-        threads = w.nthreads
+        threads = 32
     else:
-        threads = w.active_count()
+        threads = w.active_count() + 32 - w.nthreads
     if count is None:
-        count = w.rt.nthreads
+        count = (w.rt.nthreads + 31) // 32 * 32
     nb = w.rt.named[bid]
     try:
         gen = nb.contribute(w.gid, threads, count, flavor, site, aligned)

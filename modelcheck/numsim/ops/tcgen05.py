@@ -1,5 +1,496 @@
-"""tcgen05 / TMEM operations: simulated from issue #4 (until then every tcgen05 op
-reports unsupported_operation, so a run that reaches one is incomplete, not clean)."""
+"""tcgen05 / TMEM operations for cta_group::1 (ptx-encodings §1-3, §7; DESIGN §6).
+
+- `alloc` / `dealloc` / `relinquish_alloc_permit`: one whole warp (`.sync.aligned`);
+  alloc blocks until enough columns are free, then stores the TMEM address to shared
+  memory as a generic 4-byte store attributed to the warp's first lane.
+- `ld` / `st` (32x32b, 16x64b, 16x128b, 16x256b, 16x32bx2; `.pack::16b` /
+  `.unpack::16b` with 32x32b): asynchronous on hardware; here the data moves at issue
+  (ld reads TMEM and fills the destination registers, st writes TMEM), so the
+  registers hold the loaded values from the ld on, in particular after `wait::ld`.
+  Each is an async op (its records carry the op id as actor); `wait::ld` / `wait::st`
+  emit the ids they complete.  Each warp reaches only its lane quarter (warp % 4).
+- `cp` (shared -> TMEM through a matrix descriptor) and `shift`: executed at
+  completion, like `mma` (ops/umma.py).
+- `commit` queues one mbarrier arrival behind the thread's earlier mma/cp/shift
+  (completions are delivered FIFO); it is reported like `cp.async.mbarrier.arrive`: an
+  "async.issue" event (details kind "tcgen05.commit", the op ids issued since the lane's
+  previous commit) and, when it lands, an async "mbarrier.arrive".
+- `fence::before_thread_sync` / `after_thread_sync`: sync events only.
+Lifecycle and access violations are typed engine errors (see modelcheck.numsim.tmem); alloc,
+dealloc and relinquish from part of a warp are `tcgen_partial_warp_participation`, ld/st/wait
+from part of a warp `warp_collective_divergence` (a `.sync.aligned` collective, DESIGN §6).
+"""
 from __future__ import annotations
 
-HANDLERS: dict = {}
+import numpy as np
+
+from ..descriptors import (LDST_REGS, DescriptorError, DescriptorUnsupported, SmemDescriptor, cp_rows, ldst_map,
+                           matrix_addresses, tmem_split)
+from ..errors import EngineError, UnsupportedTIRxError
+from ..memory import GLOBAL_BASE, SHARED_BASE
+from ..runtime import Wait
+from ..sync import SyncError
+from ..tmem import TmemError, next_alloc_id, record_cells, record_rows, tmem_of
+from . import require_full_warp
+from .async_copy import _new_op
+from .mbarrier import barrier_of
+from .memory import _from_register, _to_register
+from .tma import async_records
+
+_MULTICAST = ("warpx2::02_13", "warpx2::01_23", "warpx4")
+
+
+# --------------------------------------------------------------------------- shared helpers (also ops/umma.py)
+
+class TcState:
+    """Per-warp tcgen05 bookkeeping: per-lane ops since the last commit, the warp's unwaited ld/st ids."""
+
+    __slots__ = ("since_commit", "pending_ld", "pending_st")
+
+    def __init__(self):
+        self.since_commit = [[] for _ in range(32)]
+        self.pending_ld: list[int] = []
+        self.pending_st: list[int] = []
+
+
+def tc_state(w) -> TcState:
+    if w.groups is None:
+        w.groups = {}
+    s = w.groups.get("tcgen05")
+    if s is None:
+        s = w.groups["tcgen05"] = TcState()
+    return s
+
+
+def lanes_of(w) -> list[int]:
+    return [int(k) for k in np.flatnonzero(w.active())]
+
+
+def at(value, lane) -> int:
+    return int(value[lane]) if type(value) is np.ndarray else int(value)
+
+
+def tmem_error(err: TmemError, span, **extra) -> EngineError:
+    return EngineError(err.kind, err.message, span, **err.details, **extra)
+
+
+def descriptor_error(err: DescriptorError, what: str, value: int, span, descriptor: str):
+    if isinstance(err, DescriptorUnsupported):
+        return UnsupportedTIRxError(what, span, f"{descriptor} descriptor {value:#x}: {err.field}: {err.message}")
+    return EngineError("invalid_descriptor", f"{what}: {descriptor} descriptor {value:#x}: {err.field}: "
+                                             f"{err.message}", span, field=err.field, descriptor=descriptor)
+
+
+def smem_descriptor(value: int, what: str, span) -> SmemDescriptor:
+    d = SmemDescriptor.decode(value)
+    try:
+        d.validate()
+    except DescriptorError as err:
+        raise descriptor_error(err, what, value, span, "shared-memory matrix") from None
+    return d
+
+
+def smem_footprint(w, addrs: np.ndarray, esz: int, span, what: str):
+    """[(allocation, byte offsets in it)] for elements at absolute shared `addrs`; oob if any byte is outside."""
+    flat = np.asarray(addrs, dtype=np.int64).reshape(-1)
+    lo, hi = int(flat.min()), int(flat.max()) + esz
+    shared = w.rt.shared
+    a = shared.find(lo, hi - lo) if lo < GLOBAL_BASE else None
+    if a is not None:
+        return [(a, flat - a.base)]
+    out: dict[int, tuple] = {}
+    for addr in np.unique(flat).tolist():
+        b = shared.find(addr, esz)
+        if b is None:
+            raise EngineError("oob", f"{what}: shared operand bytes [{addr:#x}, +{esz}) are outside every shared "
+                                     f"allocation", span, address=addr)
+        out.setdefault(b.id, (b, []))[1].append(addr - b.base)
+    return [(b, np.array(offs, dtype=np.int64)) for b, offs in out.values()]
+
+
+def whole_warp(w, what: str, span) -> None:
+    """alloc/dealloc/relinquish need all 32 threads of one warp (a TMEM lifecycle rule, DESIGN §6)."""
+    if w.nthreads == 32 and (w.mask is None or w.mask.all()):
+        return
+    missing = [int(k) for k in np.flatnonzero(~w.active())]
+    raise EngineError("tcgen_partial_warp_participation",
+                      f"{what} is .sync.aligned: all 32 threads of the warp must execute it, but lanes "
+                      f"{_lane_text(missing)} do not; issue it from the whole warp (outside lane-dependent branches)",
+                      span, missing_lanes=missing)
+
+
+def _lane_text(lanes):
+    return f"{lanes[0]}..{lanes[-1]} ({len(lanes)} lanes)" if len(lanes) > 6 else ", ".join(map(str, lanes))
+
+
+def warp_uniform(value, w, what: str, span) -> int:
+    if type(value) is not np.ndarray:
+        return int(value)
+    vals = value[w.active()]
+    if (vals == vals[0]).all():
+        return int(vals[0])
+    raise EngineError("tcgen_collective_argument_mismatch",
+                      f"{what} must be the same on every thread of the warp; got {sorted(set(vals.tolist()))[:4]}",
+                      span)
+
+
+# --------------------------------------------------------------------------- allocation
+
+
+def _alloc(ctx, call, info):
+    dst_fn, n_fn = (ctx.expr(o) for o in call.operands)
+    site = ctx.site(call, "tcgen05.alloc")
+    span = call.span
+
+    def run(w):
+        whole_warp(w, "tcgen05.alloc", span)
+        dst = warp_uniform(dst_fn(w), w, "tcgen05.alloc destination", span)
+        ncols = warp_uniform(n_fn(w), w, "tcgen05.alloc column count", span)
+        tm = tmem_of(w.rt)
+        slot = w.rt.shared.find(dst, 4) if dst < GLOBAL_BASE else None
+        if slot is None:
+            raise EngineError("oob", f"tcgen05.alloc destination {dst:#x} is not a 4-byte location in shared memory",
+                              span, address=dst)
+        if dst % 4:
+            raise EngineError("misaligned_address", f"tcgen05.alloc destination {dst:#x} is not 4-byte aligned", span)
+        blocked = False
+        while True:
+            try:
+                tm.check_request(ncols)
+            except TmemError as err:
+                raise tmem_error(err, span) from None
+            col = tm.first_fit(ncols)
+            if col is not None:
+                break
+            blocked = True
+            yield Wait(tm, lambda: tm.first_fit(ncols) is not None,
+                       lambda: f"await tcgen05.alloc of {ncols} columns ({tm.describe()})", site)
+        eng = w.eng
+        a = tm.allocate(col, ncols, next_alloc_id(eng), w.gid, site)
+        off = dst - slot.base
+        slot.data[off:off + 4] = np.array([col], dtype="<u4").view(np.uint8)
+        slot.mark_written(off, 4)
+        first = np.zeros(32, dtype=np.bool_)
+        first[0] = True
+        eng.access(w, site, slot, off, 4, "write", lanes=first)
+        w.effects += 1
+        eng.touch(tm)
+        eng.sync(w, "tcgen05.alloc", site, details={"taddr": col, "ncols": ncols, "allocation": a.id,
+                                                    "slot": dst, "blocked": blocked})
+    return run, True
+
+
+def _dealloc(ctx, call, info):
+    t_fn, n_fn = (ctx.expr(o) for o in call.operands)
+    site = ctx.site(call, "tcgen05.dealloc")
+    span = call.span
+
+    def run(w):
+        whole_warp(w, "tcgen05.dealloc", span)
+        taddr = warp_uniform(t_fn(w), w, "tcgen05.dealloc address", span) & 0xFFFFFFFF
+        ncols = warp_uniform(n_fn(w), w, "tcgen05.dealloc column count", span)
+        tm = tmem_of(w.rt)
+        try:
+            a = tm.release(taddr, ncols)
+        except TmemError as err:
+            raise tmem_error(err, span) from None
+        w.effects += 1
+        w.eng.touch(tm)
+        w.eng.sync(w, "tcgen05.dealloc", site, details={"taddr": taddr, "ncols": ncols, "allocation": a.id})
+    return run, False
+
+
+def _relinquish(ctx, call, info):
+    site = ctx.site(call, "tcgen05.relinquish_alloc_permit")
+    span = call.span
+
+    def run(w):
+        whole_warp(w, "tcgen05.relinquish_alloc_permit", span)
+        tmem_of(w.rt).relinquished = True
+        w.effects += 1
+        w.eng.sync(w, "tcgen05.relinquish_alloc_permit", site)
+    return run, False
+
+
+# --------------------------------------------------------------------------- ld / st / wait
+
+
+def _ldst_cells(w, shape, dl, dc, taddr, split, pack, span, what):
+    """(lanes, cols) of every register (32 x R, doubled columns for pack/unpack) and the allocation."""
+    l0, c0 = tmem_split(taddr)
+    lanes, cols = l0 + dl, c0 + dc
+    if shape == "16x32bx2":
+        l1, c1 = tmem_split(taddr + split)
+        lanes[16:], cols[16:] = l1 + dl[16:], c1 + dc[16:]
+    if pack:
+        lanes = np.repeat(lanes, 2, axis=1)
+        cols = np.stack([cols, cols + 1], axis=2).reshape(32, -1)
+    q = w.index % 4
+    lo, hi = int(lanes.min()), int(lanes.max())
+    if 0 <= lo and hi < 128 and (lo < 32 * q or hi >= 32 * q + 32):
+        raise EngineError("tmem_access_invalid_target",
+                          f"{what}: warp {w.index} of the CTA is warp {q} of its warpgroup and may access TMEM lanes "
+                          f"{32 * q}-{32 * q + 31} only; this access touches lanes {lo}-{hi}", span,
+                          lanes=[lo, hi], quarter=q)
+    try:
+        alloc = tmem_of(w.rt).covering(lanes, cols, what)
+    except TmemError as err:
+        raise tmem_error(err, span) from None
+    return lanes, cols, alloc
+
+
+def _ldst(action):
+    def compile_(ctx, call, info):
+        shape, num = info.quals["shape"], int(info.quals["num"][1:])
+        pack = ("pack::16b" if action == "ld" else "unpack::16b") in info.quals
+        regs = LDST_REGS[shape] * num
+        ops = call.operands
+        if action == "ld":
+            dsts = [ctx.lvalue(o, "tcgen05.ld") for o in ops[:regs]]
+            rest = ops[regs:]
+        else:
+            rest = ops[:len(ops) - regs]
+            srcs = [(ctx.expr(o), o.dtype) for o in ops[len(ops) - regs:]]
+        taddr_fn = ctx.expr(rest[0])
+        split_fn = ctx.expr(rest[1]) if shape == "16x32bx2" else (lambda w: 0)
+        dl, dc = ldst_map(shape, num)
+        if pack:
+            dc = 2 * dc
+        what = f"tcgen05.{action}.{shape}.x{num}" + (".pack::16b" if pack and action == "ld" else
+                                                     ".unpack::16b" if pack else "")
+        site = ctx.site(call, f"tcgen05.{action}")
+        span = call.span
+        kind = "read" if action == "ld" else "write"
+
+        def run(w):
+            require_full_warp(w, what + " (.sync.aligned)", span)
+            if pack and shape != "32x32b":
+                raise UnsupportedTIRxError(what, span, "16-bit packing is modeled for the 32x32b shape only")
+            taddr = warp_uniform(taddr_fn(w), w, f"{what} address", span) & 0xFFFFFFFF
+            split = warp_uniform(split_fn(w), w, f"{what} immHalfSplitoff", span)
+            lanes, cols, alloc = _ldst_cells(w, shape, dl, dc, taddr, split, pack, span, what)
+            cells = tmem_of(w.rt).cells
+            eng = w.eng
+            op = _new_op(w, f"tcgen05.{action}", 0, site)
+            st = tc_state(w)
+            (st.pending_ld if action == "ld" else st.pending_st).append(op.id)
+            eng.sync(w, "async.issue", site, details={"op": op.id, "kind": op.kind, "taddr": taddr, "shape": shape,
+                                                      "num": num, "allocation": alloc.id})
+            if action == "ld":
+                vals = cells[lanes, cols]
+                if pack:
+                    vals = (vals[:, 0::2] & 0xFFFF) | ((vals[:, 1::2] & 0xFFFF) << 16)
+                record_cells(eng, site, alloc, lanes, cols, kind, w=w, op=op)
+                for r, d in enumerate(dsts):
+                    d(w, _to_register(vals[:, r].astype(np.uint32), "b32", d.dtype))
+            else:
+                vals = np.empty((32, regs), dtype=np.uint32)
+                for r, (fn, dtype) in enumerate(srcs):
+                    vals[:, r] = np.broadcast_to(_from_register(fn(w), dtype, "b32"), (32,))
+                if pack:
+                    vals = np.stack([vals & 0xFFFF, vals >> 16], axis=2).reshape(32, -1)
+                cells[lanes, cols] = vals
+                record_cells(eng, site, alloc, lanes, cols, kind, w=w, op=op)
+            op.done = True
+            w.effects += 1
+        return run, False
+    return compile_
+
+
+def _wait(action):
+    def compile_(ctx, call, info):
+        site = ctx.site(call, f"tcgen05.wait::{action}")
+        span = call.span
+
+        def run(w):
+            require_full_warp(w, f"tcgen05.wait::{action} (.sync.aligned)", span)
+            st = tc_state(w)
+            done = st.pending_ld if action == "ld" else st.pending_st
+            if action == "ld":
+                st.pending_ld = []
+            else:
+                st.pending_st = []
+            w.effects += 1
+            w.eng.sync(w, f"tcgen05.wait::{action}", site, details={"ops": done})
+        return run, False
+    return compile_
+
+
+def _fence(kind):
+    def compile_(ctx, call, info):
+        site = ctx.site(call, kind)
+
+        def run(w):
+            w.eng.sync(w, kind, site)
+        return run, False
+    return compile_
+
+
+# --------------------------------------------------------------------------- commit
+
+
+def _commit(ctx, call, info):
+    bar_fn = ctx.expr(call.operands[0])
+    site = ctx.site(call, "tcgen05.commit")
+    span = call.span
+
+    def run(w):
+        a_all = bar_fn(w)
+        eng = w.eng
+        st = tc_state(w)
+        w.effects += 1
+        for lane in lanes_of(w):
+            baddr = at(a_all, lane)
+            bar = barrier_of(w, baddr, span, "tcgen05.commit")
+            try:
+                bar.require_live("tcgen05.commit")
+            except SyncError as err:
+                raise EngineError(err.kind, err.message, span, **err.details) from None
+            ids = [op.id for op in st.since_commit[lane]]
+            st.since_commit[lane] = []
+            op = _new_op(w, "tcgen05.commit", lane, site)
+            gen = bar.local_gen
+            # like cp.async.mbarrier.arrive: an issue now, one arrival (no pending increment) when it lands
+            eng.sync(w, "async.issue", site, barrier=("mbarrier", w.cta, baddr), count=1, generation=gen,
+                     details={"op": op.id, "kind": op.kind, "lane": lane, "noinc": True, "ops": ids,
+                              "covers": _COVERS})
+            eng.enqueue(_arrive(eng, op, bar, baddr, ids, gen, span))
+    return run, False
+
+
+_COVERS = "all prior tcgen05.mma/cp/shift of the lane"
+
+
+def _arrive(eng, op, bar, baddr, ids, bound_gen, span):
+    def complete():
+        gen = bar.local_gen
+        try:
+            completed = bar.arrive(1)
+        except SyncError as err:
+            raise EngineError(err.kind, err.message, span, warp=op.warp, **err.details) from None
+        op.done = True
+        eng.touch(bar)
+        eng.async_sync(op.cta, op.warp, "mbarrier.arrive", op.site, op.iters, barrier=("mbarrier", op.cta, baddr),
+                       count=1, generation=gen, completed=completed,
+                       details={"async": True, "kind": op.kind, "op": op.id, "lane": op.lane, "ops": ids,
+                                "covers": _COVERS, "bound_generation": bound_gen})
+    return complete
+
+
+# --------------------------------------------------------------------------- cp / shift (executed at completion)
+
+
+def _issue(w, kind, lane, site, details, complete_fn):
+    op = _new_op(w, kind, lane, site)
+    tc_state(w).since_commit[lane].append(op)
+    w.eng.sync(w, "async.issue", site, details={"op": op.id, "kind": kind, "lane": lane, **details})
+    w.eng.enqueue(lambda: complete_fn(op))
+    return op
+
+
+def _complete_event(eng, op):
+    op.done = True
+    eng.async_sync(op.cta, op.warp, "async.complete", op.site, op.iters,
+                   details={"op": op.id, "kind": op.kind, "lane": op.lane})
+
+
+def _cp(ctx, call, info):
+    t_fn, d_fn = (ctx.expr(o) for o in call.operands)
+    shape = info.quals["shape"]
+    multicast = next((m for m in _MULTICAST if m in info.quals), None)
+    site = ctx.site(call, "tcgen05.cp")
+    span = call.span
+    what = f"tcgen05.cp.{shape}" + (f".{multicast}" if multicast else "")
+
+    def run(w):
+        t_all, d_all = t_fn(w), d_fn(w)
+        w.effects += 1
+        try:
+            rows, chunks, dests = cp_rows(shape, multicast)
+        except DescriptorError as err:      # e.g. 64x128b without .warpx2 (the real parser rejects it too)
+            raise UnsupportedTIRxError(what, span, err.message) from None
+        for lane in lanes_of(w):
+            taddr, dval = at(t_all, lane) & 0xFFFFFFFF, at(d_all, lane)
+            desc = smem_descriptor(dval, what, span)
+            try:
+                addrs = matrix_addresses(desc, rows, chunks, 16, False)
+            except DescriptorError as err:
+                raise descriptor_error(err, what, dval, span, "shared-memory matrix") from None
+            parts = smem_footprint(w, addrs, 16, span, what)
+            l0, c0 = tmem_split(taddr)
+            tlanes = np.concatenate([l0 + d for d in dests])
+            cols = np.arange(c0, c0 + 4 * chunks)
+            tm = tmem_of(w.rt)
+            try:
+                alloc = tm.covering(tlanes, cols, what)
+            except TmemError as err:
+                raise tmem_error(err, span) from None
+
+            def complete(op, addrs=addrs, parts=parts, l0=l0, c0=c0, alloc=alloc, tm=tm, tlanes=tlanes, cols=cols):
+                try:
+                    tm.covering(tlanes, cols, what)
+                except TmemError as err:
+                    raise tmem_error(err, span, warp=op.warp) from None
+                pool = w.rt.shared.pool
+                idx = (addrs.reshape(-1, 1) - SHARED_BASE + np.arange(16)).reshape(-1)
+                data = pool[idx].reshape(rows, chunks * 16).view("<u4")
+                eng = w.eng
+                for a, offs in parts:
+                    async_records(eng, op, a, offs, 16, "read")
+                for d in dests:
+                    tm.cells[np.ix_(l0 + d, cols)] = data
+                    record_rows(eng, op.site, alloc, l0 + d, c0, 4 * chunks, "write", op)
+                _complete_event(eng, op)
+            _issue(w, "tcgen05.cp", lane, site, {"taddr": taddr, "shape": shape, "allocation": alloc.id}, complete)
+    return run, False
+
+
+def _shift(ctx, call, info):
+    t_fn = ctx.expr(call.operands[0])
+    site = ctx.site(call, "tcgen05.shift")
+    span = call.span
+
+    def run(w):
+        t_all = t_fn(w)
+        w.effects += 1
+        for lane in lanes_of(w):
+            taddr = at(t_all, lane) & 0xFFFFFFFF
+            l0, c0 = tmem_split(taddr)
+            if l0 % 32:
+                raise EngineError("tmem_access_invalid_target", f"tcgen05.shift: the lane of taddr ({l0}) must be "
+                                                                f"aligned to 32", span, lane=l0)
+            tm = tmem_of(w.rt)
+            rows, cols = np.arange(l0, l0 + 32), np.arange(c0, c0 + 8)
+            try:
+                alloc = tm.covering(rows, cols, "tcgen05.shift")
+            except TmemError as err:
+                raise tmem_error(err, span) from None
+
+            def complete(op, l0=l0, c0=c0, alloc=alloc, tm=tm, rows=rows, cols=cols):
+                try:
+                    tm.covering(rows, cols, "tcgen05.shift")
+                except TmemError as err:
+                    raise tmem_error(err, span, warp=op.warp) from None
+                # model: the 32-byte element (8 columns) of rows l0..l0+30 moves down one row; row l0 keeps its value
+                tm.cells[l0 + 1:l0 + 32, c0:c0 + 8] = tm.cells[l0:l0 + 31, c0:c0 + 8].copy()
+                record_rows(w.eng, op.site, alloc, rows[:-1], c0, 8, "read", op)
+                record_rows(w.eng, op.site, alloc, rows[1:], c0, 8, "write", op)
+                _complete_event(w.eng, op)
+            _issue(w, "tcgen05.shift", lane, site, {"taddr": taddr, "allocation": alloc.id}, complete)
+    return run, False
+
+
+HANDLERS = {
+    "tcgen05.alloc": _alloc,
+    "tcgen05.dealloc": _dealloc,
+    "tcgen05.relinquish_alloc_permit": _relinquish,
+    "tcgen05.ld": _ldst("ld"),
+    "tcgen05.st": _ldst("st"),
+    "tcgen05.wait::ld": _wait("ld"),
+    "tcgen05.wait::st": _wait("st"),
+    "tcgen05.fence::before_thread_sync": _fence("tcgen05.fence::before_thread_sync"),
+    "tcgen05.fence::after_thread_sync": _fence("tcgen05.fence::after_thread_sync"),
+    "tcgen05.commit": _commit,
+    "tcgen05.cp": _cp,
+    "tcgen05.shift": _shift,
+}

@@ -81,7 +81,8 @@ def _cuda_source(kind: str, lane: np.ndarray, arg, width: int) -> np.ndarray:
     if kind == "down":
         return np.where(lane - seg + arg < width, lane + arg, lane)
     src = lane ^ np.asarray(arg)
-    return np.where((src >= seg) & (src < seg + width), src, lane)
+    # shfl.bfly with c = ((32 - width) << 8) | 31: a source in an earlier segment is allowed, a later one is not
+    return np.where(src < seg + width, src, lane)
 
 
 def _cuda_shuffle(kind):

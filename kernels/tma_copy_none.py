@@ -1,0 +1,36 @@
+# 2D TMA tile copy, no swizzle.  One thread arms the mbarrier with the box bytes and
+# loads the BOX_Y x BOX_X box at (X0, Y0) of `src` (through the tensor map `tmap`)
+# into a shared tile; after the wait every thread copies the raw shared words to
+# `out`, so `out` shows the hardware placement: without swizzle the box is dense,
+# row r at byte r * BOX_X * 4.  Inputs come from kernels/inputs/tma.py:tma_copy.
+from tvm_tirx.script import tirx as T
+
+SWIZZLE = 0            # swizzle span in bytes (0 = none)
+GX = 48                # global extents, dim 0 innermost (elements)
+GY = 40
+BOX_X = 16             # 16 x float32 = 64 bytes
+BOX_Y = 16
+X0 = 8                 # box coordinates (may be negative or reach past the tensor: zero fill)
+Y0 = 16
+THREADS = 128
+NBYTES = BOX_X * BOX_Y * 4
+
+
+@T.function
+def tma_copy_none(src: T.Tensor((GY, GX), T.float32), tmap: T.Ptr(T.void), out: T.Tensor((BOX_Y * BOX_X,), T.float32)):
+    with T.device_entry():
+        with T.launch_thread("blockIdx.x", 1) as bx:
+            with T.launch_thread("threadIdx.x", THREADS) as tx:
+                bar = T.alloc_tensor(ty_args=[T.Tensor((1,), T.uint64, scope="shared")])
+                tile = T.alloc_tensor(ty_args=[T.Tensor((BOX_Y, BOX_X), T.float32, scope="shared", align=1024)])
+                if tx == 0:
+                    T.ptx.mbarrier.init.shared.b64(bar.ptr_to([0]), T.uint32(1))
+                    T.ptx.fence.mbarrier_init.release.cluster()
+                T.cuda.cta_sync()
+                if tx == 0:
+                    T.ptx.mbarrier.arrive.expect_tx.shared__cta.b64(bar.ptr_to([0]), T.uint32(NBYTES))
+                    T.ptx["cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes"](tile.ptr_to([0, 0]), tmap, X0, Y0, bar.ptr_to([0]))
+                T.cuda.mbarrier_wait(bar.ptr_to([0]), 0)
+                for k in range(BOX_X * BOX_Y // THREADS):
+                    i: T.let[T.int32] = k * THREADS + tx
+                    out[i] = tile[i // BOX_X, i % BOX_X]

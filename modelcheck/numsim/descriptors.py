@@ -1,0 +1,293 @@
+"""Bit-exact decoders and address maps for Blackwell descriptors (no IR, no engine state).
+
+Facts from `reference/ptx-encodings.md`:
+- TMEM addresses: `lane << 16 | column` (§1).
+- tcgen05.ld/st register <-> (lane, column) maps for the 32x32b and 16x* shapes (§3).
+- The 64-bit UMMA shared-memory matrix descriptor and the byte address of element
+  (row, k) of the canonical K-major / MN-major layouts, swizzled on the absolute
+  address (§4).
+- The 32-bit instruction descriptor of `kind::f16` / `kind::tf32` (§5).
+- tcgen05.cp source rows -> TMEM lanes (§7).
+- The TMA / UMMA swizzle XOR `addr ^ (((addr >> 7) & mask) << 4)` (§4.1, §8.3).
+
+Decoders raise `DescriptorError(field, message)` for a field the hardware rejects and
+`DescriptorUnsupported(field, message)` for a valid encoding whose meaning the cited
+sources leave open (the op turns it into `UnsupportedTIRxError`, never a guess).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+class DescriptorError(ValueError):
+    """A descriptor field holds a value the hardware rejects; `field` names it."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+class DescriptorUnsupported(DescriptorError):
+    """A valid encoding whose behaviour the cited sources do not specify (modeled as unsupported)."""
+
+
+# --------------------------------------------------------------------------- swizzle
+
+def swizzle(addr, mask: int):
+    """The 16-byte-chunk XOR swizzle on absolute shared addresses: bits [4,7) ^= bits [7,10) & mask.
+    mask 0 = none, 1 = 32B, 3 = 64B, 7 = 128B (ptx-encodings §8.3; CuTe Swizzle<B,4,3>)."""
+    if not mask:
+        return addr
+    return addr ^ (((addr >> 7) & mask) << 4)
+
+
+# --------------------------------------------------------------------------- TMEM addresses
+
+TMEM_LANES = 128
+TMEM_COLUMNS = 512
+
+
+def tmem_split(addr: int) -> tuple[int, int]:
+    """(lane, column) of a 32-bit TMEM address."""
+    addr = int(addr) & 0xFFFFFFFF
+    return addr >> 16, addr & 0xFFFF
+
+
+# --------------------------------------------------------------------------- UMMA smem descriptor
+
+LAYOUT_NONE, LAYOUT_128B_BASE32B, LAYOUT_128B, LAYOUT_64B, LAYOUT_32B = 0, 1, 2, 4, 6
+LAYOUT_NAMES = {0: "no swizzle", 1: "128B swizzle with 32B atomicity", 2: "128B swizzle", 4: "64B swizzle",
+                6: "32B swizzle"}
+LAYOUT_SPAN = {0: 0, 2: 128, 4: 64, 6: 32}          # swizzle span S in bytes
+LAYOUT_MASK = {0: 0, 2: 7, 4: 3, 6: 1}              # XOR mask of `swizzle`
+
+
+def _enc14(x: int) -> int:
+    return (int(x) & 0x3FFFF) >> 4
+
+
+@dataclass(frozen=True)
+class SmemDescriptor:
+    """The 64-bit shared-memory matrix descriptor (PTX Table 40); byte values, not encoded fields."""
+
+    start: int          # matrix start address (bytes, 16-byte granule)
+    lbo: int            # leading-dimension byte offset
+    sbo: int            # stride-dimension byte offset
+    version: int        # bits 46-48, must be 0b001
+    base_offset: int    # bits 49-51
+    lbo_mode: int       # bit 52 (1 = absolute LBO: sm_103a only)
+    layout: int         # bits 61-63
+    reserved: int       # bits 14-15, 30-31, 53-60 (must be 0)
+
+    @staticmethod
+    def decode(value: int) -> "SmemDescriptor":
+        v = int(value) & 0xFFFF_FFFF_FFFF_FFFF
+        reserved = (v >> 14) & 3 | ((v >> 30) & 3) << 2 | ((v >> 53) & 0xFF) << 4
+        return SmemDescriptor(start=(v & 0x3FFF) << 4, lbo=((v >> 16) & 0x3FFF) << 4, sbo=((v >> 32) & 0x3FFF) << 4,
+                              version=(v >> 46) & 7, base_offset=(v >> 49) & 7, lbo_mode=(v >> 52) & 1,
+                              layout=(v >> 61) & 7, reserved=reserved)
+
+    @staticmethod
+    def encode(start: int, lbo: int, sbo: int, layout: int, version: int = 1, base_offset: int = 0,
+               lbo_mode: int = 0) -> int:
+        return (_enc14(start) | _enc14(lbo) << 16 | _enc14(sbo) << 32 | (version & 7) << 46
+                | (base_offset & 7) << 49 | (lbo_mode & 1) << 52 | (layout & 7) << 61)
+
+    def validate(self) -> None:
+        if self.version != 1:
+            raise DescriptorError("version", f"bits 46-48 hold {self.version:#05b}; the sm_100 descriptor needs "
+                                             f"the fixed constant 0b001")
+        if self.lbo_mode:
+            raise DescriptorError("lbo_mode", "bit 52 (absolute LBO address) is set; sm_100a only has relative "
+                                              "leading byte offsets (clear the bit)")
+        if self.layout not in LAYOUT_NAMES:
+            raise DescriptorError("layout", f"swizzle/layout type {self.layout} (bits 61-63) is invalid; use 0 none, "
+                                            f"1 128B-base-32B, 2 128B, 4 64B or 6 32B")
+        if self.reserved:
+            raise DescriptorError("reserved", "reserved bits (14-15, 30-31 or 53-60) are not zero")
+        if self.layout == LAYOUT_128B_BASE32B:
+            raise DescriptorUnsupported("layout", "the 128B swizzle with 32B atomicity (type 1) has a stride "
+                                                  "meaning the cited sources leave open; it is not modeled")
+        if self.base_offset:
+            raise DescriptorUnsupported("base_offset", f"matrix base offset {self.base_offset} is not modeled "
+                                                       f"(start swizzled tiles on their repeat boundary instead)")
+
+
+def matrix_addresses(desc: SmemDescriptor, rows: int, k: int, esz: int, mn_major: bool) -> np.ndarray:
+    """Absolute shared byte address of element (row, k) of a canonical layout, shape (rows, k), int64.
+
+    `row` is the M (A) or N (B) index, `k` the K index, `esz` the element size in bytes.  Readable
+    form (ptx-encodings §4.3, S = swizzle span, n = S/16, byte offsets mn = row*esz, kb = k*esz):
+        K-major,  none: start + (row%8)*16 + (row//8)*SBO + kb%16 + (kb//16)*LBO
+        K-major,  S   : start + (row%8)*S  + (row//8)*SBO + kb
+        MN-major, none: start + mn%16 + (mn//16)*SBO + (k%8)*16 + (k//8)*LBO
+        MN-major, S   : start + mn%16 + ((mn//16)%n)*16 + (mn//S)*LBO + (k%8)*S + (k//8)*SBO
+    then the layout's swizzle on the absolute address."""
+    desc.validate()
+    r = np.arange(rows, dtype=np.int64)[:, None]
+    kk = np.arange(k, dtype=np.int64)[None, :]
+    span = LAYOUT_SPAN[desc.layout]
+    if not mn_major:
+        kb = kk * esz
+        if span == 0:
+            addr = desc.start + (r % 8) * 16 + (r // 8) * desc.sbo + kb % 16 + (kb // 16) * desc.lbo
+        else:
+            addr = desc.start + (r % 8) * span + (r // 8) * desc.sbo + kb
+    else:
+        mn = r * esz
+        if span == 0:
+            addr = desc.start + mn % 16 + (mn // 16) * desc.sbo + (kk % 8) * 16 + (kk // 8) * desc.lbo
+        else:
+            n = span // 16
+            addr = (desc.start + mn % 16 + ((mn // 16) % n) * 16 + (mn // span) * desc.lbo + (kk % 8) * span
+                    + (kk // 8) * desc.sbo)
+    return swizzle(addr, LAYOUT_MASK[desc.layout])
+
+
+# --------------------------------------------------------------------------- instruction descriptor
+
+F16_TYPES = {0: "float16", 1: "bfloat16"}
+TF32_TYPE = 2
+D_TYPES = {0: "float16", 1: "float32"}
+KIND_K = {"kind::f16": 16, "kind::tf32": 8}
+
+
+@dataclass(frozen=True)
+class InstrDescriptor:
+    """The 32-bit instruction descriptor of kind::f16 / kind::tf32 (PTX Table 42)."""
+
+    sparse_selector: int
+    sparse: int
+    saturate: int
+    d_type: int
+    a_type: int
+    b_type: int
+    negate_a: int
+    negate_b: int
+    transpose_a: int     # 0 = K-major, 1 = MN-major
+    transpose_b: int
+    n: int
+    m: int
+    max_shift: int
+    reserved: int        # bits 6, 23, 29
+
+    @staticmethod
+    def decode(value: int) -> "InstrDescriptor":
+        v = int(value) & 0xFFFFFFFF
+        return InstrDescriptor(sparse_selector=v & 3, sparse=(v >> 2) & 1, saturate=(v >> 3) & 1,
+                               d_type=(v >> 4) & 3, a_type=(v >> 7) & 7, b_type=(v >> 10) & 7,
+                               negate_a=(v >> 13) & 1, negate_b=(v >> 14) & 1, transpose_a=(v >> 15) & 1,
+                               transpose_b=(v >> 16) & 1, n=((v >> 17) & 0x3F) << 3, m=((v >> 24) & 0x1F) << 4,
+                               max_shift=(v >> 30) & 3,
+                               reserved=((v >> 6) & 1) | ((v >> 23) & 1) << 1 | ((v >> 29) & 1) << 2)
+
+    @staticmethod
+    def encode(m: int, n: int, a_type: int, b_type: int, d_type: int = 1, transpose_a: int = 0,
+               transpose_b: int = 0, negate_a: int = 0, negate_b: int = 0) -> int:
+        return ((d_type & 3) << 4 | (a_type & 7) << 7 | (b_type & 7) << 10 | (negate_a & 1) << 13
+                | (negate_b & 1) << 14 | (transpose_a & 1) << 15 | (transpose_b & 1) << 16
+                | ((n >> 3) & 0x3F) << 17 | ((m >> 4) & 0x1F) << 24)
+
+    def validate(self, kind: str) -> None:
+        """Check the fields for a dense cta_group::1 MMA of `kind` (PTX Table 39/42)."""
+        if self.sparse:
+            raise DescriptorError("sparse", "bit 2 (sparsity) is set on a dense tcgen05.mma; use tcgen05.mma.sp "
+                                            "(not modeled) or clear the bit")
+        if self.saturate:
+            raise DescriptorError("saturate", "bit 3 (saturate) is for integer kinds only")
+        if self.reserved:
+            raise DescriptorError("reserved", "reserved bits 6, 23 or 29 are not zero")
+        if self.max_shift:
+            raise DescriptorError("max_shift", "bits 30-31 (max shift) are only for tcgen05.mma.ws")
+        if kind == "kind::f16":
+            if self.a_type not in F16_TYPES:
+                raise DescriptorError("a_type", f"A type {self.a_type} is not F16 (0) or BF16 (1) for kind::f16")
+            if self.b_type != self.a_type:
+                raise DescriptorError("b_type", f"B type {self.b_type} differs from A type {self.a_type}")
+            if self.d_type not in D_TYPES:
+                raise DescriptorError("d_type", f"D type {self.d_type} is not F16 (0) or F32 (1)")
+            if self.d_type == 0 and self.a_type != 0:
+                raise DescriptorError("d_type", "an F16 accumulator needs F16 inputs (BF16 accumulates in F32)")
+        else:
+            if self.a_type != TF32_TYPE:
+                raise DescriptorError("a_type", f"A type {self.a_type} is not TF32 (2) for kind::tf32")
+            if self.b_type != TF32_TYPE:
+                raise DescriptorError("b_type", f"B type {self.b_type} is not TF32 (2) for kind::tf32")
+            if self.d_type != 1:
+                raise DescriptorError("d_type", f"D type {self.d_type} is not F32 (1) for kind::tf32")
+        if self.m not in (64, 128):
+            raise DescriptorError("m", f"M = {self.m} (bits 24-28 = {self.m >> 4}); cta_group::1 needs 64 or 128")
+        if not 8 <= self.n <= 256:
+            raise DescriptorError("n", f"N = {self.n} (bits 17-22 = {self.n >> 3}); needs 8..256 in steps of 8")
+
+    def in_dtype(self, kind: str) -> str:
+        return "tfloat32" if kind == "kind::tf32" else F16_TYPES[self.a_type]
+
+
+# --------------------------------------------------------------------------- tcgen05.ld / st maps
+
+LDST_REGS = {"32x32b": 1, "16x64b": 1, "16x128b": 2, "16x256b": 4, "16x32bx2": 1}
+
+
+def ldst_map(shape: str, num: int) -> tuple[np.ndarray, np.ndarray]:
+    """Relative (lane, column) of register r of thread t: two int64 arrays of shape (32, R).
+
+    For `16x32bx2` threads 16..31 are relative to the second base (taddr + immHalfSplitoff);
+    the caller adds that base (ptx-encodings §3)."""
+    regs = LDST_REGS[shape] * num
+    t = np.arange(32, dtype=np.int64)[:, None]
+    r = np.arange(regs, dtype=np.int64)[None, :]
+    if shape == "32x32b":
+        lane, col = t + 0 * r, r + 0 * t
+    elif shape == "16x64b":
+        lane, col = t // 4 + 8 * (t % 2) + 0 * r, 2 * r + (t // 2) % 2
+    elif shape == "16x128b":
+        lane, col = t // 4 + 8 * (r % 2), 4 * (r // 2) + t % 4
+    elif shape == "16x256b":
+        lane, col = t // 4 + 8 * ((r // 2) % 2), 8 * (r // 4) + 2 * (t % 4) + r % 2
+    elif shape == "16x32bx2":
+        lane, col = t % 16 + 0 * r, r + 0 * t
+    else:
+        raise ValueError(shape)
+    return np.broadcast_to(lane, (32, regs)).copy(), np.broadcast_to(col, (32, regs)).copy()
+
+
+# --------------------------------------------------------------------------- tcgen05.cp
+
+def cp_rows(shape: str, multicast: str | None) -> tuple[int, int, list[np.ndarray]]:
+    """(source rows, 16-byte chunks per row, [relative TMEM lane of each row, one array per copy])."""
+    r128 = np.arange(128, dtype=np.int64)
+    r64 = np.arange(64, dtype=np.int64)
+    r32 = np.arange(32, dtype=np.int64)
+    if shape == "128x256b":
+        return 128, 2, [r128]
+    if shape == "128x128b":
+        return 128, 1, [r128]
+    if shape == "4x256b":
+        return 4, 2, [np.arange(4, dtype=np.int64) * 32]     # model choice: row i -> lane 32 i (CUTLASS traits)
+    if shape == "64x128b" and multicast == "warpx2::02_13":
+        return 64, 1, [r64, r64 + 64]
+    if shape == "64x128b" and multicast == "warpx2::01_23":
+        lo = np.where(r64 < 32, r64, r64 + 32)
+        return 64, 1, [lo, lo + 32]
+    if shape == "32x128b" and multicast == "warpx4":
+        return 32, 1, [r32 + 32 * q for q in range(4)]
+    raise DescriptorError("shape", f"tcgen05.cp.{shape}" + (f".{multicast}" if multicast else "")
+                          + " is not a valid shape/multicast pair")
+
+
+# --------------------------------------------------------------------------- byte ranges
+
+def byte_runs(addrs: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Maximal contiguous byte ranges covering [a, a + size) for every a in `addrs` (aligned, equal-size
+    elements): (starts, lengths), sorted.  Used to turn element footprints into access records."""
+    a = np.unique(np.asarray(addrs, dtype=np.int64).reshape(-1))
+    if a.size == 0:
+        return a, a
+    brk = np.flatnonzero(np.diff(a) != size) + 1
+    starts = a[np.r_[0, brk]]
+    ends = a[np.r_[brk - 1, a.size - 1]] + size
+    return starts, ends - starts

@@ -1,0 +1,208 @@
+"""TMA tensor copies: `cp.async.bulk.tensor.{1..5}d` in tile mode (ptx-encodings §8).
+
+Modeled like the bulk copies of `async_copy`: every executing lane issues its own
+operation; the data moves when the scheduler delivers the completion.
+- global -> shared (`.mbarrier::complete_tx::bytes`): the box is gathered from the
+  tensor map's global allocation, OOB elements are filled (zero or NaN), every element
+  lands at `swizzle(dst + offset)`, and complete_tx(full box bytes, filled elements
+  included) is performed on the mbarrier operand.
+- shared -> global (`.bulk_group`): the box is read from the swizzled shared layout
+  and only in-bounds elements are written; completion is tracked by the issuing
+  thread's bulk groups (`cp.async.bulk.commit_group` / `wait_group`).
+Access records (proxy "async", actor = the operation id) carry the exact byte ranges:
+the swizzled shared footprint and the in-bounds global footprint, merged into
+maximal contiguous runs.  A tensor-map or descriptor/op mismatch raises
+`EngineError("invalid_descriptor")` naming the field, with the op's span.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..descriptors import byte_runs
+from ..errors import EngineError
+from ..memory import SHARED_BASE
+from ..sync import SyncError
+from ..tensormap import TensorMapError, box_plan, fill_bits, validate
+from . import name_of
+from .async_copy import _groups, _new_op
+from .mbarrier import barrier_of
+
+
+def _lanes(w):
+    return [int(k) for k in np.flatnonzero(w.active())]
+
+
+def _at(value, lane):
+    return int(value[lane]) if type(value) is np.ndarray else int(value)
+
+
+def tensor_map(w, value: int, span, what: str):
+    """The validated, bound tensor map a tensor-map operand names."""
+    bound = getattr(w.eng, "tensor_maps", {}).get(int(value))
+    if bound is None:
+        raise EngineError("invalid_descriptor", f"{what}: the tensor-map operand ({int(value):#x}) is not a "
+                                                f"tensor-map parameter of the kernel", span, field="tensor_map")
+    err = bound.error
+    if err is None and not bound.validated:
+        try:
+            validate(bound.fields)
+            bound.validated = True
+        except TensorMapError as e:
+            err = e
+    if err is not None:
+        raise EngineError("invalid_descriptor", f"{what}: tensor map {bound.name}: {err.field}: {err.message}", span,
+                          field=err.field, tensor_map=bound.name)
+    return bound
+
+
+def _plan(w, bound, dims, coords, smem, span, what):
+    f = bound.fields
+    if f.rank != dims:
+        raise EngineError("invalid_descriptor", f"{what}: tensor map {bound.name} has rank {f.rank}, but the op is "
+                                                f"cp.async.bulk.tensor.{dims}d; use a {f.rank}d copy or a rank-{dims} "
+                                                f"map", span, field="rank", tensor_map=bound.name)
+    if smem % 16:
+        raise EngineError("misaligned_address", f"{what}: shared address {smem:#x} is not 16-byte aligned", span,
+                          address=smem)
+    plan = box_plan(f, coords, smem)
+    lo, hi = int(plan.smem_addr.min()), int(plan.smem_addr.max()) + plan.esz
+    alloc = w.rt.shared.find(lo, hi - lo)
+    if alloc is None:
+        raise EngineError("oob", f"{what}: the {f.box_bytes}-byte box at shared [{lo:#x}, {hi:#x}) is outside every "
+                                 f"shared allocation", span, address=lo, size=hi - lo)
+    return plan, alloc
+
+
+def _byte_index(offsets: np.ndarray, esz: int) -> np.ndarray:
+    return (offsets[:, None] + np.arange(esz, dtype=np.int64)[None, :]).reshape(-1)
+
+
+def async_records(eng, op, alloc, offsets, esz, kind):
+    """Records of an async op's element footprint (byte offsets in `alloc`), merged into contiguous runs."""
+    if not eng.tracing:
+        eng.stats["accesses"] += 1
+        return
+    lanes = np.zeros(32, dtype=np.bool_)
+    lanes[op.lane] = True
+    starts, lengths = byte_runs(offsets, esz)
+    for s, n in zip(starts.tolist(), lengths.tolist()):
+        eng.access(None, op.site, alloc, s, n, kind, proxy="async", lanes=lanes, actor=op.id, iters=op.iters,
+                   warp=op.warp, cta=op.cta)
+
+
+def _g2s(ctx, call, info):
+    dims = int(info.quals["dims"])
+    ops = call.operands
+    dst_fn, tmap_fn = ctx.expr(ops[0]), ctx.expr(ops[1])
+    coord_fns = [ctx.expr(o) for o in ops[2:2 + dims]]
+    bar_fn = ctx.expr(ops[2 + dims])
+    site = ctx.site(call, "cp.async.bulk.tensor")
+    span = call.span
+    what = f"cp.async.bulk.tensor.{dims}d (global -> shared)"
+
+    def run(w):
+        dst_a, tm_a, bar_a = dst_fn(w), tmap_fn(w), bar_fn(w)
+        coords_a = [c(w) for c in coord_fns]
+        eng = w.eng
+        w.effects += 1
+        for lane in _lanes(w):
+            bound = tensor_map(w, _at(tm_a, lane), span, what)
+            dst, baddr = _at(dst_a, lane), _at(bar_a, lane)
+            coords = [_at(c, lane) for c in coords_a]
+            plan, d_alloc = _plan(w, bound, dims, coords, dst, span, what)
+            nbytes = bound.fields.box_bytes
+            bar = barrier_of(w, baddr, span, what)
+            try:
+                bar.require_live(what)
+            except SyncError as err:
+                raise EngineError(err.kind, err.message, span, **err.details) from None
+            op = _new_op(w, "tma.g2s", lane, site)
+            gen = bar.local_gen
+            eng.sync(w, "async.issue", site, barrier=("mbarrier", w.cta, baddr), tx=nbytes, generation=gen,
+                     details={"op": op.id, "kind": op.kind, "lane": lane, "name": name_of(w, baddr),
+                              "tensor_map": bound.name, "coords": coords})
+            eng.enqueue(_complete_g2s(w, op, bound, plan, d_alloc, nbytes, bar, baddr, span, gen))
+    return run, False
+
+
+def _complete_g2s(w, op, bound, plan, d_alloc, nbytes, bar, baddr, span, bound_gen):
+    eng, cta, warp, pool = w.eng, w.cta, w.gid, w.rt.shared.pool
+    f = bound.fields
+
+    def complete():
+        esz = plan.esz
+        n = plan.inb.size
+        data = np.empty((n, esz), dtype=np.uint8)
+        data[:] = np.array([fill_bits(f)], dtype=f"<u{esz}").view(np.uint8)
+        goff = bound.base_off + plan.global_off[plan.inb]
+        data[plan.inb] = bound.alloc.data[_byte_index(goff, esz)].reshape(-1, esz)
+        soff = plan.smem_addr - SHARED_BASE
+        pool[_byte_index(soff, esz)] = data.reshape(-1)
+        d_alloc.mark_written(plan.smem_addr - d_alloc.base, esz)
+        async_records(eng, op, bound.alloc, goff, esz, "read")
+        async_records(eng, op, d_alloc, plan.smem_addr - d_alloc.base, esz, "write")
+        op.done = True
+        gen = bar.local_gen
+        try:
+            completed = bar.complete_tx(nbytes)
+        except SyncError as err:
+            raise EngineError(err.kind, err.message, span, warp=warp, **err.details) from None
+        eng.touch(bar)
+        eng.async_sync(cta, warp, "mbarrier.complete_tx", op.site, op.iters, barrier=("mbarrier", cta, baddr),
+                       tx=nbytes, generation=gen, completed=completed,
+                       details={"op": op.id, "async": True, "kind": op.kind, "bound_generation": bound_gen})
+    return complete
+
+
+def _s2g(ctx, call, info):
+    dims = int(info.quals["dims"])
+    ops = call.operands
+    tmap_fn = ctx.expr(ops[0])
+    coord_fns = [ctx.expr(o) for o in ops[1:1 + dims]]
+    src_fn = ctx.expr(ops[1 + dims])
+    site = ctx.site(call, "cp.async.bulk.tensor")
+    span = call.span
+    what = f"cp.async.bulk.tensor.{dims}d (shared -> global)"
+
+    def run(w):
+        tm_a, src_a = tmap_fn(w), src_fn(w)
+        coords_a = [c(w) for c in coord_fns]
+        eng = w.eng
+        groups = _groups(w, "bulk")
+        w.effects += 1
+        for lane in _lanes(w):
+            bound = tensor_map(w, _at(tm_a, lane), span, what)
+            coords = [_at(c, lane) for c in coords_a]
+            plan, s_alloc = _plan(w, bound, dims, coords, _at(src_a, lane), span, what)
+            op = _new_op(w, "tma.s2g", lane, site)
+            groups.uncommitted[lane].append(op)
+            eng.sync(w, "async.issue", site, details={"op": op.id, "kind": op.kind, "lane": lane,
+                                                      "tensor_map": bound.name, "coords": coords})
+            eng.enqueue(_complete_s2g(w, op, bound, plan, s_alloc, groups))
+    return run, False
+
+
+def _complete_s2g(w, op, bound, plan, s_alloc, groups):
+    eng, pool = w.eng, w.rt.shared.pool
+
+    def complete():
+        esz = plan.esz
+        soff = plan.smem_addr - SHARED_BASE
+        data = pool[_byte_index(soff, esz)].reshape(-1, esz)
+        goff = bound.base_off + plan.global_off[plan.inb]
+        bound.alloc.data[_byte_index(goff, esz)] = data[plan.inb].reshape(-1)
+        bound.alloc.mark_written(goff, esz)
+        async_records(eng, op, s_alloc, plan.smem_addr - s_alloc.base, esz, "read")
+        async_records(eng, op, bound.alloc, goff, esz, "write")
+        op.done = True
+        groups.version += 1
+        eng.touch(groups)
+        eng.async_sync(op.cta, op.warp, "async.complete", op.site, op.iters,
+                       details={"op": op.id, "kind": op.kind, "lane": op.lane})
+    return complete
+
+
+HANDLERS = {
+    "cp.async.bulk.tensor.g2s": _g2s,
+    "cp.async.bulk.tensor.s2g": _s2g,
+}

@@ -1,0 +1,368 @@
+"""TMA tensor maps: `TensorMap(...)` on the host, descriptor decoding and box addressing in the engine.
+
+A `TensorMap` validates the `cuTensorMapEncodeTiled` limits (ptx-encodings §8.1) and
+`.numpy()` returns the descriptor array bound to a tensor-map parameter
+(`tmap: T.Ptr(T.void)`).  Shapes and element strides are innermost first; global
+strides are in bytes and list dims 1..rank-1 (dim 0 is contiguous).
+
+Descriptor array (uint8, little endian) = a 256-byte header + a copy of `base`'s bytes:
+
+    0   8  magic b"MCTMAP\\x00\\x01"      24  8  globalAddress (host address of base[0])
+    8   4  rank                          32  8  base byte length (= payload length)
+    12  4  dtype code (DTYPES order)     40 40  global_shape[5]      (u64)
+    16  4  swizzle 0 none/1 32B/2 64B/3 128B   80 32  global_strides[4] (u64, bytes)
+    20  4  oob fill 0 zero / 1 NaN       112 20  box_shape[5]         (u32)
+                                         132 20  element_strides[5]   (u32)
+    256 .. the payload: a snapshot of base's bytes
+
+How the engine finds the data (`bind_tensor_maps`): like a real CUtensorMap, the
+descriptor holds an address.  The array `.numpy()` returns is a `TensorMapArray` (a
+uint8 ndarray subclass) that also keeps `base` alive, so that address stays valid and
+unique.  If the whole base lies inside an array bound to one of the kernel's buffer
+parameters, the map refers to that parameter's global allocation, so TMA loads read and
+TMA stores write the very buffer the kernel (and `outputs`) see (pointer semantics:
+later changes to that array are seen).  Otherwise -- and always for a descriptor that no
+longer carries its base, e.g. one rebuilt with np.array() or loaded from a file -- the
+engine makes the payload, a snapshot of base taken by `.numpy()`, a global allocation
+of its own named after the tensor-map parameter; a kernel that takes only tensor maps
+still reads its data from global memory, so racecheck sees the global reads.
+
+Validation errors raise `TensorMapError` naming the field; the engine re-validates the
+decoded descriptor at the op and reports the same field with the op's span.
+"""
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+
+from .descriptors import swizzle as _swizzle
+
+MAGIC = b"MCTMAP\x00\x01"
+HEADER = 256
+DTYPES = ("uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64", "float16", "bfloat16",
+          "float32", "float64", "float8_e4m3fn", "float8_e5m2")
+_NP = {"bfloat16": ml_dtypes.bfloat16, "float8_e4m3fn": ml_dtypes.float8_e4m3fn,
+       "float8_e5m2": ml_dtypes.float8_e5m2}
+SWIZZLE_CODES = {"none": 0, "32B": 1, "64B": 2, "128B": 3}
+SWIZZLE_NAMES = {v: k for k, v in SWIZZLE_CODES.items()}
+SWIZZLE_SPAN = {0: None, 1: 32, 2: 64, 3: 128}
+SWIZZLE_MASK = {0: 0, 1: 1, 2: 3, 3: 7}
+OOB_FILLS = {"zero": 0, "nan": 1}
+TMAP_PARAM_BASE = 0x7E00_0000_0000     # where tensor-map parameters "live" (param space, no data)
+_FMT = "<8sIIII QQ 5Q 4Q 5I 5I"
+
+
+class TensorMapError(ValueError):
+    """A tensor-map field violates a tensor-map rule; `field` names it (e.g. "box_shape[0]")."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(f"tensor map {field}: {message}")
+        self.field = field
+        self.message = message
+
+
+def np_dtype(name: str) -> np.dtype:
+    return np.dtype(_NP.get(name, name))
+
+
+def _dtype_name(dtype) -> str:
+    if isinstance(dtype, str):
+        name = {"bf16": "bfloat16", "f16": "float16", "f32": "float32", "f64": "float64"}.get(dtype, dtype)
+    else:
+        name = np.dtype(dtype).name
+    if name not in DTYPES:
+        raise TensorMapError("dtype", f"{dtype!r} is not a tensor-map element type; use one of {', '.join(DTYPES)}")
+    return name
+
+
+def _swizzle_code(swizzle) -> int:
+    if swizzle is None:
+        return 0
+    if isinstance(swizzle, (int, np.integer)) and int(swizzle) in SWIZZLE_NAMES:
+        return int(swizzle)
+    if isinstance(swizzle, str):
+        key = swizzle.strip()
+        key = key[:-1] + "B" if key.lower().endswith("b") and key[:-1].isdigit() else key.lower()
+        if key in SWIZZLE_CODES:
+            return SWIZZLE_CODES[key]
+    raise TensorMapError("swizzle", f"{swizzle!r} is not a modeled swizzle; use 'none', '32B', '64B' or '128B'")
+
+
+@dataclass(frozen=True)
+class TensorMapFields:
+    """A decoded descriptor (what the engine works with)."""
+
+    rank: int
+    dtype: str
+    swizzle: int
+    oob_fill: int
+    global_address: int
+    base_nbytes: int
+    global_shape: tuple
+    global_strides: tuple      # bytes, dims 1..rank-1
+    box_shape: tuple
+    element_strides: tuple
+
+    @property
+    def esz(self) -> int:
+        return np_dtype(self.dtype).itemsize
+
+    @property
+    def box_counts(self) -> tuple:
+        """Elements loaded per dim: box[0] in dim 0 (its element stride is ignored), ceil(box/es) above."""
+        return (self.box_shape[0],) + tuple(math.ceil(b / e) for b, e in
+                                            zip(self.box_shape[1:], self.element_strides[1:]))
+
+    @property
+    def box_bytes(self) -> int:
+        return math.prod(self.box_counts) * self.esz
+
+    def describe(self) -> str:
+        return (f"rank-{self.rank} {self.dtype} map, shape {list(self.global_shape)}, box {list(self.box_shape)}, "
+                f"swizzle {SWIZZLE_NAMES[self.swizzle]}")
+
+
+def validate(f: TensorMapFields) -> None:
+    """The cuTensorMapEncodeTiled rules (interleave NONE), each violation naming its field."""
+    if not 1 <= f.rank <= 5:
+        raise TensorMapError("rank", f"rank {f.rank} is outside 1..5")
+    esz = f.esz
+    if f.global_address % 16:
+        raise TensorMapError("base", f"global address {f.global_address:#x} is not 16-byte aligned")
+    for i, d in enumerate(f.global_shape):
+        if not 1 <= d <= 1 << 32:
+            raise TensorMapError(f"global_shape[{i}]", f"{d} elements is outside 1..2^32")
+    for i, s in enumerate(f.global_strides):
+        if s <= 0 or s % 16:
+            raise TensorMapError(f"global_strides[{i}]", f"stride {s} bytes (of dim {i + 1}) is not a positive "
+                                                          f"multiple of 16")
+        if s >= 1 << 40:
+            raise TensorMapError(f"global_strides[{i}]", f"stride {s} bytes is not below 2^40")
+    for i, b in enumerate(f.box_shape):
+        if not 1 <= b <= 256:
+            raise TensorMapError(f"box_shape[{i}]", f"box extent {b} is outside 1..256")
+    inner = f.box_shape[0] * esz
+    if inner % 16:
+        raise TensorMapError("box_shape[0]", f"the inner box is {inner} bytes ({f.box_shape[0]} x {esz}); it must "
+                                             f"be a multiple of 16 bytes")
+    for i, e in enumerate(f.element_strides):
+        if not 1 <= e <= 8:
+            raise TensorMapError(f"element_strides[{i}]", f"element stride {e} is outside 1..8")
+    span = SWIZZLE_SPAN[f.swizzle]
+    if span is not None and inner > span:
+        raise TensorMapError("swizzle", f"the inner box is {inner} bytes, more than the {span}-byte span of "
+                                        f"{SWIZZLE_NAMES[f.swizzle]} swizzle; shrink box_shape[0] to "
+                                        f"{span // esz} or use a wider swizzle")
+    if f.oob_fill == 1 and not f.dtype.startswith(("float", "bfloat")):
+        raise TensorMapError("oob_fill", f"NaN fill needs a float element type, not {f.dtype}")
+    extent = f.global_shape[0] * esz + sum((d - 1) * s for d, s in zip(f.global_shape[1:], f.global_strides))
+    if extent > f.base_nbytes:
+        raise TensorMapError("global_shape", f"shape {list(f.global_shape)} with strides "
+                                             f"{list(f.global_strides)} spans {extent} bytes, but base has "
+                                             f"{f.base_nbytes}")
+
+
+class TensorMapArray(np.ndarray):
+    """The descriptor array of `TensorMap.numpy()`: plain uint8 data that keeps its base alive."""
+
+    tensor_base = None
+
+    def __array_finalize__(self, obj):
+        self.tensor_base = getattr(obj, "tensor_base", None)
+
+
+class TensorMap:
+    """A tiled TMA tensor map over `base` (a NumPy array); `.numpy()` is the bindable descriptor."""
+
+    def __init__(self, base, global_shape, global_strides, box_shape, element_strides, dtype, swizzle="none",
+                 oob_fill="zero"):
+        if not isinstance(base, np.ndarray):
+            raise TensorMapError("base", f"base must be a NumPy array, got {type(base).__name__}")
+        if not base.flags.c_contiguous:
+            raise TensorMapError("base", "base must be C-contiguous (pass arr.reshape(-1) of a contiguous array)")
+        rank = len(global_shape)
+        if not 1 <= rank <= 5:
+            raise TensorMapError("rank", f"global_shape has {rank} dims; tensor maps have rank 1..5")
+        if len(global_strides) != rank - 1:
+            raise TensorMapError("global_strides", f"{len(global_strides)} strides for a rank-{rank} map; give the "
+                                                   f"{rank - 1} byte strides of dims 1..{rank - 1} (dim 0 is "
+                                                   f"contiguous)")
+        for field, seq in (("box_shape", box_shape), ("element_strides", element_strides)):
+            if len(seq) != rank:
+                raise TensorMapError(field, f"{len(seq)} entries for a rank-{rank} map")
+        if oob_fill not in OOB_FILLS:
+            raise TensorMapError("oob_fill", f"{oob_fill!r} is not 'zero' or 'nan'")
+        self.base = base
+        self.fields = TensorMapFields(rank, _dtype_name(dtype), _swizzle_code(swizzle), OOB_FILLS[oob_fill],
+                                      int(base.__array_interface__["data"][0]), int(base.nbytes),
+                                      tuple(int(x) for x in global_shape), tuple(int(x) for x in global_strides),
+                                      tuple(int(x) for x in box_shape), tuple(int(x) for x in element_strides))
+        validate(self.fields)
+
+    def numpy(self) -> np.ndarray:
+        f = self.fields
+        pad = lambda seq, n: tuple(seq) + (0,) * (n - len(seq))   # noqa: E731
+        head = struct.pack(_FMT, MAGIC, f.rank, DTYPES.index(f.dtype), f.swizzle, f.oob_fill, f.global_address,
+                           f.base_nbytes, *pad(f.global_shape, 5), *pad(f.global_strides, 4),
+                           *pad(f.box_shape, 5), *pad(f.element_strides, 5))
+        out = np.zeros(HEADER + f.base_nbytes, dtype=np.uint8)
+        out[:len(head)] = np.frombuffer(head, dtype=np.uint8)
+        out[HEADER:] = self.base.reshape(-1).view(np.uint8)
+        out = out.view(TensorMapArray)
+        out.tensor_base = self.base
+        return out
+
+    def __repr__(self) -> str:
+        return f"TensorMap({self.fields.describe()})"
+
+
+def decode(arr) -> TensorMapFields:
+    """Fields of a descriptor array (TensorMapError if it is not one); not validated."""
+    if isinstance(arr, TensorMap):
+        arr = arr.numpy()
+    if not isinstance(arr, np.ndarray):
+        raise TensorMapError("descriptor", f"a tensor-map parameter takes TensorMap(...).numpy(), got "
+                                           f"{type(arr).__name__}")
+    raw = arr.reshape(-1).view(np.uint8) if arr.flags.c_contiguous else np.ascontiguousarray(arr).view(np.uint8)
+    size = struct.calcsize(_FMT)
+    if raw.size < HEADER or bytes(raw[:8]) != MAGIC:
+        raise TensorMapError("descriptor", "the bound array is not a TensorMap descriptor (no MCTMAP header); "
+                                           "bind TensorMap(...).numpy()")
+    vals = struct.unpack(_FMT, bytes(raw[:size]))
+    _, rank, dcode, swz, fill, addr, nbytes = vals[:7]
+    shape, strides, box, es = vals[7:12], vals[12:16], vals[16:21], vals[21:26]
+    if dcode >= len(DTYPES):
+        raise TensorMapError("dtype", f"element type code {dcode} is unknown")
+    if swz not in SWIZZLE_NAMES:
+        raise TensorMapError("swizzle", f"swizzle code {swz} is not none/32B/64B/128B")
+    if fill not in (0, 1):
+        raise TensorMapError("oob_fill", f"OOB fill code {fill} is not zero (0) or NaN (1)")
+    r = max(1, min(rank, 5))
+    return TensorMapFields(rank, DTYPES[dcode], swz, fill, addr, nbytes, tuple(shape[:r]), tuple(strides[:r - 1]),
+                           tuple(box[:r]), tuple(es[:r]))
+
+
+def payload(arr, nbytes: int) -> np.ndarray:
+    raw = arr.numpy() if isinstance(arr, TensorMap) else arr
+    raw = raw.reshape(-1).view(np.uint8)
+    if raw.size < HEADER + nbytes:
+        raise TensorMapError("descriptor", f"the descriptor array holds {raw.size - HEADER} payload bytes, its "
+                                           f"header says {nbytes}")
+    return raw[HEADER:HEADER + nbytes].copy()
+
+
+# --------------------------------------------------------------------------- box addressing
+
+@dataclass
+class BoxPlan:
+    """Where every element of one box goes: all arrays are in box order (dim 0 fastest)."""
+
+    global_off: np.ndarray     # byte offset from globalAddress (int64; OOB entries meaningless)
+    inb: np.ndarray            # element inside the tensor
+    smem_addr: np.ndarray      # absolute shared address after swizzle (int64)
+    esz: int
+
+
+def box_plan(f: TensorMapFields, coords, dst: int) -> BoxPlan:
+    """Element addressing of a tile-mode box at `coords` (dim 0 first) landing at shared `dst`
+    (ptx-encodings §8.2): x_i = c_i + j_i * es_i (es_0 = 1); OOB iff some x_i outside [0, dim_i);
+    shared offset = esz * linear(j) with dim 0 contiguous; then the swizzle XOR on the absolute address."""
+    counts = f.box_counts
+    esz = f.esz
+    shape = tuple(reversed(counts))                 # C order: dim rank-1 outermost
+    goff = np.zeros(shape, dtype=np.int64)
+    inb = np.ones(shape, dtype=np.bool_)
+    strides_b = (esz,) + tuple(f.global_strides)
+    for i in range(f.rank):
+        es = 1 if i == 0 else f.element_strides[i]
+        x = int(coords[i]) + np.arange(counts[i], dtype=np.int64) * es
+        bshape = [1] * f.rank
+        bshape[f.rank - 1 - i] = counts[i]
+        x = x.reshape(bshape)
+        goff = goff + x * strides_b[i]
+        inb = inb & (x >= 0) & (x < f.global_shape[i])
+    n = goff.size
+    soff = np.arange(n, dtype=np.int64) * esz
+    smem = _swizzle(int(dst) + soff, SWIZZLE_MASK[f.swizzle])
+    return BoxPlan(goff.reshape(-1), inb.reshape(-1), smem, esz)
+
+
+def fill_bits(f: TensorMapFields) -> int:
+    """The bit pattern written for an OOB element: zero, or a quiet NaN of the element type (model choice)."""
+    if f.oob_fill == 0:
+        return 0
+    nan = np.array([np.nan], dtype=np_dtype(f.dtype))
+    return int(nan.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[nan.itemsize])[0])
+
+
+# --------------------------------------------------------------------------- engine binding
+
+def handle_scalars(func) -> dict:
+    """Values of tensor-map (handle) parameters: a distinct 'param space' address each."""
+    out = {}
+    k = 0
+    for p in func.params:
+        if p.kind == "handle":
+            out[p.name] = TMAP_PARAM_BASE + 256 * k
+            k += 1
+    return out
+
+
+class BoundTensorMap:
+    """A tensor-map parameter of one run: its decoded fields (or the decode error) and its data."""
+
+    __slots__ = ("name", "fields", "error", "alloc", "base_off", "validated")
+
+    def __init__(self, name, fields=None, error=None, alloc=None, base_off=0):
+        self.name = name
+        self.fields = fields
+        self.error = error
+        self.alloc = alloc            # the global Allocation holding the tensor
+        self.base_off = base_off      # byte offset of globalAddress in it
+        self.validated = False
+
+
+def bind_tensor_maps(func, inputs: dict, gmem) -> dict:
+    """{handle value: BoundTensorMap} for every tensor-map parameter; see the module docstring."""
+    handles = handle_scalars(func)
+    buffers = []
+    for p in func.params:
+        v = inputs.get(p.name)
+        if p.kind == "buffer" and isinstance(v, np.ndarray) and v.size:
+            lo = int(v.__array_interface__["data"][0])
+            buffers.append((p.name, lo, lo + int(v.nbytes)))
+    out = {}
+    for name, addr in handles.items():
+        arr = inputs.get(name)
+        if isinstance(arr, TensorMap):
+            arr = arr.numpy()
+        try:
+            f = decode(arr)
+        except TensorMapError as err:
+            out[addr] = BoundTensorMap(name, error=err)
+            continue
+        bound = BoundTensorMap(name, f)
+        live = getattr(arr, "tensor_base", None)
+        if live is not None and int(live.__array_interface__["data"][0]) != f.global_address:
+            live = None
+        for buf, lo, hi in buffers if live is not None else ():
+            if lo <= f.global_address and f.global_address + f.base_nbytes <= hi:
+                bound.alloc, bound.base_off = gmem.allocs[buf], f.global_address - lo
+                break
+        else:
+            try:
+                data = payload(arr, f.base_nbytes)
+            except TensorMapError as err:
+                bound.error = err
+            else:
+                # 16-byte aligned like globalAddress: the allocation base is, and the offset is kept mod 16
+                pad = f.global_address % 16
+                buf = np.zeros(pad + data.size, dtype=np.uint8)
+                buf[pad:] = data
+                bound.alloc, bound.base_off = gmem.add(name, buf), pad
+        out[addr] = bound
+    return out
