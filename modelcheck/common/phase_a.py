@@ -53,15 +53,21 @@ class StrictProtocol(Observer):
         self.ctx.start(run)
 
     def on_sync(self, ev):
-        if ev.kind not in ("mbarrier.arrive", "mbarrier.expect_tx") or ev.details.get("async"):
+        # async transaction completions may land on the next phase early (they are buffered); deferred
+        # arrivals (cp.async.mbarrier.arrive) are arrivals and obey the rule when they land
+        if ev.kind not in ("mbarrier.arrive", "mbarrier.expect_tx") or (
+                ev.details.get("async") and ev.kind != "mbarrier.arrive"):
             return
         if ev.details.get("prior_consumed", True):
             return
         g = ev.generation
         name = self.ctx.barrier_name(ev)
-        op = "mbarrier.arrive" if ev.kind == "mbarrier.arrive" else "mbarrier.expect_tx"
+        if ev.details.get("async"):
+            what = f"{ev.details.get('kind', 'deferred')} arrival on {name} landed"
+        else:
+            what = f"{'mbarrier.arrive' if ev.kind == 'mbarrier.arrive' else 'mbarrier.expect_tx'} on {name} started"
         finding = F.make(self.checker, "mbarrier_arrive_before_consumption",
-                         f"{op} on {name} started before generation {g - 1} was consumed",
+                         f"{what} before generation {g - 1} was consumed",
                          {"operation": F.event_operation(self.ctx.sites, ev), "barrier": name,
                           "generation": g, "previous_generation": g - 1})
         raise Halt("finding", finding)
@@ -223,5 +229,10 @@ class Causality(Observer):
         if issuer is None:
             issuer = self.clocks[ev.warp].copy()
         g = ev.generation
+        if ev.kind == "mbarrier.arrive":
+            # a deferred arrival mutates generation g when it lands: the consumption of g - 1 must
+            # happen before its issue (nothing else orders the landing)
+            self._check_prior(bar, issuer, ev, f"{ev.details.get('kind', 'deferred')} arrival",
+                              self.ctx.barrier_name(ev))
         old = bar.completion.get(g)
         bar.completion[g] = issuer.copy() if old is None else np.maximum(old, issuer)

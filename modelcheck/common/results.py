@@ -65,8 +65,11 @@ def engine_findings(checker: str, res, events=()) -> list:
         if d.kind == "deadlock":
             blocked = []
             for b in details.get("blocked", []):
-                blocked.append({"warp": b["warp"], "awaits": b["awaits"],
-                                "operation": F.operation(sites, b["warp"], b.get("site"), b.get("iters", ()))})
+                item = {"warp": b["warp"], "awaits": b["awaits"],
+                        "operation": F.operation(sites, b["warp"], b.get("site"), b.get("iters", ()))}
+                if b.get("state"):
+                    item["state"] = b["state"]
+                blocked.append(item)
             out.append(F.make(checker, "deadlock", d.message, {"verification": "execution", "blocked": blocked}))
             continue
         site = _site_of(sites, d.span) if d.span is not None else None

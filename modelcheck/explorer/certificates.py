@@ -8,8 +8,12 @@ the run's commands and their vector clocks (`a` happens-before `b` iff
 
 mbarrier — one init, first, and happening before every other command; every
 generation that completed got exactly its expected arrivals and matching tx bytes;
+a generation whose arrivals can complete it has every expect_tx happen before some
+of its arrivals (it cannot complete before its tx count was raised) and no more tx
+bytes completed than expected;
 every mutation of generation g >= 1 happens after some wait that observed g-1 (so
-g-1 was consumed first); every wait of g happens before some mutation of g+1 when
+g-1 was consumed first), and so does every wait of g (else it could pass on the
+same parity of g-2); every wait of g happens before some mutation of g+1 when
 g+1 completes (it cannot be lapped); the vacuous parity-1 waits after init happen
 before some mutation of generation 0 when it completes.
 
@@ -48,17 +52,21 @@ def mbarrier(commands: list[Command]) -> bool:
     for c in others:
         if c.generation is None:
             continue
-        g = by_gen.setdefault(c.generation, {"arrivals": 0, "expect": 0, "complete": 0, "waits": [], "muts": []})
+        g = by_gen.setdefault(c.generation, {"arrivals": 0, "expect": 0, "complete": 0, "waits": [], "muts": [],
+                                             "arrivers": [], "raises": []})
         if c.kind == "arrive":
             g["arrivals"] += c.count
             g["expect"] += c.tx
             g["muts"].append(c)
+            g["arrivers"].append(c)
         elif c.kind == "issue_arrive":
             g["arrivals"] += c.count
             g["muts"].append(c)
+            g["arrivers"].append(c)
         elif c.kind == "expect_tx":
             g["expect"] += c.tx
             g["muts"].append(c)
+            g["raises"].append(c)
         elif c.kind in ("issue_tx", "complete_tx"):
             g["complete"] += c.tx
             g["muts"].append(c)
@@ -66,26 +74,41 @@ def mbarrier(commands: list[Command]) -> bool:
             g["waits"].append(c)
     if any(c.kind == "issue_arrive" and not c.noinc for c in others):
         return False
+    # generations that must be exact (waited on, or followed by another) ...
     completed = {g for g, v in by_gen.items() if v["waits"] or (g + 1) in by_gen}
     for g in completed:
         v = by_gen[g]
         if v["arrivals"] != expected or v["expect"] != v["complete"]:
             return False
+    # ... and every generation that completes in every schedule, waited on or not: a wait of g-1 that
+    # is not ordered before some mutation of g can be lapped by g's completion and then never pass
+    completes = completed | {g for g, v in by_gen.items() if v["arrivals"] == expected
+                             and v["expect"] == v["complete"]}
     for g, v in by_gen.items():
         if v["arrivals"] > expected:
             return False
+        if v["arrivals"] == expected:
+            # the arrivals can complete g: no schedule may complete it early, before an expect_tx
+            # raised its tx count (so every expect_tx comes before some arrival), nor over-deliver
+            if v["complete"] > v["expect"]:
+                return False
+            if not all(any(hb(r, a) for a in v["arrivers"]) for r in v["raises"]):
+                return False
         if g >= 1:
             prior = by_gen.get(g - 1, {}).get("waits", [])
             if not all(any(hb(wt, m) for wt in prior) for m in v["muts"]):
                 return False
+            # a wait of g (parity g & 1) passes on g - 2 as well: it must come after g - 1 completed
+            if not all(any(hb(wt, w) for wt in prior) for w in v["waits"]):
+                return False
         nxt = by_gen.get(g + 1)
-        if nxt is not None and (g + 1) in completed:
+        if nxt is not None and (g + 1) in completes:
             if not all(any(hb(wt, m) for m in nxt["muts"]) for wt in v["waits"]):
                 return False
         if any(wt.parity != (g & 1) for wt in v["waits"]):
             return False
     vacuous = [c for c in others if c.kind == "wait" and c.generation is None]
-    if vacuous and 0 in completed:
+    if vacuous and 0 in completes:
         if not all(any(hb(wt, m) for m in by_gen[0]["muts"]) for wt in vacuous):
             return False
     return True

@@ -60,6 +60,11 @@ class Model:
         self.resources = res
         self.rindex = {r: k for k, r in enumerate(res)}
         self.names = resource_names
+        # a projection assumes the run's generation assignment of the other resources (its gating);
+        # with check_generations, the first command that gets another generation than it had in the
+        # run is recorded in `deviation` (the projection's verdict then cannot be trusted)
+        self.check_generations = False
+        self.deviation = None
         self.gates = {}
         if gates:
             for (w, i), req in gates.items():
@@ -77,30 +82,37 @@ class Model:
 
     # ------------------------------------------------------------------ enabled
     def enabled(self, state) -> list:
-        cursors, rs, contrib, pending = state
-        out = []
-        for k, prog in enumerate(self.progs):
-            i = cursors[k]
-            if i >= len(prog):
-                continue
-            gate = self.gates.get((k, i))
-            if gate and any(cursors[w2] < n for w2, n in gate):
-                continue
-            c = prog[i]
-            r = rs[self.rindex[c.resource]]
-            if c.kind == "wait":
-                if not r[0] or (c.parity & 1) != ((r[4] - 1) & 1):
-                    continue
-            elif c.kind == "resume":
-                if r[0] <= contrib[k]:
-                    continue
-            out.append(("cmd", k))
+        pending = state[3]
+        out = [("cmd", k) for k in range(len(self.progs)) if self._runnable(state, k)]
         seen = set()
         for p in pending:
             if p not in seen:
                 seen.add(p)
                 out.append(("land", p))
         return out
+
+    def _runnable(self, state, k: int) -> bool:
+        """Warp k's next command may run: not finished, its gating commands done, and ready."""
+        cursors, rs, contrib, _ = state
+        prog = self.progs[k]
+        i = cursors[k]
+        if i >= len(prog):
+            return False
+        gate = self.gates.get((k, i))
+        if gate and any(cursors[w2] < n for w2, n in gate):
+            return False
+        c = prog[i]
+        r = rs[self.rindex[c.resource]]
+        if c.kind == "wait":
+            # on a barrier that is not initialized the wait is enabled: step reports the use before init
+            return not r[0] or (c.parity & 1) == ((r[4] - 1) & 1)
+        if c.kind == "resume":
+            return r[0] > contrib[k]
+        return True
+
+    def is_enabled(self, state, t) -> bool:
+        """`t in self.enabled(state)`, without listing every transition."""
+        return self._runnable(state, t[1]) if t[0] == "cmd" else t[1] in state[3]
 
     # ------------------------------------------------------------------ step
     def step(self, state, t):
@@ -115,6 +127,8 @@ class Model:
         k = t[1]
         c = self.progs[k][cursors[k]]
         ri = self.rindex[c.resource]
+        if self.check_generations and self.deviation is None:
+            self._check_generation(state, k, c, rs[ri])
         pend = pending
         contrib = list(contrib)
         if c.resource[0] == "mbarrier":
@@ -131,6 +145,19 @@ class Model:
 
     def name(self, resource) -> str:
         return self.names.get(resource, str(resource))
+
+    def _check_generation(self, state, k: int, c: Command, r) -> None:
+        if c.resource[0] == "mbarrier":
+            if c.kind == "wait":
+                now = r[4] - 1 if r[0] and r[4] >= 1 else None
+            elif c.kind in ("arrive", "expect_tx", "complete_tx", "issue_tx", "issue_arrive"):
+                now = r[4]
+            else:
+                return
+        else:
+            now = state[2][k] if c.kind == "resume" else r[0]
+        if now != c.generation:
+            self.deviation = dict(self.describe(state, ("cmd", k)), run_generation=c.generation, generation=now)
 
     def _mbarrier(self, r, c: Command):
         live, expected, pending, tx, gen, consumed = r
@@ -165,6 +192,8 @@ class Model:
             raise ProtocolViolation(f"{name} received {expected - pending + c.count} arrivals, expected {expected}",
                                     "arrival_overflow")
         pending -= c.count
+        if pending == 0 and tx < 0:     # completions landed before this expect_tx: more than it announces
+            raise ProtocolViolation(f"{name}: transactions over-delivered by {-tx} byte(s)", "over_delivery")
         return _complete((live, expected, pending, tx, gen, consumed), name), None
 
     def _land(self, r, kind, amount, resource):
@@ -181,6 +210,8 @@ class Model:
         if amount > pending:
             raise ProtocolViolation(f"{name} received {expected - pending + amount} arrivals, expected {expected}",
                                     "arrival_overflow")
+        if pending == amount and tx < 0:
+            raise ProtocolViolation(f"{name}: transactions over-delivered by {-tx} byte(s)", "over_delivery")
         return _complete((live, expected, pending - amount, tx, gen, consumed), name)
 
     def _named(self, r, c: Command, warp: int):
@@ -284,6 +315,16 @@ def search(model: Model, max_states: int = 200_000, max_transitions: int = 2_000
             return SearchResult("deadlock", len(parent), transitions, witness(state),
                                 "execution cannot make progress", blocked=model.blocked(state))
         explored = []
+        succ: dict = {}         # transition -> its successor from `state` (None: the step fails)
+
+        def after(x, state=state, succ=succ):
+            if x not in succ:
+                try:
+                    succ[x] = model.step(state, x)
+                except (ProtocolViolation, ValueError):
+                    succ[x] = None
+            return succ[x]
+
         for t in ts:
             if t in sleep:
                 continue
@@ -293,7 +334,9 @@ def search(model: Model, max_states: int = 200_000, max_transitions: int = 2_000
             except ProtocolViolation as err:
                 return SearchResult("protocol_error", len(parent), transitions, witness(state, t), err.message,
                                     err.rule)
-            child_sleep = frozenset(u for u in (sleep | set(explored)) if sleep_sets and _independent(model, state, t, u))
+            succ[t] = nxt
+            child_sleep = frozenset(u for u in (sleep | set(explored))
+                                    if sleep_sets and _independent(model, state, t, u, after))
             if nxt not in parent:
                 parent[nxt] = (state, t)
                 visited_sleep[nxt] = child_sleep
@@ -316,17 +359,24 @@ def search(model: Model, max_states: int = 200_000, max_transitions: int = 2_000
     return SearchResult("complete", len(parent), transitions, finals=len(finals))
 
 
-def _independent(model: Model, state, t, u) -> bool:
-    """t and u commute from `state`: both orders succeed and reach the same state (a strong diamond)."""
+def _independent(model: Model, state, t, u, after=None) -> bool:
+    """t and u commute from `state`: both orders succeed and reach the same state (a strong diamond).
+
+    `after(x)`, when given, returns the (cached) successor of `state` by x, or None if that step fails."""
     if t == u:
         return False
     if t[0] == "cmd" and u[0] == "cmd" and t[1] == u[1]:
         return False
+    if after is None:
+        def after(x):
+            try:
+                return model.step(state, x)
+            except (ProtocolViolation, ValueError):
+                return None
+    st, su = after(t), after(u)
+    if st is None or su is None or not model.is_enabled(st, u) or not model.is_enabled(su, t):
+        return False
     try:
-        a = model.step(model.step(state, t), u)
-        b = model.step(model.step(state, u), t)
+        return model.step(st, u) == model.step(su, t)
     except (ProtocolViolation, ValueError):
         return False
-    if a != b:
-        return False
-    return u in model.enabled(model.step(state, t)) and t in model.enabled(model.step(state, u))

@@ -61,16 +61,25 @@ class Report:
         print(self.format(), end="")
 
     def to_dict(self) -> dict:
+        """DESIGN §10.4: exactly schema_version, checker, verdict, summary, findings, stats, input.
+
+        stats always has wall_time_s, accesses, verifier_states and verifier_transitions (0 when
+        phase B did not run), plus the kernel's name, path and module constants."""
+        stats = dict(self.stats)
+        stats.setdefault("wall_time_s", 0.0)
+        stats.setdefault("accesses", (stats.get("numsim") or {}).get("accesses", 0))
+        stats.setdefault("verifier_states", 0)
+        stats.setdefault("verifier_transitions", 0)
+        stats.setdefault("kernel", {"name": self.func.name, "path": self.func.path,
+                                    "constants": {c.name: c.value for c in self.func.constants}})
         return {
             "schema_version": SCHEMA_VERSION,
             "checker": self.checker,
             "verdict": self.verdict,
             "summary": self.summary(),
             "findings": [f.to_dict() for f in self.findings],
-            "stats": F.json_safe(self.stats),
+            "stats": F.json_safe(stats),
             "input": {"digest": self.input_digest, "scalars": F.json_safe(self.scalars)},
-            "kernel": {"name": self.func.name, "path": self.func.path,
-                       "constants": {c.name: c.value for c in self.func.constants}},
         }
 
     def to_sarif(self) -> dict:

@@ -49,13 +49,17 @@ def to_sarif(report) -> dict:
     results = []
     for f in report.findings:
         ops = list(_ops(f.details))
-        primary = next((_location(op) for key, op in ops if key in ("operation", "current", "blocked")
-                        and _location(op)), None)
-        related = []
+        first = next((k for k, (key, op) in enumerate(ops) if key in ("operation", "current", "blocked")
+                      and _location(op)), None)
+        primary = _location(ops[first][1]) if first is not None else None
+        related, seen = [], [primary["physicalLocation"]] if primary else []
         for k, (key, op) in enumerate(ops):
             loc = _location(op, f"{key}: warp {op.get('warp')}")
-            if loc and loc != primary:
-                loc["id"] = k
+            # the other operations' places, each once (not the primary one again, nor the same
+            # wait of several blocked warps)
+            if loc and k != first and loc["physicalLocation"] not in seen:
+                seen.append(loc["physicalLocation"])
+                loc["id"] = len(related)
                 related.append(loc)
         result = {"ruleId": f.kind, "level": _LEVEL[f.status], "message": {"text": f.message},
                   "partialFingerprints": {"modelcheckFindingId": f.id}}

@@ -91,7 +91,9 @@ def finding_lines(finding, sources: SourceCache) -> list[str]:
     if finding.kind == "deadlock" and blocked:
         headline = f"execution cannot make progress; blocked warps {ranges(b['warp'] for b in blocked)}"
     lines = [f"  [{finding.status.upper()}] {finding.kind}: {headline}"]
-    rest = message_lines[1:] if headline == message_lines[0] else message_lines
+    # the rest of the message only under its own first line; a rewritten headline (deadlock) replaces
+    # the message, whose content the Blocked warps groups below show
+    rest = message_lines[1:] if headline == message_lines[0] else []
     lines.extend(f"    {line}" for line in rest)
     for key, label in (("access_pair", "Access pair"), ("reason", "Reason"), ("cause", "Cause")):
         if d.get(key):
@@ -108,10 +110,10 @@ def finding_lines(finding, sources: SourceCache) -> list[str]:
         groups: dict[tuple, list] = {}
         for b in blocked:
             op = b.get("operation", {})
-            key = (b.get("awaits", "?"), op.get("site"))
+            key = (_awaits(b.get("awaits", "?")), op.get("site"))
             groups.setdefault(key, []).append(b)
         for (awaits, _), items in groups.items():
-            lines.append(f"    Blocked warps {ranges(b['warp'] for b in items)}: await {awaits.removeprefix('await ')}")
+            lines.append(f"    Blocked warps {ranges(b['warp'] for b in items)}: await {awaits}")
             if items[0].get("state") and items[0]["state"] not in awaits:
                 lines.append(f"      Barrier state: {items[0]['state']}")
             op = items[0].get("operation")
@@ -123,9 +125,21 @@ def finding_lines(finding, sources: SourceCache) -> list[str]:
         lines.append(f"    Witness schedule ({len(witness)} transition(s){', last 6' if len(witness) > 6 else ''}):")
         for step in shown:
             lines.append(f"      {_step_text(step)}")
+    for k, schedule in enumerate(d.get("witnesses") or []):     # nonconfluence: schedules with different ends
+        shown = schedule[-6:]
+        lines.append(f"    Schedule {k + 1} ({len(schedule)} transition(s){', last 6' if len(schedule) > 6 else ''}):")
+        for step in shown:
+            lines.append(f"      {_step_text(step)}")
     if d.get("hint"):
         lines.append(f"    Hint: {d['hint']}")
     return lines
+
+
+def _awaits(text: str) -> str:
+    """'await mbarrier.try_wait on full[0]; phase 0' -> 'mbarrier.try_wait; phase 0' (DESIGN §10.3: the
+    awaited op, then '; '-separated particulars; the Source line below names the barrier)."""
+    head, sep, tail = text.removeprefix("await ").partition("; ")
+    return head.split(" on ", 1)[0] + sep + tail
 
 
 def _step_text(step: dict) -> str:

@@ -45,9 +45,21 @@ def verdict_of(findings) -> str:
     return "clean"
 
 
-def check(func, inputs=None, *, max_polls: int = 1_000_000, max_loop_iterations: int = 1_000_000,
-          max_states: int = 200_000, max_transitions: int = 2_000_000, max_seconds: float = 120.0,
-          phase_b: bool = True) -> SyncResult:
+@dataclass
+class PhaseA:
+    """Phase A's outcome: its findings, and the fixed sync programs when phase B should run."""
+
+    func: ir.PrimFunc
+    inputs: dict
+    findings: list
+    stats: dict
+    run: object = None              # numsim result, when the run started
+    programs: object = None         # explorer.Programs, when the run completed without error or incomplete
+
+
+def phase_a(func, inputs=None, *, max_polls: int = 1_000_000, max_loop_iterations: int = 1_000_000,
+            build_programs: bool = True) -> PhaseA:
+    """Run NumSim once with the strict-protocol and causality observers; build the sync programs."""
     t0 = time.perf_counter()
     func = ir.as_func(func)
     inputs, missing = resolve_inputs(func, inputs)
@@ -55,8 +67,7 @@ def check(func, inputs=None, *, max_polls: int = 1_000_000, max_loop_iterations:
     if missing:
         f = F.make(CHECKER, "analysis_incomplete", f"missing input bindings for {', '.join(missing)}",
                    {"reason": "missing_input_bindings", "parameters": missing})
-        stats["wall_time_s"] = time.perf_counter() - t0
-        return SyncResult(func, [f], stats, inputs=inputs)
+        return PhaseA(func, inputs, [f], stats)
     strict, causality = StrictProtocol(CHECKER), Causality(CHECKER)
     trace = numsim.Trace()
     trace.wants_accesses = False
@@ -67,25 +78,40 @@ def check(func, inputs=None, *, max_polls: int = 1_000_000, max_loop_iterations:
     except numsim.InputError as err:
         f = F.make(CHECKER, "analysis_incomplete", str(err), {"reason": "missing_input_bindings",
                                                               "parameters": list(err.missing)})
-        return SyncResult(func, [f], {"wall_time_s": time.perf_counter() - t0}, inputs=inputs)
+        return PhaseA(func, inputs, [f], {})
     found = []
     if res.halt is not None and isinstance(res.halt.payload, F.Finding):
         found.append(res.halt.payload)
     found.extend(engine_findings(CHECKER, res, trace.sync))
     stats.update({"phase_a_wall_time_s": time.perf_counter() - t0, "numsim": dict(res.stats),
                   "sync_events": len(trace.sync), "termination": res.termination})
-    verification = None
-    if phase_b and res.termination == "completed" and not any(f.status in ("error", "incomplete") for f in found):
+    programs = None
+    if build_programs and res.termination == "completed" and not any(f.status in ("error", "incomplete")
+                                                                     for f in found):
         programs = explorer.build(trace.sync, causality.event_clocks, _namer(res, causality))
+    return PhaseA(func, inputs, found, stats, res, programs)
+
+
+def check(func, inputs=None, *, max_polls: int = 1_000_000, max_loop_iterations: int = 1_000_000,
+          max_states: int = 200_000, max_transitions: int = 2_000_000, max_seconds: float = 120.0,
+          phase_b: bool = True) -> SyncResult:
+    t0 = time.perf_counter()
+    a = phase_a(func, inputs, max_polls=max_polls, max_loop_iterations=max_loop_iterations, build_programs=phase_b)
+    func, inputs, found, stats, programs = a.func, a.inputs, list(a.findings), a.stats, a.programs
+    if a.run is None:
+        stats["wall_time_s"] = time.perf_counter() - t0
+        return SyncResult(func, found, stats, inputs=inputs)
+    verification = None
+    if programs is not None:
         verification = explorer.verify(programs, max_states=max_states, max_transitions=max_transitions,
                                        max_seconds=max_seconds)
-        found.extend(_phase_b_findings(verification, res.sites))
+        found.extend(_phase_b_findings(verification, a.run.sites))
         stats.update({"verifier_states": verification.states, "verifier_transitions": verification.transitions,
                       "projections": verification.projections, "certified_projections": verification.certified,
                       "searched_projections": verification.searched, "program_commands": programs.size(),
                       "phase_b_wall_time_s": verification.wall_time_s})
     stats["wall_time_s"] = time.perf_counter() - t0
-    return SyncResult(func, F.sort_findings(found), stats, verification, inputs, digest_inputs(inputs), res.sites)
+    return SyncResult(func, F.sort_findings(found), stats, verification, inputs, digest_inputs(inputs), a.run.sites)
 
 
 def _namer(res, causality):

@@ -1,0 +1,25 @@
+# The fixed twin of mbar_wait_before_init.py: the consumer warp 0 waits on
+# `ready` after the CTA barrier that publishes warp 1's init.
+from tvm_tirx.script import tirx as T
+
+
+@T.function
+def mbar_wait_before_init_fixed(out: T.Tensor((32,), T.int32)):
+    with T.device_entry():
+        with T.launch_thread("blockIdx.x", 1) as bx:
+            with T.launch_thread("threadIdx.x", 64) as tx:
+                ready = T.alloc_tensor(ty_args=[T.Tensor((1,), T.uint64, scope="shared")])
+                slot = T.alloc_tensor(ty_args=[T.Tensor((1,), T.int32, scope="shared")])
+                warp: T.let[T.int32] = tx // 32
+                lane: T.let[T.int32] = tx % 32
+                if tx == 32:
+                    T.ptx.mbarrier.init.shared.b64(ready.ptr_to([0]), T.uint32(1))
+                    T.ptx.fence.mbarrier_init.release.cluster()
+                T.cuda.cta_sync()
+                if warp == 1:
+                    if lane == 0:
+                        slot[0] = 42
+                        T.ptx.mbarrier.arrive.shared.b64(ready.ptr_to([0]))
+                else:
+                    T.cuda.mbarrier_wait(ready.ptr_to([0]), 0)
+                    out[lane] = slot[0] + lane

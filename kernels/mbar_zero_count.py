@@ -1,0 +1,27 @@
+# Bug: mbarrier_invalid_expected_arrivals.  The init count is computed as the
+# number of consumer warps, CONSUMERS - 1 by an off-by-one, which is 0 for a
+# single consumer: an mbarrier's expected count must be in [1, 2^20 - 1].  The
+# fix, mbar_zero_count_fixed.py, initializes with CONSUMERS.
+from tvm_tirx.script import tirx as T
+
+CONSUMERS = 1
+
+
+@T.function
+def mbar_zero_count(out: T.Tensor((32,), T.int32)):
+    with T.device_entry():
+        with T.launch_thread("blockIdx.x", 1) as bx:
+            with T.launch_thread("threadIdx.x", 32 * (CONSUMERS + 1)) as tx:
+                done = T.alloc_tensor(ty_args=[T.Tensor((1,), T.uint64, scope="shared")])
+                warp: T.let[T.int32] = tx // 32
+                lane: T.let[T.int32] = tx % 32
+                if tx == 0:
+                    T.ptx.mbarrier.init.shared.b64(done.ptr_to([0]), T.uint32(CONSUMERS - 1))
+                    T.ptx.fence.mbarrier_init.release.cluster()
+                T.cuda.cta_sync()
+                if warp == 0:
+                    T.cuda.mbarrier_wait(done.ptr_to([0]), 0)
+                    out[lane] = lane
+                else:
+                    if lane == 0:
+                        T.ptx.mbarrier.arrive.shared.b64(done.ptr_to([0]))

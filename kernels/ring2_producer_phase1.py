@@ -1,0 +1,52 @@
+# The fixed twin of ring2_producer_phase0.py: a 2-stage full/empty mbarrier ring
+# whose producer cursor starts at phase 1 and consumer cursor at phase 0 (the
+# convention of fp16_bf16_gemm's loader PipelineState(PIPE_DEPTH, 1) and MMA
+# PipelineState(PIPE_DEPTH, 0)).  The producer's first pass over each stage waits
+# parity 1, the vacuous parity of a fresh barrier; afterwards it waits for the
+# consumer's release.  Each barrier counts one arrival per thread of a warp (32).
+from tvm_tirx.script import tirx as T
+
+STAGES = 2
+ROUNDS = 6
+PRODUCER_START_PHASE = 1
+
+
+@T.function
+def ring2_producer_phase1(out: T.Tensor((ROUNDS, 32), T.int32)):
+    with T.device_entry():
+        with T.launch_thread("blockIdx.x", 1) as bx:
+            with T.launch_thread("threadIdx.x", 64) as tx:
+                full = T.alloc_tensor(ty_args=[T.Tensor((STAGES,), T.uint64, scope="shared")])
+                empty = T.alloc_tensor(ty_args=[T.Tensor((STAGES,), T.uint64, scope="shared")])
+                buf = T.alloc_tensor(ty_args=[T.Tensor((STAGES, 32), T.int32, scope="shared")])
+                stage = T.local_scalar(T.int32)
+                phase = T.local_scalar(T.int32)
+                warp: T.let[T.int32] = tx // 32
+                lane: T.let[T.int32] = tx % 32
+                if tx == 0:
+                    for s in T.unroll(STAGES):
+                        T.ptx.mbarrier.init.shared.b64(full.ptr_to([s]), T.uint32(32))
+                        T.ptx.mbarrier.init.shared.b64(empty.ptr_to([s]), T.uint32(32))
+                    T.ptx.fence.mbarrier_init.release.cluster()
+                T.cuda.cta_sync()
+                stage = 0
+                if warp == 0:
+                    phase = PRODUCER_START_PHASE
+                    for r in range(ROUNDS):
+                        T.cuda.mbarrier_wait(empty.ptr_to([stage]), phase)
+                        buf[stage, lane] = r * 100 + lane
+                        T.ptx.mbarrier.arrive.shared.b64(full.ptr_to([stage]))
+                        stage = stage + 1
+                        if stage == STAGES:
+                            stage = 0
+                            phase = phase ^ 1
+                else:
+                    phase = 0
+                    for r in range(ROUNDS):
+                        T.cuda.mbarrier_wait(full.ptr_to([stage]), phase)
+                        out[r, lane] = buf[stage, lane]
+                        T.ptx.mbarrier.arrive.shared.b64(empty.ptr_to([stage]))
+                        stage = stage + 1
+                        if stage == STAGES:
+                            stage = 0
+                            phase = phase ^ 1
