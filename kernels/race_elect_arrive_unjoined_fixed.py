@@ -1,0 +1,27 @@
+# The fixed twin of race_elect_arrive_unjoined.py: warp_sync joins every lane's
+# write into lane 0 before lane 0 arrives, so the one arrival publishes the
+# whole tile.
+from tvm_tirx.script import tirx as T
+
+
+@T.function
+def race_elect_arrive_unjoined_fixed(src: T.Tensor((32,), T.float32), out: T.Tensor((32,), T.float32)):
+    with T.device_entry():
+        with T.launch_thread("blockIdx.x", 1) as bx:
+            with T.launch_thread("threadIdx.x", 64) as tx:
+                full = T.alloc_tensor(ty_args=[T.Tensor((1,), T.uint64, scope="shared")])
+                tile = T.alloc_tensor(ty_args=[T.Tensor((32,), T.float32, scope="shared")])
+                warp: T.let[T.int32] = tx // 32
+                lane: T.let[T.int32] = tx % 32
+                if tx == 0:
+                    T.ptx.mbarrier.init.shared.b64(full.ptr_to([0]), T.uint32(1))
+                    T.ptx.fence.mbarrier_init.release.cluster()
+                T.cuda.cta_sync()
+                if warp == 0:
+                    tile[lane] = src[lane] * T.float32(0.5)
+                    T.cuda.warp_sync()
+                    if lane == 0:
+                        T.ptx.mbarrier.arrive.shared.b64(full.ptr_to([0]))
+                else:
+                    T.cuda.mbarrier_wait(full.ptr_to([0]), 0)
+                    out[lane] = tile[lane]

@@ -1,0 +1,33 @@
+# Bug: a flag handoff through memory whose store is relaxed, not release.
+# Warp 0 fills a shared row, joins its lanes with warp_sync, and lane 0 sets a
+# flag; warp 1 spins on the flag with ld.acquire.cta and then reads the row.  The
+# acquire load needs a release on the other side: st.relaxed is a strong store
+# (so the flag itself does not race) but it publishes nothing, so the row reads
+# are not ordered after the row writes.  The fix, race_flag_relaxed_store_fixed.py,
+# sets the flag with st.release.cta.
+from tvm_tirx.script import tirx as T
+
+
+@T.function
+def race_flag_relaxed_store(x: T.Tensor((32,), T.int32), out: T.Tensor((32,), T.int32)):
+    with T.device_entry():
+        with T.launch_thread("blockIdx.x", 1) as bx:
+            with T.launch_thread("threadIdx.x", 64) as tx:
+                flag = T.alloc_tensor(ty_args=[T.Tensor((1,), T.int32, scope="shared")])
+                row = T.alloc_tensor(ty_args=[T.Tensor((32,), T.int32, scope="shared")])
+                seen = T.local_scalar(T.int32)
+                warp: T.let[T.int32] = tx // 32
+                lane: T.let[T.int32] = tx % 32
+                if tx == 0:
+                    flag[0] = 0
+                T.cuda.cta_sync()
+                if warp == 0:
+                    row[lane] = x[lane] * 5
+                    T.cuda.warp_sync()
+                    if lane == 0:
+                        T.ptx.st.relaxed.cta.shared.b32(flag.ptr_to([0]), T.int32(1))
+                else:
+                    seen = 0
+                    while seen == 0:
+                        T.ptx.ld.acquire.cta.shared.b32(seen, flag.ptr_to([0]))
+                    out[lane] = row[31 - lane]
