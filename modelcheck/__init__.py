@@ -14,8 +14,8 @@ from .report import CheckFailed, RaceReport, SyncCheckReport
 
 __version__ = "0.1.0"
 
-__all__ = ["Kernel", "ParseError", "PrimFunc", "as_func", "load", "parse", "synccheck", "racecheck", "CheckFailed",
-           "SyncCheckReport", "RaceReport", "__version__"]
+__all__ = ["Kernel", "ParseError", "PrimFunc", "as_func", "load", "parse", "synccheck", "racecheck", "prove",
+           "CheckFailed", "SyncCheckReport", "RaceReport", "ProofReport", "__version__"]
 
 
 def synccheck(kernel, inputs=None, *, max_polls: int = 1_000_000, max_loop_iterations: int = 1_000_000,
@@ -38,3 +38,18 @@ def racecheck(kernel, inputs=None, *, max_polls: int = 1_000_000, max_loop_itera
     Same arguments as `synccheck`; Synccheck's phase-A findings are embedded as errors."""
     return RaceReport(_racecheck.check(as_func(kernel), inputs, max_polls=max_polls,
                                        max_loop_iterations=max_loop_iterations))
+
+
+def prove(kernel, symbolic, ranges: dict | None = None, inputs=None, *, max_seconds: float = 60.0):
+    """Prove each mbarrier family's ring protocol (P1-P4, DESIGN §8) for every value of the `symbolic`
+    module constants in `ranges` (name -> (lo, hi or None); default 1..).  Returns a ProofReport:
+    proved, refuted (with the smallest failing sizes, confirmed on NumSim), or incomplete (with why)."""
+    from .prover import prove as _prove      # imported on first use: loading z3 takes a noticeable time
+    return _prove(as_func(kernel), symbolic, ranges, inputs, max_seconds=max_seconds)
+
+
+def __getattr__(name):
+    if name == "ProofReport":
+        from .prover.report import ProofReport
+        return ProofReport
+    raise AttributeError(f"module 'modelcheck' has no attribute {name!r}")

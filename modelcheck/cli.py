@@ -22,7 +22,6 @@ EXIT_FOR_VERDICT = {"clean": 0, "review": 0, "error": 1, "incomplete": 2}
 
 # Subcommands whose machinery lands with later issues; each says which.
 _PENDING = {
-    "prove": "the z3 prover (issue #7)",
     "replay": "counterexample replay (issue #7)",
     "graph": "the happens-before graph (issue #7)",
 }
@@ -210,12 +209,16 @@ def _print_states(name: str, a, rows: list[dict]) -> None:
     if not projected:
         return
     print()
-    width = max(len("projection"), *(len(r) for r in resources))
+    width = max(len("projection"), *(len(p["resource"]) for row in projected for p in row["per_projection"]),
+                *(len(r) for r in resources))
     head = f"{'projection':<{width}}"
     for row in projected:
         head += f" | ({row['config']}) {'method':<11} {'states':>8} {'transitions':>11}"
     print(head)
-    for resource in resources:
+    # a projected configuration may end in a whole-program search (when a schedule leaves the run's
+    # generation assignment); show such extra entries after the projections
+    extra = [p["resource"] for row in projected for p in row["per_projection"] if p["resource"] not in resources]
+    for resource in resources + list(dict.fromkeys(extra)):
         line = f"{resource:<{width}}"
         for row in projected:
             p = next((p for p in row["per_projection"] if p["resource"] == resource), None)
@@ -227,6 +230,48 @@ def _print_states(name: str, a, rows: list[dict]) -> None:
         print(line)
     if any(p.get("status", "complete") != "complete" for row in projected for p in row["per_projection"]):
         print("(search! = the search of that projection stopped: at a limit, or on a finding)")
+
+
+def _symbolic(specs: list[str]) -> dict:
+    """NAME, NAME=LO.., NAME=LO..HI -> {name: (lo, hi or None)}."""
+    out = {}
+    for spec in specs:
+        name, sep, rng = spec.partition("=")
+        if not name.isidentifier():
+            raise ValueError(f"--symbolic expects NAME[=LO..HI], got {spec!r}")
+        lo, hi = 1, None
+        if sep:
+            a, dots, b = rng.partition("..")
+            try:
+                lo = int(a) if a else 1
+                hi = int(b) if b else None
+            except ValueError:
+                raise ValueError(f"--symbolic {name}: {rng!r} is not a range LO..HI (e.g. 1.. or 2..64)") from None
+            if not dots:
+                raise ValueError(f"--symbolic {name}: {rng!r} is not a range LO..HI (e.g. 1.. or 2..64)")
+            if hi is not None and hi < lo:
+                raise ValueError(f"--symbolic {name}: empty range {lo}..{hi}")
+        out[name] = (lo, hi)
+    return out
+
+
+def _prove(args) -> int:
+    import json
+
+    from .prover import prove
+    ranges = _symbolic(args.symbolic)
+    kernel = load(args.kernel, **_consts(args.const))
+    names = {c.name for c in kernel.func.constants}
+    unknown = sorted(set(ranges) - names)
+    if unknown:
+        raise ValueError(f"--symbolic {', '.join(unknown)}: not a module constant of {kernel.name} "
+                         f"(constants: {', '.join(sorted(names)) or 'none'})")
+    report = prove(kernel.func, symbolic=list(ranges), ranges=ranges, max_seconds=args.max_seconds)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, default=str))
+    else:
+        report.print()
+    return {"proved": 0, "refuted": 1, "incomplete": 2}[report.verdict]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -269,6 +314,13 @@ def _parser() -> argparse.ArgumentParser:
     st.add_argument("--max-states", type=int, default=200_000, help="state limit per configuration")
     st.add_argument("--max-seconds", type=float, default=60.0, help="wall-time limit per configuration")
     st.add_argument("--json", action="store_true", help="print the figures as JSON")
+    pv = sub.add_parser("prove", help="prove the mbarrier ring protocols for all values of symbolic sizes (z3)")
+    pv.add_argument("kernel")
+    pv.add_argument("--symbolic", action="append", default=[], metavar="NAME[=LO..HI]", required=True,
+                    help="a module constant to leave symbolic, with its range (default 1..)")
+    pv.add_argument("--const", action="append", default=[], metavar="N=V", help="fix another module constant")
+    pv.add_argument("--max-seconds", type=float, default=60.0, help="time limit for the whole proof")
+    pv.add_argument("--json", action="store_true", help="print the report as JSON")
     for name, what in _PENDING.items():
         sp = sub.add_parser(name, help=f"(arrives with {what})")
         sp.add_argument("args", nargs=argparse.REMAINDER)
@@ -292,6 +344,8 @@ def main(argv: list[str] | None = None) -> int:
             return _check(args)
         if args.command == "states":
             return _states(args)
+        if args.command == "prove":
+            return _prove(args)
         consts = _consts(args.const)
         kernel = load(args.kernel, **consts)
     except ir.ParseError as err:

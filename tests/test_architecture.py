@@ -18,6 +18,7 @@ CHECKERS = ("modelcheck.synccheck", "modelcheck.racecheck", "modelcheck.explorer
 ALLOWED_CROSS = {
     ("modelcheck.synccheck", "modelcheck.explorer"),  # phase B searches the fixed sync programs
     ("modelcheck.prover", "modelcheck.replay"),     # a refutation is confirmed by replay on NumSim
+    ("modelcheck.prover", "modelcheck.synccheck"),  # ... and by Synccheck on the specialized kernel
     ("modelcheck.replay", "modelcheck.explorer"),   # replay follows explorer witness schedules
     ("modelcheck.hb", "modelcheck.explorer"),
 }

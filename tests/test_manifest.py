@@ -1,11 +1,15 @@
 """Run kernels/manifest.json: every kernel, every stage whose checker exists."""
 from __future__ import annotations
 
+import importlib.util
+
+import numpy as np
 import pytest
 
 import ir
 import modelcheck
-from tests.manifest import KERNELS, entries, load_manifest, stage_cases
+from modelcheck import numsim
+from tests.manifest import INPUT_BUILDERS, KERNELS, entries, inputs_builder, load_manifest, stage_cases
 
 
 def test_manifest_lists_every_kernel_file():
@@ -33,6 +37,11 @@ def test_expectations_are_well_formed():
                 continue
             assert "verdict" in expect, (name, stage)
             assert not ("kinds" in expect and "any_kind" in expect), (name, stage)
+        builder = entry.get("inputs_builder")
+        if builder is not None:
+            module, sep, function = builder.partition(":")
+            assert sep and (INPUT_BUILDERS / f"{module}.py").is_file(), (name, builder)
+            assert callable(inputs_builder(entry)), (name, builder)
 
 
 @pytest.mark.parametrize("name,entry,expect", stage_cases("parse"), ids=lambda x: x if isinstance(x, str) else "")
@@ -48,6 +57,52 @@ def test_parse_stage(name, entry, expect):
             modelcheck.load(path, **entry["constants"])
 
 
+@pytest.mark.conformance
+@pytest.mark.parametrize("name,entry", entries(), ids=lambda x: x if isinstance(x, str) else "")
+def test_real_parser_accepts_kernel(name, entry):
+    """Every corpus kernel is valid authoring-form TIRx: importing it runs the real parser."""
+    pytest.importorskip("tvm_tirx")
+    path = KERNELS / entry["file"]
+    spec = importlib.util.spec_from_file_location(f"_kernel_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)    # @T.function parses (and checks every T.ptx op) at import
+    assert getattr(module, name) is not None
+
+
+def manifest_inputs(func: ir.PrimFunc, entry: dict, constants: dict | None = None) -> dict:
+    """The manifest's inputs for one kernel: its inputs_builder's dict (called with the kernel's constants),
+    then the input specs (zeros|ones|random[:seed]|FILE.npy) on top."""
+    builder = inputs_builder(entry)
+    overrides = dict(builder(dict(constants or {}))) if builder is not None else {}
+    for param, spec in entry["inputs"].items():
+        overrides[param] = np.load(KERNELS / spec) if spec.endswith(".npy") else spec
+    return numsim.default_inputs(func, overrides)
+
+
+def expectation_failure(name: str, verdict: str, kinds: set, expect: dict, text: str = "") -> str | None:
+    if verdict != expect["verdict"]:
+        return f"{name}: verdict {verdict}, expected {expect['verdict']}\n{text}"
+    if "kinds" in expect and set(expect["kinds"]) - kinds:
+        return f"{name}: missing kinds {sorted(set(expect['kinds']) - kinds)} in {sorted(kinds)}\n{text}"
+    if "any_kind" in expect and not kinds & set(expect["any_kind"]):
+        return f"{name}: none of {expect['any_kind']} in {sorted(kinds)}\n{text}"
+    return None
+
+
+@pytest.mark.parametrize("name,entry,expect", stage_cases("numsim"), ids=lambda x: x if isinstance(x, str) else "")
+def test_numsim_stage(name, entry, expect):
+    kernel = modelcheck.load(KERNELS / entry["file"], **entry["constants"])
+    result = numsim.run(kernel.func, manifest_inputs(kernel.func, entry, kernel.constants))
+    kinds = {d.kind for d in result.diagnostics}
+    failure = expectation_failure(name, result.verdict, kinds, expect, "\n".join(map(str, result.diagnostics)))
+    assert failure is None, failure
+    # a clean run completes; an error stops the run; clean kernels report no diagnostics at all
+    assert result.termination == {"clean": "completed", "review": "completed", "error": "error",
+                                  "incomplete": "incomplete"}[expect["verdict"]]
+    if expect["verdict"] == "clean":
+        assert result.diagnostics == ()
+
+
 def _checker(stage: str):
     return getattr(modelcheck, stage, None)
 
@@ -61,12 +116,23 @@ def test_checker_stages(stage):
     failures = []
     for name, entry, expect in cases:
         kernel = modelcheck.load(KERNELS / entry["file"], **entry["constants"])
-        report = checker(kernel.func, inputs=None)
-        kinds = {f.kind for f in report.findings}
-        if report.verdict != expect["verdict"]:
-            failures.append(f"{name}: verdict {report.verdict}, expected {expect['verdict']}\n{report.format()}")
-        elif "kinds" in expect and set(expect["kinds"]) - kinds:
-            failures.append(f"{name}: missing kinds {sorted(set(expect['kinds']) - kinds)}")
-        elif "any_kind" in expect and not kinds & set(expect["any_kind"]):
-            failures.append(f"{name}: none of {expect['any_kind']} in {sorted(kinds)}")
+        inputs = manifest_inputs(kernel.func, entry, kernel.constants) if entry.get("inputs_builder") else None
+        report = checker(kernel.func, inputs=inputs)
+        failure = expectation_failure(name, report.verdict, {f.kind for f in report.findings}, expect,
+                                      report.format() if report.verdict != expect["verdict"] else "")
+        if failure:
+            failures.append(failure)
     assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("name,entry,expect", stage_cases("prove"), ids=lambda x: x if isinstance(x, str) else "")
+def test_prove_stage(name, entry, expect):
+    """`prove` with the listed symbolic ranges: proved, or refuted at exactly the listed smallest sizes."""
+    from modelcheck.prover import prove
+    kernel = modelcheck.load(KERNELS / entry["file"], **entry["constants"])
+    ranges = {n: (lo, hi) for n, (lo, hi) in expect["symbolic"].items()}
+    report = prove(kernel.func, symbolic=list(ranges), ranges=ranges)
+    assert report.verdict == expect["verdict"], report.format()
+    if "sizes" in expect:
+        assert report.counterexample["sizes"] == expect["sizes"], report.format()
+        assert report.counterexample.get("confirmed_by"), report.format()

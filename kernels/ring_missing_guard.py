@@ -1,0 +1,41 @@
+# Bug: ring_guarded.py without its `r >= STAGES` guard.  In the first pass
+# T.truncdiv(r - STAGES, STAGES) truncates toward zero, so round 1 (STAGES = 2) waits
+# with parity 0 for a release of empty[1] that needs its own later full[1] arrival: a
+# deadlock from ROUNDS=2 (with floor division the formula would be harmless).  The
+# prover refutes it at ROUNDS=2.  Fixed twin: ring_guarded.py.
+from tvm_tirx.script import tirx as T
+
+STAGES = 2
+ROUNDS = 8
+
+
+@T.function
+def ring_missing_guard(out: T.Tensor((ROUNDS * 32,), T.int32)):
+    with T.device_entry():
+        with T.launch_thread("blockIdx.x", 1) as bx:
+            with T.launch_thread("threadIdx.x", 64) as tx:
+                full = T.alloc_tensor(ty_args=[T.Tensor((STAGES,), T.uint64, scope="shared")])
+                empty = T.alloc_tensor(ty_args=[T.Tensor((STAGES,), T.uint64, scope="shared")])
+                tile = T.alloc_tensor(ty_args=[T.Tensor((STAGES, 32), T.int32, scope="shared")])
+                warp: T.let[T.int32] = tx // 32
+                lane: T.let[T.int32] = tx % 32
+                if tx == 0:
+                    for s in range(STAGES):
+                        T.ptx.mbarrier.init.shared.b64(full.ptr_to([s]), 1)
+                        T.ptx.mbarrier.init.shared.b64(empty.ptr_to([s]), 1)
+                    T.ptx.fence.mbarrier_init.release.cluster()
+                T.cuda.cta_sync()
+                if warp == 0:
+                    for r in range(ROUNDS):
+                        T.cuda.mbarrier_wait(empty.ptr_to([r % STAGES]), T.truncdiv(r - STAGES, STAGES) % 2)
+                        tile[r % STAGES, lane] = r * 100 + lane
+                        T.cuda.warp_sync()
+                        if lane == 0:
+                            T.ptx.mbarrier.arrive.shared.b64(full.ptr_to([r % STAGES]))
+                else:
+                    for r in range(ROUNDS):
+                        T.cuda.mbarrier_wait(full.ptr_to([r % STAGES]), (r // STAGES) % 2)
+                        out[r * 32 + lane] = tile[r % STAGES, lane]
+                        T.cuda.warp_sync()
+                        if lane == 0:
+                            T.ptx.mbarrier.arrive.shared.b64(empty.ptr_to([r % STAGES]))

@@ -1,0 +1,273 @@
+"""Proofs by induction with an invariant found by Houdini, and bounded search for counterexamples.
+
+Candidates relate, per barrier family at a symbolic slot s, the generation counters the
+protocol is made of: the slot's completed generations, each arriving warp's contributed
+generations, each waiting warp's last observed generation, each TMA's delivered
+generations — `u <= v + c` for c in {0, 1}.  A candidate is a statement about every slot
+at once (s is free in every query).  Houdini drops every candidate false at the initial
+state or not preserved by some move (each counterexample model drops all candidates it
+falsifies), leaving the strongest inductive conjunction of them.  The premise of an
+induction query is the invariant at the queried slot and at the slot the move touches.
+
+A property holds for every size if no state satisfying the invariant can break it.  If
+one can, a bounded unrolling from the initial state looks for a real trace (the smallest
+symbolic sizes first); a counterexample to induction alone is not a bug.
+
+Every query uses a fresh solver with a timeout (incremental push/pop degraded badly in
+the measurements; engineering-measurements §3), one move per query.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import z3
+
+from .model import Model, State
+from .transitions import bad_by_property, moves, sigma, transition
+
+TIMEOUT_MS = 5000
+OFFSETS = (0, 1)
+
+
+@dataclass
+class Candidate:
+    name: str
+    family: str
+    at: object                 # callable(State, slot term or None) -> z3 Bool
+    terms: tuple = ()          # (a, b, c) of a counter candidate `a <= b + c`
+
+
+@dataclass
+class Outcome:
+    status: str                # proved | refuted | unknown | incomplete
+    seconds: float
+    model: dict = field(default_factory=dict)
+    depth: int | None = None
+    note: str = ""
+    finding: object = None
+
+
+def _solvers():
+    """A portfolio of configurations, tried in turn with growing timeouts: linear integer queries over
+    floor quotients have heavy-tailed solve times, and a different arithmetic core or seed usually
+    answers at once where another stalls (measured: 10 s vs 0.15 s on the same query)."""
+    plain = z3.Solver()
+    yield plain, 1000
+    s = z3.Solver()
+    s.set("smt.arith.solver", 2)
+    yield s, 2000
+    s = z3.Solver()
+    s.set("random_seed", 7)
+    yield s, 3000
+    yield z3.Then("simplify", "propagate-values", "solve-eqs", "smt").solver(), TIMEOUT_MS
+
+
+def _check(constraints, seed: int = 0):
+    """sat | unsat | unknown (only when every configuration of the portfolio timed out)."""
+    for s, timeout in _solvers():
+        s.set("timeout", timeout)
+        s.add(*constraints)
+        r = s.check()
+        if r != z3.unknown:
+            return r, (s.model() if r == z3.sat else None)
+    return z3.unknown, None
+
+
+# ---------------------------------------------------------------------------------- candidates
+def counters(m: Model, st: State, fam: str, slot) -> dict:
+    """{name: generation counter term} of fam at `slot`."""
+    key = ("counters", fam, slot.sexpr())
+    hit = st._cache.get(key)
+    if hit is not None:
+        return hit
+    prm = m.params[fam]
+    cs = {"gen": st.gen(fam, slot)}
+    for w, shares in prm.share.items():
+        if any(shares):
+            cs[f"arr{w}"] = st.share_gens(w, fam, slot, st.arrivals(w, fam, slot))
+    for w, here in prm.waiters.items():
+        if any(here):
+            cs[f"wait{w}"] = st.waits(w, fam, slot) + st.k0(w, fam, slot)
+    for (w, idx), per in prm.tma_per_gen.items():
+        if any(per):
+            step = m.proc(w).steps[idx]
+            n = st.delivered(w, step, slot)
+            out = n
+            for s in range(prm.size - 1, -1, -1):
+                if per[s]:
+                    out = z3.If(slot == s, st.terms.floordiv(n, per[s]), out)
+            cs[f"tma{w}_{idx}"] = out
+    st._cache[key] = cs
+    return cs
+
+
+def candidates(m: Model) -> list[Candidate]:
+    probe = m.state("probe")
+    cands: list[Candidate] = []
+    for fam, prm in m.params.items():
+        names = sorted(counters(m, probe, fam, z3.Int("probe_slot")))
+        for a in names:
+            for b in names:
+                if a == b:
+                    continue
+                for c in OFFSETS:
+                    cands.append(Candidate(f"{fam}[s].{a} <= {b} + {c}", fam,
+                                           lambda st, slot, fam=fam, a=a, b=b, c=c:
+                                           counters(m, st, fam, slot)[a] <= counters(m, st, fam, slot)[b] + c,
+                                           (a, b, c)))
+    cands.append(Candidate("positions are well formed", "", lambda st, slot: z3.And(*st.well_formed())))
+    return cands
+
+
+def instances(m: Model, cands, st: State, slots: list[dict]) -> list:
+    """Each candidate at each slot assignment (size -> slot term); slot-free candidates once."""
+    out = []
+    for c in cands:
+        if not c.family:
+            out.append(c.at(st, None))
+            continue
+        size = m.params[c.family].size
+        seen = set()
+        for assign in slots:
+            slot = assign.get(size)
+            if slot is None or slot.sexpr() in seen:
+                continue
+            seen.add(slot.sexpr())
+            out.append(c.at(st, slot))
+    return out
+
+
+def _ranges(m: Model, assign: dict) -> list:
+    return [z3.And(v >= 0, v < size) for size, v in assign.items()]
+
+
+def initial(m: Model, st: State) -> list:
+    return [v == 0 for v in st.vars()]
+
+
+# ---------------------------------------------------------------------------------- Houdini
+def houdini(m: Model, cands: list[Candidate], deadline: float) -> tuple[list[Candidate], int]:
+    """The largest subset of `cands` true initially and preserved by every move."""
+    s0 = m.state("h0")
+    sig = sigma(m, "h")
+    keep = list(cands)
+    queries = 0
+    while keep:
+        conds = [c.at(s0, sig.get(m.params[c.family].size) if c.family else None) for c in keep]
+        r, model = _check(initial(m, s0) + m.domain() + _ranges(m, sig) + [z3.Not(z3.And(*conds))] + s0.side)
+        queries += 1
+        if r == z3.unsat:
+            break
+        if r == z3.unknown:
+            raise TimeoutError("a Houdini initial-state query timed out")
+        keep = [c for c, cond in zip(keep, conds) if z3.is_true(model.eval(cond, model_completion=True))]
+    s0, s1 = m.state("i0"), m.state("i1")
+    _, mvs = transition(m, s0, s1)
+    stable, i = 0, 0
+    while keep and stable < len(mvs):
+        if time.monotonic() > deadline:
+            raise TimeoutError("the invariant search ran out of time")
+        mv = mvs[i % len(mvs)]
+        i += 1
+        assigns = [sig] + ([{m.params[mv.family].size: mv.slot}] if mv.slot is not None and mv.family in m.params
+                           else [])
+        pre = instances(m, keep, s0, assigns)
+        # a move changes only the counters of its own family: the others are preserved by construction
+        touched = [c for c in keep if not c.family or c.family == mv.family]
+        post = [c.at(s1, sig.get(m.params[c.family].size) if c.family else None) for c in touched]
+        # side constraints last: building terms adds the quotient definitions they rely on
+        r, model = _check(m.domain() + _ranges(m, sig) + [mv.pre, mv.post] + pre + [z3.Not(z3.And(*post))]
+                          + s0.side + s1.side)
+        queries += 1
+        if r == z3.unsat:
+            stable += 1
+            continue
+        if r == z3.unknown:
+            raise TimeoutError("a Houdini induction query timed out")
+        dropped = {id(c) for c, cond in zip(touched, post) if not z3.is_true(model.eval(cond, model_completion=True))}
+        nxt = [c for c in keep if id(c) not in dropped]
+        if len(nxt) == len(keep):
+            raise RuntimeError("Houdini made no progress")
+        keep = nxt
+        stable = 0
+    return _strongest(keep), queries
+
+
+def _strongest(keep: list[Candidate]) -> list[Candidate]:
+    """Drop `u <= v + 1` when `u <= v + 0` is kept (implied)."""
+    names = {c.name for c in keep}
+    return [c for c in keep if not (c.name.endswith(" + 1") and c.name[:-1] + "0" in names)]
+
+
+# ---------------------------------------------------------------------------------- properties
+def prove_all(m: Model, invariant: list[Candidate]) -> dict:
+    """(family, property) -> Outcome: proved when no invariant state breaks it, else unknown."""
+    s0 = m.state("p0")
+    sig = sigma(m, "p")
+    mvs = moves(m, s0, None)
+    out: dict = {}
+    # per move: the invariant at the move's slot and the free slot
+    per_move: dict = {}
+    for mv in mvs:
+        for key, cond in mv.bad.items():
+            per_move.setdefault(key, []).append((mv, cond))
+    state_bad = bad_by_property(m, s0, [], sig)       # exit balance only (no moves)
+    from .transitions import stuck
+    for fam, cond in stuck(m, s0, mvs).items():
+        state_bad[(fam, "P4")] = z3.Or(state_bad[(fam, "P4")], cond) if (fam, "P4") in state_bad else cond
+    keys = sorted(set(per_move) | set(state_bad))
+    for key in keys:
+        t0 = time.monotonic()
+        status, note = "proved", ""
+        checks = []
+        for mv, cond in per_move.get(key, []):
+            assigns = [sig] + ([{m.params[mv.family].size: mv.slot}] if mv.slot is not None else [])
+            checks.append((assigns, cond))
+        if key in state_bad:
+            # a stuck state: the invariant at the slots of every blocked wait
+            assigns = [sig] + [{m.params[mv.family].size: mv.slot} for mv in mvs
+                               if mv.blocked is not None and mv.slot is not None]
+            checks.append((assigns, state_bad[key]))
+        for assigns, cond in checks:
+            inv = instances(m, invariant, s0, assigns)
+            r, _ = _check(m.domain() + _ranges(m, sig) + inv + [cond] + s0.side)
+            if r == z3.sat:
+                status, note = "unknown", "not excluded by the invariant"
+                break
+            if r == z3.unknown:
+                status, note = "unknown", "the solver timed out"
+                break
+        out[key] = Outcome(status, time.monotonic() - t0, note=note)
+    return out
+
+
+# ---------------------------------------------------------------------------------- counterexamples
+def bmc(m: Model, key, max_depth: int, deadline: float) -> Outcome:
+    """The shallowest trace from the initial state that breaks `key`, with the symbolic sizes minimized."""
+    t0 = time.monotonic()
+    states = [m.state("b0")]
+    cons = m.domain() + initial(m, states[0])
+    for depth in range(max_depth + 1):
+        if time.monotonic() > deadline:
+            return Outcome("unknown", time.monotonic() - t0,
+                           note=f"no counterexample within depth {depth - 1} before the time limit")
+        cur = states[-1]
+        sig = sigma(m, f"b{depth}")
+        bad = bad_by_property(m, cur, moves(m, cur, None), sig).get(key)
+        if bad is not None:
+            opt = z3.Optimize()
+            opt.set("timeout", TIMEOUT_MS * 2)
+            opt.add(*cons, bad, *_ranges(m, sig), *[x for s in states for x in s.side])
+            for v in m.syms.values():
+                opt.minimize(v)
+            r = opt.check()
+            if r == z3.sat:
+                model = opt.model()
+                sizes = {n: model.eval(v, model_completion=True).as_long() for n, v in m.syms.items()}
+                return Outcome("refuted", time.monotonic() - t0, sizes, depth)
+        nxt = m.state(f"b{depth + 1}")
+        trans, _ = transition(m, cur, nxt)
+        cons = cons + [trans]
+        states.append(nxt)
+    return Outcome("unknown", time.monotonic() - t0, note=f"no counterexample within depth {max_depth}")

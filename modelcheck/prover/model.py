@@ -1,0 +1,532 @@
+"""The sync skeleton as a symbolic transition system, for all values of the symbolic constants.
+
+State: per warp its position (block, iteration q, offset in the block), plus one
+delivery counter per asynchronous command (TMA `complete_tx`, `tcgen05.commit`), whose
+completions land later, in issue order.  A loop block has an exit position (q = trips)
+left by a silent move, so an empty loop needs no special case.  Barrier state is not
+stored: the arrivals on a slot are the closed-form execution counts of the arrive
+commands before each warp's position, so a slot's completed generations are
+`min(arrivals // count, delivered bytes // bytes per generation)`.  A transition moves
+one warp one step (a wait only when the hardware parity test passes), leaves a loop, or
+delivers one completion.  Positions need no division (a step counter would: measured
+seconds per deadlock query against milliseconds).
+
+Slots are z3 terms, not enumerated: a ring's D slots are one symbolic slot, so a
+command `bar[r % D]` counts `#{r < x : (r + b) % D == s} = (x - ((s - b) mod D) + D - 1) // D`
+and the size of every query is independent of D.  Per-slot parameters that differ
+between slots (a warp that waits only on some of them) are looked up by the slot term.
+
+The properties (DESIGN §8), each a predicate on a state and the transition taken:
+  P1  an arrival (or a delivery) lands on the generation it is meant for: a warp's k-th
+      arrival unit on a slot belongs to generation k // m (m = its units per generation),
+      and nothing arrives on a generation whose arrivals are complete but whose bytes are
+      pending;
+  P2  a wait passes on the generation it intends: a warp's j-th wait on a slot intends
+      generation j + k0 (k0 = -1 when its first wait has parity 1: the pre-init phase);
+  P3  before anything mutates generation g + 1 of a slot, every wait meant for generation
+      g (all waiting warps) has passed;
+  P4  no reachable state is stuck short of the end, and at the end every slot is balanced
+      (no partial generation, no pending bytes).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import z3
+
+from .program import Proc, evaluate, guard_set, layout, slot_form
+from .skeleton import OutsideFragment, Skeleton
+from .z3expr import Terms
+
+PROPERTIES = ("P1", "P2", "P3", "P4")
+
+
+@dataclass
+class FamilyParams:
+    """Per barrier family, values per slot (tuples indexed by slot)."""
+
+    size: int
+    count: int                      # expected arrivals per generation (the same on every slot)
+    share: dict                     # warp -> arrival units per generation, per slot (0: never arrives there)
+    k0: dict                        # warp -> generation offset of its first wait, per slot (0 if it never waits)
+    waiters: dict                   # warp -> per slot: does it wait there at all
+    bytes_per_gen: tuple            # expect_tx bytes per generation, per slot (0: no tx)
+    tma_per_gen: dict               # (warp, step index) -> TMA executions per generation, per slot
+
+
+def lookup(slot, values: tuple):
+    """values[slot] for a z3 slot term (constant when every slot has the same value)."""
+    if all(v == values[0] for v in values):
+        return z3.IntVal(values[0])
+    out = z3.IntVal(values[-1])
+    for s in range(len(values) - 2, -1, -1):
+        out = z3.If(slot == s, values[s], out)
+    return out
+
+
+class Model:
+    def __init__(self, skel: Skeleton, ranges: dict, tma_bytes: dict):
+        self.skel = skel
+        self.ranges = ranges                        # symbolic name -> (lo, hi or None)
+        self.syms = {name: z3.Int(name) for name in skel.symbolic}
+        self.procs: list[Proc] = []
+        for w, items in sorted(skel.warps.items()):
+            p = layout(w, items, self.syms, skel.symbolic)
+            if p.steps:
+                self.procs.append(p)
+        self.tma_bytes = tma_bytes                  # site -> bytes per TMA execution
+        self.families: dict[str, int] = {}
+        for p in self.procs:
+            for st in p.steps:
+                self.families.setdefault(st.cmd.family, skel.family_size.get(st.cmd.family, 1))
+        self.async_steps = [(p, st) for p in self.procs for st in p.steps if st.cmd.kind in ("tma", "commit")]
+        for p, st in self.async_steps:
+            if st.guard is not None:
+                raise OutsideFragment(f"a guarded asynchronous {st.cmd.kind}", st.cmd.span)
+            if st.cmd.kind == "tma" and st.cmd.site not in tma_bytes:
+                raise OutsideFragment("a TMA copy whose byte count the concrete run did not observe", st.cmd.span)
+        self._by_warp = {p.warp: p for p in self.procs}
+        self.forms: dict = {}
+        for p in self.procs:
+            for st in p.steps:
+                var = st.block.var if st.block.kind == "loop" else None
+                gs = guard_set(var, st.guard, skel.symbolic, st.cmd.span) if var else None
+                self.forms[(p.warp, st.index)] = (gs, slot_form(var, st.cmd.slot, skel.symbolic, st.cmd.span))
+        self.params: dict[str, FamilyParams] = {}
+        self._init_params()
+
+    def proc(self, warp: int) -> Proc:
+        return self._by_warp[warp]
+
+    def form(self, st):
+        return self.forms[(st.proc, st.index)]
+
+    # ------------------------------------------------------------------ concrete evaluation (parameters)
+    def concrete_count(self, st, slot_value, t: int, env: dict) -> int:
+        """Executions of step `st` on `slot_value` (None = any) before step t, for concrete constants."""
+        b = st.block
+        base = _ev(b.base, env)
+        if b.kind == "straight":
+            if t <= base + st.offset:
+                return 0
+            if st.guard is not None and not evaluate(st.guard, env):
+                return 0
+            if slot_value is not None and int(evaluate(st.cmd.slot, env)) != slot_value:
+                return 0
+            return 1
+        start, stop = int(evaluate(b.start, env)), int(evaluate(b.stop, env))
+        trips = max(0, stop - start)
+        done = min(max(0, -(-(t - base - st.offset) // b.length)), trips)
+        n = 0
+        for r in range(start, start + done):
+            e = dict(env)
+            e[b.var] = r
+            if st.guard is not None and not evaluate(st.guard, e):
+                continue
+            if slot_value is not None and int(evaluate(st.cmd.slot, e)) != slot_value:
+                continue
+            n += 1
+        return n
+
+    def total_steps(self, p: Proc, env: dict) -> int:
+        return _ev(p.total, env)
+
+    def _envs(self) -> list[dict]:
+        envs = []
+        for k in (0, 1, 2, 3, 5, 8, 13, 21, 34, 66, 130):
+            env = {}
+            for name in self.skel.symbolic:
+                lo, hi = self.ranges.get(name, (1, None))
+                env[name] = lo + k if hi is None else min(lo + k, hi)
+            envs.append(env)
+        return envs
+
+    def _init_params(self) -> None:
+        envs = self._envs()
+        for fam, size in self.families.items():
+            counts = [self.skel.inits.get((fam, s)) for s in range(size)]
+            used = [s for s in range(size) if counts[s] is not None]
+            if len(used) != size:
+                missing = [s for s in range(size) if counts[s] is None]
+                raise OutsideFragment(f"{fam}[{missing[0]}] is used but never initialized before the roles start")
+            try:
+                values = {int(evaluate(c, {})) for c in counts}
+            except KeyError:
+                raise OutsideFragment(f"a symbolic arrival count for {fam}") from None
+            if len(values) != 1:
+                raise OutsideFragment(f"the slots of {fam} expect different arrival counts {sorted(values)}")
+            self.params[fam] = self._family_params(fam, size, values.pop(), envs)
+
+    def _family_params(self, fam, size, count, envs) -> FamilyParams:
+        share = {p.warp: [0] * size for p in self.procs}
+        k0 = {p.warp: [0] * size for p in self.procs}
+        waiters = {p.warp: [False] * size for p in self.procs}
+        per_gen_bytes = [0] * size
+        tma = {(p.warp, st.index): [0] * size for p, st in self.async_steps if st.cmd.family == fam}
+        for s in range(size):
+            whole = self._whole_shares(fam, s, count, envs)
+            for env in envs:
+                gens = None
+                expect, tma_counts = 0, {}
+                for p in self.procs:
+                    units, visits = self._visits(p, fam, s, env)
+                    if visits and whole is None:
+                        # no consistent share of whole generations (a miscounted barrier): a round's units
+                        if units % visits:
+                            raise OutsideFragment(f"warp {p.warp} arrives on {fam}[{s}] with different counts in "
+                                                  f"different rounds")
+                        m = units // visits
+                        if share[p.warp][s] and share[p.warp][s] != m:
+                            raise OutsideFragment(f"warp {p.warp}'s arrivals per round on {fam}[{s}] change with "
+                                                  f"the symbolic sizes")
+                        share[p.warp][s] = m
+                    elif visits:
+                        share[p.warp][s] = whole.get(p.warp, 0)
+                    T = self.total_steps(p, env)
+                    for st in p.steps:
+                        if st.cmd.family == fam and st.cmd.kind == "expect_tx":
+                            expect += st.cmd.units * self.concrete_count(st, s, T, env)
+                        elif st.cmd.family == fam and st.cmd.kind == "tma":
+                            tma_counts[(p.warp, st.index)] = self.concrete_count(st, s, T, env)
+                arrivals = sum(self._visits(p, fam, s, env)[0] for p in self.procs)
+                if arrivals and arrivals % count == 0:
+                    gens = arrivals // count
+                if gens:
+                    if expect % gens == 0 and not per_gen_bytes[s]:
+                        per_gen_bytes[s] = expect // gens
+                    for key, n in tma_counts.items():
+                        if n % gens == 0 and not tma[key][s]:
+                            tma[key][s] = n // gens
+            for p in self.procs:
+                first = next((f for f in (self._first_wait(p, fam, s, env) for env in envs) if f is not None), None)
+                if first is not None:
+                    waiters[p.warp][s] = True
+                    k0[p.warp][s] = -1 if first % 2 == 1 else 0
+        freeze = lambda d: {w: tuple(v) for w, v in d.items()}   # noqa: E731
+        return FamilyParams(size, count, freeze(share), freeze(k0), freeze(waiters), tuple(per_gen_bytes),
+                            freeze(tma))
+
+    def _whole_shares(self, fam, s, count, envs) -> dict | None:
+        """warp -> its arrival units per generation, when every size gives whole generations with the same
+        shares; None when the counts do not divide (the barrier's count and its arrivals disagree)."""
+        shares: dict = {}
+        seen = False
+        for env in envs:
+            totals = {p.warp: self._visits(p, fam, s, env)[0] for p in self.procs}
+            arrivals = sum(totals.values())
+            if not arrivals:
+                continue
+            if arrivals % count:
+                return None
+            seen = True
+            for w, a in totals.items():
+                if not a:
+                    continue
+                if (a * count) % arrivals or shares.setdefault(w, a * count // arrivals) != a * count // arrivals:
+                    return None
+        return shares if seen else None
+
+    def _visits(self, p, fam, s, env) -> tuple[int, int]:
+        """(arrival units, rounds with an arrival) of warp p on fam[s]: a round is one straight-line run or one
+        loop iteration, and the warp's share of each generation is its units per round."""
+        units, rounds = 0, set()
+        for b_index, b in enumerate(p.blocks):
+            steps = [st for st in b.steps if st.cmd.family == fam and st.cmd.kind in ("arrive", "bar_arrive",
+                                                                                       "commit")]
+            if not steps:
+                continue
+            if b.kind == "straight":
+                for st in steps:
+                    if (st.guard is None or evaluate(st.guard, env)) and int(evaluate(st.cmd.slot, env)) == s:
+                        units += st.cmd.units
+                        rounds.add((b_index, None))
+                continue
+            start, stop = int(evaluate(b.start, env)), int(evaluate(b.stop, env))
+            for r in range(start, stop):
+                e = dict(env)
+                e[b.var] = r
+                for st in steps:
+                    if (st.guard is None or evaluate(st.guard, e)) and int(evaluate(st.cmd.slot, e)) == s:
+                        units += st.cmd.units
+                        rounds.add((b_index, r))
+        return units, len(rounds)
+
+    def _first_wait(self, p, fam, s, env):
+        """The parity of warp p's first wait on fam[s] (None: it never waits there)."""
+        for b in p.blocks:
+            if b.kind == "straight":
+                for st in b.steps:
+                    c = st.cmd
+                    if c.kind == "wait" and c.family == fam and int(evaluate(c.slot, env)) == s and \
+                            (st.guard is None or evaluate(st.guard, env)):
+                        return int(evaluate(c.parity, env))
+                continue
+            start, stop = int(evaluate(b.start, env)), int(evaluate(b.stop, env))
+            for r in range(start, stop):
+                e = dict(env)
+                e[b.var] = r
+                for st in b.steps:
+                    c = st.cmd
+                    if c.kind == "wait" and c.family == fam and int(evaluate(c.slot, e)) == s and \
+                            (st.guard is None or evaluate(st.guard, e)):
+                        return int(evaluate(c.parity, e))
+        return None
+
+    # ------------------------------------------------------------------ symbolic states
+    def state(self, tag: str) -> "State":
+        return State(self, tag)
+
+    def domain(self) -> list:
+        """Constraints on the symbolic constants (their ranges)."""
+        out = []
+        for name, v in self.syms.items():
+            lo, hi = self.ranges.get(name, (1, None))
+            out.append(v >= lo)
+            if hi is not None:
+                out.append(v <= hi)
+        return out
+
+    def sizes(self) -> list[int]:
+        return sorted(set(self.families.values()))
+
+
+def _ev(term, env) -> int:
+    sub = [(z3.Int(k), z3.IntVal(v)) for k, v in env.items()]
+    return z3.simplify(z3.substitute(term, *sub) if sub else term).as_long()
+
+
+def _key(slot) -> str:
+    return "any" if slot is None else slot.sexpr()
+
+
+class State:
+    """One symbolic state: warp positions, delivery counters, and the derived barrier terms."""
+
+    def __init__(self, model: Model, tag: str):
+        self.m = model
+        self.tag = tag
+        self.blk = {p.warp: z3.Int(f"b{p.warp}_{tag}") for p in model.procs}
+        self.q = {p.warp: z3.Int(f"q{p.warp}_{tag}") for p in model.procs}
+        self.pos = {p.warp: z3.Int(f"o{p.warp}_{tag}") for p in model.procs}
+        self.d = {(p.warp, st.index): z3.Int(f"d{p.warp}_{st.index}_{tag}") for p, st in model.async_steps}
+        self.terms = Terms(dict(model.syms))
+        self._cache: dict = {}
+
+    @property
+    def side(self) -> list:
+        return self.terms.side
+
+    def vars(self) -> list:
+        return list(self.blk.values()) + list(self.q.values()) + list(self.pos.values()) + list(self.d.values())
+
+    def well_formed(self) -> list:
+        """Positions that exist: a block index up to the end, an offset inside the block, an iteration up to
+        the loop's exit (whose offset is 0); deliveries between 0 and the issued count."""
+        out = []
+        for p in self.m.procs:
+            w = p.warp
+            blk, q, pos = self.blk[w], self.q[w], self.pos[w]
+            cases = [z3.And(blk == len(p.blocks), q == 0, pos == 0)]
+            for i, b in enumerate(p.blocks):
+                if b.kind == "straight":
+                    cases.append(z3.And(blk == i, q == 0, pos >= 0, pos < b.length))
+                else:
+                    cases.append(z3.And(blk == i, q >= 0, q <= b.trips, pos >= 0, pos < b.length,
+                                        z3.Implies(q == b.trips, pos == 0)))
+            out.append(z3.Or(*cases))
+        for p, st in self.m.async_steps:
+            d = self.d[(p.warp, st.index)]
+            out.append(z3.And(d >= 0, d <= self.issued(p.warp, st)))
+        return out
+
+    def terms_for(self, names: dict) -> Terms:
+        """Terms over other names whose quotient variables and side constraints are this state's."""
+        t = Terms(names)
+        t._memo = self.terms._memo
+        t.side = self.terms.side
+        return t
+
+    # ------------------------------------------------------------------ counting
+    def _below(self, x, period: int, residue):
+        """#{r in [0, x) : r % period == residue} for x >= 0 (residue an int or a term in [0, period))."""
+        if z3.is_int_value(x) and x.as_long() == 0:
+            return z3.IntVal(0)
+        return self.terms.floordiv(x - residue + period - 1, period)
+
+    def _count_between(self, u, v, gs, form, slot):
+        T = self.terms
+        if slot is None or form.kind == "const":
+            if gs is None or gs.period == 1:
+                n = v - u if gs is None or gs.pattern[0] else z3.IntVal(0)
+            else:
+                n = sum((self._below(v, gs.period, e) - self._below(u, gs.period, e)
+                         for e, on in enumerate(gs.pattern) if on), z3.IntVal(0))
+            return n if slot is None else z3.If(slot == form.value, n, 0)
+        if form.kind == "rot" and (gs is None or gs.period == 1):
+            if gs is not None and not gs.pattern[0]:
+                return z3.IntVal(0)
+            e = T.floormod(slot - form.offset, form.size)
+            return self._below(v, form.size, e) - self._below(u, form.size, e)
+        vals = tuple((e + form.offset) % form.size for e in range(form.size)) if form.kind == "rot" else form.values
+        gp = 1 if gs is None else gs.period
+        pat = (True,) if gs is None else gs.pattern
+        period = len(vals) * gp // math.gcd(len(vals), gp)
+        n = z3.IntVal(0)
+        for e in range(period):
+            if pat[e % gp]:
+                n = n + z3.If(slot == vals[e % len(vals)], self._below(v, period, e) - self._below(u, period, e), 0)
+        return n
+
+    def _iterations_done(self, st, at_end: bool):
+        """Iterations of st's loop in which st has run, read off the warp's position (no division)."""
+        b = st.block
+        if at_end:
+            return b.trips
+        w = st.proc
+        i = self.m.proc(w).blocks.index(b)
+        here = self.q[w] + z3.If(self.pos[w] > st.offset, 1, 0)
+        return z3.If(self.blk[w] > i, b.trips, z3.If(self.blk[w] == i, here, 0))
+
+    def count(self, st, slot, upto=None, at_end: bool = False):
+        """Executions of step st on `slot` (a z3 term; None = any slot) before the warp's current step (at its
+        last step with `at_end`; or among the first `upto` iterations of its loop, for deliveries)."""
+        key = ("count", st.proc, st.index, _key(slot), None if upto is None else upto.sexpr(), at_end)
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        b = st.block
+        T = self.terms
+        gs, form = self.m.form(st)
+        if b.kind == "straight":
+            if upto is not None:
+                n = z3.If(upto >= 1, 1, 0)
+            elif at_end:
+                n = z3.IntVal(1)
+            else:
+                w = st.proc
+                i = self.m.proc(w).blocks.index(b)
+                n = z3.If(z3.Or(self.blk[w] > i, z3.And(self.blk[w] == i, self.pos[w] > st.offset)), 1, 0)
+            if st.guard is not None:
+                n = z3.If(T.bool_of(st.guard), n, 0)
+            if slot is not None:
+                n = z3.If(slot == form.value, n, 0)
+        else:
+            start = T.int_of(b.start)
+            done = upto if upto is not None else self._iterations_done(st, at_end)
+            u = start if gs.lo is None else _max(start, T.int_of(gs.lo))
+            v = start + done if gs.hi is None else _min(start + done, T.int_of(gs.hi))
+            if gs.lo is not None or gs.hi is not None:
+                v = _max(u, v)
+            n = self._count_between(u, v, gs, form, slot)
+            if gs.factor is not None:
+                n = z3.If(T.bool_of(gs.factor), n, 0)
+        self._cache[key] = n
+        return n
+
+    def _sum(self, key, parts):
+        if key not in self._cache:
+            self._cache[key] = sum(parts(), z3.IntVal(0))
+        return self._cache[key]
+
+    def arrivals(self, warp, fam, slot):
+        """Arrival units of `warp` on fam[slot] so far (commands run, commits delivered)."""
+        def parts():
+            for st in self.m.proc(warp).steps:
+                if st.cmd.family != fam:
+                    continue
+                if st.cmd.kind in ("arrive", "bar_arrive"):
+                    yield st.cmd.units * self.count(st, slot)
+                elif st.cmd.kind == "commit":
+                    yield self.count(st, slot, upto=self.d[(warp, st.index)])
+        return self._sum(("A", warp, fam, _key(slot)), parts)
+
+    def total_arrivals(self, fam, slot):
+        return self._sum(("SA", fam, _key(slot)), lambda: (self.arrivals(p.warp, fam, slot) for p in self.m.procs))
+
+    def waits(self, warp, fam, slot, at_end: bool = False):
+        """Waits warp has passed on fam[slot] (all it will ever pass, with at_end)."""
+        return self._sum(("W", warp, fam, _key(slot), at_end),
+                         lambda: (self.count(st, slot, at_end=at_end) for st in self.m.proc(warp).steps
+                                  if st.cmd.family == fam and st.cmd.kind == "wait"))
+
+    def issued(self, warp, st, at_end: bool = False):
+        return self.count(st, None, at_end=at_end)
+
+    def expected_bytes(self, fam, slot):
+        return self._sum(("E", fam, _key(slot)),
+                         lambda: (st.cmd.units * self.count(st, slot) for p in self.m.procs for st in p.steps
+                                  if st.cmd.family == fam and st.cmd.kind == "expect_tx"))
+
+    def delivered(self, warp, st, slot):
+        return self.count(st, slot, upto=self.d[(warp, st.index)])
+
+    def delivered_bytes(self, fam, slot):
+        return self._sum(("DB", fam, _key(slot)),
+                         lambda: (self.m.tma_bytes[st.cmd.site] * self.delivered(p.warp, st, slot)
+                                  for p, st in self.m.async_steps if st.cmd.family == fam and st.cmd.kind == "tma"))
+
+    def share_gens(self, warp, fam, slot, units):
+        """units // (warp's share per generation on this slot), per slot."""
+        shares = self.m.params[fam].share.get(warp)
+        if shares is None or not any(shares):
+            return units
+        distinct = sorted({m for m in shares if m})
+        if len(distinct) == 1 and all(shares):
+            return self.terms.floordiv(units, distinct[0])
+        out = units
+        for s in range(len(shares) - 1, -1, -1):
+            if shares[s]:
+                out = z3.If(slot == s, self.terms.floordiv(units, shares[s]), out)
+        return out
+
+    def gen(self, fam, slot):
+        """Completed generations of fam[slot]."""
+        key = ("G", fam, _key(slot))
+        if key not in self._cache:
+            prm = self.m.params[fam]
+            g = self.terms.floordiv(self.total_arrivals(fam, slot), prm.count)
+            if any(prm.bytes_per_gen):
+                if len(set(prm.bytes_per_gen)) != 1:
+                    raise OutsideFragment(f"the slots of {fam} expect different tx bytes per generation")
+                g = _min(g, self.terms.floordiv(self.delivered_bytes(fam, slot), prm.bytes_per_gen[0]))
+            self._cache[key] = g
+        return self._cache[key]
+
+    def k0(self, warp, fam, slot):
+        return lookup(slot, self.m.params[fam].k0[warp])
+
+    # ------------------------------------------------------------------ the current position
+    def at(self, p: Proc, st):
+        """Warp p is about to run step st: (condition, Terms binding the step's loop variable)."""
+        b = st.block
+        i = p.blocks.index(b)
+        w = p.warp
+        names = dict(self.m.syms)
+        cond = z3.And(self.blk[w] == i, self.pos[w] == st.offset)
+        if b.kind == "loop":
+            names[b.var] = self.terms.int_of(b.start) + self.q[w]
+            cond = z3.And(cond, self.q[w] < b.trips)
+        return cond, self.terms_for(names)
+
+    def at_exit(self, p: Proc, i: int):
+        """Warp p is at the exit of its loop block i (all iterations run)."""
+        b = p.blocks[i]
+        return z3.And(self.blk[p.warp] == i, self.q[p.warp] == b.trips)
+
+    def finished(self, p: Proc):
+        return self.blk[p.warp] == len(p.blocks)
+
+    def done(self):
+        parts = [self.finished(p) for p in self.m.procs]
+        for p, st in self.m.async_steps:
+            parts.append(self.d[(p.warp, st.index)] == self.issued(p.warp, st, at_end=True))
+        return z3.And(*parts)
+
+
+def _max(a, b):
+    return z3.If(a >= b, a, b)
+
+
+def _min(a, b):
+    return z3.If(a <= b, a, b)

@@ -1,0 +1,320 @@
+"""Each warp's skeleton laid out as numbered steps, with closed-form execution counts.
+
+A warp's program becomes blocks: straight runs of commands (one step each) and loops
+over a symbolic trip count whose body is a fixed run of commands (nested loops with
+small concrete trip counts are unrolled; a command's guard on the loop variable makes
+it a no-op step in iterations where the guard fails, so every iteration has the same
+length B).  The warp's state is one integer, its step counter t: the command at step t
+and its iteration follow from t by floor division.
+
+What the protocol needs is how many times each command has run before step t, per
+barrier slot.  For a loop command that is the number of iterations r in a range whose
+slot `slot(r)` is s and whose guard holds.  Slots and guards on r are periodic patterns
+(evaluated concretely over a period) intersected with ranges whose bounds may be
+symbolic, so the count is `(x // P) * k + #{residues < x % P}` — linear with the
+quotient lowered to variables.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import z3
+
+import ir
+
+from .skeleton import Command, Guarded, Loop, OutsideFragment, _apply
+from .z3expr import Terms
+
+PERIOD_LIMIT = 64
+NESTED_UNROLL = 256
+
+
+# ---------------------------------------------------------------------------------- concrete evaluation
+def evaluate(e: ir.Expr, env: dict):
+    if isinstance(e, ir.Const):
+        return e.value
+    if isinstance(e, (ir.Var, ir.ConstRef)):
+        if e.name not in env:
+            raise KeyError(e.name)
+        return env[e.name]
+    if isinstance(e, ir.Cast):
+        return evaluate(e.value, env)
+    if isinstance(e, ir.BinOp):
+        return _apply(e.op, evaluate(e.a, env), evaluate(e.b, env))
+    if isinstance(e, ir.UnaryOp):
+        a = evaluate(e.a, env)
+        return (not a) if e.op in ("not", "!") else -a if e.op == "-" else ~a
+    if isinstance(e, ir.Select):
+        return evaluate(e.true_value, env) if evaluate(e.cond, env) else evaluate(e.false_value, env)
+    raise KeyError(type(e).__name__)
+
+
+def free_vars(e: ir.Expr) -> set[str]:
+    if isinstance(e, (ir.Var, ir.ConstRef)):
+        return {e.name}
+    out: set[str] = set()
+    for attr in ("a", "b", "cond", "true_value", "false_value", "value"):
+        sub = getattr(e, attr, None)
+        if isinstance(sub, ir.Expr):
+            out |= free_vars(sub)
+    return out
+
+
+def substitute(e: ir.Expr, name: str, value: int) -> ir.Expr:
+    if isinstance(e, ir.Var) and e.name == name:
+        return ir.Const(int(value), "int32")
+    if isinstance(e, ir.BinOp):
+        return ir.BinOp(e.op, substitute(e.a, name, value), substitute(e.b, name, value), e.dtype, span=e.span)
+    if isinstance(e, ir.UnaryOp):
+        return ir.UnaryOp(e.op, substitute(e.a, name, value), e.dtype, span=e.span)
+    if isinstance(e, ir.Select):
+        return ir.Select(substitute(e.cond, name, value), substitute(e.true_value, name, value),
+                         substitute(e.false_value, name, value), e.dtype, e.lazy, span=e.span)
+    if isinstance(e, ir.Cast):
+        return ir.Cast(e.dtype, substitute(e.value, name, value), span=e.span)
+    return e
+
+
+def conj(a: ir.Expr | None, b: ir.Expr | None) -> ir.Expr | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return ir.BinOp("and", a, b, "bool")
+
+
+# ---------------------------------------------------------------------------------- iteration sets
+@dataclass(frozen=True)
+class IterSet:
+    """Iterations r with lo <= r < hi (either bound may be None = open) and pattern[r % period]."""
+
+    lo: ir.Expr | None
+    hi: ir.Expr | None
+    period: int
+    pattern: tuple[bool, ...]
+    factor: ir.Expr | None = None     # a condition on symbolic constants only
+
+
+@dataclass(frozen=True)
+class SlotForm:
+    """How a loop command's barrier slot depends on the iteration r.
+
+    const: always `value`; rot: (r + offset) % size; table: values[r % period]."""
+
+    kind: str
+    value: int = 0
+    offset: int = 0
+    size: int = 1
+    values: tuple = ()
+
+
+def _periodic(fn, what: str, span) -> tuple[int, tuple]:
+    """(period, values over one period) of fn(r) for r >= 0."""
+    n = 4 * PERIOD_LIMIT
+    vals = [fn(r) for r in range(n)]
+    for p in range(1, PERIOD_LIMIT + 1):
+        if all(vals[r] == vals[r + p] for r in range(n - p)):
+            return p, tuple(vals[:p])
+    raise OutsideFragment(f"{what} that is not periodic in the loop variable (period > {PERIOD_LIMIT})", span)
+
+
+def _range_of(cond: ir.Expr, var: str):
+    """Bounds (lo, hi) from a conjunction of comparisons of `var` with expressions free of it, or None."""
+    if isinstance(cond, ir.BinOp) and cond.op in ("and", "&&"):
+        a, b = _range_of(cond.a, var), _range_of(cond.b, var)
+        if a is None or b is None:
+            return None
+        return _tighter(a[0], b[0], "max"), _tighter(a[1], b[1], "min")
+    if isinstance(cond, ir.UnaryOp) and cond.op in ("not", "!") and isinstance(cond.a, ir.BinOp):
+        flip = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}.get(cond.a.op)
+        if flip:
+            return _range_of(ir.BinOp(flip, cond.a.a, cond.a.b, "bool"), var)
+        return None
+    if not isinstance(cond, ir.BinOp) or cond.op not in ("<", "<=", ">", ">=", "=="):
+        return None
+    a, b, op = cond.a, cond.b, cond.op
+    if var in free_vars(b) and var not in free_vars(a):
+        a, b, op = b, a, {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "=="}[op]
+    off = 0
+    # r + c OP e  /  r - c OP e
+    while isinstance(a, ir.BinOp) and a.op in ("+", "-") and isinstance(a.b, ir.Const) and \
+            isinstance(a.a, (ir.Var, ir.BinOp)):
+        off += int(a.b.value) if a.op == "+" else -int(a.b.value)
+        a = a.a
+    if not (isinstance(a, ir.Var) and a.name == var) or var in free_vars(b):
+        return None
+    e = b if off == 0 else ir.BinOp("-", b, ir.Const(off, "int32"), "int32")
+    one = ir.Const(1, "int32")
+    if op == "<":
+        return None, e
+    if op == "<=":
+        return None, ir.BinOp("+", e, one, "int32")
+    if op == ">":
+        return ir.BinOp("+", e, one, "int32"), None
+    if op == ">=":
+        return e, None
+    return e, ir.BinOp("+", e, one, "int32")
+
+
+def _tighter(x, y, how):
+    if x is None:
+        return y
+    if y is None:
+        return x
+    return ir.BinOp(how, x, y, "int32")
+
+
+def guard_set(var: str, guard: ir.Expr | None, symbolic, span) -> IterSet:
+    """The iterations where a guarded loop command runs."""
+    lo = hi = None
+    factor = None
+    period, pattern = 1, (True,)
+    if guard is not None:
+        fv = free_vars(guard)
+        if var not in fv:
+            factor = guard
+        else:
+            rng = _range_of(guard, var)
+            if rng is not None:
+                lo, hi = rng
+            elif fv - {var}:
+                raise OutsideFragment("a guard mixing the loop variable with a symbolic constant in a way other "
+                                      "than a comparison", span)
+            else:
+                period, pattern = _periodic(lambda r: bool(evaluate(guard, {var: r})), "a guard", span)
+    return IterSet(lo, hi, period, pattern, factor)
+
+
+def slot_form(var: str | None, slot: ir.Expr, symbolic, span) -> SlotForm:
+    fv = free_vars(slot)
+    if var is None or var not in fv:
+        if fv:
+            raise OutsideFragment("a barrier slot that depends on a symbolic constant", span)
+        return SlotForm("const", value=int(evaluate(slot, {})))
+    if fv - {var}:
+        raise OutsideFragment("a barrier slot that depends on a symbolic constant", span)
+    period, vals = _periodic(lambda r: int(evaluate(slot, {var: r})), "a barrier slot", span)
+    if period > 1 and sorted(vals) == list(range(period)) and all(
+            vals[e] == (vals[0] + e) % period for e in range(period)):
+        return SlotForm("rot", offset=vals[0], size=period)
+    if period == 1:
+        return SlotForm("const", value=vals[0])
+    return SlotForm("table", size=period, values=vals)
+
+
+# ---------------------------------------------------------------------------------- layout
+@dataclass
+class Step:
+    proc: int
+    index: int
+    cmd: Command
+    guard: ir.Expr | None
+    block: "Block"
+    offset: int
+
+
+@dataclass
+class Block:
+    kind: str                   # straight | loop
+    base: object                # z3 term: first step of the block (affine in symbolic constants)
+    length: int                 # straight: commands; loop: body length B
+    var: str | None = None
+    start: ir.Expr | None = None
+    stop: ir.Expr | None = None
+    trips: object = None        # z3 term: max(0, stop - start)
+    steps: list = field(default_factory=list)
+
+    def size(self):
+        return self.length if self.kind == "straight" else self.trips * self.length
+
+
+@dataclass
+class Proc:
+    warp: int
+    blocks: list
+    steps: list
+    total: object               # z3 term: number of steps
+
+
+def layout(warp: int, items: tuple, symbols: dict, symbolic) -> Proc:
+    """Blocks and steps of one warp; `symbols` maps symbolic constant names to z3 terms."""
+    t = Terms(symbols)
+    blocks: list[Block] = []
+    steps: list[Step] = []
+    base = z3.IntVal(0)
+    pending: list = []
+
+    def flush():
+        nonlocal base
+        if not pending:
+            return
+        b = Block("straight", base, len(pending))
+        for off, (cmd, guard) in enumerate(pending):
+            if guard is not None and free_vars(guard) - set(symbolic):
+                raise OutsideFragment("a guard on a variable outside any loop", cmd.span)
+            st = Step(0, len(steps), cmd, guard, b, off)
+            b.steps.append(st)
+            steps.append(st)
+        blocks.append(b)
+        base = base + len(pending)
+        pending.clear()
+
+    for item in items:
+        if isinstance(item, Loop):
+            flush()
+            body = _flatten(item.body, None, item.var)
+            if not body:
+                continue
+            start, stop = t.int_of(item.start), t.int_of(item.stop)
+            trips = z3.If(stop - start > 0, stop - start, 0)
+            b = Block("loop", base, len(body), item.var, item.start, item.stop, trips)
+            for off, (cmd, guard) in enumerate(body):
+                st = Step(0, len(steps), cmd, guard, b, off)
+                b.steps.append(st)
+                steps.append(st)
+            blocks.append(b)
+            base = base + trips * len(body)
+        else:
+            pending.extend(_flatten((item,), None, None))
+    flush()
+    for st in steps:
+        st.proc = warp
+    return Proc(warp, blocks, steps, z3.simplify(base))
+
+
+def _flatten(items, guard, loop_var) -> list:
+    out = []
+    for item in items:
+        if isinstance(item, Command):
+            out.append((item, guard))
+        elif isinstance(item, Guarded):
+            out.extend(_flatten(item.body, conj(guard, item.cond), loop_var))
+        elif isinstance(item, Loop):
+            if loop_var is None:
+                raise OutsideFragment("a loop inside a guarded straight-line region", item.span)
+            try:
+                lo, hi = int(evaluate(item.start, {})), int(evaluate(item.stop, {}))
+            except KeyError:
+                raise OutsideFragment("a nested loop with a symbolic trip count", item.span,
+                                      "keep inner trip counts concrete, or make the outer loop concrete") from None
+            if hi - lo > NESTED_UNROLL:
+                raise OutsideFragment(f"a nested loop of {hi - lo} iterations", item.span)
+            for i in range(lo, hi):
+                body = [_subst_item(x, item.var, i) for x in item.body]
+                out.extend(_flatten(body, guard, loop_var))
+        else:
+            raise OutsideFragment(f"skeleton item {type(item).__name__}")
+    return out
+
+
+def _subst_item(item, var: str, value: int):
+    if isinstance(item, Command):
+        return Command(item.kind, item.family, substitute(item.slot, var, value),
+                       None if item.parity is None else substitute(item.parity, var, value), item.units,
+                       item.site, item.span, item.text)
+    if isinstance(item, Guarded):
+        return Guarded(substitute(item.cond, var, value), tuple(_subst_item(x, var, value) for x in item.body))
+    if isinstance(item, Loop):
+        return Loop(item.var, substitute(item.start, var, value), substitute(item.stop, var, value),
+                    tuple(_subst_item(x, var, value) for x in item.body), item.span)
+    return item

@@ -1,0 +1,114 @@
+"""ProofReport: per barrier family and property, proved / refuted (with sizes and the confirming
+finding) / incomplete (with the reason), and the solver time (DESIGN §8)."""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+
+NAMES = {"P1": "every generation receives exactly its arrivals (and tx bytes)",
+         "P2": "every wait observes the generation it intends",
+         "P3": "the waits of generation g happen before any mutation of generation g+1",
+         "P4": "no deadlock; arrivals and bytes balance at exit"}
+
+
+@dataclass
+class PropertyResult:
+    family: str
+    prop: str
+    status: str                  # proved | refuted | incomplete
+    seconds: float
+    sizes: dict = field(default_factory=dict)
+    depth: int | None = None
+    note: str = ""
+    finding: object = None
+
+    def to_dict(self) -> dict:
+        out = {"family": self.family, "property": self.prop, "meaning": NAMES[self.prop], "status": self.status,
+               "solver_seconds": round(self.seconds, 4)}
+        if self.status == "refuted":
+            out["counterexample"] = {"sizes": self.sizes, "trace_depth": self.depth}
+            if self.finding is not None:
+                out["counterexample"]["confirmed_by"] = {"kind": self.finding.kind, "message": self.finding.message,
+                                                        "details": _jsonable(self.finding.details)}
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+@dataclass
+class ProofReport:
+    kernel: str
+    symbolic: tuple
+    ranges: dict
+    properties: list = field(default_factory=list)
+    reasons: list = field(default_factory=list)       # why the proof is incomplete as a whole
+    skeleton: dict = field(default_factory=dict)
+    invariant: list = field(default_factory=list)
+    stats: dict = field(default_factory=dict)
+
+    def incomplete(self, reason: str, span=None) -> None:
+        self.reasons.append(reason)
+
+    def finish(self, t0: float) -> "ProofReport":
+        self.stats["wall_time_s"] = time.perf_counter() - t0
+        self.stats["solver_seconds"] = sum(p.seconds for p in self.properties)
+        return self
+
+    @property
+    def verdict(self) -> str:
+        statuses = {p.status for p in self.properties}
+        if "refuted" in statuses:
+            return "refuted"
+        if self.reasons or "incomplete" in statuses or not self.properties:
+            return "incomplete"
+        return "proved"
+
+    @property
+    def counterexample(self) -> dict | None:
+        for p in self.properties:
+            if p.status == "refuted":
+                return p.to_dict()["counterexample"] | {"family": p.family, "property": p.prop}
+        return None
+
+    def format(self) -> str:
+        rng = ", ".join(f"{n} in [{lo}, {'inf' if hi is None else hi}]" for n, (lo, hi) in self.ranges.items())
+        lines = [f"prove {self.verdict} - {self.kernel} for all {rng}"]
+        for r in self.reasons:
+            lines.append(f"  incomplete: {r}")
+        fams: dict = {}
+        for p in self.properties:
+            fams.setdefault(p.family, []).append(p)
+        for fam in sorted(fams):
+            lines.append(f"  {fam}:")
+            for p in sorted(fams[fam], key=lambda x: x.prop):
+                line = f"    {p.prop} {p.status:<10} {p.seconds:7.3f} s  {NAMES[p.prop]}"
+                lines.append(line)
+                if p.status == "refuted":
+                    sizes = ", ".join(f"{k}={v}" for k, v in sorted(p.sizes.items()))
+                    how = f"trace of {p.depth} steps" if p.depth is not None else "found by the size sweep"
+                    lines.append(f"       counterexample: {sizes} ({how})")
+                if p.note:
+                    lines.append(f"       {p.note}")
+        lines.append(f"  solver {self.stats.get('solver_seconds', 0.0):.3f} s, wall {self.stats.get('wall_time_s', 0):.3f}"
+                     f" s, invariant of {len(self.invariant)} clause(s), "
+                     f"{self.stats.get('houdini_queries', 0)} Houdini queries")
+        return "\n".join(lines) + "\n"
+
+    def print(self) -> None:
+        print(self.format(), end="")
+
+    def to_dict(self) -> dict:
+        return {"schema_version": 1, "checker": "prove", "kernel": self.kernel, "verdict": self.verdict,
+                "symbolic": {n: {"lo": lo, "hi": hi} for n, (lo, hi) in self.ranges.items()},
+                "properties": [p.to_dict() for p in self.properties], "incomplete": list(self.reasons),
+                "counterexample": self.counterexample, "skeleton": self.skeleton, "invariant": list(self.invariant),
+                "stats": {k: (round(v, 4) if isinstance(v, float) else v) for k, v in self.stats.items()}}
+
+
+def _jsonable(x):
+    try:
+        json.dumps(x)
+        return x
+    except TypeError:
+        return json.loads(json.dumps(x, default=str))

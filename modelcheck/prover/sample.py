@@ -1,0 +1,201 @@
+"""The transition system run concretely: random schedules at small sizes.
+
+Two uses.  Houdini starts from the candidates that hold in every sampled reachable state
+(a candidate false in one is not an invariant, and dropping it here costs no solver
+query).  And the tests compare this plain-Python reading of the model with the z3 terms
+evaluated at the same concrete states, so the symbolic encoding has an independent check.
+"""
+from __future__ import annotations
+
+import random
+
+from .model import Model
+from .program import evaluate
+
+
+class Concrete:
+    """The model at concrete sizes `env`."""
+
+    def __init__(self, m: Model, env: dict):
+        self.m = m
+        self.env = env
+        self.total = {p.warp: m.total_steps(p, env) for p in m.procs}
+        self.bases = {(p.warp, id(b)): _ev(b.base, env) for p in m.procs for b in p.blocks}
+        self.trips = {(p.warp, id(b)): (max(0, int(evaluate(b.stop, env)) - int(evaluate(b.start, env)))
+                                        if b.kind == "loop" else 1) for p in m.procs for b in p.blocks}
+        self._counts: dict = {}
+        self._cs: dict = {}
+
+    # ------------------------------------------------------------------ decoding
+    def step_at(self, warp: int, t: int):
+        """(step, iteration environment) of warp's step t, or None past the end."""
+        p = self.m.proc(warp)
+        for b in p.blocks:
+            base = self.bases[(warp, id(b))]
+            if b.kind == "straight":
+                if base <= t < base + b.length:
+                    return b.steps[t - base], dict(self.env)
+                continue
+            q, off = divmod(t - base, b.length)
+            if t >= base and q < self.trips[(warp, id(b))]:
+                env = dict(self.env)
+                env[b.var] = int(evaluate(b.start, self.env)) + q
+                return b.steps[off], env
+        return None
+
+    # ------------------------------------------------------------------ counters
+    def count(self, st, slot, t) -> int:
+        key = (st.proc, st.index, slot, t)
+        n = self._counts.get(key)
+        if n is None:
+            n = self._counts[key] = self.m.concrete_count(st, slot, t, self.env)
+        return n
+
+    def delivered(self, st, slot, d: int) -> int:
+        """Executions among the first d of an (unguarded) asynchronous step that target `slot`."""
+        b = st.block
+        if b.kind == "straight":
+            return int(d >= 1 and (slot is None or int(evaluate(st.cmd.slot, self.env)) == slot))
+        start = int(evaluate(b.start, self.env))
+        n = 0
+        for r in range(start, start + d):
+            e = dict(self.env)
+            e[b.var] = r
+            if slot is None or int(evaluate(st.cmd.slot, e)) == slot:
+                n += 1
+        return n
+
+    def arrivals(self, state, warp, fam, slot) -> int:
+        t, d = state
+        total = 0
+        for st in self.m.proc(warp).steps:
+            if st.cmd.family != fam:
+                continue
+            if st.cmd.kind in ("arrive", "bar_arrive"):
+                total += st.cmd.units * self.count(st, slot, t[warp])
+            elif st.cmd.kind == "commit":
+                total += self.delivered(st, slot, d[(warp, st.index)])
+        return total
+
+    def gen(self, state, fam, slot) -> int:
+        prm = self.m.params[fam]
+        g = sum(self.arrivals(state, p.warp, fam, slot) for p in self.m.procs) // prm.count
+        if any(prm.bytes_per_gen):
+            _, d = state
+            delivered = sum(self.m.tma_bytes[st.cmd.site] * self.delivered(st, slot, d[(p.warp, st.index)])
+                            for p, st in self.m.async_steps if st.cmd.family == fam and st.cmd.kind == "tma")
+            g = min(g, delivered // prm.bytes_per_gen[0])
+        return g
+
+    def waits(self, state, warp, fam, slot) -> int:
+        t, _ = state
+        return sum(self.count(st, slot, t[warp]) for st in self.m.proc(warp).steps
+                   if st.cmd.family == fam and st.cmd.kind == "wait")
+
+    def counters(self, state, fam, slot) -> dict:
+        key = (tuple(sorted(state[0].items())), tuple(sorted(state[1].items())), fam, slot)
+        hit = self._cs.get(key)
+        if hit is None:
+            hit = self._cs[key] = self._counters(state, fam, slot)
+        return hit
+
+    def _counters(self, state, fam, slot) -> dict:
+        prm = self.m.params[fam]
+        cs = {"gen": self.gen(state, fam, slot)}
+        for w, shares in prm.share.items():
+            if any(shares):
+                m = shares[slot]
+                a = self.arrivals(state, w, fam, slot)
+                cs[f"arr{w}"] = a // m if m else a
+        for w, here in prm.waiters.items():
+            if any(here):
+                cs[f"wait{w}"] = self.waits(state, w, fam, slot) + prm.k0[w][slot]
+        _, d = state
+        for (w, idx), per in prm.tma_per_gen.items():
+            if any(per):
+                n = self.delivered(self.m.proc(w).steps[idx], slot, d[(w, idx)])
+                cs[f"tma{w}_{idx}"] = n // per[slot] if per[slot] else n
+        return cs
+
+    # ------------------------------------------------------------------ moves
+    def enabled(self, state) -> list:
+        t, d = state
+        out = []
+        for p in self.m.procs:
+            w = p.warp
+            if t[w] >= self.total[w]:
+                continue
+            st, env = self.step_at(w, t[w])
+            c = st.cmd
+            if st.guard is not None and not evaluate(st.guard, env):
+                out.append(("step", w))
+                continue
+            slot = int(evaluate(c.slot, env))
+            if c.kind == "wait":
+                if self.gen(state, c.family, slot) % 2 != int(evaluate(c.parity, env)) % 2:
+                    out.append(("step", w))
+            elif c.kind == "bar_wait":
+                prm = self.m.params[c.family]
+                share = prm.share[w][slot] or c.units
+                if self.gen(state, c.family, slot) >= self.arrivals(state, w, c.family, slot) // share:
+                    out.append(("step", w))
+            else:
+                out.append(("step", w))
+        for p, st in self.m.async_steps:
+            key = (p.warp, st.index)
+            if d[key] < self.count(st, None, t[p.warp]):
+                out.append(("deliver", key))
+        return out
+
+    def initial(self):
+        return ({p.warp: 0 for p in self.m.procs}, {(p.warp, st.index): 0 for p, st in self.m.async_steps})
+
+    def step(self, state, move):
+        t, d = dict(state[0]), dict(state[1])
+        if move[0] == "step":
+            t[move[1]] += 1
+        else:
+            d[move[1]] += 1
+        return t, d
+
+
+def _ev(term, env) -> int:
+    from .model import _ev as ev
+    return ev(term, env)
+
+
+def reachable_states(m: Model, sizes: list[dict], walks: int = 6, seed: int = 0, limit: int = 4000) -> list:
+    """(Concrete, state) pairs along random schedules at each size (every state of each walk)."""
+    rng = random.Random(seed)
+    out = []
+    for env in sizes:
+        c = Concrete(m, env)
+        for _ in range(walks):
+            state = c.initial()
+            out.append((c, state))
+            for _ in range(limit):
+                moves = c.enabled(state)
+                if not moves:
+                    break
+                state = c.step(state, rng.choice(moves))
+                out.append((c, state))
+    return out
+
+
+def surviving(m: Model, cands: list, samples: list) -> list:
+    """The candidates that hold in every sampled state (slot-free candidates are kept as they are)."""
+    table = []
+    for c, state in samples:
+        per = {}
+        for fam, prm in m.params.items():
+            per[fam] = [c.counters(state, fam, slot) for slot in range(prm.size)]
+        table.append(per)
+    keep = []
+    for cand in cands:
+        if not cand.family:
+            keep.append(cand)
+            continue
+        a, b, k = cand.terms
+        if all(cs[a] <= cs[b] + k for per in table for cs in per[cand.family]):
+            keep.append(cand)
+    return keep
