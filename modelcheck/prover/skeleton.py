@@ -25,6 +25,8 @@ import numpy as np
 import ir
 from ir import ops as irops
 
+from .z3expr import SHARED_OPS
+
 UNROLL_LIMIT = 16
 LANES = np.arange(32, dtype=np.int64)
 
@@ -120,12 +122,8 @@ def _floordiv(a, b):
 
 
 def _apply(op: str, a, b):
-    if op == "+":
-        return a + b
-    if op == "-":
-        return a - b
-    if op == "*":
-        return a * b
+    if op in SHARED_OPS:
+        return SHARED_OPS[op](a, b)
     if op in ("//", "floordiv"):
         return _floordiv(a, b)
     if op in ("%", "floormod"):
@@ -136,18 +134,6 @@ def _apply(op: str, a, b):
         else:
             q = (abs(a) // abs(b)) * (1 if (a >= 0) == (b >= 0) else -1)
         return q if op == "tdiv" else a - b * q
-    if op == "<":
-        return a < b
-    if op == "<=":
-        return a <= b
-    if op == ">":
-        return a > b
-    if op == ">=":
-        return a >= b
-    if op == "==":
-        return a == b
-    if op == "!=":
-        return a != b
     if op in ("and", "&&"):
         return np.logical_and(a, b) if _is_lanes(a) or _is_lanes(b) else bool(a) and bool(b)
     if op in ("or", "||"):

@@ -9,12 +9,17 @@ Booleans are z3 Bools; comparisons and `and`/`or`/`not` map directly.
 from __future__ import annotations
 
 import itertools
+import operator
 
 import z3
 
 import ir
 
 _fresh = itertools.count()
+
+# operators that mean the same on Python ints, numpy lane vectors and z3 terms
+SHARED_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "<": operator.lt, "<=": operator.le,
+              ">": operator.gt, ">=": operator.ge, "==": operator.eq, "!=": operator.ne}
 
 
 class Terms:
@@ -95,12 +100,8 @@ class Terms:
             a, b = self.bool_of(e.a), self.bool_of(e.b)
             return z3.And(a, b) if op in ("and", "&&") else z3.Or(a, b)
         a, b = self.int_of(e.a), self.int_of(e.b)
-        if op == "+":
-            return a + b
-        if op == "-":
-            return a - b
-        if op == "*":
-            return a * b
+        if op in SHARED_OPS:
+            return SHARED_OPS[op](a, b)
         if op in ("//", "floordiv", "%", "floormod"):
             d = _const(e.b)
             if d is not None and d > 0:
@@ -113,18 +114,6 @@ class Terms:
                 raise ValueError("truncating division by a non-constant or non-positive divisor")
             q = z3.If(a >= 0, self.floordiv(a, d), -self.floordiv(-a, d))
             return q if op == "tdiv" else a - d * q
-        if op == "<":
-            return a < b
-        if op == "<=":
-            return a <= b
-        if op == ">":
-            return a > b
-        if op == ">=":
-            return a >= b
-        if op == "==":
-            return a == b
-        if op == "!=":
-            return a != b
         if op == "^":
             # xor on the values the fragment uses it for: phase bits (0/1)
             return z3.If(a == b, 0, 1) if _is_bit(e.a) or _is_bit(e.b) else _xor_fail(e)
