@@ -116,7 +116,7 @@ def race_findings(p: Pass, sites) -> list:
         prior, cur = p.records[first.prior], p.records[first.current]
         lo = min(r.lo for r in races)
         hi = max(r.hi for r in races)
-        domain, failure, text, bridge = first.how
+        domain, failure, text, bridge, hint = first.how
         pair = _PAIR.get((first.prior_kind, first.current_kind), f"{first.prior_kind}/{first.current_kind}")
         review = (prior.actor >= 0 and p.async_info.get(prior.actor, {}).get("kind") == "tcgen05.ld"
                   and prior.space == "tmem" and cur.warp == prior.warp and first.current_kind != "read")
@@ -132,6 +132,8 @@ def race_findings(p: Pass, sites) -> list:
                    "occurrences": sum(r.count for r in races)}
         if bridge:
             details["proxy_bridge"] = bridge
+        if hint and not review:
+            details["hint"] = hint
         if review:
             details["reason"] = ("the earlier tcgen05.ld may be complete through a register dependency the checker "
                                  "cannot see; otherwise add tcgen05.wait::ld before reusing the TMEM columns")

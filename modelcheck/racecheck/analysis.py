@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..numsim import AccessRecord
 from .clocks import WarpState
 from .pairs import expand, pair, strength
 
@@ -23,7 +24,30 @@ _FENCE_DOMAINS = {"all": ("shared", "global"), "shared::cta": ("shared",), "shar
                   "shared": ("shared",), "global": ("global",)}
 _PROXY_DOMAIN = {"shared": "shared::cta", "global": "global", "tmem": "other"}
 _BULK_KINDS = ("bulk", "tma", "cp.async.bulk")
+_S2G = ("bulk.s2g", "tma.s2g")
+_FAMILY = {"bulk.s2g": "bulk", "tma.s2g": "bulk", "cp.async": "cp.async"}
 _LANES = np.arange(32)
+# what knowing an async column means: a bulk store's source reads are done (wait_group.read), or the whole
+# operation is (its accesses are stamped DONE, except a bulk store's source reads, stamped READ_DONE)
+READ_DONE, DONE = 1, 2
+# tcgen05 operations judged against each other by tcgen05 ordering (DESIGN §6); the dealloc is a synthetic
+# whole-allocation write by the deallocating warp, so a read still in flight conflicts with it
+_TC_CODE = {"tcgen05.mma": 1, "tcgen05.cp": 2, "tcgen05.shift": 3, "tcgen05.ld": 4, "tcgen05.st": 5,
+            "tcgen05.dealloc": 6}
+_TC_TRACKED = (1, 2, 3)            # mma, cp, shift: covered by the issuing thread's tcgen05.commit
+# pipelined pairs (PTX §9.7.16.6.2), ordered in issue order: mma->mma, cp->mma, shift->mma, shift->cp (the
+# 4x256b shape in the PTX; not distinguished here), mma->shift
+_PIPELINED = np.zeros((7, 7), dtype=np.bool_)
+for _a, _b in ((1, 1), (2, 1), (3, 1), (3, 2), (1, 3)):
+    _PIPELINED[_a, _b] = True
+DEALLOC_ACTOR = 1 << 40            # synthetic actor ids of deallocations: DEALLOC_ACTOR + the event's seq
+_HINT_AFTER_FENCE = ("the synchronization carries the earlier tcgen05 operation's completion, but no "
+                     "tcgen05.fence::after_thread_sync follows it before this tcgen05 operation; add the fence "
+                     "after the wait")
+_HINT_TC_PUBLISH = ("the earlier tcgen05 operation is not complete (tcgen05.wait::ld/st or commit) and fenced "
+                    "(tcgen05.fence::before_thread_sync) before the synchronization that orders this one")
+_HINT_A2G = ("an async-proxy read completed, but its completion bridges no proxy: execute "
+             "fence.proxy.async.shared::cta after observing it and before the generic write")
 
 
 class Race:
@@ -39,22 +63,50 @@ class Race:
         self.prior_kind, self.current_kind = prior_kind, current_kind
 
 
+def _with_deallocs(events, records) -> list:
+    """The records plus one synthetic write of the whole allocation per tcgen05.dealloc, right after its event."""
+    extra = []
+    for ev in events:
+        if ev.kind == "tcgen05.dealloc" and ev.details.get("allocation") is not None:
+            col0, ncols = ev.details["taddr"] & 0xFFFF, ev.details["ncols"]
+            lane0 = np.zeros(32, dtype=np.bool_)
+            lane0[0] = True
+            extra.append(AccessRecord(ev.seq + 0.5, ev.cta, ev.warp, ev.site, ev.iters, lane0, "tmem",
+                                      ev.details["allocation"], f"tmem[{col0}:{col0 + ncols}]", 0, 128 * ncols * 4,
+                                      "write", "async", actor=DEALLOC_ACTOR + ev.seq))
+    if not extra:
+        return records
+    return sorted([*records, *extra], key=lambda r: r.seq)
+
+
 class Pass:
     def __init__(self, run_warps: int, warps_per_cta: int, events, records):
         self.nw = run_warps
         self.wpc = warps_per_cta
         self.events = events
-        self.records = records
+        self.records = records = _with_deallocs(events, records)
         self.async_col: dict[int, int] = {}
         self.async_info: dict[int, dict] = {}
+        self.op_kind: dict[int, str] = {}
         for ev in events:
             if ev.kind == "async.issue" and ev.details.get("op") is not None:
                 self.async_col.setdefault(ev.details["op"], run_warps * 32 + len(self.async_col))
+                self.op_kind[ev.details["op"]] = ev.details.get("kind", "")
+            elif ev.kind == "tcgen05.dealloc":
+                self.op_kind[DEALLOC_ACTOR + ev.seq] = "tcgen05.dealloc"
+        self.has_tc = any(k.startswith("tcgen05") for k in self.op_kind.values())
         for rec in records:
             if rec.actor >= 0 and rec.actor not in self.async_col:
                 self.async_col[rec.actor] = run_warps * 32 + len(self.async_col)
         self.width = run_warps * 32 + len(self.async_col)
         self.warps = [WarpState(w, w // max(warps_per_cta, 1), self.width) for w in range(run_warps)]
+        if self.has_tc:
+            for w in self.warps:
+                w.tc_start(self.width)
+        self.tc_fork: dict[int, tuple] = {}        # tcgen05 op -> (tcgen05 knowledge, not yet fenced-in knowledge)
+        self.tc_issued: dict[tuple, list] = {}     # (warp, lane) -> columns of its mma/cp/shift, in issue order
+        self.tc_last: dict[tuple, np.ndarray] = {}   # (warp, lane) -> tcgen05 knowledge at its latest mma/cp/shift
+        self.commit_cover: dict[int, tuple] = {}   # commit op -> (columns it covers, their predecessors' knowledge)
         self.fork: dict[int, tuple] = {}          # async op -> (ordinary row, {domain: bridged row}, (warp, lane, epoch))
         # an async column's issuing lane column (a lane's column maps to itself): classifies lifetime races
         self.issuer_col = np.arange(self.width, dtype=np.int64)
@@ -85,17 +137,20 @@ class Pass:
         self.acquiring = np.fromiter((r.actor < 0 and r.kind in ("read", "rmw")
                                       and r.order in ("acquire", "acq_rel", "relaxed", "volatile")
                                       for r in records), dtype=np.bool_, count=n)
-        kinds = {}
-        for ev in self.events:
-            if ev.kind == "async.issue" and ev.details.get("op") is not None:
-                kinds[ev.details["op"]] = ev.details.get("kind", "")
+        kinds = self.op_kind
         self.bulk_write = np.fromiter((r.actor >= 0 and r.kind == "write"
                                        and kinds.get(r.actor, "").startswith(_BULK_KINDS) for r in records),
                                       dtype=np.bool_, count=n)
         acol = np.full(n, -1, dtype=np.int64)
+        self.async_stamp = np.full(n, DONE, dtype=np.int64)
+        self.rec_tc = np.zeros(n, dtype=np.int64)
         for r, rec in enumerate(records):
             if rec.actor >= 0:
                 acol[r] = self.async_col[rec.actor]
+                kind = kinds.get(rec.actor, "")
+                if rec.kind == "read" and kind in _S2G:
+                    self.async_stamp[r] = READ_DONE
+                self.rec_tc[r] = _TC_CODE.get(kind, 0)
         er = ent.rec
         self.col = np.where(acol[er] >= 0, acol[er], self.rec_warp[er] * 32 + ent.lane)
         self.prior_col = self.col[P.prior]
@@ -105,6 +160,7 @@ class Pass:
         self.known_bridged = np.zeros(npairs, dtype=np.int64)
         self.known_issuer = np.zeros(npairs, dtype=np.int64)
         cur_rec = er[P.current]
+        self.prior_tc = self.rec_tc[er[P.prior]] > 0
         cross = self.rec_proxy[er[P.prior]] != self.rec_proxy[cur_rec]
         self.cross_any = np.bincount(cur_rec[cross], minlength=n).astype(np.bool_) if n else np.zeros(0, np.bool_)
         async_prior = self.rec_actor[er[P.prior]] >= 0
@@ -139,7 +195,7 @@ class Pass:
     def _payload(self, table, key):
         p = table.get(key)
         if p is None:
-            p = table[key] = {"release": None, "bridged": {}, "cols": set()}
+            p = table[key] = {"release": None, "bridged": {}, "cols": set(), "tc": None}
         return p
 
     def _release_into(self, p, w: WarpState, mask) -> None:
@@ -149,12 +205,21 @@ class Pass:
             for d in ("shared", "global"):
                 b = w.release_bridged(mask, d)
                 p["bridged"][d] = b if d not in p["bridged"] else np.maximum(p["bridged"][d], b)
+        if w.tc is not None:
+            self._tc_release_into(p, w.tc_release(mask))
+
+    @staticmethod
+    def _tc_release_into(p, row) -> None:
+        p["tc"] = row if p["tc"] is None else np.maximum(p["tc"], row)
 
     def _acquire(self, p, w: WarpState, mask, ordinary: bool = True) -> None:
         if ordinary and p["release"] is not None:
             w.acquire(mask, p["release"], p["bridged"])
-        for col in p["cols"]:
-            w.k.learn_column(mask, col)
+        if p["cols"]:
+            w.k.learn_columns(mask, np.fromiter(p["cols"], dtype=np.int64, count=len(p["cols"])), DONE)
+        if w.tc is not None and p["tc"] is not None:
+            # takes effect for tcgen05 operations only at the next fence::after_thread_sync
+            w.tc_pending.merge(mask, p["tc"])
 
     def sync(self, ev) -> None:
         kind, d = ev.kind, ev.details
@@ -172,6 +237,9 @@ class Pass:
                 mask[lanes] = True
             if d.get("order", "release") != "relaxed":
                 self._release_into(self._payload(self.mb, (ev.cta, ev.barrier[2], ev.generation)), w, mask)
+            elif w.tc is not None:       # a relaxed arrive still orders fenced tcgen05 work (PTX §9.7.16.6.3)
+                self._tc_release_into(self._payload(self.mb, (ev.cta, ev.barrier[2], ev.generation)),
+                                      w.tc_release(mask))
         elif kind == "mbarrier.wait":
             if ev.generation is not None:
                 p = self.mb.get((ev.cta, ev.barrier[2], ev.generation))
@@ -185,6 +253,10 @@ class Pass:
                 self._acquire(p, w, mask)
         elif kind == "warp_sync":
             mm = d.get("membermask", 0xFFFFFFFF)
+            if w.tc is not None:
+                m = mask if mm == 0xFFFFFFFF else (((mm >> _LANES) & 1).astype(np.bool_) &
+                                                   (True if mask is None else mask))
+                w.tc_pending.merge(m, w.tc_release(m))
             if mask is None and mm == 0xFFFFFFFF and w.k.rows is None and not w.has_bridged:
                 # the common case: a converged warp's lanes learn each other's current epoch
                 w.k.row[w.id * 32:w.id * 32 + 32] = w.epoch
@@ -218,8 +290,10 @@ class Pass:
                     self.issuer_col[self.async_col[op]] = ev.warp * 32 + lane
                 self.async_info[op] = {"kind": d.get("kind", ""), "warp": ev.warp, "lane": lane, "site": ev.site,
                                        "iters": ev.iters}
+                if w.tc is not None and d.get("kind", "").startswith("tcgen05"):
+                    self._tc_issue(ev, w, op, lane)
                 w.epoch += 1
-                fam = {"bulk.s2g": "bulk", "cp.async": "cp.async"}.get(d.get("kind", ""))
+                fam = _FAMILY.get(d.get("kind", ""))
                 if fam:
                     w.async_uncommitted[fam].setdefault(lane, []).append(op)
         elif kind in ("bulk.commit_group", "cp.async.commit_group"):
@@ -239,9 +313,59 @@ class Pass:
                 w.async_groups[fam][lane] = rest
                 one = np.zeros(32, dtype=np.bool_)
                 one[lane] = True
+                done = READ_DONE if d.get("read") else DONE
                 for g in retire:
                     for op in g:
-                        w.k.learn_column(one, self.async_col[op])
+                        w.k.learn_column(one, self.async_col[op], done)
+        elif kind == "tcgen05.fence::before_thread_sync":
+            if w.tc is not None:
+                w.tc_fenced.absorb(mask, w.tc)
+        elif kind == "tcgen05.fence::after_thread_sync":
+            if w.tc is not None:
+                w.tc.absorb(mask, w.tc_pending)
+        elif kind in ("tcgen05.wait::ld", "tcgen05.wait::st"):
+            cols = np.array([self.async_col[o] for o in d.get("ops", ()) if o in self.async_col], dtype=np.int64)
+            w.k.learn_columns(mask, cols, DONE)
+            if w.tc is not None:
+                w.tc.learn_columns(mask, cols, DONE)
+        elif kind == "tcgen05.dealloc":
+            actor = DEALLOC_ACTOR + ev.seq
+            if actor in self.async_col:
+                self.fork[actor] = (w.snapshot(0), self._zero_bridged, (ev.warp, 0, w.epoch))
+                self.issuer_col[self.async_col[actor]] = ev.warp * 32
+                self.async_info[actor] = {"kind": "tcgen05.dealloc", "warp": ev.warp, "lane": 0, "site": ev.site,
+                                          "iters": ev.iters}
+                if w.tc is not None:
+                    self.tc_fork[actor] = (w.tc.meet(mask), w.tc_pending.meet(mask))
+                w.epoch += 1
+
+    def _tc_issue(self, ev, w: WarpState, op: int, lane: int) -> None:
+        """A tcgen05 operation (or commit) issued: fork its tcgen05 knowledge; the issuers now order after it."""
+        kind = ev.details.get("kind", "")
+        if kind == "tcgen05.commit":
+            key = (ev.warp, lane)
+            cols = np.array(self.tc_issued.get(key, ()), dtype=np.int64)
+            self.commit_cover[op] = (cols, self.tc_last.get(key))
+            one = np.zeros(32, dtype=np.bool_)
+            one[lane] = True
+            w.tc_fenced.absorb(one, w.tc)          # commit implies fence::before_thread_sync
+            return
+        code = _TC_CODE.get(kind)
+        if code is None or op not in self.async_col:
+            return
+        if "lane" in ev.details:                   # mma/cp/shift: one thread
+            m = np.zeros(32, dtype=np.bool_)
+            m[lane] = True
+        else:                                      # ld/st: the warp, collectively
+            m = ev.lanes
+        row = w.tc.meet(m)
+        self.tc_fork[op] = (row, w.tc_pending.meet(m))
+        col = self.async_col[op]
+        w.tc.learn_column(m, col, 1)
+        if code in _TC_TRACKED:
+            key = (ev.warp, lane)
+            self.tc_issued.setdefault(key, []).append(col)
+            self.tc_last[key] = row
 
     def _fence_acq_rel(self, w: WarpState, mask) -> None:
         for lane in (range(32) if mask is None else np.flatnonzero(mask)):
@@ -261,6 +385,18 @@ class Pass:
         p = self._payload(self.mb, (ev.cta, ev.barrier[2], ev.generation))
         if op is not None and op in self.async_col:
             p["cols"].add(self.async_col[op])
+        if ev.details.get("kind") == "tcgen05.commit" and op in self.commit_cover:
+            # the waiter learns the commit's tcgen05 operations complete, and the issuer's knowledge at commit;
+            # for tcgen05 operations also their causal predecessors (never work the issuer only imported)
+            cols, last = self.commit_cover[op]
+            p["cols"].update(cols.tolist())
+            fork = self.fork.get(op)
+            if fork is not None:
+                p["release"] = fork[0] if p["release"] is None else np.maximum(p["release"], fork[0])
+            if last is not None:
+                row = last.copy()
+                row[cols] = DONE
+                self._tc_release_into(p, row)
         if ev.details.get("kind") == "cp.async.mbarrier.arrive":
             # the arrive covers the lane's earlier cp.async operations
             info = self.async_info.get(op, {})
@@ -307,6 +443,12 @@ class Pass:
             return
         cols = self.prior_col[s:e]
         self.known[s:e] = fork[0][cols]
+        if self.rec_tc[r]:
+            tc = self.tc_fork.get(rec.actor)
+            ptc = self.prior_tc[s:e]
+            if tc is not None and ptc.any():
+                # tcgen05 against tcgen05: ordered only by tcgen05 ordering (pipelines, waits, thread fences)
+                self.known[s:e] = np.where(ptc, tc[0][cols], self.known[s:e])
         domain = _DOMAIN.get(rec.space)
         if self.cross_any[r] and domain is not None:
             self.known_bridged[s:e] = fork[1][domain][cols]
@@ -321,7 +463,7 @@ class Pass:
             return
         pr, cr = ent.rec[P.prior], ent.rec[P.current]
         pcol, ccol = self.prior_col, self.col[P.current]
-        stamp = np.where(self.rec_actor[pr] >= 0, 1, self.epoch_at[pr])
+        stamp = np.where(self.rec_actor[pr] >= 0, self.async_stamp[pr], self.epoch_at[pr])
         cross = self.rec_proxy[pr] != self.rec_proxy[cr]
         known = self.known
         if cross.any():
@@ -330,6 +472,9 @@ class Pass:
             own_dest = self.bulk_write[pr] & (self.rec_proxy[cr] == 0)
             known = np.where(cross & has_domain & ~own_dest, bridged, known)
         ordered = (known >= stamp) | (pcol == ccol)
+        if self.has_tc:
+            tp, tcur = self.rec_tc[pr], self.rec_tc[cr]
+            ordered |= (tp > 0) & _PIPELINED[tp, tcur] & (known >= 1)
         ps, cs = self.rec_strength[pr], self.rec_strength[cr]
         need = np.where(self.rec_cta[pr] == self.rec_cta[cr], 1, 3)
         ordered |= (ps >= need) & (cs >= need) & ~cross
@@ -353,27 +498,48 @@ class Pass:
             race = Race(p_rec, c_rec, int(ent.lane[P.prior[q]]), int(ent.lane[P.current[q]]),
                         int(los[g]), int(his[g]), int(counts[g]),
                         "write" if ent.writes[p_rec] else "read", cur.kind)
-            race.how = self._classify(prior, cur, q)
+            race.how = self._classify(prior, cur, q, p_rec, c_rec)
             self.races.append(race)
 
-    def _classify(self, prior, cur, q: int) -> tuple:
-        """(ordering domain, ordering failure, text, proxy bridge) in DESIGN §7's order."""
+    def _classify(self, prior, cur, q: int, p_rec: int, c_rec: int) -> tuple:
+        """(ordering domain, ordering failure, text, proxy bridge, hint or None) in DESIGN §7's order."""
         if prior.proxy != cur.proxy:
             pd, cd = _PROXY_DOMAIN.get(prior.space, "other"), _PROXY_DOMAIN.get(cur.space, "other")
+            bridge = {"prior_proxy": prior.proxy, "current_proxy": cur.proxy, "prior_domain": pd, "current_domain": cd}
+            hint = None
+            if prior.actor >= 0:
+                # async -> generic: was the async access at least observed complete (then only the fence is missing)?
+                done = bool(self.known[q] >= self.async_stamp[p_rec])
+                bridge["async_completion_observed"] = done
+                hint = _HINT_A2G if done else (
+                    "the asynchronous access may still be in flight: observe its completion first "
+                    "(cp.async.bulk.wait_group.read for a bulk store's source, the mbarrier of the "
+                    "tcgen05.commit for a tcgen05.mma operand), then fence.proxy.async, then the generic access")
             return ("memory", "missing_proxy_bridge",
-                    f"no {prior.proxy}->{cur.proxy} proxy bridge from {pd} to {cd} orders the accesses",
-                    {"prior_proxy": prior.proxy, "current_proxy": cur.proxy, "prior_domain": pd, "current_domain": cd})
+                    f"no {prior.proxy}->{cur.proxy} proxy bridge from {pd} to {cd} orders the accesses", bridge, hint)
         if prior.actor < 0 and cur.actor < 0 and prior.warp == cur.warp:
             return ("execution", "missing_same_warp_lane_order",
-                    "different lanes in the same warp have no lane-order edge", None)
+                    "different lanes in the same warp have no lane-order edge", None, None)
         if strength(prior) > 0 or strength(cur) > 0:
-            return ("memory", "missing_release_acquire", "no release/acquire edge orders the accesses", None)
+            return ("memory", "missing_release_acquire", "no release/acquire edge orders the accesses", None, None)
         if prior.actor >= 0 and prior.actor in self.fork:
             # the issue is ordered before the current access but the completion is not
             if self.known_issuer[q] >= self.fork[prior.actor][2][2]:
                 return ("completion", "async_lifetime_not_drained",
-                        "an asynchronous access is not completed before the conflicting reuse", None)
-        return ("execution", "missing_inter_actor_sync", "no synchronization edge orders the actors", None)
+                        "an asynchronous access is not completed before the conflicting reuse", None,
+                        self._tc_hint(p_rec, c_rec, cur))
+        return ("execution", "missing_inter_actor_sync", "no synchronization edge orders the actors", None, None)
+
+    def _tc_hint(self, p_rec: int, c_rec: int, cur) -> str | None:
+        """For two tcgen05 operations: did the completion reach the thread but miss its after_thread_sync fence?"""
+        tp, tcur = int(self.rec_tc[p_rec]), int(self.rec_tc[c_rec])
+        if not (tp and tcur) or cur.actor not in self.tc_fork:
+            return None
+        col = self.async_col[self.records[p_rec].actor]
+        need = 1 if _PIPELINED[tp, tcur] else DONE
+        if self.tc_fork[cur.actor][1][col] >= need:
+            return _HINT_AFTER_FENCE
+        return _HINT_TC_PUBLISH
 
     # ------------------------------------------------------------------ release/acquire through memory
     def _publish(self, r: int, rec, via_fence: bool = False) -> None:

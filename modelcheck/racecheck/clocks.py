@@ -93,6 +93,36 @@ class Knowledge:
         idx = lanes_of(mask)
         rows[idx, col] = np.maximum(rows[idx, col], value)
 
+    def learn_columns(self, mask, cols: np.ndarray, value: int) -> None:
+        """Lanes in `mask` learn actor columns `cols` up to `value`."""
+        if not cols.size:
+            return
+        if mask is None or (self.rows is None and mask.all()):
+            if self.rows is None:
+                self.row[cols] = np.maximum(self.row[cols], value)
+            else:
+                self.rows[:, cols] = np.maximum(self.rows[:, cols], value)
+            return
+        rows = self.lane_rows()
+        idx = lanes_of(mask)
+        sub = rows[np.ix_(idx, cols)]
+        rows[np.ix_(idx, cols)] = np.maximum(sub, value)
+
+    def absorb(self, mask, other: "Knowledge") -> None:
+        """Lanes in `mask` learn what the same lanes know in `other`."""
+        if other.rows is None:
+            self.merge(mask, other.row)
+            return
+        rows = self.lane_rows()
+        idx = lanes_of(mask)
+        rows[idx] = np.maximum(rows[idx], other.rows[idx])
+
+    def meet(self, mask) -> np.ndarray:
+        """What every lane in `mask` knows (a warp-collective operation is ordered after only that)."""
+        if self.rows is None:
+            return self.row.copy()
+        return self.rows[lanes_of(mask)].min(axis=0)
+
     def widen(self, width: int) -> None:
         if self.rows is None:
             self.row = np.concatenate([self.row, np.zeros(width - self.row.size, dtype=np.int32)])
@@ -109,7 +139,7 @@ class WarpState:
     `fence.proxy.async` for that domain (`bown`)."""
 
     __slots__ = ("id", "cta", "epoch", "k", "bridged", "bown", "fence_row", "pending_acquire", "async_uncommitted",
-                 "async_groups", "has_bridged")
+                 "async_groups", "has_bridged", "tc", "tc_fenced", "tc_pending")
 
     def __init__(self, wid: int, cta: int, width: int):
         self.id = wid
@@ -123,6 +153,11 @@ class WarpState:
         self.pending_acquire: dict[int, list] = {}        # lane -> payloads read relaxed, acquired at a fence
         self.async_uncommitted: dict[str, dict[int, list]] = {"bulk": {}, "cp.async": {}}
         self.async_groups: dict[str, dict[int, list]] = {"bulk": {}, "cp.async": {}}
+        # tcgen05 ordering (DESIGN §6), only for kernels with tcgen05 operations: what the lanes' next tcgen05
+        # operations are ordered after (`tc`: 1 = issued before them in a pipelined order, 2 = completed), the
+        # part published at the last fence::before_thread_sync, and what thread syncs brought in that takes
+        # effect only at the next fence::after_thread_sync
+        self.tc = self.tc_fenced = self.tc_pending = None
 
     def own_cols(self, mask) -> np.ndarray:
         return self.id * 32 + lanes_of(mask)
@@ -199,6 +234,13 @@ class WarpState:
             self.has_bridged = True
             for d, p in bridged.items():
                 self.bridged[d].merge(mask, p)
+
+    def tc_start(self, width: int) -> None:
+        self.tc, self.tc_fenced, self.tc_pending = Knowledge(width), Knowledge(width), Knowledge(width)
+
+    def tc_release(self, mask) -> np.ndarray:
+        """A thread sync publishes the tcgen05 knowledge these lanes had at their last before_thread_sync."""
+        return self.tc_fenced.join(mask)
 
     def widen(self, width: int) -> None:
         self.k.widen(width)

@@ -4,7 +4,9 @@ observe a copy only through its mbarrier or its group.
 
 - `cp.async.bulk` global->shared: complete_tx(size) on the mbarrier operand.
 - `cp.async.bulk` shared->global: tracked by per-thread bulk groups
-  (`cp.async.bulk.commit_group`, `cp.async.bulk.wait_group[.read] N`).
+  (`cp.async.bulk.commit_group`, `cp.async.bulk.wait_group[.read] N`).  Its source
+  read is reported at issue (the hardware may read any time until `wait_group.read`);
+  the data moves and the destination write is reported at completion.
 - `cp.async.{ca,cg}`: per-thread groups (`cp.async.commit_group`, `wait_group N`,
   `wait_all`); `cp.async.mbarrier.arrive` arrives once the thread's earlier cp.async
   operations completed (without `.noinc` it first adds one pending arrival).
@@ -80,8 +82,15 @@ def _at(value, lane):
     return int(value[lane]) if type(value) is np.ndarray else int(value)
 
 
-def _copy(eng, src_alloc, src_off, dst_alloc, dst_off, size, op, proxy, zero_from=None):
-    """Copy `size` bytes; with `zero_from`, only that many are read and the rest are zero-filled."""
+def _one_lane(lane: int) -> np.ndarray:
+    lanes = np.zeros(32, dtype=np.bool_)
+    lanes[lane] = True
+    return lanes
+
+
+def _copy(eng, src_alloc, src_off, dst_alloc, dst_off, size, op, proxy, zero_from=None, read_recorded=False):
+    """Copy `size` bytes; with `zero_from`, only that many are read and the rest are zero-filled.
+    `read_recorded`: the source read was already reported at issue (`_record_source_read`)."""
     if zero_from is None:
         data = src_alloc.data[src_off:src_off + size].copy()
     else:
@@ -92,7 +101,7 @@ def _copy(eng, src_alloc, src_off, dst_alloc, dst_off, size, op, proxy, zero_fro
     dst_alloc.mark_written(dst_off, size)
     lanes = np.zeros(32, dtype=np.bool_)
     lanes[op.lane] = True
-    if zero_from != 0:
+    if zero_from != 0 and not read_recorded:
         eng.access(None, op.site, src_alloc, src_off, size if zero_from is None else zero_from, "read",
                    proxy=proxy, lanes=lanes, actor=op.id, iters=op.iters, warp=op.warp, cta=op.cta)
     eng.access(None, op.site, dst_alloc, dst_off, size, "write", proxy=proxy, lanes=lanes, actor=op.id,
@@ -179,10 +188,14 @@ def _bulk_s2g(ctx, call, info):
             op = _new_op(w, "bulk.s2g", lane, site)
             groups.uncommitted[lane].append(op)
             eng.sync(w, "async.issue", site, details={"op": op.id, "kind": op.kind, "lane": lane})
+            # the store may read its source any time from issue until wait_group.read retires it: the read is
+            # reported at issue, so a reuse of the source in that window comes after it in the trace
+            eng.access(None, site, s_alloc, src - s_alloc.base, size, "read", proxy="async", lanes=_one_lane(lane),
+                       actor=op.id, iters=op.iters, warp=op.warp, cta=op.cta)
 
             def complete(op=op, s_alloc=s_alloc, s_off=src - s_alloc.base, d_alloc=d_alloc,
                          d_off=dst - d_alloc.base, size=size, groups=groups):
-                _copy(eng, s_alloc, s_off, d_alloc, d_off, size, op, "async")
+                _copy(eng, s_alloc, s_off, d_alloc, d_off, size, op, "async", read_recorded=True)
                 op.done = True
                 groups.version += 1
                 eng.touch(groups)

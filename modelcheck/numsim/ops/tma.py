@@ -7,7 +7,8 @@ operation; the data moves when the scheduler delivers the completion.
   lands at `swizzle(dst + offset)`, and complete_tx(full box bytes, filled elements
   included) is performed on the mbarrier operand.
 - shared -> global (`.bulk_group`): the box is read from the swizzled shared layout
-  and only in-bounds elements are written; completion is tracked by the issuing
+  (the read reported at issue: it may happen any time until `wait_group.read`) and
+  only in-bounds elements are written; completion is tracked by the issuing
   thread's bulk groups (`cp.async.bulk.commit_group` / `wait_group`).
 Access records (proxy "async", actor = the operation id) carry the exact byte ranges:
 the swizzled shared footprint and the in-bounds global footprint, merged into
@@ -178,6 +179,8 @@ def _s2g(ctx, call, info):
             groups.uncommitted[lane].append(op)
             eng.sync(w, "async.issue", site, details={"op": op.id, "kind": op.kind, "lane": lane,
                                                       "tensor_map": bound.name, "coords": coords})
+            # the source may be read any time until wait_group.read: reported at issue (see async_copy)
+            async_records(eng, op, s_alloc, plan.smem_addr - s_alloc.base, plan.esz, "read")
             eng.enqueue(_complete_s2g(w, op, bound, plan, s_alloc, groups))
     return run, False
 
@@ -192,7 +195,6 @@ def _complete_s2g(w, op, bound, plan, s_alloc, groups):
         goff = bound.base_off + plan.global_off[plan.inb]
         bound.alloc.data[_byte_index(goff, esz)] = data[plan.inb].reshape(-1)
         bound.alloc.mark_written(goff, esz)
-        async_records(eng, op, s_alloc, plan.smem_addr - s_alloc.base, esz, "read")
         async_records(eng, op, bound.alloc, goff, esz, "write")
         op.done = True
         groups.version += 1
