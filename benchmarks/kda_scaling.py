@@ -1,0 +1,105 @@
+"""Synccheck and Racecheck on the KDA-style fused kernel as the sequence grows (issue #8).
+
+Usage: python benchmarks/kda_scaling.py [--seq 128 320 640 1280] [--heads 1] [--repeat 3]
+
+For each T (SEQ_LEN; chunks NC = T / 64) one launch of kernels/kda_fwd.py with H heads is
+checked by both checkers; per checker the median wall and CPU (process) time over --repeat
+runs, the NumSim access counts, the verifier's states and transitions (Synccheck) and the
+simulation/analysis split (Racecheck).  Growth is judged on CPU time, because wall time on a
+shared 2-core machine includes other processes: the slope is a least-squares fit of CPU time
+against chunks and the exponent a log-log fit over the sizes with at least 5 chunks (1.0 is
+linear; `linear` means <= 1.15).  Targets (DESIGN §12): <= 5 s wall per checker at T=320 on 2
+cores, linear growth.  Writes benchmarks/results/kda_scaling.json.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from benchmarks._common import record  # noqa: E402
+from benchmarks.check_kda import load  # noqa: E402
+
+KERNEL = ROOT / "kernels" / "kda_fwd.py"
+TARGET_S_AT_320 = 5.0
+
+
+def measure(checker: str, seq_len: int, heads: int, repeat: int) -> dict:
+    import modelcheck
+    kernel, inputs, _ = load(seq_len, heads, KERNEL)
+    fn = getattr(modelcheck, checker)
+    walls, cpus, report = [], [], None
+    for _ in range(repeat):
+        t0, c0 = time.perf_counter(), time.process_time()
+        report = fn(kernel.func, inputs=inputs)
+        walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
+    s = report.stats
+    row = {"T": seq_len, "H": heads, "chunks": kernel.constants["NC"], "verdict": report.verdict,
+           "wall_s_median": statistics.median(walls), "wall_s_all": walls,
+           "cpu_s_median": statistics.median(cpus),
+           "warp_instructions": s["numsim"]["warp_instructions"], "accesses": s["numsim"]["accesses"],
+           "lane_accesses": s["numsim"]["lane_accesses"], "sync_events": s["numsim"]["sync_events"]}
+    if checker == "synccheck":
+        row.update({k: s.get(k) for k in ("verifier_states", "verifier_transitions", "projections",
+                                          "certified_projections", "searched_projections",
+                                          "phase_a_wall_time_s", "phase_b_wall_time_s")})
+    else:
+        row.update({"checked_accesses": s.get("accesses"), "checked_lane_accesses": s.get("lane_accesses"),
+                    "simulation_wall_s": s.get("simulation_wall_time_s"),
+                    "analysis_wall_s": s.get("analysis_wall_time_s")})
+    return row
+
+
+def fit(rows: list[dict]) -> dict:
+    """CPU time: least squares cpu = a + slope * chunks, and the log-log growth exponent (sizes >= 5 chunks)."""
+    x = np.array([r["chunks"] for r in rows], dtype=float)
+    y = np.array([r["cpu_s_median"] for r in rows])
+    slope, intercept = np.polyfit(x, y, 1)
+    big = x >= 5
+    exponent = float(np.polyfit(np.log(x[big]), np.log(y[big]), 1)[0]) if big.sum() >= 2 else None
+    return {"slope_cpu_s_per_chunk": float(slope), "intercept_cpu_s": float(intercept),
+            "growth_exponent": exponent, "cpu_per_chunk_s": [float(v) for v in y / x],
+            "linear": None if exponent is None else exponent <= 1.15}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seq", type=int, nargs="+", default=[128, 320, 640, 1280])
+    ap.add_argument("--heads", type=int, default=1)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    result = {"kernel": "kernels/kda_fwd.py", "cpu_count": os.cpu_count(), "heads": args.heads,
+              "repeat": args.repeat, "target_wall_s_at_T320": TARGET_S_AT_320, "checkers": {}}
+    for checker in ("synccheck", "racecheck"):
+        rows = [measure(checker, t, args.heads, args.repeat) for t in args.seq]
+        summary = fit(rows)
+        at_320 = next((r["wall_s_median"] for r in rows if r["T"] == 320), None)
+        summary["target_met_at_T320"] = None if at_320 is None else at_320 <= TARGET_S_AT_320
+        result["checkers"][checker] = {"rows": rows, **summary}
+        print(f"\n{checker} (H={args.heads}, os.cpu_count()={os.cpu_count()})")
+        extra = "states  trans" if checker == "synccheck" else "  sim(s) anal(s)"
+        print(f"{'T':>5} {'chunks':>6} {'verdict':>7} {'wall(s)':>8} {'cpu(s)':>7} {'accesses':>9} {'lane acc':>9} {extra}")
+        for r in rows:
+            tail = (f"{r['verifier_states']:>6} {r['verifier_transitions']:>6}" if checker == "synccheck"
+                    else f"{r['simulation_wall_s']:>8.3f} {r['analysis_wall_s']:>7.3f}")
+            print(f"{r['T']:>5} {r['chunks']:>6} {r['verdict']:>7} {r['wall_s_median']:>8.3f} {r['cpu_s_median']:>7.3f} {r['accesses']:>9} "
+                  f"{r['lane_accesses']:>9} {tail}")
+        exponent = summary["growth_exponent"]
+        print(f"CPU slope {summary['slope_cpu_s_per_chunk']:.4f} s/chunk, intercept {summary['intercept_cpu_s']:.3f} s, "
+              f"growth exponent {'n/a' if exponent is None else f'{exponent:.2f}'} "
+              f"({ {True: 'linear', False: 'superlinear', None: 'not judged'}[summary['linear']] }); "
+              f"T=320 target <= {TARGET_S_AT_320} s: "
+              f"{ {True: 'met', False: 'MISSED', None: 'not measured'}[summary['target_met_at_T320']] }")
+    print("wrote", record("kda_scaling", result))
+
+
+if __name__ == "__main__":
+    main()
