@@ -44,8 +44,9 @@ DEALLOC_ACTOR = 1 << 40            # synthetic actor ids of deallocations: DEALL
 _HINT_AFTER_FENCE = ("the synchronization carries the earlier tcgen05 operation's completion, but no "
                      "tcgen05.fence::after_thread_sync follows it before this tcgen05 operation; add the fence "
                      "after the wait")
-_HINT_TC_PUBLISH = ("the earlier tcgen05 operation is not complete (tcgen05.wait::ld/st or commit) and fenced "
-                    "(tcgen05.fence::before_thread_sync) before the synchronization that orders this one")
+_HINT_TC_PUBLISH = ("order the earlier tcgen05 operation first: complete it (tcgen05.wait::ld/st, or tcgen05.commit "
+                    "and its mbarrier) and execute tcgen05.fence::before_thread_sync after it, before the "
+                    "synchronization (within one thread: before this operation)")
 _HINT_A2G = ("an async-proxy read completed, but its completion bridges no proxy: execute "
              "fence.proxy.async.shared::cta after observing it and before the generic write")
 
@@ -107,6 +108,11 @@ class Pass:
         self.tc_issued: dict[tuple, list] = {}     # (warp, lane) -> columns of its mma/cp/shift, in issue order
         self.tc_last: dict[tuple, np.ndarray] = {}   # (warp, lane) -> tcgen05 knowledge at its latest mma/cp/shift
         self.commit_cover: dict[int, tuple] = {}   # commit op -> (columns it covers, their predecessors' knowledge)
+        # same-thread order through fence::before_thread_sync (or a commit, which implies it): a lane's mma/cp/shift
+        # number i is ordered before its later mma/cp/shift issued when more than i of them were fenced
+        self.tc_fenced_upto: dict[tuple, int] = {}
+        self.col_tc_index = np.full(self.width, -1, dtype=np.int64)
+        self.col_tc_fenced = np.full(self.width, -1, dtype=np.int64)
         self.fork: dict[int, tuple] = {}          # async op -> (ordinary row, {domain: bridged row}, (warp, lane, epoch))
         # an async column's issuing lane column (a lane's column maps to itself): classifies lifetime races
         self.issuer_col = np.arange(self.width, dtype=np.int64)
@@ -117,6 +123,7 @@ class Pass:
         self._zero_bridged = {"shared": zero, "global": zero}
         self._members: dict[int, np.ndarray] = {}
         self.release_rows: dict[tuple, tuple] = {}   # (record index, lane) -> (row, scope level, cta)
+        self.tc_rows: dict[tuple, np.ndarray] = {}   # (record index, lane) -> fenced tcgen05 knowledge it publishes
         self.races: list[Race] = []
         self.scope_mismatches: list = []
         self._by_rec = None
@@ -320,6 +327,10 @@ class Pass:
         elif kind == "tcgen05.fence::before_thread_sync":
             if w.tc is not None:
                 w.tc_fenced.absorb(mask, w.tc)
+                for lane in (range(32) if mask is None else np.flatnonzero(mask).tolist()):
+                    key = (ev.warp, lane)
+                    if key in self.tc_issued:
+                        self.tc_fenced_upto[key] = len(self.tc_issued[key])
         elif kind == "tcgen05.fence::after_thread_sync":
             if w.tc is not None:
                 w.tc.absorb(mask, w.tc_pending)
@@ -346,6 +357,7 @@ class Pass:
             key = (ev.warp, lane)
             cols = np.array(self.tc_issued.get(key, ()), dtype=np.int64)
             self.commit_cover[op] = (cols, self.tc_last.get(key))
+            self.tc_fenced_upto[key] = cols.size
             one = np.zeros(32, dtype=np.bool_)
             one[lane] = True
             w.tc_fenced.absorb(one, w.tc)          # commit implies fence::before_thread_sync
@@ -364,7 +376,10 @@ class Pass:
         w.tc.learn_column(m, col, 1)
         if code in _TC_TRACKED:
             key = (ev.warp, lane)
-            self.tc_issued.setdefault(key, []).append(col)
+            issued = self.tc_issued.setdefault(key, [])
+            self.col_tc_index[col] = len(issued)
+            self.col_tc_fenced[col] = self.tc_fenced_upto.get(key, 0)
+            issued.append(col)
             self.tc_last[key] = row
 
     def _fence_acq_rel(self, w: WarpState, mask) -> None:
@@ -475,6 +490,9 @@ class Pass:
         if self.has_tc:
             tp, tcur = self.rec_tc[pr], self.rec_tc[cr]
             ordered |= (tp > 0) & _PIPELINED[tp, tcur] & (known >= 1)
+            idx = self.col_tc_index[pcol]
+            ordered |= ((idx >= 0) & (idx < self.col_tc_fenced[ccol])
+                        & (self.issuer_col[pcol] == self.issuer_col[ccol]))
         ps, cs = self.rec_strength[pr], self.rec_strength[cr]
         need = np.where(self.rec_cta[pr] == self.rec_cta[cr], 1, 3)
         ordered |= (ps >= need) & (cs >= need) & ~cross
@@ -528,7 +546,8 @@ class Pass:
                 return ("completion", "async_lifetime_not_drained",
                         "an asynchronous access is not completed before the conflicting reuse", None,
                         self._tc_hint(p_rec, c_rec, cur))
-        return ("execution", "missing_inter_actor_sync", "no synchronization edge orders the actors", None, None)
+        return ("execution", "missing_inter_actor_sync", "no synchronization edge orders the actors", None,
+                self._tc_hint(p_rec, c_rec, cur))
 
     def _tc_hint(self, p_rec: int, c_rec: int, cur) -> str | None:
         """For two tcgen05 operations: did the completion reach the thread but miss its after_thread_sync fence?"""
@@ -547,6 +566,11 @@ class Pass:
         lanes = _LANES if rec.lanes is None else np.flatnonzero(rec.lanes)
         level = self.rec_strength[r]
         for lane in lanes.tolist():
+            if w.tc is not None:
+                # any morally strong write is a thread sync for fenced tcgen05 work (a relaxed flag included)
+                one = np.zeros(32, dtype=np.bool_)
+                one[lane] = True
+                self.tc_rows[(r, lane)] = w.tc_release(one)
             if via_fence:
                 row = w.fence_row.get(lane)
                 if row is None:
@@ -573,10 +597,17 @@ class Pass:
                 continue
             seen.add((t, lane))
             pub = self.release_rows.get((t, wl))
+            tc = self.tc_rows.get((t, wl)) if self.has_tc else None
+            if pub is None and tc is None:
+                continue
+            need = 1 if self.rec_cta[t] == w.cta else 3
+            if tc is not None and self.rec_strength[t] >= need and level >= need:
+                one = np.zeros(32, dtype=np.bool_)
+                one[lane] = True
+                w.tc_pending.merge(one, tc)
             if pub is None:
                 continue
             row, wlevel, wcta = pub
-            need = 1 if wcta == w.cta else 3
             if wlevel < need or level < need:
                 self.scope_mismatches.append((t, r, wlevel, level, wcta != w.cta))
                 continue

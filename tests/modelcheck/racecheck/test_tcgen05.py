@@ -174,3 +174,38 @@ def test_bulk_store_source_is_read_until_wait_group_read():
         ops = {f.details["prior"]["span"].line, f.details["current"]["span"].line}
         assert ops == {line_of(name, store), line_of(name, overwrite)}
     assert race(name + "_fixed").verdict == "clean"
+
+
+FIXTURES = KERNELS.parent / "tests" / "fixtures" / "racecheck"
+
+
+@pytest.mark.parametrize("mode,verdict", [(0, "error"), (1, "clean"), (2, "error"), (3, "clean")])
+def test_same_thread_cp_pair_is_ordered_by_a_before_fence_or_a_commit(mode, verdict):
+    """Two tcgen05.cp of one thread into the same columns are not pipelined: a fence::before_thread_sync or a
+    commit (which implies it) between them orders them; nothing, or only an after_thread_sync, does not."""
+    func = modelcheck.load(FIXTURES / "tcgen_cp_pair.py", MODE=mode).func
+    img = np.arange(2 * 512, dtype=np.uint32).reshape(2, 512) * 3 + 1
+    rep = modelcheck.racecheck(func, inputs={"img": img, "out": np.zeros((128, 4), np.uint32)})
+    assert rep.verdict == verdict, rep.format()
+    if verdict == "error":
+        f = only(rep)
+        assert f.message.startswith("unordered write/write on tmem tmem[0:32]:[0, ")
+        d = f.details
+        assert (d["prior"]["op"], d["current"]["op"]) == ("tcgen05.cp", "tcgen05.cp")
+        assert d["prior"]["span"].line < d["current"]["span"].line
+        assert "before_thread_sync" in d["hint"]
+
+
+@pytest.mark.parametrize("after_fence", [0, 1])
+def test_relaxed_flag_hands_off_fenced_tcgen05_work(after_fence):
+    """A morally strong (relaxed) flag is a thread sync for tcgen05 work fenced on both sides."""
+    func = modelcheck.load(FIXTURES / "tcgen_flag_handoff.py", AFTER_FENCE=after_fence).func
+    rep = modelcheck.racecheck(func, inputs={"x": np.arange(32, dtype=np.uint32), "out": np.zeros(32, np.uint32)})
+    if after_fence:
+        assert rep.verdict == "clean", rep.format()
+        return
+    f = only(rep)
+    d = f.details
+    assert (d["access_pair"], d["prior"]["op"], d["current"]["op"]) == ("write_read", "tcgen05.st", "tcgen05.ld")
+    assert (d["prior"]["warp"], d["current"]["warp"]) == (0, 4)
+    assert "after_thread_sync" in d["hint"]
