@@ -1,0 +1,82 @@
+"""Prover time per ring family over the kernel corpus (target: <= 2 s each, issue #8 / DESIGN §12).
+
+Runs `prove` on every kernels/manifest.json entry that states a "prove" expectation, with the
+symbolic ranges the manifest lists, and records per kernel: the verdict, whether it matches the
+manifest, wall and CPU time of the whole call (parse and input building excluded), and the
+solver seconds per barrier family.  Named-barrier families are listed too.
+
+Usage: python benchmarks/prove_corpus.py [--repeat N] [--only SUBSTRING]
+Writes benchmarks/results/prove_corpus.json.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from benchmarks._common import record  # noqa: E402
+from tests.manifest import KERNELS, stage_cases  # noqa: E402
+
+TARGET_S = 2.0
+
+
+def run(name: str, entry: dict, expect: dict, repeat: int) -> dict:
+    import modelcheck
+    from modelcheck.prover import prove
+    func = modelcheck.load(KERNELS / entry["file"], **entry["constants"]).func
+    ranges = {n: (lo, hi) for n, (lo, hi) in expect["symbolic"].items()}
+    walls, cpus, report = [], [], None
+    for _ in range(repeat):
+        t0, c0 = time.perf_counter(), time.process_time()
+        report = prove(func, symbolic=list(ranges), ranges=ranges)
+        walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
+    families: dict = {}
+    for p in report.properties:
+        families[p.family] = families.get(p.family, 0.0) + p.seconds
+    as_expected = report.verdict == expect["verdict"] and (
+        "sizes" not in expect or (report.counterexample or {}).get("sizes") == expect["sizes"])
+    row = {"kernel": name, "verdict": report.verdict, "expected": expect["verdict"], "as_expected": as_expected,
+           "symbolic": expect["symbolic"], "wall_s": round(statistics.median(walls), 4),
+           "cpu_s": round(statistics.median(cpus), 4), "families": len(families),
+           "solver_s_per_family": {k: round(v, 4) for k, v in sorted(families.items())},
+           "incomplete": list(report.reasons)}
+    if report.verdict == "refuted":
+        row["smallest_failing"] = report.counterexample["sizes"]
+    return row
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--only", default="", help="run only kernels whose name contains this")
+    args = ap.parse_args()
+    rows = []
+    print(f"{'kernel':<36} {'verdict':<10} {'expected':<10} {'families':>8} {'wall (s)':>8} {'cpu (s)':>8} "
+          f"{'cpu/family':>10}")
+    for name, entry, expect in stage_cases("prove"):
+        if args.only not in name:
+            continue
+        row = run(name, entry, expect, args.repeat)
+        rows.append(row)
+        per_family = row["cpu_s"] / max(1, row["families"])
+        print(f"{name:<36} {row['verdict']:<10} {row['expected']:<10} {row['families']:>8} {row['wall_s']:>8.3f} "
+              f"{row['cpu_s']:>8.3f} {per_family:>10.3f}")
+    proofs = [r for r in rows if r["expected"] == "proved"]
+    met = all(r["cpu_s"] / max(1, r["families"]) <= TARGET_S for r in proofs)
+    ok = all(r["as_expected"] for r in rows)
+    print(f"{len(rows)} kernel(s); all as the manifest expects: {'yes' if ok else 'NO'}; "
+          f"<= {TARGET_S} s CPU per ring family on every proof: {'met' if met else 'MISSED'}")
+    print("wrote", record("prove_corpus", {"rows": rows, "target_seconds_per_family": TARGET_S,
+                                           "all_as_expected": ok, "per_family_target_met": met,
+                                           "note": "cpu_s covers the whole prove call (skeleton, sampling, "
+                                                   "Houdini, properties, refutation and its confirmation); "
+                                                   "parse excluded; median of --repeat runs"}))
+
+
+if __name__ == "__main__":
+    main()
