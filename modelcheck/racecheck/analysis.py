@@ -521,7 +521,9 @@ class Pass:
 
     def _classify(self, prior, cur, q: int, p_rec: int, c_rec: int) -> tuple:
         """(ordering domain, ordering failure, text, proxy bridge, hint or None) in DESIGN §7's order."""
-        if prior.proxy != cur.proxy:
+        # a bulk copy's own destination bytes are bridged by its completion: what is missing there is the completion
+        own_destination = bool(self.bulk_write[p_rec]) and cur.proxy == "generic"
+        if prior.proxy != cur.proxy and not own_destination:
             pd, cd = _PROXY_DOMAIN.get(prior.space, "other"), _PROXY_DOMAIN.get(cur.space, "other")
             bridge = {"prior_proxy": prior.proxy, "current_proxy": cur.proxy, "prior_domain": pd, "current_domain": cd}
             hint = None
@@ -543,9 +545,12 @@ class Pass:
         if prior.actor >= 0 and prior.actor in self.fork:
             # the issue is ordered before the current access but the completion is not
             if self.known_issuer[q] >= self.fork[prior.actor][2][2]:
+                hint = self._tc_hint(p_rec, c_rec, cur)
+                if prior.kind == "write" and self.op_kind.get(prior.actor) in _S2G and self.known[q] == READ_DONE:
+                    hint = ("cp.async.bulk.wait_group.read retires only the store's source reads; wait with "
+                            "cp.async.bulk.wait_group (without .read) before accessing its destination")
                 return ("completion", "async_lifetime_not_drained",
-                        "an asynchronous access is not completed before the conflicting reuse", None,
-                        self._tc_hint(p_rec, c_rec, cur))
+                        "an asynchronous access is not completed before the conflicting reuse", None, hint)
         return ("execution", "missing_inter_actor_sync", "no synchronization edge orders the actors", None,
                 self._tc_hint(p_rec, c_rec, cur))
 

@@ -209,3 +209,21 @@ def test_relaxed_flag_hands_off_fenced_tcgen05_work(after_fence):
     assert (d["access_pair"], d["prior"]["op"], d["current"]["op"]) == ("write_read", "tcgen05.st", "tcgen05.ld")
     assert (d["prior"]["warp"], d["current"]["warp"]) == (0, 4)
     assert "after_thread_sync" in d["hint"]
+
+
+@pytest.mark.parametrize("full", [0, 1])
+def test_wait_group_read_retires_only_the_source_reads(full):
+    """After wait_group.read the bulk store's destination writes are still unordered with a reader."""
+    func = modelcheck.load(FIXTURES / "bulk_store_wait_read.py", FULL=full).func
+    rep = modelcheck.racecheck(func, inputs={"x": np.arange(128, dtype=np.float32), "out": np.zeros(128, np.float32),
+                                             "back": np.zeros(128, np.float32)})
+    if full:
+        assert rep.verdict == "clean", rep.format()
+        return
+    f = only(rep)
+    assert f.message == ("unordered write/read on gmem out:[0, 512) ... completion ordering failure: "
+                         "an asynchronous access is not completed before the conflicting reuse")
+    d = f.details
+    assert (d["prior"]["op"], d["prior"]["access"], d["current"]["access"]) == ("bulk.s2g", "write", "read")
+    assert "wait_group (without .read)" in d["hint"]
+    assert "proxy_bridge" not in d        # the copy's completion bridges its own destination
