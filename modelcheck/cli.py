@@ -23,7 +23,6 @@ EXIT_FOR_VERDICT = {"clean": 0, "review": 0, "error": 1, "incomplete": 2}
 # Subcommands whose machinery lands with later issues; each says which.
 _PENDING = {
     "replay": "counterexample replay (issue #7)",
-    "graph": "the happens-before graph (issue #7)",
 }
 
 
@@ -274,6 +273,48 @@ def _prove(args) -> int:
     return {"proved": 0, "refuted": 1, "incomplete": 2}[report.verdict]
 
 
+def _graph(args) -> int:
+    """The happens-before graph of one run, exported by extension; --finding explains one finding."""
+    import json
+
+    import modelcheck
+    from . import hb
+    out = Path(args.out)
+    if out.suffix.lower() not in hb.FORMATS:
+        raise ValueError(f"--out {args.out}: the extension chooses the format; use one of "
+                         f"{', '.join(hb.FORMATS)}")
+    consts = _consts(args.const)
+    overrides, scalar_inputs = _split_consts(args.kernel, consts)
+    kernel = load(args.kernel, **overrides)
+    inputs = build_inputs(kernel.func, args.input, args.inputs, scalar_inputs)
+    graph = hb.build(kernel.func, inputs)
+    explanation = None
+    if args.finding is not None:
+        reports = []
+        if args.checker in ("check", "sync"):
+            reports.append(modelcheck.synccheck(kernel.func, inputs))
+        if args.checker in ("check", "race"):
+            reports.append(modelcheck.racecheck(kernel.func, inputs))
+        report = _Combined(reports)
+        explanation = hb.explain(report, args.finding, hb=graph)
+    fmt = hb.write(graph, out, highlight=explanation.path if explanation else ())
+    g = graph.graph
+    print(f"happens-before graph of {kernel.name}: {g.number_of_nodes()} nodes, {g.number_of_edges()} edges "
+          f"(run: {graph.result.termination}); wrote {fmt.upper()} to {out}")
+    if explanation is not None:
+        print(json.dumps(explanation.to_dict(), indent=2) if args.json else explanation.format(), end="")
+    return 0
+
+
+class _Combined:
+    """Several reports' findings numbered in the order `modelcheck check` prints them (sync, then race)."""
+
+    def __init__(self, reports):
+        self.reports = reports
+        self.findings = [f for r in reports for f in r.findings]
+        self.result = reports[0].result
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="modelcheck", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
@@ -321,6 +362,19 @@ def _parser() -> argparse.ArgumentParser:
     pv.add_argument("--const", action="append", default=[], metavar="N=V", help="fix another module constant")
     pv.add_argument("--max-seconds", type=float, default=60.0, help="time limit for the whole proof")
     pv.add_argument("--json", action="store_true", help="print the report as JSON")
+    gp = sub.add_parser("graph", help="export the happens-before graph of one run (DOT, GraphML, JSON, SVG timeline)")
+    gp.add_argument("kernel")
+    gp.add_argument("--out", required=True, metavar="FILE",
+                    help="hb.dot | hb.graphml | hb.json | hb.svg (a timeline: warps as lanes, generations as columns)")
+    gp.add_argument("--const", action="append", default=[], metavar="N=V")
+    gp.add_argument("--input", action="append", default=[], metavar="NAME=SPEC")
+    gp.add_argument("--inputs", metavar="FILE.npz")
+    gp.add_argument("--finding", metavar="N|ID",
+                    help="explain finding N (numbered from 1 in the order `modelcheck check` prints them) or the "
+                         "finding with this id (prefix); its path is highlighted in the export")
+    gp.add_argument("--checker", choices=("check", "sync", "race"), default="check",
+                    help="which checkers' findings --finding counts (default: both, as `modelcheck check`)")
+    gp.add_argument("--json", action="store_true", help="print the explanation as JSON")
     for name, what in _PENDING.items():
         sp = sub.add_parser(name, help=f"(arrives with {what})")
         sp.add_argument("args", nargs=argparse.REMAINDER)
@@ -346,6 +400,8 @@ def main(argv: list[str] | None = None) -> int:
             return _states(args)
         if args.command == "prove":
             return _prove(args)
+        if args.command == "graph":
+            return _graph(args)
         consts = _consts(args.const)
         kernel = load(args.kernel, **consts)
     except ir.ParseError as err:

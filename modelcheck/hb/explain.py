@@ -1,0 +1,457 @@
+"""`explain(report, finding)`: why a finding's operations are (not) ordered, or why warps hang.
+
+Assumes a report (or checker result) that keeps its kernel and inputs (`report.result.func`
+/ `.inputs`, as `SyncCheckReport` and `RaceReport` do) and one of its findings (the
+object, its 1-based number in `report.findings`, or its id).  The graph is built by one
+NumSim run of that kernel on those inputs.
+
+- race (`data_race`, `tmem_lifetime_review`, `scope_mismatch`): the two accesses are found
+  in the run; the answer is the shortest state path ordering them, or the statement that
+  none exists and which edge would be needed (a lane-order edge, an arrive->wait edge from
+  one warp to the other, a completion the reader must observe, a proxy bridge);
+- `deadlock`: the blocked warps, the barrier generation each awaits, who arrives on that
+  barrier in the run, and the wait-for cycle among the blocked warps when there is one;
+- a finding with an operation and related operations (e.g. a consumption that does not
+  happen before a re-arm): whether a path orders the related operation before it.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import networkx as nx
+
+from .build import build
+from .graph import FULL, lane_text
+from .order import anchor, pair_ordering, reachable, search
+
+_RACE_KINDS = ("data_race", "tmem_lifetime_review", "scope_mismatch")
+_ARRIVALS = ("arrive", "bar_arrive", "complete_tx", "deferred_arrive")
+
+
+@dataclass(frozen=True)
+class Explanation:
+    finding_id: str
+    kind: str
+    ordered: bool | None          # races/operation pairs: is there an ordering path; deadlocks: None
+    summary: str
+    lines: tuple = ()
+    path: tuple = ()              # node ids of the path, in order (for highlighting)
+    data: dict = field(default_factory=dict)
+
+    def format(self) -> str:
+        return "\n".join([f"explain {self.finding_id}", f"  {self.summary}", *(f"  {ln}" for ln in self.lines)]) + "\n"
+
+    def to_dict(self) -> dict:
+        return {"finding": self.finding_id, "kind": self.kind, "ordered": self.ordered, "summary": self.summary,
+                "lines": list(self.lines), "path": list(self.path), "data": self.data}
+
+
+def select(report, finding):
+    """The finding meant by `finding`: a Finding, a 1-based number, or an id (or unique id prefix)."""
+    findings = list(report.findings)
+    if hasattr(finding, "kind") and hasattr(finding, "details"):
+        return finding
+    if isinstance(finding, int) or (isinstance(finding, str) and finding.isdigit()):
+        n = int(finding)
+        if not 1 <= n <= len(findings):
+            raise ValueError(f"finding {n} does not exist: the report has {len(findings)} finding(s), numbered from 1")
+        return findings[n - 1]
+    hits = [f for f in findings if f.id == finding or f.id.startswith(str(finding))]
+    if len(hits) != 1:
+        known = ", ".join(f.id for f in findings) or "none"
+        raise ValueError(f"finding {finding!r} {'is ambiguous' if hits else 'is not in the report'}; ids: {known}")
+    return hits[0]
+
+
+def explain(report, finding, hb=None) -> Explanation:
+    """Explain one finding of `report` (see the module docstring); `hb` reuses an already built graph."""
+    f = select(report, finding)
+    result = getattr(report, "result", report)
+    if hb is None:
+        if getattr(result, "func", None) is None or getattr(result, "inputs", None) is None:
+            raise ValueError("explain needs a report that keeps its kernel and inputs (modelcheck.synccheck / "
+                             "modelcheck.racecheck reports do)")
+        hb = build(result.func, result.inputs)
+    if f.kind in _RACE_KINDS and "prior" in f.details and "current" in f.details:
+        return _race(hb, f)
+    if f.kind == "deadlock":
+        return _deadlock(hb, f)
+    if "operation" in f.details and f.details.get("related_operations"):
+        return _operations(hb, f)
+    return Explanation(f.id, f.kind, None, f"{f.kind}: no happens-before question to answer for this finding kind "
+                                          f"(it names no pair of operations and no blocked warps)")
+
+
+# ---------------------------------------------------------------------------------- races
+def _matches(rec, op: dict, lane_ok=True) -> bool:
+    if rec.warp != op.get("warp") or rec.site != op.get("site") or list(rec.iters) != list(op.get("iters", [])):
+        return False
+    if op.get("access") and rec.kind != op["access"]:
+        return False
+    if op.get("async_op"):
+        return rec.actor >= 0
+    if rec.actor >= 0:
+        return False
+    lane = op.get("lane")
+    return not lane_ok or lane is None or rec.lanes is None or bool(rec.lanes[lane])
+
+
+def _bytes(rec, lane):
+    offs = rec.lane_offsets()
+    off = offs.get(lane, next(iter(offs.values()), 0))
+    return off, off + rec.size
+
+
+def _find_pair(hb, f):
+    prior_op, cur_op = f.details["prior"], f.details["current"]
+    recs = hb.trace.accesses
+    priors = [r for r in recs if _matches(r, prior_op)]
+    currents = [r for r in recs if _matches(r, cur_op)]
+    pl, cl = int(prior_op.get("lane", 0)), int(cur_op.get("lane", 0))
+    best = None
+    for p in priors:
+        for c in currents:
+            if p.seq >= c.seq or p.alloc != c.alloc:
+                continue
+            (a0, a1), (b0, b1) = _bytes(p, pl), _bytes(c, cl)
+            if a1 <= b0 or b1 <= a0:
+                continue
+            o = pair_ordering(hb, p, pl, c, cl)
+            if not o.ordered:
+                return p, c, pl, cl, o
+            best = best or (p, c, pl, cl, o)
+    return best
+
+
+def _who(hb, node, lane=None) -> str:
+    d = hb.graph.nodes[node]
+    lanes = f" lane {lane}" if lane is not None and lane >= 0 else ""
+    where = f" at {d['span']}" if d.get("span") else ""
+    return f"{d.get('label', node)}{lanes}{where}"
+
+
+def _rec_text(rec, lane) -> str:
+    who = f"async op #{rec.actor} (issued by warp {rec.warp})" if rec.actor >= 0 else f"warp {rec.warp} lane {lane}"
+    return f"{rec.kind} of {rec.alloc_name} by {who}, seq {rec.seq}"
+
+
+def _path_lines(hb, path) -> list[str]:
+    out = []
+    for node, lane, kind in path:
+        prefix = f"--{kind}--> " if kind else ""
+        out.append(f"    {prefix}{_who(hb, node, lane)}")
+    return out
+
+
+def _race(hb, f) -> Explanation:
+    found = _find_pair(hb, f)
+    if found is None:
+        return Explanation(f.id, f.kind, None, "the finding's two accesses were not found in a new run of the kernel "
+                                               "(did the inputs change?)")
+    p, c, pl, cl, o = found
+    head = f"prior: {_rec_text(p, pl)}; current: {_rec_text(c, cl)}"
+    nodes = tuple(n for n, _, _ in o.path)
+    data = {"prior_seq": p.seq, "current_seq": c.seq, "reason": o.reason}
+    if o.ordered:
+        lines = [head, f"ordered ({o.reason.replace('_', ' ')}); path:", *_path_lines(hb, o.path)]
+        if o.bridge:
+            lines.append(f"  proxy bridge: {_who(hb, o.bridge)}")
+        return Explanation(f.id, f.kind, True, "a happens-before path orders the two accesses", tuple(lines), nodes,
+                           data)
+    lines = [head]
+    if o.reason == "no_bridge":
+        lines += ["a happens-before path orders them, but it passes no fence.proxy.async covering "
+                  f"{c.space} in a lane on the path:", *_path_lines(hb, o.path)]
+        if c.actor >= 0:
+            need = (f"a fence.proxy.async in the issuing lane of async op #{c.actor} (warp {c.warp}) after it learns "
+                    f"of the prior access and before the issue")
+        else:
+            need = f"a fence.proxy.async in warp {c.warp} lane {cl} after it observes the prior access and before it"
+        data["needed"] = "proxy_bridge"
+        return Explanation(f.id, f.kind, False, f"no proxy bridge: needed {need}", tuple(lines + [f"needed: {need}"]),
+                           nodes, data)
+    need, more = _needed(hb, p, pl, c, cl)
+    data["needed"] = need[0]
+    return Explanation(f.id, f.kind, False, f"no happens-before path orders the two accesses: needed {need[1]}",
+                       tuple(lines + more + [f"needed: {need[1]}"]), (), data)
+
+
+def _needed(hb, p, pl, c, cl):
+    """(what kind of edge is missing, its description), plus evidence lines."""
+    a, b = anchor(hb, p, pl), anchor(hb, c, cl)
+    g = hb.graph
+    if p.actor < 0 and c.actor < 0 and p.warp == c.warp:
+        return (("lane_order", f"a lane-order edge between lanes {pl} and {cl} of warp {p.warp}: a warp_sync "
+                               "(bar.warp.sync) covering both lanes, or a barrier, between the two accesses"), [])
+    if p.actor >= 0:
+        op = hb.op_node.get(p.actor)
+        issue = next((u for u in g.predecessors(op) if g.edges[u, op]["kind"] == "issue"), None) if op else None
+        if issue is not None and b.end:
+            ilane = int(g.nodes[op].get("lane", -1))
+            starts = tuple((issue, m) for m in ([ilane] if ilane >= 0 else range(32)))
+            path, _ = search(hb, starts, b.end)
+            if path:
+                target = _completion_target(hb, op)
+                return (("completion", f"an edge from the completion of async op #{p.actor} "
+                                       f"({g.nodes[op].get('op')}) to the current access: {target} before it"),
+                        ["its issue is ordered before the current access, its completion is not:",
+                         *_path_lines(hb, path)])
+    released = _generations(hb, reachable(hb, a.start) if a.start else ())
+    acquired = _generations(hb, _reaching(hb, b.end))
+    who_a = f"async op #{p.actor}" if p.actor >= 0 else f"warp {p.warp} lane {pl}"
+    who_b = f"async op #{c.actor} (warp {c.warp})" if c.actor >= 0 else f"warp {c.warp} lane {cl}"
+    more = [f"after the prior access, {who_a} reaches: {_list(released) or 'no barrier generation'}",
+            f"before the current access, {who_b} is reached from: {_list(acquired) or 'no barrier generation'}"]
+    if p.order != "weak" or c.order != "weak":
+        return (("release_acquire", f"a release/acquire edge from {who_a} to {who_b} (a release write read by an "
+                                    "acquire read with scopes covering both, or fence.sc on both sides)"), more)
+    return (("arrive_wait", f"an arrive->wait (or barrier) edge from {who_a} after its access to {who_b} before "
+                            "its access"), more)
+
+
+def _completion_target(hb, op) -> str:
+    """Where the operation's completion can be observed: the generation it lands on, else its group wait."""
+    g = hb.graph
+    for done in sorted(g.successors(op)):
+        for v in sorted(g.successors(done)):
+            d = g.nodes[v]
+            if d.get("kind") == "generation" and g.edges[done, v]["orders"]:
+                return f"a wait on {d['barrier']} generation {d['generation']}"
+    return "a wait_group / tcgen05.wait retiring it in the issuing lane"
+
+
+def _generations(hb, states) -> list[str]:
+    g = hb.graph
+    return sorted({g.nodes[n]["label"] for n, _ in states if g.nodes[n].get("kind") == "generation"})
+
+
+def _list(items, k: int = 6) -> str:
+    return ", ".join(items[:k]) + (f", ... ({len(items)} in all)" if len(items) > k else "")
+
+
+def _reaching(hb, ends) -> set:
+    """States from which some state in `ends` is reachable (reverse search, the same lane rules)."""
+    g = hb.graph
+    seen = set(ends)
+    stack = list(ends)
+    while stack:
+        node, lane = stack.pop()
+        here = [(node, lane)]
+        joins = g.nodes[node].get("joins", 0)
+        if joins and lane >= 0 and (joins >> lane) & 1:
+            here = [(node, m) for m in range(32) if (joins >> m) & 1]
+        for v, m in here:
+            if (v, m) not in seen:
+                seen.add((v, m))
+            if (v, m) not in ends and g.nodes[v].get("transit", True) is False:
+                continue
+            for u in g.predecessors(v):
+                e = g.edges[u, v]
+                if not e["orders"]:
+                    continue
+                if e["lane_map"] == "same":
+                    prev = [(u, m)] if m >= 0 and (e["src_mask"] >> m) & 1 else []
+                else:
+                    dst = e["dst_mask"]
+                    if not ((dst == 0 and m < 0) or (m >= 0 and (dst >> m) & 1)):
+                        continue
+                    src = e["src_mask"]
+                    prev = [(u, -1)] if src == 0 else [(u, k) for k in range(32) if (src >> k) & 1]
+                for s in prev:
+                    if s not in seen:
+                        seen.add(s)
+                        stack.append(s)
+    return seen
+
+
+# ---------------------------------------------------------------------------------- deadlocks
+def _deadlock(hb, f) -> Explanation:
+    g = hb.graph
+    blocked = f.details.get("blocked", [])
+    blocked_warps = {b["warp"] for b in blocked}
+    # a phase-B deadlock happens in another schedule of a completed run: every warp not listed has finished there
+    schedule = f.details.get("verification") == "fixed_sync"
+    where = "in the witness schedule" if schedule else "when the run stopped"
+    finished = set(range(hb.run.warps)) - blocked_warps if schedule else _finished(hb)
+    waits_for, items, groups = nx.DiGraph(), [], {}
+    for b in blocked:
+        warp = b["warp"]
+        waits_for.add_node(warp)
+        gen, name, number = _awaited_generation(hb, b)
+        if name is None:
+            groups.setdefault((f"{b.get('awaits', 'is blocked')} (its barrier is not in the graph)",), []).append(warp)
+            items.append({"warp": warp, "awaits": b.get("awaits")})
+            continue
+        gd = g.nodes[gen] if gen is not None else {"barrier": name, "cta": b.get("cta", 0)}
+        arrived = sorted({_arriver(hb, u) for u in g.predecessors(gen) if g.edges[u, gen]["kind"] in _ARRIVALS}) \
+            if gen is not None and not schedule else []
+        family = _arrivers_of_barrier(hb, gd)
+        missing = sorted(w for w in family if w not in arrived and w not in (warp, -1))
+        notes = []
+        seen = _observed_in_run(hb, b)
+        if schedule and seen is not None and seen != number:
+            notes.append(f"in the run this wait observed generation {seen}: in this schedule it was overtaken")
+        if schedule:
+            notes.append(f"warps that arrive on {name} in the run: {_warps(sorted(family)) or 'none'}"
+                         + ("" if gen is not None else f"; the run never reached generation {number}"))
+        else:
+            notes.append(f"arrived on that generation: {_warps(arrived) or 'nobody'}; warps that arrive on "
+                         f"{name} in this run: {_warps(sorted(family)) or 'none'}")
+        short = re.search(r"arrivals (\d+)/(\d+)", b.get("state") or "")
+        if not missing and family and short and int(short.group(1)) < int(short.group(2)):
+            notes.append(f"every warp that arrives on {name} has arrived; the generation still needs "
+                         f"{int(short.group(2)) - int(short.group(1))} more arrival(s) than the kernel makes")
+        for w in missing:
+            state = "blocked" if w in blocked_warps else ("finished" if w in finished else "not blocked")
+            notes.append(f"would arrive: warp {w} ({state} {where})")
+            if w in blocked_warps:
+                waits_for.add_edge(warp, w, barrier=name, generation=number, seen=True)
+        if not family and not schedule:
+            # nobody arrived on this barrier before the run stopped: only a warp that has not finished can
+            # still arrive, and every unfinished warp is blocked
+            others = sorted(blocked_warps - {warp})
+            notes.append(f"no arrival on {name} was seen before the run stopped; only an unfinished warp can "
+                         f"arrive: {_warps(others) or 'none'} (all blocked)")
+            for w in others:
+                waits_for.add_edge(warp, w, barrier=name, generation=number, seen=False)
+        tx = re.search(r"transactions (\d+)/(\d+)", b.get("state") or "")
+        if tx and int(tx.group(1)) < int(tx.group(2)):
+            notes.append(f"its arrivals are complete but {int(tx.group(2)) - int(tx.group(1))} expected transaction "
+                         f"byte(s) never land: expect_tx exceeds the bytes the async copies deliver")
+        head = f"{name} generation {number}" + (f" (barrier state: {b['state']})" if b.get("state") else "")
+        groups.setdefault((head, *notes), []).append(warp)
+        items.append({"warp": warp, "barrier": name, "generation": number, "arrived": arrived,
+                      "would_arrive": missing})
+    lines = []
+    for (head, *notes), ws in groups.items():
+        verb = "" if head.startswith(("is blocked", "await ")) else ("awaits " if len(ws) == 1 else "await ")
+        lines.append(f"{'warp' if len(ws) == 1 else 'warps'} {_ranges(ws)} {verb}{head}")
+        lines.extend(f"    {n}" for n in notes)
+    cycle = []
+    try:
+        cycle = [u for u, _ in nx.find_cycle(waits_for)]
+    except nx.NetworkXNoCycle:
+        pass
+    if cycle:
+        hops = [f"warp {u} waits for warp {v} ({waits_for.edges[u, v]['barrier']} generation "
+                f"{waits_for.edges[u, v]['generation']}"
+                f"{'' if waits_for.edges[u, v]['seen'] else ', no arrival seen: every other unfinished warp is blocked'})"
+                for u, v in zip(cycle, cycle[1:] + cycle[:1])]
+        summary = "wait-for cycle: " + "; ".join(hops)
+    else:
+        summary = (f"blocked warps {_ranges(sorted(blocked_warps))}; no wait-for cycle among them: each awaits a "
+                   "generation that no unfinished warp will complete")
+    if f.details.get("witness"):
+        lines.append(f"witness schedule ({len(f.details['witness'])} steps):")
+        lines.extend(f"    {_step(s)}" for s in f.details["witness"][:40])
+    path = tuple(n for n, d in g.nodes(data=True) if d.get("kind") == "blocked")
+    return Explanation(f.id, f.kind, None, summary, tuple(lines), path,
+                       {"blocked": items, "cycle": cycle})
+
+
+def _ranges(ws) -> str:
+    ws = sorted(set(ws))
+    out, k = [], 0
+    while k < len(ws):
+        j = k
+        while j + 1 < len(ws) and ws[j + 1] == ws[j] + 1:
+            j += 1
+        out.append(str(ws[k]) if j == k else f"{ws[k]}-{ws[j]}")
+        k = j + 1
+    return ", ".join(out)
+
+
+def _step(s: dict) -> str:
+    if s.get("transition") == "issue":
+        return f"warp {s.get('warp')}: {s.get('command', s.get('kind'))} on {s.get('barrier')}"
+    return f"{s.get('completion', 'completion')} lands on {s.get('barrier')}"
+
+
+def _warps(ws) -> str:
+    return ", ".join(str(w) for w in ws)
+
+
+def _finished(hb) -> set:
+    res = hb.result
+    blocked = set()
+    for d in (res.diagnostics if res is not None else ()):
+        if d.kind == "deadlock":
+            blocked |= {b["warp"] for b in d.details.get("blocked", [])}
+    if res is None or res.termination not in ("completed", "error"):
+        return set()
+    return set(range(hb.run.warps)) - blocked
+
+
+def _arriver(hb, node) -> int:
+    return int(hb.graph.nodes[node].get("warp", -1))
+
+
+def _arrivers_of_barrier(hb, gen_data) -> set:
+    g = hb.graph
+    out = set()
+    for n, d in g.nodes(data=True):
+        if d.get("kind") == "generation" and d["barrier"] == gen_data["barrier"] and d["cta"] == gen_data["cta"] \
+                and gen_data.get("epoch") in (None, d.get("epoch")):
+            out |= {_arriver(hb, u) for u in g.predecessors(n) if g.edges[u, n]["kind"] in _ARRIVALS}
+    return out
+
+
+def _awaited_generation(hb, b: dict):
+    """(generation node or None, barrier name, generation number) a blocked warp needs: the graph's own awaits
+    edge (an execution deadlock), else from the explorer's description of the wait and the barrier state."""
+    g = hb.graph
+    node = f"blocked:w{b['warp']}"
+    if node in g:
+        for v in g.successors(node):
+            if g.edges[node, v]["kind"] == "awaits":
+                return v, g.nodes[v]["barrier"], g.nodes[v]["generation"]
+    name = b.get("barrier")
+    awaits, state = b.get("awaits", ""), b.get("state") or ""
+    gens = [n for n, d in g.nodes(data=True) if d.get("kind") == "generation" and d["barrier"] == name]
+    if not gens:
+        return None, None, None
+    m = re.search(r"generation (\d+)", state) or re.search(r"generation (\d+)", awaits)
+    current = int(m.group(1)) if m else max(g.nodes[n]["generation"] for n in gens)
+    p = re.search(r"phase (\d)", awaits)
+    needed = current if p is None or (current & 1) == int(p.group(1)) else current + 1
+    exact = [n for n in gens if g.nodes[n]["generation"] == needed]
+    return (max(exact, key=lambda n: g.nodes[n].get("epoch", 0)) if exact else None), name, needed
+
+
+def _observed_in_run(hb, b: dict):
+    """The generation the blocked operation observed (or contributed to) in the run, when it ran there."""
+    node = _op_node(hb, {"warp": b["warp"], "site": b.get("site"), "iters": b.get("iters", [])},
+                    ops=("mbarrier.wait", "bar.wait"))
+    return hb.graph.nodes[node].get("generation") if node is not None else None
+
+
+# ---------------------------------------------------------------------------------- operation pairs
+def _op_node(hb, op: dict, ops=None):
+    g = hb.graph
+    for n, d in g.nodes(data=True):
+        if d.get("kind") == "sync" and d.get("warp") == op.get("warp") and d.get("site") == op.get("site") \
+                and d.get("iters", "") == ",".join(map(str, op.get("iters", []))) and (ops is None or d["op"] in ops):
+            return n
+    return None
+
+
+def _operations(hb, f) -> Explanation:
+    target = _op_node(hb, f.details["operation"])
+    lines = []
+    for rel in f.details["related_operations"]:
+        src = _op_node(hb, rel)
+        if src is None or target is None:
+            lines.append("an operation of the finding was not found in a new run (the run stopped earlier?)")
+            continue
+        sm, tm = hb.graph.nodes[src].get("mask", FULL), hb.graph.nodes[target].get("mask", FULL)
+        starts = tuple((src, k) for k in range(32) if (sm >> k) & 1)
+        ends = tuple((target, k) for k in range(32) if (tm >> k) & 1)
+        path, _ = search(hb, starts, ends)
+        if path:
+            return Explanation(f.id, f.kind, True, f"{_who(hb, src)} happens before {_who(hb, target)}",
+                               tuple(["path:", *_path_lines(hb, path)]), tuple(n for n, _, _ in path))
+        lines.append(f"no happens-before path from {_who(hb, src)} (lanes {lane_text(sm)}) to {_who(hb, target)}")
+    return Explanation(f.id, f.kind, False, "no happens-before path orders the related operation before the "
+                       "operation: needed an edge from the related operation's warp (e.g. an arrive it makes after "
+                       "it, that the operation's warp waits on before it)", tuple(lines))

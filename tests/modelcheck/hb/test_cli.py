@@ -1,0 +1,61 @@
+"""`modelcheck graph KERNEL.py --out FILE [--finding N]`."""
+from __future__ import annotations
+
+import json
+
+import networkx as nx
+import pytest
+
+from modelcheck.cli import EXIT_USAGE, main
+from tests.manifest import KERNELS
+
+RING = str(KERNELS / "producer_overtaking_fixed.py")
+HANG = str(KERNELS / "hang_wrong_parity.py")
+
+
+@pytest.mark.parametrize("ext", ["dot", "graphml", "json", "svg"])
+def test_formats_by_extension(tmp_path, capsys, ext):
+    out = tmp_path / f"hb.{ext}"
+    assert main(["graph", RING, "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert f"wrote {ext.upper()} to {out}" in text and "32 nodes, 54 edges" in text
+    assert out.stat().st_size > 0
+    if ext == "graphml":
+        assert nx.read_graphml(out).number_of_nodes() == 32
+    if ext == "json":
+        assert len(json.loads(out.read_text())["nodes"]) == 32
+
+
+def test_const_changes_the_graph(tmp_path, capsys):
+    assert main(["graph", RING, "--const", "ROUNDS=2", "--out", str(tmp_path / "hb.json")]) == 0
+    # two rounds: 3 + 4 + 8 sync operations, 2 + 2 + 1 generations
+    assert "20 nodes" in capsys.readouterr().out
+
+
+def test_finding_is_explained_and_highlighted(tmp_path, capsys):
+    out = tmp_path / "hb.dot"
+    assert main(["graph", HANG, "--out", str(out), "--finding", "1", "--checker", "sync"]) == 0
+    text = capsys.readouterr().out
+    assert "wait-for cycle" in text and "warp 0 awaits empty[0] generation 1" in text
+    dot = out.read_text()
+    assert '"blocked:w0" [' in dot and 'color="red"' in dot
+
+
+def test_finding_as_json(tmp_path, capsys):
+    assert main(["graph", HANG, "--out", str(tmp_path / "hb.json"), "--finding", "1", "--checker", "sync",
+                 "--json"]) == 0
+    out = capsys.readouterr().out
+    payload = json.loads(out[out.index("{"):])
+    assert payload["kind"] == "deadlock" and sorted(payload["data"]["cycle"]) == [0, 1]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--out", "hb.png"], "the extension chooses the format"),
+    (["--out", "hb.dot", "--finding", "7"], "does not exist"),
+    (["--out", "hb.dot", "--const", "NOPE=1"], "not a module constant"),
+])
+def test_usage_errors(tmp_path, capsys, monkeypatch, args, message):
+    monkeypatch.chdir(tmp_path)
+    assert main(["graph", HANG, *args]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
