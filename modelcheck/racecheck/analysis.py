@@ -7,7 +7,8 @@ generation -> wait (per lane; relaxed waits take only async completions), named-
 contributions -> resumers, warp syncs over their member lanes, fence.sc (a total
 order), release stores/atomics -> acquire loads reading from them with covering scopes,
 fence.proxy.async (bridges per domain), async operations forked at issue and known
-after their completion is observed; at each access that closes pairs it gathers what
+after their completion is observed (a bulk store's source reads already at
+wait_group.read), tcgen05 operations by their own ordering (`tcgen`); at each access that closes pairs it gathers what
 the accessing actor knows of each earlier access.  Last, `judge` decides every pair at
 once, and the unordered ones are classified in DESIGN §7's order.
 """
@@ -15,9 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..numsim import AccessRecord
 from .clocks import WarpState
 from .pairs import expand, pair, strength
+from .tcgen import CODE as _TC_CODE
+from .tcgen import DEALLOC_ACTOR, TcgenOrder, with_deallocs
 
 _DOMAIN = {"shared": "shared", "global": "global"}
 _FENCE_DOMAINS = {"all": ("shared", "global"), "shared::cta": ("shared",), "shared::cluster": ("shared",),
@@ -30,23 +32,6 @@ _LANES = np.arange(32)
 # what knowing an async column means: a bulk store's source reads are done (wait_group.read), or the whole
 # operation is (its accesses are stamped DONE, except a bulk store's source reads, stamped READ_DONE)
 READ_DONE, DONE = 1, 2
-# tcgen05 operations judged against each other by tcgen05 ordering (DESIGN §6); the dealloc is a synthetic
-# whole-allocation write by the deallocating warp, so a read still in flight conflicts with it
-_TC_CODE = {"tcgen05.mma": 1, "tcgen05.cp": 2, "tcgen05.shift": 3, "tcgen05.ld": 4, "tcgen05.st": 5,
-            "tcgen05.dealloc": 6}
-_TC_TRACKED = (1, 2, 3)            # mma, cp, shift: covered by the issuing thread's tcgen05.commit
-# pipelined pairs (PTX §9.7.16.6.2), ordered in issue order: mma->mma, cp->mma, shift->mma, shift->cp (the
-# 4x256b shape in the PTX; not distinguished here), mma->shift
-_PIPELINED = np.zeros((7, 7), dtype=np.bool_)
-for _a, _b in ((1, 1), (2, 1), (3, 1), (3, 2), (1, 3)):
-    _PIPELINED[_a, _b] = True
-DEALLOC_ACTOR = 1 << 40            # synthetic actor ids of deallocations: DEALLOC_ACTOR + the event's seq
-_HINT_AFTER_FENCE = ("the synchronization carries the earlier tcgen05 operation's completion, but no "
-                     "tcgen05.fence::after_thread_sync follows it before this tcgen05 operation; add the fence "
-                     "after the wait")
-_HINT_TC_PUBLISH = ("order the earlier tcgen05 operation first: complete it (tcgen05.wait::ld/st, or tcgen05.commit "
-                    "and its mbarrier) and execute tcgen05.fence::before_thread_sync after it, before the "
-                    "synchronization (within one thread: before this operation)")
 _HINT_A2G = ("an async-proxy read completed, but its completion bridges no proxy: execute "
              "fence.proxy.async.shared::cta after observing it and before the generic write")
 
@@ -64,28 +49,12 @@ class Race:
         self.prior_kind, self.current_kind = prior_kind, current_kind
 
 
-def _with_deallocs(events, records) -> list:
-    """The records plus one synthetic write of the whole allocation per tcgen05.dealloc, right after its event."""
-    extra = []
-    for ev in events:
-        if ev.kind == "tcgen05.dealloc" and ev.details.get("allocation") is not None:
-            col0, ncols = ev.details["taddr"] & 0xFFFF, ev.details["ncols"]
-            lane0 = np.zeros(32, dtype=np.bool_)
-            lane0[0] = True
-            extra.append(AccessRecord(ev.seq + 0.5, ev.cta, ev.warp, ev.site, ev.iters, lane0, "tmem",
-                                      ev.details["allocation"], f"tmem[{col0}:{col0 + ncols}]", 0, 128 * ncols * 4,
-                                      "write", "async", actor=DEALLOC_ACTOR + ev.seq))
-    if not extra:
-        return records
-    return sorted([*records, *extra], key=lambda r: r.seq)
-
-
 class Pass:
     def __init__(self, run_warps: int, warps_per_cta: int, events, records):
         self.nw = run_warps
         self.wpc = warps_per_cta
         self.events = events
-        self.records = records = _with_deallocs(events, records)
+        self.records = records = with_deallocs(events, records)
         self.async_col: dict[int, int] = {}
         self.async_info: dict[int, dict] = {}
         self.op_kind: dict[int, str] = {}
@@ -101,18 +70,10 @@ class Pass:
                 self.async_col[rec.actor] = run_warps * 32 + len(self.async_col)
         self.width = run_warps * 32 + len(self.async_col)
         self.warps = [WarpState(w, w // max(warps_per_cta, 1), self.width) for w in range(run_warps)]
+        self.tc = TcgenOrder(self.width, self.async_col) if self.has_tc else None
         if self.has_tc:
             for w in self.warps:
                 w.tc_start(self.width)
-        self.tc_fork: dict[int, tuple] = {}        # tcgen05 op -> (tcgen05 knowledge, not yet fenced-in knowledge)
-        self.tc_issued: dict[tuple, list] = {}     # (warp, lane) -> columns of its mma/cp/shift, in issue order
-        self.tc_last: dict[tuple, np.ndarray] = {}   # (warp, lane) -> tcgen05 knowledge at its latest mma/cp/shift
-        self.commit_cover: dict[int, tuple] = {}   # commit op -> (columns it covers, their predecessors' knowledge)
-        # same-thread order through fence::before_thread_sync (or a commit, which implies it): a lane's mma/cp/shift
-        # number i is ordered before its later mma/cp/shift issued when more than i of them were fenced
-        self.tc_fenced_upto: dict[tuple, int] = {}
-        self.col_tc_index = np.full(self.width, -1, dtype=np.int64)
-        self.col_tc_fenced = np.full(self.width, -1, dtype=np.int64)
         self.fork: dict[int, tuple] = {}          # async op -> (ordinary row, {domain: bridged row}, (warp, lane, epoch))
         # an async column's issuing lane column (a lane's column maps to itself): classifies lifetime races
         self.issuer_col = np.arange(self.width, dtype=np.int64)
@@ -298,7 +259,7 @@ class Pass:
                 self.async_info[op] = {"kind": d.get("kind", ""), "warp": ev.warp, "lane": lane, "site": ev.site,
                                        "iters": ev.iters}
                 if w.tc is not None and d.get("kind", "").startswith("tcgen05"):
-                    self._tc_issue(ev, w, op, lane)
+                    self.tc.issue(ev, w, op, lane)
                 w.epoch += 1
                 fam = _FAMILY.get(d.get("kind", ""))
                 if fam:
@@ -326,11 +287,7 @@ class Pass:
                         w.k.learn_column(one, self.async_col[op], done)
         elif kind == "tcgen05.fence::before_thread_sync":
             if w.tc is not None:
-                w.tc_fenced.absorb(mask, w.tc)
-                for lane in (range(32) if mask is None else np.flatnonzero(mask).tolist()):
-                    key = (ev.warp, lane)
-                    if key in self.tc_issued:
-                        self.tc_fenced_upto[key] = len(self.tc_issued[key])
+                self.tc.fence_before(ev, w, mask)
         elif kind == "tcgen05.fence::after_thread_sync":
             if w.tc is not None:
                 w.tc.absorb(mask, w.tc_pending)
@@ -347,40 +304,8 @@ class Pass:
                 self.async_info[actor] = {"kind": "tcgen05.dealloc", "warp": ev.warp, "lane": 0, "site": ev.site,
                                           "iters": ev.iters}
                 if w.tc is not None:
-                    self.tc_fork[actor] = (w.tc.meet(mask), w.tc_pending.meet(mask))
+                    self.tc.dealloc(actor, w, mask)
                 w.epoch += 1
-
-    def _tc_issue(self, ev, w: WarpState, op: int, lane: int) -> None:
-        """A tcgen05 operation (or commit) issued: fork its tcgen05 knowledge; the issuers now order after it."""
-        kind = ev.details.get("kind", "")
-        if kind == "tcgen05.commit":
-            key = (ev.warp, lane)
-            cols = np.array(self.tc_issued.get(key, ()), dtype=np.int64)
-            self.commit_cover[op] = (cols, self.tc_last.get(key))
-            self.tc_fenced_upto[key] = cols.size
-            one = np.zeros(32, dtype=np.bool_)
-            one[lane] = True
-            w.tc_fenced.absorb(one, w.tc)          # commit implies fence::before_thread_sync
-            return
-        code = _TC_CODE.get(kind)
-        if code is None or op not in self.async_col:
-            return
-        if "lane" in ev.details:                   # mma/cp/shift: one thread
-            m = np.zeros(32, dtype=np.bool_)
-            m[lane] = True
-        else:                                      # ld/st: the warp, collectively
-            m = ev.lanes
-        row = w.tc.meet(m)
-        self.tc_fork[op] = (row, w.tc_pending.meet(m))
-        col = self.async_col[op]
-        w.tc.learn_column(m, col, 1)
-        if code in _TC_TRACKED:
-            key = (ev.warp, lane)
-            issued = self.tc_issued.setdefault(key, [])
-            self.col_tc_index[col] = len(issued)
-            self.col_tc_fenced[col] = self.tc_fenced_upto.get(key, 0)
-            issued.append(col)
-            self.tc_last[key] = row
 
     def _fence_acq_rel(self, w: WarpState, mask) -> None:
         for lane in (range(32) if mask is None else np.flatnonzero(mask)):
@@ -400,17 +325,16 @@ class Pass:
         p = self._payload(self.mb, (ev.cta, ev.barrier[2], ev.generation))
         if op is not None and op in self.async_col:
             p["cols"].add(self.async_col[op])
-        if ev.details.get("kind") == "tcgen05.commit" and op in self.commit_cover:
+        commit = self.tc.commit_payload(op) if ev.details.get("kind") == "tcgen05.commit" and self.tc else None
+        if commit is not None:
             # the waiter learns the commit's tcgen05 operations complete, and the issuer's knowledge at commit;
             # for tcgen05 operations also their causal predecessors (never work the issuer only imported)
-            cols, last = self.commit_cover[op]
+            cols, row = commit
             p["cols"].update(cols.tolist())
             fork = self.fork.get(op)
             if fork is not None:
                 p["release"] = fork[0] if p["release"] is None else np.maximum(p["release"], fork[0])
-            if last is not None:
-                row = last.copy()
-                row[cols] = DONE
+            if row is not None:
                 self._tc_release_into(p, row)
         if ev.details.get("kind") == "cp.async.mbarrier.arrive":
             # the arrive covers the lane's earlier cp.async operations
@@ -459,7 +383,7 @@ class Pass:
         cols = self.prior_col[s:e]
         self.known[s:e] = fork[0][cols]
         if self.rec_tc[r]:
-            tc = self.tc_fork.get(rec.actor)
+            tc = self.tc.fork.get(rec.actor)
             ptc = self.prior_tc[s:e]
             if tc is not None and ptc.any():
                 # tcgen05 against tcgen05: ordered only by tcgen05 ordering (pipelines, waits, thread fences)
@@ -488,11 +412,7 @@ class Pass:
             known = np.where(cross & has_domain & ~own_dest, bridged, known)
         ordered = (known >= stamp) | (pcol == ccol)
         if self.has_tc:
-            tp, tcur = self.rec_tc[pr], self.rec_tc[cr]
-            ordered |= (tp > 0) & _PIPELINED[tp, tcur] & (known >= 1)
-            idx = self.col_tc_index[pcol]
-            ordered |= ((idx >= 0) & (idx < self.col_tc_fenced[ccol])
-                        & (self.issuer_col[pcol] == self.issuer_col[ccol]))
+            ordered |= self.tc.ordered(self.rec_tc[pr], self.rec_tc[cr], pcol, ccol, known, self.issuer_col)
         ps, cs = self.rec_strength[pr], self.rec_strength[cr]
         need = np.where(self.rec_cta[pr] == self.rec_cta[cr], 1, 3)
         ordered |= (ps >= need) & (cs >= need) & ~cross
@@ -555,15 +475,10 @@ class Pass:
                 self._tc_hint(p_rec, c_rec, cur))
 
     def _tc_hint(self, p_rec: int, c_rec: int, cur) -> str | None:
-        """For two tcgen05 operations: did the completion reach the thread but miss its after_thread_sync fence?"""
-        tp, tcur = int(self.rec_tc[p_rec]), int(self.rec_tc[c_rec])
-        if not (tp and tcur) or cur.actor not in self.tc_fork:
+        if self.tc is None:
             return None
-        col = self.async_col[self.records[p_rec].actor]
-        need = 1 if _PIPELINED[tp, tcur] else DONE
-        if self.tc_fork[cur.actor][1][col] >= need:
-            return _HINT_AFTER_FENCE
-        return _HINT_TC_PUBLISH
+        return self.tc.hint(int(self.rec_tc[p_rec]), int(self.rec_tc[c_rec]),
+                            self.async_col.get(self.records[p_rec].actor, -1), cur.actor)
 
     # ------------------------------------------------------------------ release/acquire through memory
     def _publish(self, r: int, rec, via_fence: bool = False) -> None:

@@ -1,0 +1,138 @@
+"""tcgen05 ordering for Racecheck (DESIGN §6 "tcgen05 ordering"; checker-semantics §5.4 item 10).
+
+Two tcgen05 operations (mma, cp, shift, ld, st, and a dealloc, modeled as a write of the
+whole allocation by the deallocating warp) are judged against each other by tcgen05
+knowledge only, kept per lane next to the ordinary knowledge (`WarpState.tc`): an
+operation's column is 1 there once it was issued before the lane's later operations
+(which orders pipelined pairs: mma->mma, cp->mma, shift->mma, shift->cp, mma->shift) and
+2 (DONE) once it is complete for them (`wait::ld` / `wait::st` for the warp's own ld/st;
+a `tcgen05.commit` observed through its mbarrier for mma/cp/shift).  Across threads the
+knowledge moves only from a `fence::before_thread_sync` (a commit implies one) through a
+thread sync (mbarrier, named barrier, warp sync, morally strong flag) to the next
+`fence::after_thread_sync`.  Within a thread, a before-fence or commit also orders the
+thread's earlier mma/cp/shift before its later ones.  A commit publishes its thread's
+mma/cp/shift and their causal predecessors, never tcgen05 work the thread only imported.
+Assumes: records and events of one NumSim trace, async columns assigned by `analysis.Pass`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..numsim import AccessRecord
+from .clocks import WarpState
+
+DONE = 2
+CODE = {"tcgen05.mma": 1, "tcgen05.cp": 2, "tcgen05.shift": 3, "tcgen05.ld": 4, "tcgen05.st": 5,
+        "tcgen05.dealloc": 6}
+_TRACKED = (1, 2, 3)              # mma, cp, shift: covered by the issuing thread's tcgen05.commit
+# pipelined pairs (PTX §9.7.16.6.2), ordered in issue order; shift->cp is the 4x256b shape in the PTX (not
+# distinguished here)
+PIPELINED = np.zeros((7, 7), dtype=np.bool_)
+for _a, _b in ((1, 1), (2, 1), (3, 1), (3, 2), (1, 3)):
+    PIPELINED[_a, _b] = True
+DEALLOC_ACTOR = 1 << 40           # synthetic actor ids of deallocations: DEALLOC_ACTOR + the event's seq
+HINT_AFTER_FENCE = ("the synchronization carries the earlier tcgen05 operation's completion, but no "
+                    "tcgen05.fence::after_thread_sync follows it before this tcgen05 operation; add the fence "
+                    "after the wait")
+HINT_PUBLISH = ("order the earlier tcgen05 operation first: complete it (tcgen05.wait::ld/st, or tcgen05.commit "
+                "and its mbarrier) and execute tcgen05.fence::before_thread_sync after it, before the "
+                "synchronization (within one thread: before this operation)")
+
+
+def with_deallocs(events, records) -> list:
+    """The records plus one synthetic write of the whole allocation per tcgen05.dealloc, right after its event."""
+    extra = []
+    for ev in events:
+        if ev.kind == "tcgen05.dealloc" and ev.details.get("allocation") is not None:
+            col0, ncols = ev.details["taddr"] & 0xFFFF, ev.details["ncols"]
+            lane0 = np.zeros(32, dtype=np.bool_)
+            lane0[0] = True
+            extra.append(AccessRecord(ev.seq + 0.5, ev.cta, ev.warp, ev.site, ev.iters, lane0, "tmem",
+                                      ev.details["allocation"], f"tmem[{col0}:{col0 + ncols}]", 0, 128 * ncols * 4,
+                                      "write", "async", actor=DEALLOC_ACTOR + ev.seq))
+    if not extra:
+        return records
+    return sorted([*records, *extra], key=lambda r: r.seq)
+
+
+def _one(lane: int) -> np.ndarray:
+    m = np.zeros(32, dtype=np.bool_)
+    m[lane] = True
+    return m
+
+
+class TcgenOrder:
+    """The tcgen05 side of one Racecheck pass: forks, commit coverage and same-thread fence order."""
+
+    def __init__(self, width: int, async_col: dict):
+        self.async_col = async_col
+        self.fork: dict[int, tuple] = {}         # op -> (tcgen05 knowledge, not yet fenced-in knowledge) at issue
+        self.issued: dict[tuple, list] = {}      # (warp, lane) -> columns of its mma/cp/shift, in issue order
+        self.last: dict[tuple, np.ndarray] = {}  # (warp, lane) -> tcgen05 knowledge at its latest mma/cp/shift
+        self.commit_cover: dict[int, tuple] = {}  # commit op -> (columns it covers, their predecessors' knowledge)
+        # a lane's mma/cp/shift number i is ordered before its later ones issued after more than i were fenced
+        self.fenced_upto: dict[tuple, int] = {}
+        self.col_index = np.full(width, -1, dtype=np.int64)
+        self.col_fenced = np.full(width, -1, dtype=np.int64)
+
+    def issue(self, ev, w: WarpState, op: int, lane: int) -> None:
+        """A tcgen05 operation (or commit) issued: fork its knowledge; the issuing lanes now order after it."""
+        kind = ev.details.get("kind", "")
+        if kind == "tcgen05.commit":
+            key = (ev.warp, lane)
+            cols = np.array(self.issued.get(key, ()), dtype=np.int64)
+            self.commit_cover[op] = (cols, self.last.get(key))
+            self.fenced_upto[key] = cols.size
+            w.tc_fenced.absorb(_one(lane), w.tc)      # commit implies fence::before_thread_sync
+            return
+        code = CODE.get(kind)
+        if code is None or op not in self.async_col:
+            return
+        m = _one(lane) if "lane" in ev.details else ev.lanes    # mma/cp/shift: one thread; ld/st: the warp
+        row = w.tc.meet(m)
+        self.fork[op] = (row, w.tc_pending.meet(m))
+        col = self.async_col[op]
+        w.tc.learn_column(m, col, 1)
+        if code in _TRACKED:
+            key = (ev.warp, lane)
+            issued = self.issued.setdefault(key, [])
+            self.col_index[col] = len(issued)
+            self.col_fenced[col] = self.fenced_upto.get(key, 0)
+            issued.append(col)
+            self.last[key] = row
+
+    def fence_before(self, ev, w: WarpState, mask) -> None:
+        w.tc_fenced.absorb(mask, w.tc)
+        for lane in (range(32) if mask is None else np.flatnonzero(mask).tolist()):
+            key = (ev.warp, lane)
+            if key in self.issued:
+                self.fenced_upto[key] = len(self.issued[key])
+
+    def dealloc(self, actor: int, w: WarpState, mask) -> None:
+        self.fork[actor] = (w.tc.meet(mask), w.tc_pending.meet(mask))
+
+    def commit_payload(self, op: int):
+        """(columns a landed commit completes, the tcgen05 knowledge it publishes or None) — None if unknown."""
+        cover = self.commit_cover.get(op)
+        if cover is None:
+            return None
+        cols, last = cover
+        if last is None:              # an empty commit republishes nothing
+            return cols, None
+        row = last.copy()
+        row[cols] = DONE
+        return cols, row
+
+    def ordered(self, tp, tcur, pcol, ccol, known, issuer_col) -> np.ndarray:
+        """Pairs ordered by tcgen05 ordering beyond knowledge >= stamp: pipelined issue order, same-thread fences."""
+        out = (tp > 0) & PIPELINED[tp, tcur] & (known >= 1)
+        idx = self.col_index[pcol]
+        out |= (idx >= 0) & (idx < self.col_fenced[ccol]) & (issuer_col[pcol] == issuer_col[ccol])
+        return out
+
+    def hint(self, tp: int, tcur: int, prior_col: int, cur_actor: int) -> str | None:
+        """Did the completion reach the current operation's thread but miss its after_thread_sync fence?"""
+        if not (tp and tcur) or cur_actor not in self.fork:
+            return None
+        need = 1 if PIPELINED[tp, tcur] else DONE
+        return HINT_AFTER_FENCE if self.fork[cur_actor][1][prior_col] >= need else HINT_PUBLISH
