@@ -81,3 +81,72 @@ def test_gemm_persistent_bug_twin_only_drops_the_tmem_empty_wait():
                        "T.cuda.mbarrier_wait(tmem_empty.ptr_to([t % ACC_STAGES]), (t // ACC_STAGES + 1) % 2)",
                        "T.ptx.tcgen05.fence__after_thread_sync()"]
     assert added == ["# BUG: no tmem_empty wait: accumulator t % 2 may still be drained for tile t - 2"]
+
+
+# --------------------------------------------------------------------------- GDN prefill slice
+
+GDN = _inputs_module("gdn")
+GDN_TOLERANCE = 1e-5     # max |o - ref| / max |ref|; measured 2.5e-7 (fp32 kernel math on bf16 inputs)
+
+
+def _gdn_run(name: str, **consts):
+    kernel = modelcheck.load(KERNELS / f"{name}.py", **consts)
+    c = dict(kernel.constants)
+    res = numsim.run(kernel.func, numsim.default_inputs(kernel.func, GDN.gdn_prefill(c, seed=5)))
+    x = GDN.operands(c, seed=5)
+    return c, res, x
+
+
+def _rel(out, ref) -> float:
+    return float(np.abs(np.asarray(out, dtype=np.float64) - ref).max() / np.abs(ref).max())
+
+
+@pytest.mark.parametrize("consts", [{}, {"H": 2, "NUM_CHUNKS": 3, "SINP_STAGES": 1, "IN_STAGES": 2}],
+                         ids=["default", "two_heads_3_chunks"])
+def test_gdn_prefill_matches_the_token_recurrence(consts):
+    c, res, x = _gdn_run("gdn_prefill", **consts)
+    assert res.verdict == "clean" and res.diagnostics == ()
+    ref = GDN.reference(x["q"], x["k"], x["v"], x["g"], x["beta"]).reshape(-1, c["DV"])
+    assert not np.isnan(res.outputs["o"]).any()
+    assert _rel(res.outputs["o"], ref) < GDN_TOLERANCE
+
+
+def test_gdn_tolerance_sees_the_delta_rule_and_the_carried_state():
+    """Outputs of a plain gated linear recurrence (no delta correction), or of chunks started from a
+    zero state, miss the tolerance by far."""
+    c, res, x = _gdn_run("gdn_prefill")
+    chunk = c["CHUNK"]
+    # the linear recurrence writes beta k v^T without the delta correction -beta k k^T S
+    q, k, v, g, beta = (np.asarray(x[n], dtype=np.float64) for n in ("q", "k", "v", "g", "beta"))
+    no_delta = np.zeros((1, c["SEQ_LEN"], c["DV"]))
+    state = np.zeros((c["DK"], c["DV"]))
+    for t in range(c["SEQ_LEN"]):
+        state = np.exp(g[0, t]) * state + beta[0, t] * np.outer(k[0, t], v[0, t])
+        no_delta[0, t] = state.T @ q[0, t]
+    per_chunk = np.concatenate([GDN.reference(*(x[n][:, s:s + chunk] for n in ("q", "k", "v", "g", "beta")))
+                                for s in range(0, c["SEQ_LEN"], chunk)], axis=1)
+    out = res.outputs["o"]
+    assert _rel(out, no_delta.reshape(-1, c["DV"])) > 100 * GDN_TOLERANCE
+    assert _rel(out, per_chunk.reshape(-1, c["DV"])) > 100 * GDN_TOLERANCE
+
+
+def test_gdn_reference_on_a_hand_example():
+    """One key/value channel, two tokens: S_0 = b0 k0 v0, S_1 = a1 (1 - b1 k1^2) S_0 + b1 k1 v1, o_t = q_t S_t."""
+    q = np.array([[[2.0], [3.0]]])
+    k = np.array([[[1.0], [0.5]]])
+    v = np.array([[[4.0], [8.0]]])
+    g = np.array([[0.0, np.log(0.5)]])
+    beta = np.array([[0.5, 0.25]])
+    out = GDN.reference(q, k, v, g, beta)
+    s0 = 0.5 * 1.0 * 4.0
+    s1 = 0.5 * (1 - 0.25 * 0.25) * s0 + 0.25 * 0.5 * 8.0
+    assert out[0, 0, 0] == pytest.approx(2.0 * s0)
+    assert out[0, 1, 0] == pytest.approx(3.0 * s1)
+
+
+def test_gdn_bug_twin_only_changes_the_sinp_full_parity():
+    removed, added = _diff(_body(KERNELS / "gdn_prefill.py", "gdn_prefill"),
+                           _body(KERNELS / "gdn_prefill_sinp_parity.py", "gdn_prefill_sinp_parity"))
+    assert removed == ["T.cuda.mbarrier_wait(sinp_full.ptr_to([c % SINP_STAGES]), (c // SINP_STAGES) % 2)"]
+    assert added == ["# BUG: producer parity on the consumer side",
+                     "T.cuda.mbarrier_wait(sinp_full.ptr_to([c % SINP_STAGES]), (c // SINP_STAGES + 1) % 2)"]
