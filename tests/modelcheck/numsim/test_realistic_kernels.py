@@ -83,6 +83,17 @@ def test_gemm_persistent_bug_twin_only_drops_the_tmem_empty_wait():
     assert added == ["# BUG: no tmem_empty wait: accumulator t % 2 may still be drained for tile t - 2"]
 
 
+
+def test_gemm_persistent_early_release_twins():
+    """The fixed twin is gemm_persistent.py under another name (no drift); the buggy one moves the
+    wait::ld after the release."""
+    clean = _body(KERNELS / "gemm_persistent.py", "gemm_persistent")
+    assert _body(KERNELS / "gemm_persistent_early_release_fixed.py", "gemm_persistent_early_release_fixed") == clean
+    removed, added = _diff(clean, _body(KERNELS / "gemm_persistent_early_release.py", "gemm_persistent_early_release"))
+    assert removed == ["T.ptx.tcgen05.wait__ld.sync.aligned()"]
+    assert added == ["# BUG: the accumulator is released before its loads completed",
+                     "T.ptx.tcgen05.wait__ld.sync.aligned()"]
+
 # --------------------------------------------------------------------------- GDN prefill slice
 
 GDN = _inputs_module("gdn")
