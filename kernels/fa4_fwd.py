@@ -4,10 +4,11 @@
 # warp 8 the TMA load warp, warp 9 the MMA warp; warp 0 also allocates and frees TMEM.
 # TMEM holds S_j = Q K_j^T (fp32, BN columns at S_COL) and O (fp32, D columns at O_COL);
 # softmax writes P_j (bf16) to shared memory `p_s` in the 128B-swizzled K-major layout the
-# PV MMA reads as its A operand (BN = 64 keys: one 128-byte swizzle atom per row).
+# PV MMA reads as its A operand (D = BN = 64: each Q, K, V and P row is one 128-byte swizzle atom).
 # The load warp streams K_0, V_0, K_1, V_1, ... through a KV_STAGES-deep ring (`kv_full`
 # armed with arrive.expect_tx, `kv_empty` released by tcgen05.commit); the MMA warp issues
-# S_j = Q K_j^T before O += P_(j-1) V_(j-1), so softmax of tile j overlaps PV of tile j - 1.
+# S_j = Q K_j^T before O += P_(j-1) V_(j-1), so softmax of tile j overlaps PV of tile j - 1
+# (a prologue issues S_0, an epilogue PV_(NKV-1)).
 # Softmax per tile: wait `s_ready`, tcgen05.ld S, new running max, hand the rescale factor
 # alpha = exp(m_old - m_new) to the correction role through `scale_s` with a named-barrier
 # pair (softmax `bar.arrive 1, 256`, correction `bar.sync 1, 256`, as in K7); `corr_free`

@@ -3,7 +3,9 @@
 # `p_s` without first waiting for `pv_done`, the tcgen05.commit of PV_(j-1), which reads
 # P_(j-1) from the same bytes through the async proxy.  The MMA warp waits `p_ready` only
 # before PV_j, so nothing orders PV_(j-1)'s read before softmax's st.shared of P_j:
-# Racecheck reports a `data_race` on `p_s`.  The sync protocol itself stays consistent
+# Racecheck reports a `data_race` on `p_s` (classified as a missing generic->async proxy
+# bridge, the first rule of DESIGN §7's order; the missing piece is the pv_done wait, after
+# which the existing fence.proxy.async bridges the proxies).  The sync protocol stays consistent
 # (the correction role still consumes every `pv_done` generation), so Synccheck is clean.
 # Everything else is kernels/fa4_fwd.py, the fixed twin (its header describes the kernel).
 from tvm_tirx.script import tirx as T
