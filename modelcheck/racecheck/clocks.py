@@ -239,8 +239,9 @@ class WarpState:
         self.tc, self.tc_fenced, self.tc_pending = Knowledge(width), Knowledge(width), Knowledge(width)
 
     def tc_release(self, mask) -> np.ndarray:
-        """A thread sync publishes the tcgen05 knowledge these lanes had at their last before_thread_sync."""
-        return self.tc_fenced.join(mask)
+        """A thread sync publishes the tcgen05 knowledge these lanes had at their last before_thread_sync, and
+        passes on what earlier thread syncs brought them (a chain of syncs needs the fences only at its ends)."""
+        return np.maximum(self.tc_fenced.join(mask), self.tc_pending.join(mask))
 
     def widen(self, width: int) -> None:
         self.k.widen(width)

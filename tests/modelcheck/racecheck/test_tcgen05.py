@@ -227,3 +227,18 @@ def test_wait_group_read_retires_only_the_source_reads(full):
     assert (d["prior"]["op"], d["prior"]["access"], d["current"]["access"]) == ("bulk.s2g", "write", "read")
     assert "wait_group (without .read)" in d["hint"]
     assert "proxy_bridge" not in d        # the copy's completion bridges its own destination
+
+
+@pytest.mark.parametrize("relay", [0, 1])
+def test_elected_wait_is_relayed_to_the_warp_by_warp_sync(relay):
+    """Only lane 0 waits; a warp_sync passes what it received on (the fences are needed only at the chain's ends),
+    without it lanes 1-31 issue their part of the warp-wide tcgen05.ld unordered with the stores."""
+    func = modelcheck.load(FIXTURES / "tcgen_elected_wait_relay.py", RELAY=relay).func
+    rep = modelcheck.racecheck(func, inputs={"x": np.arange(128, dtype=np.uint32), "out": np.zeros(128, np.uint32)})
+    if relay:
+        assert rep.verdict == "clean", rep.format()
+        return
+    f = only(rep)
+    d = f.details
+    assert (d["access_pair"], d["prior"]["op"], d["current"]["op"]) == ("write_read", "tcgen05.st", "tcgen05.ld")
+    assert d["current"]["warp"] >= 4
