@@ -59,28 +59,34 @@ class Pairs:
 def expand(records) -> Entries:
     """Every lane's access as entries over written granules."""
     n = len(records)
-    counts = np.empty(n, dtype=np.int64)
-    sizes = np.empty(n, dtype=np.int64)
     keys: dict[tuple, int] = {}
-    key_of = np.empty(n, dtype=np.int64)
-    writes = np.zeros(n, dtype=np.bool_)
+    # plain lists in the loop (numpy item assignment costs more than the append), arrays after it
+    count_l, size_l, key_l, write_l = [], [], [], []
     lane_parts, off_parts = [], []
-    for r, rec in enumerate(records):
+    ndarray, full, flatnonzero, i64 = np.ndarray, np.full, np.flatnonzero, np.int64
+    for rec in records:
         lanes = rec.lanes
         offs = rec.offsets
         if lanes is None:
             lane_parts.append(_LANES)
-            off_parts.append(offs if isinstance(offs, np.ndarray) else np.full(32, offs, dtype=np.int64))
-            counts[r] = 32
+            off_parts.append(offs if type(offs) is ndarray else full(32, offs, dtype=i64))
+            count_l.append(32)
         else:
-            idx = np.flatnonzero(lanes)
+            idx = flatnonzero(lanes)
             lane_parts.append(idx)
-            off_parts.append(offs[idx] if isinstance(offs, np.ndarray) else np.full(idx.size, offs, dtype=np.int64))
-            counts[r] = idx.size
-        sizes[r] = rec.size
+            off_parts.append(offs[idx] if type(offs) is ndarray else full(idx.size, offs, dtype=i64))
+            count_l.append(idx.size)
+        size_l.append(rec.size)
         k = (rec.space, rec.alloc)
-        key_of[r] = keys.setdefault(k, len(keys))
-        writes[r] = rec.kind in _WRITES
+        key = keys.get(k)
+        if key is None:
+            key = keys[k] = len(keys)
+        key_l.append(key)
+        write_l.append(rec.kind in _WRITES)
+    counts = np.array(count_l, dtype=np.int64)
+    sizes = np.array(size_l, dtype=np.int64)
+    key_of = np.array(key_l, dtype=np.int64)
+    writes = np.array(write_l, dtype=np.bool_)
     total = int(counts.sum())
     if not total:
         z = np.zeros(0, dtype=np.int64)
