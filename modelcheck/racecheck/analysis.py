@@ -258,6 +258,8 @@ class Pass:
                     self.issuer_col[self.async_col[op]] = ev.warp * 32 + lane
                 self.async_info[op] = {"kind": d.get("kind", ""), "warp": ev.warp, "lane": lane, "site": ev.site,
                                        "iters": ev.iters}
+                if "lane" not in d:        # a warp-collective op (tcgen05.ld/st): evidence names the witness lane
+                    del self.async_info[op]["lane"]
                 if w.tc is not None and d.get("kind", "").startswith("tcgen05"):
                     self.tc.issue(ev, w, op, lane)
                 w.epoch += 1

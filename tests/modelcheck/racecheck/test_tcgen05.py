@@ -124,6 +124,7 @@ def test_cross_warpgroup_tmem_handoff_needs_after_thread_sync():
     assert_points_at(d["current"], name, f"{LD_X1}(reg[0], taddr)", op="tcgen05.ld", access="read")
     assert d["prior"]["warp"] < 4 <= d["current"]["warp"]
     assert d["current"]["warp"] % 4 == d["prior"]["warp"] % 4         # the same TMEM lane quarter
+    assert d["current"]["lane"] == d["prior"]["lane"]                 # ... and the same TMEM lane: the witness cell
     assert race(name + "_fixed").verdict == "clean"
 
 
