@@ -161,3 +161,12 @@ def test_gdn_bug_twin_only_changes_the_sinp_full_parity():
     assert removed == ["T.cuda.mbarrier_wait(sinp_full.ptr_to([c % SINP_STAGES]), (c // SINP_STAGES) % 2)"]
     assert added == ["# BUG: producer parity on the consumer side",
                      "T.cuda.mbarrier_wait(sinp_full.ptr_to([c % SINP_STAGES]), (c // SINP_STAGES + 1) % 2)"]
+
+
+def test_gdn_no_acquire_twins():
+    clean = _body(KERNELS / "gdn_prefill.py", "gdn_prefill")
+    assert _body(KERNELS / "gdn_prefill_sinp_no_acquire_fixed.py", "gdn_prefill_sinp_no_acquire_fixed") == clean
+    removed, added = _diff(clean, _body(KERNELS / "gdn_prefill_sinp_no_acquire.py", "gdn_prefill_sinp_no_acquire"))
+    assert removed == ["# publish S0 of chunk c once the compute warp released the slot's previous state",
+                       "T.cuda.mbarrier_wait(sinp_empty.ptr_to([c % SINP_STAGES]), (c // SINP_STAGES + 1) % 2)"]
+    assert added == ["# BUG: the slot is republished without acquiring its empty generation"]
