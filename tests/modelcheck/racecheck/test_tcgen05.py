@@ -243,3 +243,19 @@ def test_elected_wait_is_relayed_to_the_warp_by_warp_sync(relay):
     d = f.details
     assert (d["access_pair"], d["prior"]["op"], d["current"]["op"]) == ("write_read", "tcgen05.st", "tcgen05.ld")
     assert d["current"]["warp"] >= 4
+
+
+@pytest.mark.parametrize("local_work", [0, 1])
+def test_a_commit_republishes_only_through_its_own_tcgen05_work(local_work):
+    """A commit tracks its thread's own mma/cp/shift and their predecessors; an empty commit of a thread that only
+    observed another thread's copy publishes nothing, so readers waiting on it race with that copy."""
+    func = modelcheck.load(FIXTURES / "tcgen_commit_relay.py", LOCAL_WORK=local_work).func
+    img = np.arange(2 * 512, dtype=np.uint32).reshape(2, 512) * 3 + 1
+    rep = modelcheck.racecheck(func, inputs={"img": img, "out": np.zeros((128, 4), np.uint32)})
+    if local_work:
+        assert rep.verdict == "clean", rep.format()
+        return
+    f = only(rep)
+    d = f.details
+    assert (d["access_pair"], d["prior"]["op"], d["current"]["op"]) == ("write_read", "tcgen05.cp", "tcgen05.ld")
+    assert (d["prior"]["warp"], d["ordering_failure"]) == (0, "async_lifetime_not_drained")
