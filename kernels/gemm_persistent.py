@@ -20,8 +20,11 @@
 # The smem ring has STAGES stages and its cursors run on across tiles; the TMEM
 # accumulator is double-buffered (ACC_STAGES = 2, a = t % 2, parity (t // 2) % 2; the MMA
 # warp waits tmem_empty with the producer parity (t // 2 + 1) % 2).  Inputs come from
-# kernels/inputs/gemm_persistent.py:gemm_persistent.  The twin
-# gemm_persistent_acc_reuse.py drops the MMA warp's tmem_empty wait.
+# kernels/inputs/gemm_persistent.py:gemm_persistent.  Bug twins:
+# gemm_persistent_acc_reuse.py drops the MMA warp's tmem_empty wait,
+# gemm_persistent_early_release.py releases tmem_empty before tcgen05.wait::ld.
+# `modelcheck prove --symbolic K_TILES` is incomplete: the cursor entering tile t's K loop
+# is t * K_TILES % STAGES, a closed form in the symbolic constant the prover does not fit.
 from tvm_tirx.script import tirx as T
 
 NUM_CTAS = 2
