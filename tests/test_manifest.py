@@ -134,7 +134,8 @@ def test_prove_stage(name, entry, expect):
     inputs = None
     if entry.get("inputs_builder"):
         # TMA byte counts come from a run at the smallest sizes: the tensor maps must be built for them
-        small = modelcheck.load(KERNELS / entry["file"], **{**entry["constants"], **{n: lo for n, (lo, _) in ranges.items()}})
+        smallest = {n: lo for n, (lo, _) in ranges.items()}
+        small = modelcheck.load(KERNELS / entry["file"], **{**entry["constants"], **smallest})
         inputs = manifest_inputs(small.func, entry, small.constants)
     report = prove(kernel.func, symbolic=list(ranges), ranges=ranges, inputs=inputs)
     assert report.verdict == expect["verdict"], report.format()
