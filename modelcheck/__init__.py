@@ -8,6 +8,7 @@ from __future__ import annotations
 from ir import ParseError, PrimFunc
 
 from . import racecheck as _racecheck
+from . import replay as _replay_pkg     # loaded here, so the `replay` function below keeps the name
 from . import synccheck as _synccheck
 from .kernel import Kernel, as_func, load, parse
 from .report import CheckFailed, RaceReport, SyncCheckReport
@@ -15,7 +16,8 @@ from .report import CheckFailed, RaceReport, SyncCheckReport
 __version__ = "0.1.0"
 
 __all__ = ["Kernel", "ParseError", "PrimFunc", "as_func", "load", "parse", "synccheck", "racecheck", "prove",
-           "CheckFailed", "SyncCheckReport", "RaceReport", "ProofReport", "__version__"]
+           "replay", "CheckFailed", "SyncCheckReport", "RaceReport", "ProofReport", "ReplayReport", "__version__"]
+ReplayReport = _replay_pkg.ReplayReport
 
 
 def synccheck(kernel, inputs=None, *, max_polls: int = 1_000_000, max_loop_iterations: int = 1_000_000,
@@ -46,6 +48,16 @@ def prove(kernel, symbolic, ranges: dict | None = None, inputs=None, *, max_seco
     proved, refuted (with the smallest failing sizes, confirmed on NumSim), or incomplete (with why)."""
     from .prover import prove as _prove      # imported on first use: loading z3 takes a noticeable time
     return _prove(as_func(kernel), symbolic, ranges, inputs, max_seconds=max_seconds)
+
+
+def replay(kernel, inputs=None, finding_or_witness=None, *, max_polls: int = 1_000_000,
+           max_loop_iterations: int = 1_000_000):
+    """Run a finding's schedule on NumSim next to the default schedule (DESIGN §9): a ReplayReport with the
+    output elements that differ, the reads that observed another write (from which iteration), the blocked
+    warps if the forced schedule deadlocks.  `finding_or_witness`: a Synccheck/Racecheck Finding (or its
+    to_dict()), or an explorer witness (list of transitions); `inputs`: the ones the finding came from."""
+    return _replay_pkg.replay(as_func(kernel), inputs, finding_or_witness, max_polls=max_polls,
+                              max_loop_iterations=max_loop_iterations)
 
 
 def __getattr__(name):

@@ -22,7 +22,6 @@ EXIT_FOR_VERDICT = {"clean": 0, "review": 0, "error": 1, "incomplete": 2}
 
 # Subcommands whose machinery lands with later issues; each says which.
 _PENDING = {
-    "replay": "counterexample replay (issue #7)",
 }
 
 
@@ -315,6 +314,57 @@ class _Combined:
         self.result = reports[0].result
 
 
+def _replay(args) -> int:
+    """Synccheck then Racecheck, pick finding N (1-based, in that combined order) or by id, replay it."""
+    import modelcheck
+    from .replay import PlanError, replay
+    consts = _consts(args.const)
+    overrides, scalar_inputs = _split_consts(args.kernel, consts)
+    kernel = load(args.kernel, **overrides)
+    inputs = build_inputs(kernel.func, args.input, args.inputs, scalar_inputs)
+    findings = list(modelcheck.synccheck(kernel.func, inputs).findings) + \
+        list(modelcheck.racecheck(kernel.func, inputs).findings)
+    finding = _pick(findings, args.finding, kernel.name)
+    if finding is None:
+        return EXIT_USAGE
+    try:
+        report = replay(kernel.func, inputs, finding)
+    except PlanError as err:
+        print(f"modelcheck replay: {err}", file=sys.stderr)
+        return EXIT_FOR_VERDICT["incomplete"]
+    if args.json:
+        print(report.to_json())
+    else:
+        report.print()
+    return _REPLAY_EXIT[report.outcome] if report.outcome != "default_schedule" else \
+        EXIT_FOR_VERDICT["error" if report.effects else "clean"]
+
+
+# reproduced: the forced schedule shows the error; not followed: the replay could not decide (incomplete)
+_REPLAY_EXIT = {"reproduced": 1, "no_difference": 0, "schedule_not_followed": 2}
+
+
+def _pick(findings: list, which: str, name: str):
+    listing = "\n".join(f"  {k}. [{f.status}] {f.kind} {f.id}" for k, f in enumerate(findings, 1))
+    if not findings:
+        print(f"modelcheck replay: {name} has no findings (synccheck and racecheck are clean): nothing to replay",
+              file=sys.stderr)
+        return None
+    if which.isdigit():
+        n = int(which)
+        if 1 <= n <= len(findings):
+            return findings[n - 1]
+        print(f"modelcheck replay: --finding {n} is not between 1 and {len(findings)}; the findings of {name} "
+              f"(synccheck, then racecheck):\n{listing}", file=sys.stderr)
+        return None
+    hits = [f for f in findings if f.id == which] or [f for f in findings if f.id.startswith(which)]
+    if len({f.id for f in hits}) == 1:
+        return hits[0]
+    what = "matches several findings" if hits else "matches no finding"
+    print(f"modelcheck replay: --finding {which!r} {what}; give a number or a full id:\n{listing}", file=sys.stderr)
+    return None
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="modelcheck", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
@@ -375,6 +425,18 @@ def _parser() -> argparse.ArgumentParser:
     gp.add_argument("--checker", choices=("check", "sync", "race"), default="check",
                     help="which checkers' findings --finding counts (default: both, as `modelcheck check`)")
     gp.add_argument("--json", action="store_true", help="print the explanation as JSON")
+    rp = sub.add_parser("replay", help="replay a finding's schedule on NumSim and show what goes wrong",
+                        description="Runs Synccheck then Racecheck, picks finding N (1-based, in that combined "
+                                    "order) or the one with that id, and runs the kernel under the schedule the "
+                                    "finding implies next to the default schedule. Exit 1 when the forced "
+                                    "schedule shows the error, 0 when it changes nothing, 2 when it cannot be "
+                                    "followed.")
+    rp.add_argument("kernel")
+    rp.add_argument("--finding", required=True, metavar="N|ID", help="finding number (1-based) or id")
+    rp.add_argument("--const", action="append", default=[], metavar="N=V")
+    rp.add_argument("--input", action="append", default=[], metavar="NAME=SPEC")
+    rp.add_argument("--inputs", metavar="FILE.npz")
+    rp.add_argument("--json", action="store_true", help="print the replay report as JSON")
     for name, what in _PENDING.items():
         sp = sub.add_parser(name, help=f"(arrives with {what})")
         sp.add_argument("args", nargs=argparse.REMAINDER)
@@ -400,6 +462,8 @@ def main(argv: list[str] | None = None) -> int:
             return _states(args)
         if args.command == "prove":
             return _prove(args)
+        if args.command == "replay":
+            return _replay(args)
         if args.command == "graph":
             return _graph(args)
         consts = _consts(args.const)

@@ -3,14 +3,16 @@
 Entry point: `run(func, inputs, outputs=None, *, observers=(), **limits)` -> `NumSimResult`
 (`Engine(func, **limits).run(...)` is the same with the limits as options).  NumSim
 emits sync events and access records to observers (`modelcheck.numsim.trace`) and
-knows nothing of the checkers.
+knows nothing of the checkers.  `run(..., schedule=Schedule(...))` follows a forced order of
+steps instead of the default schedule (`modelcheck.numsim.schedule`).
 """
 from .engine import Engine, NumSimResult, run
 from .errors import Diagnostic, EngineError, InputError, ResourceLimit, UnsupportedTIRxError
 from .inputs import default_inputs
+from .schedule import Schedule, Step
 from .tensormap import TensorMap, TensorMapError
 from .trace import AccessRecord, Halt, Observer, Site, SyncEvent, Trace
 
 __all__ = ["run", "Engine", "NumSimResult", "Diagnostic", "EngineError", "InputError", "ResourceLimit",
            "UnsupportedTIRxError", "default_inputs", "AccessRecord", "Halt", "Observer", "Site", "SyncEvent",
-           "Trace", "TensorMap", "TensorMapError"]
+           "Trace", "TensorMap", "TensorMapError", "Schedule", "Step"]

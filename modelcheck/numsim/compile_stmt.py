@@ -20,6 +20,7 @@ from .errors import EngineError, ResourceLimit, UnsupportedTIRxError
 from .memory import SharedLayout
 from .ops import OpContext
 from .runtime import Loop, Poll
+from .schedule import hold
 
 QUANTUM = 64
 
@@ -44,6 +45,26 @@ class Program:
         self.nslots = nslots
         self.global_slot = global_slot
         self.shared_infos = shared_infos
+
+
+_LEAVES = (ir.Evaluate, ir.Store, ir.Let)
+
+
+def _with_hold(compiled, sites: tuple):
+    """A statement that first waits for the forced schedule to let the warp run it."""
+    fn, blocking = compiled
+    wait_turn = hold(sites)
+    if blocking:
+        def run_gen(w):
+            yield from wait_turn(w)
+            result = yield from fn(w)
+            return result
+        return run_gen
+
+    def run_plain(w):
+        yield from wait_turn(w)
+        fn(w)
+    return run_plain
 
 
 _OPERATIONS = (ir.BinOp, ir.UnaryOp, ir.Select, ir.Cast, ir.Load, ir.Address, ir.OpCall, ir.Unsupported)
@@ -72,8 +93,10 @@ def _or(a, b):
 
 
 class Compiler:
-    def __init__(self, func: ir.PrimFunc, scalars: dict, block: tuple[int, int, int]):
+    def __init__(self, func: ir.PrimFunc, scalars: dict, block: tuple[int, int, int], hold_sites=None):
         self.func = func
+        # sites a forced schedule names (numsim.schedule): statements holding one wait for their turn
+        self.hold_sites = hold_sites
         self.constants = func.constant_values
         self.scalars = scalars
         self.layout = SharedLayout()
@@ -180,7 +203,20 @@ class Compiler:
         return run_gen, True
 
     def stmt(self, s: ir.Stmt):
-        return getattr(self, "_" + type(s).__name__)(s)
+        if self.hold_sites is None or not isinstance(s, _LEAVES):
+            return getattr(self, "_" + type(s).__name__)(s)
+        lo = len(self.ops.sites)
+        out = getattr(self, "_" + type(s).__name__)(s)
+        held = self._held(lo)
+        if out is None or not held:
+            return out
+        return _with_hold(out, held), True
+
+    def _held(self, lo: int) -> tuple:
+        """The scheduled sites among those compiled since `lo` (none without a forced schedule)."""
+        if self.hold_sites is None:
+            return ()
+        return tuple(i for i in range(lo, len(self.ops.sites)) if i in self.hold_sites)
 
     # -- simple statements
     def _Evaluate(self, s: ir.Evaluate):
@@ -260,41 +296,17 @@ class Compiler:
 
     # -- control flow
     def _If(self, s: ir.If):
+        lo = len(self.ops.sites)
         cond = self.exprs.expr(s.cond)
+        held = self._held(lo)
         then_fn, then_b = self.block(s.then_body)
         else_fn, else_b = self.block(s.else_body) if s.else_body else ((lambda w: None), False)
         has_else = bool(s.else_body)
         k = cost(s.cond)
-        if not (then_b or else_b):
-            def run(w):
-                w.instr += k
-                c = cond(w)
-                if type(c) is not np.ndarray:
-                    if c:
-                        then_fn(w)
-                    elif has_else:
-                        else_fn(w)
-                    return
-                _divergent_if(w, V.truthy(c), then_fn, else_fn if has_else else None)
-            return run, False
-
-        def run_gen(w):
-            w.instr += k
-            c = cond(w)
-            if type(c) is not np.ndarray:
-                if c:
-                    if then_b:
-                        yield from then_fn(w)
-                    else:
-                        then_fn(w)
-                elif has_else:
-                    if else_b:
-                        yield from else_fn(w)
-                    else:
-                        else_fn(w)
-                return
-            yield from _divergent_if_gen(w, V.truthy(c), then_fn, then_b, else_fn if has_else else None, else_b)
-        return run_gen, True
+        if held:
+            # a scheduled access in the condition: the whole statement waits its turn first
+            return _with_hold(_if_closure(cond, then_fn, then_b, else_fn, else_b, has_else, k), held), True
+        return _if_closure(cond, then_fn, then_b, else_fn, else_b, has_else, k)
 
     def _For(self, s: ir.For):
         start, stop, step = self.exprs.expr(s.start), self.exprs.expr(s.stop), self.exprs.expr(s.step)
@@ -320,7 +332,10 @@ class Compiler:
         return run_gen, True
 
     def _While(self, s: ir.While):
+        lo = len(self.ops.sites)
         cond = self.exprs.expr(s.cond)
+        held = self._held(lo)
+        wait_turn = hold(held) if held else None
         body, blocking = self.block(s.body)
         site = self.ops.site(s, "while")
         span = s.span
@@ -335,6 +350,8 @@ class Compiler:
             k = 0
             try:
                 while True:
+                    if wait_turn is not None:
+                        yield from wait_turn(w)
                     c = cond(w)
                     w.instr += kc
                     if type(c) is np.ndarray:
@@ -375,6 +392,40 @@ class Compiler:
                 w.iters.pop()
                 w.mask = saved
         return run_gen, True
+
+
+def _if_closure(cond, then_fn, then_b, else_fn, else_b, has_else, k):
+    """An `if` statement's closure (a generator when a branch can block)."""
+    if not (then_b or else_b):
+        def run(w):
+            w.instr += k
+            c = cond(w)
+            if type(c) is not np.ndarray:
+                if c:
+                    then_fn(w)
+                elif has_else:
+                    else_fn(w)
+                return
+            _divergent_if(w, V.truthy(c), then_fn, else_fn if has_else else None)
+        return run, False
+
+    def run_gen(w):
+        w.instr += k
+        c = cond(w)
+        if type(c) is not np.ndarray:
+            if c:
+                if then_b:
+                    yield from then_fn(w)
+                else:
+                    then_fn(w)
+            elif has_else:
+                if else_b:
+                    yield from else_fn(w)
+                else:
+                    else_fn(w)
+            return
+        yield from _divergent_if_gen(w, V.truthy(c), then_fn, then_b, else_fn if has_else else None, else_b)
+    return run_gen, True
 
 
 def _note_iters(err: EngineError, w) -> None:

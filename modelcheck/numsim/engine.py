@@ -23,6 +23,7 @@ from .errors import Diagnostic, EngineError, ResourceLimit, UnsupportedTIRxError
 from .inputs import bind_scalars, buffer_array, check_inputs
 from .memory import GlobalMemory, SharedMemory
 from .runtime import CTARuntime, EngineState, Scheduler, Warp
+from .schedule import Gate, GatedScheduler, GatedState, Schedule, ScheduleStuck
 from .tensormap import bind_tensor_maps, handle_scalars
 from .tmem import live_at_exit
 from .memory import SHARED_BASE
@@ -39,6 +40,7 @@ class NumSimResult:
     termination: str                 # completed | error | incomplete | halted
     sites: tuple = field(default=(), repr=False)
     halt: object = field(default=None, repr=False)
+    schedule: dict | None = field(default=None, repr=False)   # a forced schedule's progress (Gate.progress)
 
     @property
     def verdict(self) -> str:
@@ -83,14 +85,19 @@ class Engine:
             raise UnsupportedTIRxError("thread block clusters", self.func.launch.span, "clusters are v2")
         return grid, block
 
-    def run(self, inputs: dict, outputs=None, observers=()) -> NumSimResult:
+    def run(self, inputs: dict, outputs=None, observers=(), schedule: Schedule | None = None) -> NumSimResult:
+        """`schedule`: follow this forced order of steps (numsim.schedule) instead of the default one."""
         func = self.func
         t0 = time.perf_counter()
         check_inputs(func, inputs)
         scalars = bind_scalars(func, inputs)
         scalars.update(handle_scalars(func))     # tensor-map parameters: a param-space address each
         grid, block = self.launch_dims(scalars)
-        program = Compiler(func, scalars, block).compile()
+        gate = None
+        if schedule is not None:
+            gate = Gate(schedule)
+            observers = (gate, *observers)
+        program = Compiler(func, scalars, block, None if gate is None else schedule.sites()).compile()
 
         gmem = GlobalMemory()
         arrays: dict[str, np.ndarray] = {}
@@ -98,7 +105,8 @@ class Engine:
             if p.kind == "buffer":
                 arrays[p.name] = buffer_array(func, p, inputs[p.name], scalars)
                 gmem.add(p.name, arrays[p.name])
-        eng = EngineState(gmem, program.sites, list(observers))
+        eng = EngineState(gmem, program.sites, list(observers)) if gate is None else \
+            GatedState(gmem, program.sites, list(observers), gate)
         eng.loop_budget = self.max_loop_iterations
         eng.tensor_maps = bind_tensor_maps(func, inputs, gmem)   # may add global allocations: before first_id
         for info in program.buffers.values():
@@ -130,7 +138,7 @@ class Engine:
                        _namer(program.layout, program.shared_infos))
         for observer in observers:
             observer.on_start(info)
-        scheduler = Scheduler(eng, warps, self.max_polls)
+        scheduler = (Scheduler if gate is None else GatedScheduler)(eng, warps, self.max_polls)
         gc_was = gc.isenabled()
         gc.disable()   # the cyclic GC scanning a growing trace costs ~10% (engineering measurements §1)
         try:
@@ -152,6 +160,9 @@ class Engine:
         except Halt as stop:
             termination = "halted"
             halt = stop
+        except ScheduleStuck as stuck:
+            termination = "incomplete"
+            diagnostics.append(Diagnostic("schedule_stuck", "incomplete", stuck.message, None, stuck.details))
         finally:
             if gc_was:
                 gc.enable()
@@ -184,7 +195,8 @@ class Engine:
         stats["block"] = block
         for observer in observers:
             observer.on_end(None)
-        return NumSimResult(out, tuple(diagnostics), stats, termination, tuple(program.sites), halt)
+        return NumSimResult(out, tuple(diagnostics), stats, termination, tuple(program.sites), halt,
+                            None if gate is None else gate.progress())
 
 
 def _namer(layout, shared_infos):
@@ -222,6 +234,8 @@ def _with_warp(details: dict, eng) -> dict:
     return out
 
 
-def run(func, inputs: dict, outputs=None, *, observers=(), **limits) -> NumSimResult:
-    """Run `func` (an ir.PrimFunc, Kernel, or object with .script()) on `inputs`."""
-    return Engine(ir.as_func(func), **limits).run(inputs, outputs, observers)
+def run(func, inputs: dict, outputs=None, *, observers=(), schedule: Schedule | None = None,
+        **limits) -> NumSimResult:
+    """Run `func` (an ir.PrimFunc, Kernel, or object with .script()) on `inputs`; with `schedule`,
+    the scheduler follows that forced order (numsim.schedule)."""
+    return Engine(ir.as_func(func), **limits).run(inputs, outputs, observers, schedule)

@@ -160,14 +160,19 @@ class Scheduler:
             if not blocked:
                 return
             eng.current = None          # a deadlock is no single warp's error: `blocked` names them all
-            first = next((w.waiting.site for w in blocked if w.waiting and w.waiting.site is not None), None)
-            span = eng.sites[first].span if first is not None else None
-            raise EngineError("deadlock", _deadlock_message(blocked), span,
-                              blocked=[{"warp": w.gid, "cta": w.cta, "warp_in_cta": w.index,
-                                        "awaits": w.waiting.describe() if w.waiting else "?",
-                                        "state": _state_of(w.waiting),
-                                        "site": w.waiting.site if w.waiting else None,
-                                        "iters": list(w.iters)} for w in blocked])
+            self._deadlock(blocked)
+
+    def _deadlock(self, blocked: list[Warp]):
+        first = next((w.waiting.site for w in blocked if w.waiting and w.waiting.site is not None), None)
+        span = self.eng.sites[first].span if first is not None else None
+        raise EngineError("deadlock", _deadlock_message(blocked), span,
+                          blocked=[self._blocked_entry(w) for w in blocked])
+
+    @staticmethod
+    def _blocked_entry(w: Warp) -> dict:
+        return {"warp": w.gid, "cta": w.cta, "warp_in_cta": w.index,
+                "awaits": w.waiting.describe() if w.waiting else "?", "state": _state_of(w.waiting),
+                "site": w.waiting.site if w.waiting else None, "iters": list(w.iters)}
 
     def _step(self, w: Warp, gen) -> None:
         eng = self.eng
@@ -210,7 +215,7 @@ class Scheduler:
         if not eng.dirty:
             return
         dirty = eng.dirty
-        eng.dirty = set()
+        eng.dirty = {}
         for key in dirty:
             waiters = eng.waiters.get(key)
             if not waiters:
@@ -271,7 +276,7 @@ class EngineState:
         self.tracing = bool(self.access_obs)
         self.seq = 0
         self.pending: deque = deque()
-        self.dirty: set = set()
+        self.dirty: dict = {}           # ids of touched objects, in touch order (a set's order varies by address)
         self.waiters: dict[int, list[Warp]] = {}
         self.current: Warp | None = None
         self.stats = {"warp_instructions": 0, "accesses": 0, "lane_accesses": 0, "polls": 0, "blocks": 0,
@@ -282,7 +287,7 @@ class EngineState:
         self.clock = 0
 
     def touch(self, obj) -> None:
-        self.dirty.add(id(obj))
+        self.dirty[id(obj)] = None
 
     def sync(self, w: Warp, kind: str, site: int, **fields) -> None:
         self.stats["sync_events"] += 1

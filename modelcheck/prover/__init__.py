@@ -68,7 +68,7 @@ def prove(func, symbolic, ranges: dict | None = None, inputs=None, *, max_depth:
         outcomes.update(refute(model, func, ranges, unknown, deadline, _specialize, max_depth))
     for (fam, prop), out in sorted(outcomes.items()):
         report.properties.append(PropertyResult(fam, prop, out.status, out.seconds, out.model, out.depth, out.note,
-                                                out.finding))
+                                                out.finding, getattr(out, "replay", None)))
     return report.finish(t0)
 
 

@@ -5,7 +5,9 @@ Two searches, cheapest first.  z3 unrolls the transition system from the initial
 budget.  Whatever it finds is confirmed on NumSim: the kernel is specialized to each
 size from the lower bound up to the one found and checked by Synccheck (every schedule of
 the fixed program at that size), so the reported size is the smallest that really fails,
-with Synccheck's finding as the witness.  Properties z3 could not refute in its budget
+with Synccheck's finding as the witness; that finding is then replayed on NumSim at that
+size (`modelcheck.replay`: its witness schedule next to the default one) and the replay's
+outcome -- the stuck warps, the wrong-round reads -- goes into the report.  Properties z3 could not refute in its budget
 get one more chance from the same concrete sweep over small sizes; a finding is
 attributed to a property by its kind and to a family by the barriers it names.
 """
@@ -75,6 +77,27 @@ def families_named(finding, families) -> set:
 
 def refute(model: Model, func, ranges: dict, unknown: dict, deadline: float, specialize, max_depth: int) -> dict:
     """(family, property) -> Outcome for the properties induction left unknown."""
+    out = _refute(model, func, ranges, unknown, deadline, specialize, max_depth)
+    replays: dict = {}
+    for outcome in out.values():
+        if outcome.status == "refuted" and outcome.finding is not None:
+            key = (tuple(sorted(outcome.model.items())), outcome.finding.id)
+            if key not in replays:
+                replays[key] = confirm_by_replay(func, specialize, outcome.model, outcome.finding)
+            outcome.replay = replays[key]
+    return out
+
+
+def confirm_by_replay(func, specialize, sizes: dict, finding) -> dict:
+    """Replay the confirming finding on the kernel specialized to `sizes`: a summary of what it shows."""
+    from ..replay import PlanError, replay
+    try:
+        return replay(specialize(func, sizes), None, finding).summary()
+    except PlanError as err:
+        return {"outcome": "not_replayable", "headline": f"not replayable: {err}"}
+
+
+def _refute(model: Model, func, ranges: dict, unknown: dict, deadline: float, specialize, max_depth: int) -> dict:
     sweep = Sweep(func, specialize)
     first = sorted(ranges)[0]
     lo, hi = ranges[first]

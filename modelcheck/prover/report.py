@@ -22,6 +22,7 @@ class PropertyResult:
     depth: int | None = None
     note: str = ""
     finding: object = None
+    replay: dict | None = None   # the confirming finding replayed on NumSim (ReplayReport.summary())
 
     def to_dict(self) -> dict:
         out = {"family": self.family, "property": self.prop, "meaning": NAMES[self.prop], "status": self.status,
@@ -31,6 +32,8 @@ class PropertyResult:
             if self.finding is not None:
                 out["counterexample"]["confirmed_by"] = {"kind": self.finding.kind, "message": self.finding.message,
                                                         "details": _jsonable(self.finding.details)}
+            if self.replay is not None:
+                out["counterexample"]["replay"] = _jsonable(self.replay)
         if self.note:
             out["note"] = self.note
         return out
@@ -90,6 +93,8 @@ class ProofReport:
                     lines.append(f"       counterexample: {sizes} ({how})")
                 if p.note:
                     lines.append(f"       {p.note}")
+                if p.status == "refuted" and p.replay is not None:
+                    lines.append(f"       replay: {p.replay.get('headline', p.replay.get('outcome'))}")
         lines.append(f"  solver {self.stats.get('solver_seconds', 0.0):.3f} s, wall {self.stats.get('wall_time_s', 0):.3f}"
                      f" s, invariant of {len(self.invariant)} clause(s), "
                      f"{self.stats.get('houdini_queries', 0)} Houdini queries")

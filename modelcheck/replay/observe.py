@@ -1,0 +1,86 @@
+"""What a replay compares between two runs: output elements, and which write each read observed.
+
+`observed_writes(accesses)` walks a run's access records in execution order with a shadow of
+the last writer of every byte (per allocation) and returns, for each read, the writes whose
+bytes it saw.  A read and a write are named by (warp, site, loop iterations, event) -- the
+same in both runs of one kernel when they execute the same operation; `None` is a byte's
+initial contents.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..numsim.schedule import access_event
+
+
+def _byte_index(rec) -> np.ndarray:
+    """The byte offsets (in its allocation) a record touches, over its lanes."""
+    span = np.arange(rec.size, dtype=np.int64)
+    if not isinstance(rec.offsets, np.ndarray):
+        return int(rec.offsets) + span
+    offs = rec.offsets if rec.lanes is None else rec.offsets[rec.lanes]
+    return (offs.astype(np.int64)[:, None] + span[None, :]).ravel()
+
+
+def observed_writes(accesses) -> dict:
+    """read key -> tuple of writer keys (None: initial contents), in first-seen order; also the read's allocation."""
+    shadows: dict[int, np.ndarray] = {}
+    writers: list = [None]                 # index 0: the initial contents
+    writer_index: dict = {}
+    out: dict = {}
+    for rec in accesses:
+        idx = _byte_index(rec)
+        if idx.size == 0:
+            continue
+        shadow = shadows.get(rec.alloc)
+        top = int(idx.max()) + 1
+        if shadow is None or shadow.size < top:
+            grown = np.zeros(max(top, 64 if shadow is None else 2 * shadow.size), dtype=np.int32)
+            if shadow is not None:
+                grown[:shadow.size] = shadow
+            shadow = shadows[rec.alloc] = grown
+        key = (rec.warp, rec.site, tuple(rec.iters or ()), access_event(rec))
+        if rec.kind in ("read", "rmw"):
+            seen = tuple(writers[i] for i in dict.fromkeys(shadow[idx].tolist()))
+            prev = out.get(key)
+            out[key] = (seen if prev is None else tuple(dict.fromkeys(prev[0] + seen)), rec.alloc_name)
+        if rec.kind in ("write", "rmw"):
+            wi = writer_index.get(key)
+            if wi is None:
+                wi = writer_index[key] = len(writers)
+                writers.append(key)
+            shadow[idx] = wi
+    return out
+
+
+def output_differences(default: dict, forced: dict, limit: int = 16) -> tuple[list, int]:
+    """Elements whose values differ: ([{output, index, default, replayed}] up to `limit`, total count)."""
+    shown, total = [], 0
+    for name in sorted(set(default) & set(forced)):
+        a, b = default[name], forced[name]
+        if a.shape != b.shape:
+            continue
+        diff = a != b
+        if np.issubdtype(a.dtype, np.floating):
+            diff &= ~(np.isnan(a) & np.isnan(b))
+        where = np.argwhere(diff)
+        total += len(where)
+        for idx in where[:max(limit - len(shown), 0)]:
+            index = tuple(int(i) for i in idx)
+            shown.append({"output": name, "index": list(index), "default": a[index].item(),
+                          "replayed": b[index].item()})
+    return shown, total
+
+
+def read_differences(default: dict, forced: dict) -> list[dict]:
+    """Reads of the forced run that saw other writes than in the default run (or did not run there), in
+    forced-run order; reads that ran in both runs first."""
+    both, new = [], []
+    for key, (saw, alloc) in forced.items():
+        before = default.get(key)
+        if before is not None and set(before[0]) == set(saw):
+            continue
+        item = {"read": key, "allocation": alloc, "saw": list(saw), "default_saw": None if before is None
+                else list(before[0])}
+        (new if before is None else both).append(item)
+    return both + new
