@@ -87,3 +87,25 @@ def test_a_schedule_leading_into_a_deadlock_is_a_deadlock():
     res = numsim.run(OVERTAKING, _out(), schedule=Schedule(steps))
     assert res.diagnostics[0].kind == "deadlock"
     assert [b["warp"] for b in res.diagnostics[0].details["blocked"]] == [1]
+
+
+def test_completions_on_a_scheduled_barrier_land_at_their_step():
+    """bulk_ring: the first bulk copy's completion is delivered only once consumer warp 1 has reached its first
+    full wait (named by the copy's issue, or by barrier and bytes); the outputs stay those of the default run."""
+    func = modelcheck.load(KERNELS / "bulk_ring.py").func
+    ins = numsim.default_inputs(func, {"src": "random:4", "bias": "random:5"})
+    trace = numsim.Trace()
+    default = numsim.run(func, ins, observers=(trace,))
+    occ = occurrences(trace.sync, trace.accesses)
+    issue = next(e for e in trace.sync if e.kind == "async.issue")
+    wait = next(e for e in trace.sync if e.kind == "mbarrier.wait" and e.warp == 1 and e.barrier == issue.barrier)
+    for landing in (Step("complete", *occ[id(issue)]), Step("complete", barrier=issue.barrier, tx=int(issue.tx))):
+        steps = (Step("reach", *occ[id(wait)]), landing, Step("sync", *occ[id(wait)]))
+        seen = numsim.Trace()
+        res = numsim.run(func, ins, observers=(seen,), schedule=Schedule(steps, barriers=frozenset({issue.barrier})))
+        assert res.schedule["followed"] and res.schedule["order"] == [0, 1, 2] and res.verdict == "clean"
+        kinds = [(e.kind, e.warp) for e in seen.sync if e.barrier == issue.barrier and e.generation == 0
+                 and e.kind in ("mbarrier.complete_tx", "mbarrier.wait")]
+        assert kinds[0] == ("mbarrier.complete_tx", 0) and ("mbarrier.wait", 1) in kinds
+        for name in default.outputs:
+            np.testing.assert_array_equal(res.outputs[name], default.outputs[name])
