@@ -204,11 +204,12 @@ def _reversed_race(details: dict, run: DefaultRun) -> Plan:
     if first.kind == "sync":
         steps.append(Step("sync", *run.occ[id(first.event)], label=f"then: {b_label}"))
     elif first.actor >= 0:
-        # the earlier access belongs to an async operation: hold back its completion until the later one ran
+        # the earlier access belongs to an async operation: hold back its issue until the later one ran (its
+        # access happens at the issue or when it completes, after the issue either way)
         issue = run.issue_of(first.actor)
         if issue is None:
             raise PlanError("the prior access's async operation has no issue event in the default run")
-        steps.append(Step("complete", *run.occ[id(issue)], label=f"then: {b_label} (its async operation completes)"))
+        steps.append(Step("sync", *run.occ[id(issue)], label=f"then: {b_label} (its async operation is issued)"))
     else:
         steps.append(_access_step(first, run, f"then: {b_label}"))
     shown = [{"label": a_label, "operation": current}, {"label": f"then: {b_label}", "operation": prior}]

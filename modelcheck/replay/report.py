@@ -131,6 +131,8 @@ class ReplayReport:
                          f"{'/'.join(map(str, wrong['read']['iters']))} and saw the value of iteration "
                          f"{'/'.join(map(str, w['iters']))}")
         text = "; ".join(parts) if parts else "no visible difference"
+        if self.method == "default_schedule":
+            return f"the default schedule shows it (it does not depend on the schedule): {text}"
         return f"{self.outcome.replace('_', ' ')} ({self.method.replace('_', ' ')}): {text}"
 
     def summary(self) -> dict:
