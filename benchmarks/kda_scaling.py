@@ -1,6 +1,6 @@
 """Synccheck and Racecheck on the KDA-style fused kernel as the sequence grows (issue #8).
 
-Usage: python benchmarks/kda_scaling.py [--seq 128 320 640 1280] [--heads 1] [--repeat 3]
+Usage: python benchmarks/kda_scaling.py [--seq 128 320 640 1280] [--heads 1] [--repeat 3] [--no-prove]
 
 For each T (SEQ_LEN; chunks NC = T / 64) one launch of kernels/kda_fwd.py with H heads is
 checked by both checkers; per checker the median wall and CPU (process) time over --repeat
@@ -8,8 +8,11 @@ runs, the NumSim access counts, the verifier's states and transitions (Synccheck
 simulation/analysis split (Racecheck).  Growth is judged on CPU time, because wall time on a
 shared 2-core machine includes other processes: the slope is a least-squares fit of CPU time
 against chunks and the exponent a log-log fit over the sizes with at least 5 chunks (1.0 is
-linear; `linear` means <= 1.15).  Targets (DESIGN §12): <= 5 s wall per checker at T=320 on 2
-cores, linear growth.  Writes benchmarks/results/kda_scaling.json.
+linear; `linear` means <= 1.10).  Targets (DESIGN §12): <= 5 s wall per checker at T=320 on 2
+cores, linear growth.  Unless --no-prove, `modelcheck.prove` with NC symbolic (NC >= 1) is run on
+kernels/kda_fwd.py (with its tensor-map inputs) and on the `dvec` ring family alone
+(kernels/kda_ring_dvec.py), recording verdict, reason and time (target: proved, <= 2 s per
+family).  Writes benchmarks/results/kda_scaling.json.
 """
 from __future__ import annotations
 
@@ -67,7 +70,27 @@ def fit(rows: list[dict]) -> dict:
     exponent = float(np.polyfit(np.log(x[big]), np.log(y[big]), 1)[0]) if big.sum() >= 2 else None
     return {"slope_cpu_s_per_chunk": float(slope), "intercept_cpu_s": float(intercept),
             "growth_exponent": exponent, "cpu_per_chunk_s": [float(v) for v in y / x],
-            "linear": None if exponent is None else exponent <= 1.15}
+            "linear": None if exponent is None else exponent <= 1.10}
+
+
+def prove_row(path: Path, inputs_for_tma: bool, max_seconds: float) -> dict:
+    """One `prove --symbolic NC` call: verdict and the reason it gives, or the internal error it raised."""
+    import modelcheck
+    from modelcheck.prover import prove
+    if inputs_for_tma:
+        kernel, inputs, _ = load(128, 1, path)
+    else:
+        kernel, inputs = modelcheck.load(path), None
+    row = {"kernel": str(path.relative_to(ROOT)), "symbolic": {"NC": [1, None]}, "max_seconds": max_seconds}
+    t0, c0 = time.perf_counter(), time.process_time()
+    try:
+        report = prove(kernel.func, symbolic=["NC"], ranges={"NC": (1, None)}, inputs=inputs,
+                       max_seconds=max_seconds)
+        row.update({"verdict": report.verdict, "report": report.format().strip().splitlines()[:4]})
+    except Exception as err:    # an internal error of the prover is a result to record, not to hide
+        row.update({"verdict": "internal_error", "error": f"{type(err).__name__}: {err}"})
+    row.update({"wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0})
+    return row
 
 
 def main() -> None:
@@ -75,6 +98,8 @@ def main() -> None:
     ap.add_argument("--seq", type=int, nargs="+", default=[128, 320, 640, 1280])
     ap.add_argument("--heads", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--no-prove", action="store_true")
+    ap.add_argument("--prove-seconds", type=float, default=60.0)
     args = ap.parse_args()
     result = {"kernel": "kernels/kda_fwd.py", "cpu_count": os.cpu_count(), "heads": args.heads,
               "repeat": args.repeat, "target_wall_s_at_T320": TARGET_S_AT_320, "checkers": {}}
@@ -98,6 +123,13 @@ def main() -> None:
               f"({ {True: 'linear', False: 'superlinear', None: 'not judged'}[summary['linear']] }); "
               f"T=320 target <= {TARGET_S_AT_320} s: "
               f"{ {True: 'met', False: 'MISSED', None: 'not measured'}[summary['target_met_at_T320']] }")
+    if not args.no_prove:
+        result["prove"] = [prove_row(KERNEL, True, args.prove_seconds),
+                           prove_row(ROOT / "kernels" / "kda_ring_dvec.py", False, args.prove_seconds)]
+        print("\nprove --symbolic NC=1..")
+        for row in result["prove"]:
+            why = row.get("error") or " / ".join(row["report"][1:2]).strip()
+            print(f"  {row['kernel']}: {row['verdict']} in {row['wall_s']:.1f} s wall ({row['cpu_s']:.1f} s CPU): {why}")
     print("wrote", record("kda_scaling", result))
 
 

@@ -62,3 +62,12 @@ def test_early_decay_vector_store_is_an_unsynchronized_race_on_the_dvec_ring():
 def test_fixed_twins_are_clean(name, checker):
     report = _check(checker, name)
     assert report.verdict == "clean", report.format()
+
+
+def test_dvec_ring_family_kernel_keeps_the_kernels_barrier_code():
+    """kernels/kda_ring_dvec.py (the prover's view of one ring family) uses kda_fwd's dvec barrier lines verbatim."""
+    def sync_lines(path):
+        code = [line.strip() for line in path.read_text().splitlines() if not line.lstrip().startswith("#")]
+        return {line for line in code if "dvec_full" in line or "dvec_empty" in line or line.startswith(("if c + LOOK", "if j < NC"))}
+    ring, full = sync_lines(KERNELS / "kda_ring_dvec.py"), sync_lines(KERNELS / "kda_fwd.py")
+    assert len(ring) >= 8 and ring <= full, sorted(ring - full)
