@@ -113,7 +113,8 @@ def _replay_plan(func, engine, inputs, plan: Plan, finding, run: DefaultRun, bas
     else:
         res, obs = _run(engine, inputs, plan.schedule)
         forced = _summary(res, obs)
-        reads = read_differences(default_reads, observed_writes(obs.trace.accesses))
+        # an overtaken consumer may read the wrong round on both schedules: show those reads too
+        reads = read_differences(default_reads, observed_writes(obs.trace.accesses), plan.method == "overtaking")
     diffs, count = output_differences(base.outputs, res.outputs)
     steps = [dict(s) for s in plan.steps]
     prog = forced.schedule or {}

@@ -72,13 +72,25 @@ def output_differences(default: dict, forced: dict, limit: int = 16) -> tuple[li
     return shown, total
 
 
-def read_differences(default: dict, forced: dict) -> list[dict]:
+def other_round(writer, read) -> bool:
+    """A write (key) made in another iteration of the loops it shares with the read: their loop-iteration
+    vectors differ on the common prefix (an async copy carries its issue's iterations)."""
+    if writer is None or read is None:
+        return False
+    wi, ri = writer[2], read[2]
+    n = min(len(wi), len(ri))
+    return n > 0 and tuple(wi[:n]) != tuple(ri[:n])
+
+
+def read_differences(default: dict, forced: dict, rounds: bool = False) -> list[dict]:
     """Reads of the forced run that saw other writes than in the default run (or did not run there), in
-    forced-run order; reads that ran in both runs first."""
+    forced-run order; reads that ran in both runs first.  With `rounds`, also the reads that saw a write from
+    another iteration (`other_round`) even where the default run saw the same."""
     both, new = [], []
     for key, (saw, alloc) in forced.items():
         before = default.get(key)
-        if before is not None and set(before[0]) == set(saw):
+        if before is not None and set(before[0]) == set(saw) and \
+                not (rounds and any(other_round(w, key) for w in saw)):
             continue
         item = {"read": key, "allocation": alloc, "saw": list(saw), "default_saw": None if before is None
                 else list(before[0])}

@@ -97,7 +97,7 @@ class ReplayReport:
         if self.difference_count and self.forced.termination not in ("completed", "error"):
             lines.append("    (the forced run stopped before the end: its outputs are partial)")
         if self.reads:
-            lines.append(f"  reads that observed another write ({len(self.reads)}):")
+            lines.append(f"  reads that observed another write or another round's value ({len(self.reads)}):")
             for r in self.reads[:SHOWN_READS]:
                 lines += _read_lines(r)
             if len(self.reads) > SHOWN_READS:
@@ -180,17 +180,19 @@ def _ending(run: RunSummary) -> str:
 
 
 def _other_round(w: dict | None, read: dict) -> bool:
-    """A write made in another iteration of a loop of the same depth as the read's."""
-    return w is not None and read is not None and len(w.get("iters") or ()) == len(read.get("iters") or ()) > 0 \
-        and list(w["iters"]) != list(read["iters"])
+    """A write made in another iteration of the loops it shares with the read (observe.other_round)."""
+    if w is None or read is None:
+        return False
+    wi, ri = list(w.get("iters") or ()), list(read.get("iters") or ())
+    n = min(len(wi), len(ri))
+    return n > 0 and wi[:n] != ri[:n]
 
 
 def _writer_text(w: dict | None, read_iters) -> str:
     if w is None:
         return "the initial contents"
     rounds = ""
-    if w.get("iters") is not None and len(w["iters"]) == len(read_iters or ()) and list(w["iters"]) != \
-            list(read_iters or ()):
+    if _other_round(w, {"iters": read_iters}):
         rounds = f" -- a value from iteration {'/'.join(map(str, w['iters']))}, read in iteration " \
                  f"{'/'.join(map(str, read_iters))}"
     return f"the {w.get('event', 'write')} by warp {w['warp']}{_where(w)}{rounds}"
@@ -203,6 +205,8 @@ def _read_lines(r: dict) -> list[str]:
     lines.append("      saw " + "; ".join(_writer_text(w, iters) for w in r["saw"]))
     if r["default_saw"] is None:
         lines.append("      (the default schedule never ran this read)")
+    elif r["default_saw"] == r["saw"]:
+        lines.append("      (so did the default schedule)")
     else:
         lines.append("      default schedule saw " + "; ".join(_writer_text(w, iters) for w in r["default_saw"]))
     return lines
