@@ -137,8 +137,7 @@ class Gate(Observer):
                 self.issues.setdefault(s.key, k)
         self.held = schedule.held
         self.barriers = schedule.barriers
-        self.entries: dict[int, tuple] = {}    # site -> events an operation there raises first
-        entry = {}
+        entry: dict = {}          # site -> the events an operation there raises before it could block
         for s in self.steps:
             if s.kind in ("sync", "access", "reach") and s.event not in RESUME_EVENTS and \
                     not s.event.startswith("async "):
@@ -146,7 +145,7 @@ class Gate(Observer):
         for w, site, event, _ in self.held:
             if event not in RESUME_EVENTS and not event.startswith("async "):
                 entry.setdefault(site, set()).add(event)
-        self.entries = {site: tuple(sorted(evs)) for site, evs in entry.items()}
+        self.entries: dict[int, tuple] = {site: tuple(sorted(evs)) for site, evs in entry.items()}
         self.counts: dict = {}
         self.writes = 0       # write/rmw records seen: progress another warp's spinning loop may observe
         self.last_issue = None
@@ -162,6 +161,7 @@ class Gate(Observer):
             return True
         gid = w.gid
         counts = self.counts
+        mine = []
         for site in sites:
             for event in self.entries.get(site, ()):
                 key = (gid, site, event, counts.get((gid, site, event), 0))
@@ -172,11 +172,14 @@ class Gate(Observer):
                         return True
                 k = self.index.get(key)
                 if k is not None:
-                    if k != self.pos:
-                        return False
+                    mine.append(k)
                 elif key in self.held:
                     return False
-        return True
+        if not mine:
+            return True
+        # due when its steps are the next ones (one statement may hold several consecutive steps)
+        mine = sorted(set(mine))
+        return mine == list(range(self.pos, self.pos + len(mine)))
 
     def describe_hold(self, w, sites) -> str:
         return f"held by the forced schedule until step {self.pos + 1}: {self.current()}"
