@@ -19,7 +19,7 @@ from .. import numsim
 from ..common import findings as F
 from ..common.phase_a import StrictProtocol
 from ..common.results import resolve_inputs
-from .observe import observed_writes, output_differences, read_differences
+from .observe import barrier_states, observed_writes, output_differences, read_differences
 from .plan import DefaultRun, Plan, PlanError, plans
 from .report import ReplayReport, RunSummary
 
@@ -46,8 +46,19 @@ def replay(func, inputs=None, finding_or_witness=None, *, max_polls: int = 1_000
         reports.append(_replay_plan(func, engine, inputs, plan, finding, run, base, default, default_reads))
     main = reports[0]
     main.alternatives = reports[1:]
+    finals = {json_key(r.final_barriers) for r in reports}
+    if len(reports) > 1 and len(finals) > 1:
+        # the witnesses of a non-confluence finding end in different states: that is the finding, shown
+        for r in reports:
+            r.effects.append("final_states_differ")
+            if r.outcome == "no_difference":
+                r.outcome = "reproduced"
     main.stats["wall_time_s"] = time.perf_counter() - t0
     return main
+
+
+def json_key(d: dict) -> str:
+    return repr(sorted(d.items()))
 
 
 def _normalize(x):
@@ -124,6 +135,8 @@ def _replay_plan(func, engine, inputs, plan: Plan, finding, run: DefaultRun, bas
     report = ReplayReport(func.name, finding, plan.method, plan.explanation, steps, default, forced, diffs, count,
                           [_read_dict(r, run.sites) for r in reads])
     report.outcome, report.effects = _outcome(plan, default, forced, count, reads)
+    if plan.barriers and plan.schedule is not None:
+        report.final_barriers = barrier_states(obs.trace.sync, plan.barriers)
     report.note = plan.note
     report.stats = {"forced_warp_instructions": res.stats.get("warp_instructions"),
                     "default_warp_instructions": base.stats.get("warp_instructions")}

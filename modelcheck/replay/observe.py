@@ -96,3 +96,33 @@ def read_differences(default: dict, forced: dict, rounds: bool = False) -> list[
                 else list(before[0])}
         (new if before is None else both).append(item)
     return both + new
+
+
+def barrier_states(events, barriers: dict) -> dict:
+    """name -> how each barrier (tuple -> name) ends in a run, from its sync events: the generations
+    completed and what the last one holds (the arrivals a non-confluent schedule leaves behind)."""
+    out = {}
+    for barrier, name in barriers.items():
+        mine = [e for e in events if e.barrier == barrier]
+        if barrier[0] == "named":
+            gens: dict = {}
+            for e in mine:
+                if e.kind in ("bar.sync", "bar.arrive", "bar.red"):
+                    g = gens.setdefault(e.generation, {"threads": 0, "count": e.count, "warps": []})
+                    g["threads"] += int(e.details.get("threads", 32))
+                    g["warps"].append(e.warp)
+            done = sum(1 for g in gens.values() if g["threads"] >= g["count"])
+            text = f"{done} generation(s) completed"
+            open_ = [(k, g) for k, g in sorted(gens.items()) if g["threads"] < g["count"]]
+            for k, g in open_:
+                text += (f"; generation {k}: {g['threads']}/{g['count']} threads arrived (warp(s) "
+                         f"{', '.join(map(str, sorted(g['warps'])))}) and nobody completes it")
+        else:
+            done = sum(1 for e in mine if e.completed)
+            last = max((e.generation for e in mine if e.generation is not None), default=0)
+            pending = [e for e in mine if e.kind == "mbarrier.arrive" and e.generation == last and not e.completed]
+            text = f"{done} phase(s) completed"
+            if pending and not any(e.completed and e.generation == last for e in mine):
+                text += f"; generation {last}: {sum(e.count for e in pending)} arrival(s) of an incomplete phase"
+        out[name] = text
+    return out

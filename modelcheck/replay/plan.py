@@ -69,6 +69,7 @@ class Plan:
     explanation: str
     steps: list = field(default_factory=list)    # per schedule step: {"label", "operation"?}
     note: str = ""                 # why the forced order may be impossible in NumSim (shown if it is)
+    barriers: dict = field(default_factory=dict)   # barrier tuple -> name: their final state is reported
 
 
 class DefaultRun:
@@ -191,7 +192,7 @@ def _witness(witness: list, run: DefaultRun, barrier_name: str | None) -> Plan:
     why = (f"follows the explorer's witness on {names}: its {len(steps)} sync operations and completion deliveries "
            f"in order; other operations and completions on {names} wait until it is done, everything else runs as "
            f"in the default schedule")
-    return Plan("witness", Schedule(tuple(steps), held, barriers), why, shown)
+    return Plan("witness", Schedule(tuple(steps), held, barriers), why, shown, barriers=dict(covered))
 
 
 # ---------------------------------------------------------------------------------------------- reversed pairs

@@ -49,6 +49,7 @@ class ReplayReport:
     effects: list = field(default_factory=list)
     alternatives: list = field(default_factory=list)   # more witnesses of the same finding (non-confluence)
     note: str = ""                                      # why the forced order may be impossible in NumSim
+    final_barriers: dict = field(default_factory=dict)  # barrier name -> how it ends on the forced schedule
     stats: dict = field(default_factory=dict)
 
     # ------------------------------------------------------------------ text
@@ -82,6 +83,8 @@ class ReplayReport:
                 held = " (held by the forced schedule)" if b.get("held_by_schedule") else ""
                 lines.append(f"    blocked warp {b['warp']}: {b.get('awaits', '?')}{held}"
                              f"{_iters(b.get('iters'))}")
+        for name, state in sorted(self.final_barriers.items()):
+            lines.append(f"  {name} ends: {state}")
         if self.forced.protocol and self.forced.protocol != self.default.protocol:
             p = self.forced.protocol
             lines.append(f"  protocol violation on the forced schedule: {p['kind']}: {p['message']}")
@@ -150,7 +153,8 @@ class ReplayReport:
             "explanation": self.explanation, "steps": self.steps, "default": self.default.to_dict(),
             "forced": self.forced.to_dict(), "differences": self.differences,
             "difference_count": self.difference_count, "reads": self.reads,
-            "alternatives": [a.to_dict() for a in self.alternatives], "note": self.note, "stats": self.stats})
+            "alternatives": [a.to_dict() for a in self.alternatives], "note": self.note,
+            "final_barriers": self.final_barriers, "stats": self.stats})
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True)

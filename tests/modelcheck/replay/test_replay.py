@@ -141,3 +141,14 @@ def test_bad_arguments():
         replay(k.func, None, 3)
     with pytest.raises(modelcheck.numsim.InputError, match="needs inputs"):
         replay(_kernel("race_write_write").func, {}, [])
+
+
+def test_nonconfluent_witnesses_end_with_different_leftovers():
+    k = _kernel("named_barrier_leftover")
+    finding = _error(modelcheck.synccheck(k.func), "fixed_sync_nonconfluent")
+    r = replay(k.func, None, finding)
+    assert len(r.alternatives) == 1 and r.outcome == r.alternatives[0].outcome == "reproduced"
+    assert "final_states_differ" in r.effects
+    first, second = r.final_barriers["named barrier 1"], r.alternatives[0].final_barriers["named barrier 1"]
+    assert first != second and "32/64 threads arrived" in first and "32/64 threads arrived" in second
+    assert "witness 2: replay REPRODUCED" in r.format()
