@@ -46,8 +46,11 @@ def access_event(rec) -> str:
 
 
 def occurrences(events, accesses=()) -> dict:
-    """For a default run's trace: id(event or record) -> (warp, site, event, occurrence)."""
+    """For a default run's trace: id(event or record) -> (warp, site, event, occurrence).  An async
+    operation's access takes the occurrence of the operation's issue: when async operations complete
+    depends on the schedule, their order of issue does not."""
     counts: dict = {}
+    issued: dict = {}
     out = {}
     for ev in events:
         if is_async_event(ev):
@@ -56,8 +59,13 @@ def occurrences(events, accesses=()) -> dict:
         n = counts.get(k, 0)
         counts[k] = n + 1
         out[id(ev)] = k + (n,)
+        if ev.kind == "async.issue":
+            issued[ev.details.get("op")] = n
     for rec in accesses:
         k = (rec.warp, rec.site, access_event(rec))
+        if rec.actor >= 0:
+            out[id(rec)] = k + (issued.get(rec.actor, -1),)
+            continue
         n = counts.get(k, 0)
         counts[k] = n + 1
         out[id(rec)] = k + (n,)
@@ -99,6 +107,7 @@ class Schedule:
     steps: tuple
     held: frozenset = frozenset()      # (warp, site, event, occurrence) keys held until the last step
     barriers: frozenset = frozenset()  # completions on these barriers are delivered by steps only
+    held_completions: frozenset = frozenset()   # issue keys whose completions wait for the last step
 
     def sites(self) -> frozenset:
         """Static sites that need a hold in front of them."""
@@ -137,6 +146,7 @@ class Gate(Observer):
                 self.issues.setdefault(s.key, k)
         self.held = schedule.held
         self.barriers = schedule.barriers
+        self.held_completions = schedule.held_completions
         entry: dict = {}          # site -> the events an operation there raises before it could block
         for s in self.steps:
             if s.kind in ("sync", "access", "reach") and s.event not in RESUME_EVENTS and \
@@ -149,6 +159,7 @@ class Gate(Observer):
         self.counts: dict = {}
         self.writes = 0       # write/rmw records seen: progress another warp's spinning loop may observe
         self.last_issue = None
+        self.issued: dict = {}    # async operation id -> the occurrence of its issue event
         self.delivering = False
         self.out_of_order: list = []
         self.abandoned_at: int | None = None
@@ -191,21 +202,30 @@ class Gate(Observer):
     def on_sync(self, ev) -> None:
         if self.delivering or is_async_event(ev):
             return
+        k = (ev.warp, ev.site, ev.kind)
         if ev.kind == "async.issue":
             self.last_issue = ev
-        self._count((ev.warp, ev.site, ev.kind))
+            self.issued[ev.details.get("op")] = self.counts.get(k, 0)
+        self._count(k)
 
     def on_access(self, rec) -> None:
         if rec.kind != "read":
             self.writes += 1
-        self._count((rec.warp, rec.site, access_event(rec)))
+        k = (rec.warp, rec.site, access_event(rec))
+        if rec.actor >= 0:      # an async operation's access: named by its issue (see `occurrences`)
+            self._consume_key(k + (self.issued.get(rec.actor, -1),))
+        else:
+            self._count(k)
 
     def _count(self, k) -> None:
         n = self.counts.get(k, 0)
         self.counts[k] = n + 1
+        self._consume_key(k + (n,))
+
+    def _consume_key(self, key) -> None:
         if self.finished:
             return
-        step = self.index.get(k + (n,))
+        step = self.index.get(key)
         if step is not None and not self.done[step]:
             if step != self.pos and self.steps[step].event not in RESUME_EVENTS:
                 self.out_of_order.append(step)
@@ -240,6 +260,8 @@ class Gate(Observer):
                 return False
             self._consume(k)
             return True
+        if issue in self.held_completions:
+            return False
         if barrier not in self.barriers:
             return True
         step = self.steps[self.pos]

@@ -43,7 +43,12 @@ def replay(func, inputs=None, finding_or_witness=None, *, max_polls: int = 1_000
     default_reads = observed_writes(base_obs.trace.accesses)
     reports = []
     for plan in plans(kind, details, run):
-        reports.append(_replay_plan(func, engine, inputs, plan, finding, run, base, default, default_reads))
+        report = _replay_plan(func, engine, inputs, plan, finding, run, base, default, default_reads)
+        if report.outcome == "schedule_not_followed" and plan.fallback is not None:
+            tried = plan.explanation
+            report = _replay_plan(func, engine, inputs, plan.fallback, finding, run, base, default, default_reads)
+            report.explanation += f" (tried first, and NumSim could not take it: {tried.split('; ')[-1]})"
+        reports.append(report)
     main = reports[0]
     main.alternatives = reports[1:]
     finals = {json_key(r.final_barriers) for r in reports}
@@ -169,11 +174,12 @@ def _outcome(plan: Plan, default: RunSummary, forced: RunSummary, count: int, re
         effects.append("outputs_differ")
     if reads:
         effects.append("reads_differ")
-    if any(d["kind"] == "schedule_stuck" for d in forced.diagnostics):
+    prog = forced.schedule or {}
+    if any(d["kind"] == "schedule_stuck" for d in forced.diagnostics) or \
+            (plan.method == "reversed_pair" and prog.get("out_of_order")):
         return "schedule_not_followed", effects
     if effects:
         return "reproduced", effects
-    prog = forced.schedule or {}
     if not prog.get("followed", True):
         return "schedule_not_followed", effects
     return "no_difference", effects

@@ -73,13 +73,13 @@ def output_differences(default: dict, forced: dict, limit: int = 16) -> tuple[li
 
 
 def other_round(writer, read) -> bool:
-    """A write (key) made in another iteration of the loops it shares with the read: their loop-iteration
-    vectors differ on the common prefix (an async copy carries its issue's iterations)."""
+    """A write (key) made in another round than the read: their outermost loop iterations differ (producer and
+    consumer loops of a pipeline count rounds alike; inner loops need not be the same loop, so they are not
+    compared; an async copy carries its issue's iterations)."""
     if writer is None or read is None:
         return False
     wi, ri = writer[2], read[2]
-    n = min(len(wi), len(ri))
-    return n > 0 and tuple(wi[:n]) != tuple(ri[:n])
+    return bool(wi) and bool(ri) and wi[0] != ri[0]
 
 
 def read_differences(default: dict, forced: dict, rounds: bool = False) -> list[dict]:

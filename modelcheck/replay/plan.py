@@ -70,6 +70,7 @@ class Plan:
     steps: list = field(default_factory=list)    # per schedule step: {"label", "operation"?}
     note: str = ""                 # why the forced order may be impossible in NumSim (shown if it is)
     barriers: dict = field(default_factory=dict)   # barrier tuple -> name: their final state is reported
+    fallback: "Plan | None" = None  # a stricter order to try when NumSim cannot take this one
 
 
 class DefaultRun:
@@ -205,20 +206,52 @@ def _reversed_race(details: dict, run: DefaultRun) -> Plan:
     if first.kind == "sync":
         steps.append(Step("sync", *run.occ[id(first.event)], label=f"then: {b_label}"))
     elif first.actor >= 0:
-        # the earlier access belongs to an async operation: hold back its issue until the later one ran (its
-        # access happens at the issue or when it completes, after the issue either way)
+        # the earlier access belongs to an async operation: first try delaying its completion (with every
+        # completion that tracks it: a later commit or cp.async.mbarrier.arrive of the same warp); if NumSim
+        # cannot take that order, hold back its issue instead
         issue = run.issue_of(first.actor)
         if issue is None:
             raise PlanError("the prior access's async operation has no issue event in the default run")
-        steps.append(Step("sync", *run.occ[id(issue)], label=f"then: {b_label} (its async operation is issued)"))
+        note = RACE_NOTES.get(details.get("ordering_failure"), RACE_NOTES["default"])
+        why = _reversed_why(prior, current)
+        shown = [{"label": a_label, "operation": current}, {"label": f"then: {b_label}", "operation": prior}]
+        held_back = Step("sync", *run.occ[id(issue)], label=f"then: {b_label} (its async operation is issued)")
+        fallback = Plan("reversed_pair", Schedule((steps[0], held_back)), why + "; its async operation is "
+                        "issued only after that", shown, note)
+        delayed = (steps[0], Step("complete", *run.occ[id(issue)], label=f"then: {b_label} (its async operation "
+                                  f"completes)"), _access_step(first, run, f"then: {b_label}"))
+        plan = Plan("reversed_pair", Schedule(delayed, held_completions=_trackers(run, issue)),
+                    why + "; its async operation completes only after that",
+                    [shown[0], {"label": delayed[1].label, "operation": prior}, shown[1]], note)
+        plan.fallback = fallback
+        return plan
     else:
         steps.append(_access_step(first, run, f"then: {b_label}"))
     shown = [{"label": a_label, "operation": current}, {"label": f"then: {b_label}", "operation": prior}]
-    why = (f"runs the two unordered accesses the other way round: the {current.get('access', 'access')} by warp "
-           f"{current['warp']} first, then the {prior.get('access', 'access')} by warp {prior['warp']} (the default "
-           f"schedule ran them in the opposite order)")
-    return Plan("reversed_pair", Schedule(tuple(steps)), why, shown,
+    return Plan("reversed_pair", Schedule(tuple(steps)), _reversed_why(prior, current), shown,
                 RACE_NOTES.get(details.get("ordering_failure"), RACE_NOTES["default"]))
+
+
+def _reversed_why(prior: dict, current: dict) -> str:
+    return (f"runs the two unordered accesses the other way round: the {current.get('access', 'access')} by warp "
+            f"{current['warp']} first, then the {prior.get('access', 'access')} by warp {prior['warp']} (the default "
+            f"schedule ran them in the opposite order)")
+
+
+def _trackers(run: DefaultRun, issue) -> frozenset:
+    """Issue keys of the later async operations whose completion implies `issue`'s: every later tcgen05.commit
+    of the warp (a commit tracks all prior tcgen05 operations of the thread), every later
+    cp.async.mbarrier.arrive of the same lane (all its prior cp.async)."""
+    kind, lane = issue.details.get("kind", ""), issue.details.get("lane")
+    out = set()
+    for ev in run.events:
+        if ev.seq <= issue.seq or ev.kind != "async.issue" or ev.warp != issue.warp:
+            continue
+        later = ev.details.get("kind")
+        if (later == "tcgen05.commit" and kind.startswith("tcgen05")) or \
+                (later == "cp.async.mbarrier.arrive" and kind == "cp.async" and ev.details.get("lane") == lane):
+            out.add(run.occ[id(ev)])
+    return frozenset(out)
 
 
 class _SyncSide:

@@ -188,8 +188,7 @@ def _other_round(w: dict | None, read: dict) -> bool:
     if w is None or read is None:
         return False
     wi, ri = list(w.get("iters") or ()), list(read.get("iters") or ())
-    n = min(len(wi), len(ri))
-    return n > 0 and wi[:n] != ri[:n]
+    return bool(wi) and bool(ri) and wi[0] != ri[0]
 
 
 def _writer_text(w: dict | None, read_iters) -> str:
@@ -202,15 +201,22 @@ def _writer_text(w: dict | None, read_iters) -> str:
     return f"the {w.get('event', 'write')} by warp {w['warp']}{_where(w)}{rounds}"
 
 
+def _writers(ws: list, read_iters, shown: int = 2) -> str:
+    """The first writes a read saw (another round's first), and how many more."""
+    order = sorted(ws, key=lambda w: not _other_round(w, {"iters": read_iters}))
+    text = "; ".join(_writer_text(w, read_iters) for w in order[:shown])
+    return text + (f"; and {len(ws) - shown} more write(s)" if len(ws) > shown else "")
+
+
 def _read_lines(r: dict) -> list[str]:
     read = r["read"]
     lines = [f"    read of {r['allocation']} by warp {read['warp']}{_where(read)}"]
     iters = read.get("iters")
-    lines.append("      saw " + "; ".join(_writer_text(w, iters) for w in r["saw"]))
+    lines.append("      saw " + _writers(r["saw"], iters))
     if r["default_saw"] is None:
         lines.append("      (the default schedule never ran this read)")
     elif r["default_saw"] == r["saw"]:
         lines.append("      (so did the default schedule)")
     else:
-        lines.append("      default schedule saw " + "; ".join(_writer_text(w, iters) for w in r["default_saw"]))
+        lines.append("      default schedule saw " + _writers(r["default_saw"], iters))
     return lines
