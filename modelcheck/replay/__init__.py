@@ -19,11 +19,14 @@ from .. import numsim
 from ..common import findings as F
 from ..common.phase_a import StrictProtocol
 from ..common.results import resolve_inputs
-from .observe import barrier_states, observed_writes, output_differences, read_differences
+from .observe import barrier_states, observed_writes, other_round, output_differences, read_differences
 from .plan import DefaultRun, Plan, PlanError, plans
 from .report import ReplayReport, RunSummary
 
 __all__ = ["replay", "ReplayReport", "PlanError"]
+
+MAX_READS = 64       # reads kept in a report (read_count has the total)
+MAX_WRITERS = 4      # writes kept per read (saw_count has the total)
 
 
 def replay(func, inputs=None, finding_or_witness=None, *, max_polls: int = 1_000_000,
@@ -138,7 +141,8 @@ def _replay_plan(func, engine, inputs, plan: Plan, finding, run: DefaultRun, bas
         done = prog.get("done_steps")
         s["done"] = bool(done[k]) if done and k < len(done) else plan.schedule is None
     report = ReplayReport(func.name, finding, plan.method, plan.explanation, steps, default, forced, diffs, count,
-                          [_read_dict(r, run.sites) for r in reads])
+                          [_read_dict(r, run.sites) for r in reads[:MAX_READS]])
+    report.read_count = len(reads)
     report.outcome, report.effects = _outcome(plan, default, forced, count, reads)
     if plan.barriers and plan.schedule is not None:
         report.final_barriers = barrier_states(obs.trace.sync, plan.barriers)
@@ -156,8 +160,15 @@ def _op(key, sites) -> dict | None:
 
 
 def _read_dict(r: dict, sites) -> dict:
-    return {"read": _op(r["read"], sites), "allocation": r["allocation"], "saw": [_op(w, sites) for w in r["saw"]],
-            "default_saw": None if r["default_saw"] is None else [_op(w, sites) for w in r["default_saw"]]}
+    """A read and the writes it saw (another round's first; at most MAX_WRITERS of them, with the total)."""
+    read = _op(r["read"], sites)
+
+    def writers(ws):
+        ws = sorted(ws, key=lambda w: not other_round(w, r["read"]))
+        return [_op(w, sites) for w in ws[:MAX_WRITERS]]
+    return {"read": read, "allocation": r["allocation"], "saw": writers(r["saw"]), "saw_count": len(r["saw"]),
+            "default_saw": None if r["default_saw"] is None else writers(r["default_saw"]),
+            "default_saw_count": None if r["default_saw"] is None else len(r["default_saw"])}
 
 
 def _outcome(plan: Plan, default: RunSummary, forced: RunSummary, count: int, reads: list):

@@ -44,7 +44,8 @@ class ReplayReport:
     forced: RunSummary
     differences: list = field(default_factory=list)
     difference_count: int = 0
-    reads: list = field(default_factory=list)
+    reads: list = field(default_factory=list)          # the first MAX_READS reads that saw another write
+    read_count: int = 0
     outcome: str = "no_difference"
     effects: list = field(default_factory=list)
     alternatives: list = field(default_factory=list)   # more witnesses of the same finding (non-confluence)
@@ -100,11 +101,12 @@ class ReplayReport:
         if self.difference_count and self.forced.termination not in ("completed", "error"):
             lines.append("    (the forced run stopped before the end: its outputs are partial)")
         if self.reads:
-            lines.append(f"  reads that observed another write or another round's value ({len(self.reads)}):")
+            total = max(self.read_count, len(self.reads))
+            lines.append(f"  reads that observed another write or another round's value ({total}):")
             for r in self.reads[:SHOWN_READS]:
                 lines += _read_lines(r)
-            if len(self.reads) > SHOWN_READS:
-                lines.append(f"    ... {len(self.reads) - SHOWN_READS} more")
+            if total > SHOWN_READS:
+                lines.append(f"    ... {total - SHOWN_READS} more")
         return lines
 
     def print(self) -> None:
@@ -152,7 +154,7 @@ class ReplayReport:
             "outcome": self.outcome, "effects": list(self.effects), "method": self.method,
             "explanation": self.explanation, "steps": self.steps, "default": self.default.to_dict(),
             "forced": self.forced.to_dict(), "differences": self.differences,
-            "difference_count": self.difference_count, "reads": self.reads,
+            "difference_count": self.difference_count, "reads": self.reads, "read_count": self.read_count,
             "alternatives": [a.to_dict() for a in self.alternatives], "note": self.note,
             "final_barriers": self.final_barriers, "stats": self.stats})
 
@@ -201,22 +203,22 @@ def _writer_text(w: dict | None, read_iters) -> str:
     return f"the {w.get('event', 'write')} by warp {w['warp']}{_where(w)}{rounds}"
 
 
-def _writers(ws: list, read_iters, shown: int = 2) -> str:
-    """The first writes a read saw (another round's first), and how many more."""
-    order = sorted(ws, key=lambda w: not _other_round(w, {"iters": read_iters}))
-    text = "; ".join(_writer_text(w, read_iters) for w in order[:shown])
-    return text + (f"; and {len(ws) - shown} more write(s)" if len(ws) > shown else "")
+def _writers(ws: list, read_iters, total: int | None = None, shown: int = 2) -> str:
+    """The first writes a read saw (another round's first, as kept by the report), and how many more."""
+    total = len(ws) if total is None else total
+    text = "; ".join(_writer_text(w, read_iters) for w in ws[:shown])
+    return text + (f"; and {total - shown} more write(s)" if total > shown else "")
 
 
 def _read_lines(r: dict) -> list[str]:
     read = r["read"]
     lines = [f"    read of {r['allocation']} by warp {read['warp']}{_where(read)}"]
     iters = read.get("iters")
-    lines.append("      saw " + _writers(r["saw"], iters))
+    lines.append("      saw " + _writers(r["saw"], iters, r.get("saw_count")))
     if r["default_saw"] is None:
         lines.append("      (the default schedule never ran this read)")
-    elif r["default_saw"] == r["saw"]:
+    elif r["default_saw"] == r["saw"] and r.get("default_saw_count") == r.get("saw_count"):
         lines.append("      (so did the default schedule)")
     else:
-        lines.append("      default schedule saw " + _writers(r["default_saw"], iters))
+        lines.append("      default schedule saw " + _writers(r["default_saw"], iters, r.get("default_saw_count")))
     return lines
