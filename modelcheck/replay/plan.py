@@ -10,7 +10,9 @@ gate follows.  Methods, by what the finding carries:
   explorer's order of sync commands and completion deliveries on the barriers it names;
   every other operation and completion on those barriers waits until the witness is done.
 - reversed pair (`data_race`, and the phase-A happens-before findings whose two operations
-  nothing orders): run the later operation first, hold the earlier one until it has run.
+  nothing orders): run the later operation first, hold the earlier one until it has run (an
+  async operation's access: delay its completion, and the commits or arrivals that track it;
+  if NumSim cannot take that order, hold its issue instead).
 - overtaking (`mbarrier_arrive_before_consumption`): let the consumers observe generation g
   as late as possible -- once the producer has reached the re-arm of generation g+1 (or, for
   a deferred arrival, just before it lands) -- so they see what the producer wrote since.
@@ -83,6 +85,9 @@ class DefaultRun:
         self.accesses = trace.accesses
         self.occ = occurrences(self.events, self.accesses)
         self.name_of = name_of
+        self.by_op: dict = {}           # (warp, site, iters) -> its events, in order
+        for ev in self.events:
+            self.by_op.setdefault((ev.warp, ev.site, tuple(ev.iters)), []).append(ev)
 
     def barrier_name(self, barrier) -> str:
         if barrier is None:
@@ -92,10 +97,8 @@ class DefaultRun:
         return self.name_of(barrier[2])
 
     def event(self, warp, site, iters, kinds=None, used=(), want_async=False):
-        iters = tuple(iters or ())
-        for ev in self.events:
-            if ev.warp == warp and ev.site == site and tuple(ev.iters) == iters and id(ev) not in used and \
-                    (kinds is None or ev.kind in kinds) and is_async_event(ev) == want_async:
+        for ev in self.by_op.get((warp, site, tuple(iters or ())), ()):
+            if id(ev) not in used and (kinds is None or ev.kind in kinds) and is_async_event(ev) == want_async:
                 return ev
         return None
 
