@@ -173,7 +173,8 @@ def _read_dict(r: dict, sites) -> dict:
 
 def _outcome(plan: Plan, default: RunSummary, forced: RunSummary, count: int, reads: list):
     if plan.schedule is None:
-        return "default_schedule", [f"error:{d['kind']}" for d in default.errors()]
+        return "default_schedule", [f"error:{d['kind']}" for d in default.errors()] + \
+            ([f"protocol:{default.protocol['kind']}"] if default.protocol else [])
     effects = []
     before = {(d["kind"], d["message"]) for d in default.errors()}
     for d in forced.errors():

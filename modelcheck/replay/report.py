@@ -78,6 +78,14 @@ class ReplayReport:
             if self.note:
                 lines.append(f"    why: {self.note}")
         lines.append(f"  default schedule: {_ending(self.default)}")
+        if self.method == "default_schedule":
+            for d in self.default.diagnostics:
+                for b in d.get("details", {}).get("blocked", []) if d["kind"] == "deadlock" else []:
+                    lines.append(f"    blocked warp {b['warp']}: {b.get('awaits', '?')}{_iters(b.get('iters'))}")
+            if self.default.protocol:
+                p = self.default.protocol
+                lines.append(f"  protocol violation on the default schedule: {p['kind']}: {p['message']}")
+            return lines
         lines.append(f"  forced schedule:  {_ending(self.forced)}")
         for d in self.forced.diagnostics:
             for b in d.get("details", {}).get("blocked", []) if d["kind"] in ("deadlock", "schedule_stuck") else []:
@@ -89,6 +97,7 @@ class ReplayReport:
         if self.forced.protocol and self.forced.protocol != self.default.protocol:
             p = self.forced.protocol
             lines.append(f"  protocol violation on the forced schedule: {p['kind']}: {p['message']}")
+
         if self.difference_count:
             lines.append(f"  outputs: {self.difference_count} element(s) differ")
             for d in self.differences:

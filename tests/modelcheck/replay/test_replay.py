@@ -152,3 +152,10 @@ def test_nonconfluent_witnesses_end_with_different_leftovers():
     first, second = r.final_barriers["named barrier 1"], r.alternatives[0].final_barriers["named barrier 1"]
     assert first != second and "32/64 threads arrived" in first and "32/64 threads arrived" in second
     assert "witness 2: replay REPRODUCED" in r.format()
+
+
+def test_a_rearm_nobody_waits_for_shows_the_protocol_violation_of_the_default_run():
+    k = _kernel("mbar_generation_reuse")
+    r = replay(k.func, None, _error(modelcheck.synccheck(k.func), "mbarrier_arrive_before_consumption"))
+    assert r.method == "default_schedule" and r.effects == ["protocol:mbarrier_arrive_before_consumption"]
+    assert "protocol violation on the default schedule" in r.format() and "forced schedule" not in r.format()
