@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from benchmarks._common import record  # noqa: E402
-from tests.manifest import KERNELS, stage_cases  # noqa: E402
+from tests.manifest import KERNELS, manifest_overrides, stage_cases  # noqa: E402
 
 TARGET_S = 2.0
 
@@ -27,12 +27,14 @@ TARGET_S = 2.0
 def run(name: str, entry: dict, expect: dict, repeat: int) -> dict:
     import modelcheck
     from modelcheck.prover import prove
-    func = modelcheck.load(KERNELS / entry["file"], **entry["constants"]).func
+    kernel = modelcheck.load(KERNELS / entry["file"], **entry["constants"])
+    func = kernel.func
+    inputs = (lambda consts: manifest_overrides(entry, consts)) if entry.get("inputs_builder") else None
     ranges = {n: (lo, hi) for n, (lo, hi) in expect["symbolic"].items()}
     walls, cpus, report = [], [], None
     for _ in range(repeat):
         t0, c0 = time.perf_counter(), time.process_time()
-        report = prove(func, symbolic=list(ranges), ranges=ranges)
+        report = prove(func, symbolic=list(ranges), ranges=ranges, inputs=inputs)
         walls.append(time.perf_counter() - t0)
         cpus.append(time.process_time() - c0)
     families: dict = {}

@@ -5,6 +5,11 @@ import importlib.util
 import json
 from pathlib import Path
 
+import numpy as np
+
+import ir
+from modelcheck import numsim
+
 ROOT = Path(__file__).resolve().parent.parent
 KERNELS = ROOT / "kernels"
 INPUT_BUILDERS = KERNELS / "inputs"
@@ -39,3 +44,18 @@ def inputs_builder(entry: dict):
     mod = importlib.util.module_from_spec(loaded)
     loaded.loader.exec_module(mod)
     return getattr(mod, function)
+
+
+def manifest_overrides(entry: dict, constants: dict | None = None) -> dict:
+    """The entry's inputs at given constants: its inputs_builder's dict, then the input specs
+    (zeros|ones|random[:seed]|FILE.npy) on top; buffers neither lists are left to the caller."""
+    builder = inputs_builder(entry)
+    overrides = dict(builder(dict(constants or {}))) if builder is not None else {}
+    for param, spec in entry["inputs"].items():
+        overrides[param] = np.load(KERNELS / spec) if spec.endswith(".npy") else spec
+    return overrides
+
+
+def manifest_inputs(func: "ir.PrimFunc", entry: dict, constants: dict | None = None) -> dict:
+    """The manifest's inputs for one kernel, every other static-shape buffer zero-filled."""
+    return numsim.default_inputs(func, manifest_overrides(entry, constants))

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import importlib.util
 
-import numpy as np
 import pytest
 
 import ir
 import modelcheck
 from modelcheck import numsim
-from tests.manifest import INPUT_BUILDERS, KERNELS, entries, inputs_builder, load_manifest, stage_cases
+from tests.manifest import (INPUT_BUILDERS, KERNELS, entries, inputs_builder, load_manifest, manifest_inputs,
+                            manifest_overrides, stage_cases)
 
 
 def test_manifest_lists_every_kernel_file():
@@ -69,16 +69,6 @@ def test_real_parser_accepts_kernel(name, entry):
     assert getattr(module, name) is not None
 
 
-def manifest_inputs(func: ir.PrimFunc, entry: dict, constants: dict | None = None) -> dict:
-    """The manifest's inputs for one kernel: its inputs_builder's dict (called with the kernel's constants),
-    then the input specs (zeros|ones|random[:seed]|FILE.npy) on top."""
-    builder = inputs_builder(entry)
-    overrides = dict(builder(dict(constants or {}))) if builder is not None else {}
-    for param, spec in entry["inputs"].items():
-        overrides[param] = np.load(KERNELS / spec) if spec.endswith(".npy") else spec
-    return numsim.default_inputs(func, overrides)
-
-
 def expectation_failure(name: str, verdict: str, kinds: set, expect: dict, text: str = "") -> str | None:
     if verdict != expect["verdict"]:
         return f"{name}: verdict {verdict}, expected {expect['verdict']}\n{text}"
@@ -131,12 +121,9 @@ def test_prove_stage(name, entry, expect):
     from modelcheck.prover import prove
     kernel = modelcheck.load(KERNELS / entry["file"], **entry["constants"])
     ranges = {n: (lo, hi) for n, (lo, hi) in expect["symbolic"].items()}
-    inputs = None
-    if entry.get("inputs_builder"):
-        # TMA byte counts come from a run at the smallest sizes: the tensor maps must be built for them
-        smallest = {n: lo for n, (lo, _) in ranges.items()}
-        small = modelcheck.load(KERNELS / entry["file"], **{**entry["constants"], **smallest})
-        inputs = manifest_inputs(small.func, entry, small.constants)
+    # the prover runs the kernel at several sizes (TMA byte counts, the refutation sweep, replay):
+    # inputs are built for each from the constants at that size
+    inputs = (lambda consts: manifest_overrides(entry, consts)) if entry.get("inputs_builder") else None
     report = prove(kernel.func, symbolic=list(ranges), ranges=ranges, inputs=inputs)
     assert report.verdict == expect["verdict"], report.format()
     if "sizes" in expect:

@@ -7,6 +7,11 @@ the invariant does not settle is searched for a counterexample from the initial 
 a counterexample is then confirmed on NumSim: the kernel is specialized to each size up
 to the one found and checked by Synccheck (every schedule of the fixed program), and the
 smallest size with a finding is reported with that finding's witness.
+
+`inputs` is what NumSim needs for the concrete runs (TMA byte counts at the smallest sizes,
+the refutation sweep and replays at specialized sizes): a dict for one size, or a function
+from the kernel's constants at a size to an inputs dict (unlisted buffers are zero-filled),
+which is what kernels whose tensor maps depend on the sizes need.
 """
 from __future__ import annotations
 
@@ -56,7 +61,7 @@ def prove(func, symbolic, ranges: dict | None = None, inputs=None, *, max_depth:
         samples = reachable_states(model, _sample_sizes(ranges))
         cands = surviving(model, cands, samples)
         report.stats["sampled_states"] = len(samples)
-        invariant, queries = houdini(model, cands, deadline)
+        invariant, queries = houdini(model, cands, deadline, report.stats)
     except (TimeoutError, RuntimeError) as err:
         report.incomplete(f"no invariant: {err}")
         return report.finish(t0)
@@ -65,7 +70,7 @@ def prove(func, symbolic, ranges: dict | None = None, inputs=None, *, max_depth:
     outcomes = prove_all(model, invariant)
     unknown = {k: o for k, o in outcomes.items() if o.status != "proved"}
     if unknown:
-        outcomes.update(refute(model, func, ranges, unknown, deadline, _specialize, max_depth))
+        outcomes.update(refute(model, func, ranges, unknown, deadline, _specializer(inputs), max_depth))
     for (fam, prop), out in sorted(outcomes.items()):
         report.properties.append(PropertyResult(fam, prop, out.status, out.seconds, out.model, out.depth, out.note,
                                                 out.finding, getattr(out, "replay", None)))
@@ -99,10 +104,28 @@ def _describe(model: Model) -> dict:
 
 
 def _specialize(func: ir.PrimFunc, sizes: dict) -> ir.PrimFunc:
+    """The kernel with `sizes` substituted; the other constants keep the values `func` was loaded with."""
     from .. import kernel as kernel_mod
     if func.source is None:
         raise OutsideFragment("the kernel has no source text to specialize")
-    return kernel_mod.parse(func.source, path=func.path or "<kernel>", **sizes)
+    consts = {c.name: c.value for c in func.constants}
+    return kernel_mod.parse(func.source, path=func.path or "<kernel>", **(consts | sizes))
+
+
+def _inputs_at(small: ir.PrimFunc, inputs):
+    """Inputs for the specialized kernel: a function of its constants is called; a dict is used as given."""
+    if not callable(inputs):
+        return inputs
+    from .. import numsim
+    return numsim.default_inputs(small, dict(inputs({c.name: c.value for c in small.constants})))
+
+
+def _specializer(inputs):
+    """specialize(func, sizes) -> (kernel at those sizes, its inputs), for the refutation sweep and replay."""
+    def specialize(func, sizes):
+        small = _specialize(func, sizes)
+        return small, _inputs_at(small, inputs)
+    return specialize
 
 
 def _tma_bytes(func, skel, ranges, inputs) -> dict:
@@ -112,7 +135,7 @@ def _tma_bytes(func, skel, ranges, inputs) -> dict:
     from .. import numsim
     sizes = {n: lo for n, (lo, _) in ranges.items()}
     small = _specialize(func, sizes)
-    ins, missing = resolve_inputs(small, inputs)
+    ins, missing = resolve_inputs(small, _inputs_at(small, inputs))
     if missing:
         raise OutsideFragment(f"TMA byte counts need inputs for {', '.join(missing)}")
     trace = numsim.Trace()

@@ -18,6 +18,7 @@ the measurements; engineering-measurements §3), one move per query.
 """
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -102,14 +103,43 @@ def counters(m: Model, st: State, fam: str, slot) -> dict:
     return cs
 
 
+def roles(m: Model) -> dict:
+    """warp -> the lowest warp with the same sync program (same commands, slots, parities, guards, loops)."""
+    def program(p):
+        return [(st.cmd, st.guard, st.block.kind, st.block.var, st.block.start, st.block.stop, st.offset)
+                for st in p.steps]
+    firsts: list = []
+    out = {}
+    for p in m.procs:
+        prog = program(p)
+        rep = next((w for w, other in firsts if other == prog), None)
+        if rep is None:
+            firsts.append((p.warp, prog))
+            rep = p.warp
+        out[p.warp] = rep
+    return out
+
+
+def _warp_of(counter: str) -> int | None:
+    m = re.match(r"(?:arr|wait|tma)(\d+)", counter)
+    return int(m.group(1)) if m else None
+
+
 def candidates(m: Model) -> list[Candidate]:
+    """Every `a <= b + c` over one family's counters, except between two warps of one role: warps with the
+    same sync program relate through the generation counter (arr_i <= gen + 1 <= arr_j + 1), and the
+    direct pairs would grow with the square of the role's size (4 consumer warps: 4x the candidates)."""
     probe = m.state("probe")
+    role = roles(m)
     cands: list[Candidate] = []
     for fam, prm in m.params.items():
         names = sorted(counters(m, probe, fam, z3.Int("probe_slot")))
         for a in names:
             for b in names:
                 if a == b:
+                    continue
+                wa, wb = _warp_of(a), _warp_of(b)
+                if wa is not None and wb is not None and wa != wb and role[wa] == role[wb]:
                     continue
                 for c in OFFSETS:
                     cands.append(Candidate(f"{fam}[s].{a} <= {b} + {c}", fam,
@@ -147,16 +177,18 @@ def initial(m: Model, st: State) -> list:
 
 
 # ---------------------------------------------------------------------------------- Houdini
-def houdini(m: Model, cands: list[Candidate], deadline: float) -> tuple[list[Candidate], int]:
+def houdini(m: Model, cands: list[Candidate], deadline: float, stats: dict | None = None
+            ) -> tuple[list[Candidate], int]:
     """The largest subset of `cands` true initially and preserved by every move."""
+    stats = {} if stats is None else stats
+    stats["houdini_queries"] = 0
     s0 = m.state("h0")
     sig = sigma(m, "h")
     keep = list(cands)
-    queries = 0
     while keep:
         conds = [c.at(s0, sig.get(m.params[c.family].size) if c.family else None) for c in keep]
         r, model = _check(initial(m, s0) + m.domain() + _ranges(m, sig) + [z3.Not(z3.And(*conds))] + s0.side)
-        queries += 1
+        stats["houdini_queries"] += 1
         if r == z3.unsat:
             break
         if r == z3.unknown:
@@ -164,22 +196,34 @@ def houdini(m: Model, cands: list[Candidate], deadline: float) -> tuple[list[Can
         keep = [c for c, cond in zip(keep, conds) if z3.is_true(model.eval(cond, model_completion=True))]
     s0, s1 = m.state("i0"), m.state("i1")
     _, mvs = transition(m, s0, s1)
+    keep = _rounds(m, keep, mvs, [], s0, s1, sig, deadline, stats)
+    return _strongest(keep), stats["houdini_queries"]
+
+
+def _rounds(m: Model, keep: list, mvs: list, premise: list, s0, s1, sig, deadline: float, stats: dict) -> list:
+    """Houdini rounds: drop from `keep` what some move in `mvs` does not preserve, assuming `keep` and the
+    (already inductive) `premise` before the move."""
+    fams = {c.family for c in keep}
+    # a move changes only the counters of its own family: candidates of other families are preserved
+    mvs = [mv for mv in mvs if "" in fams or mv.family in fams]
     stable, i = 0, 0
     while keep and stable < len(mvs):
         if time.monotonic() > deadline:
             raise TimeoutError("the invariant search ran out of time")
         mv = mvs[i % len(mvs)]
         i += 1
+        touched = [c for c in keep if not c.family or c.family == mv.family]
+        if not touched:
+            stable += 1
+            continue
         assigns = [sig] + ([{m.params[mv.family].size: mv.slot}] if mv.slot is not None and mv.family in m.params
                            else [])
-        pre = instances(m, keep, s0, assigns)
-        # a move changes only the counters of its own family: the others are preserved by construction
-        touched = [c for c in keep if not c.family or c.family == mv.family]
+        pre = instances(m, premise + keep, s0, assigns)
         post = [c.at(s1, sig.get(m.params[c.family].size) if c.family else None) for c in touched]
         # side constraints last: building terms adds the quotient definitions they rely on
         r, model = _check(m.domain() + _ranges(m, sig) + [mv.pre, mv.post] + pre + [z3.Not(z3.And(*post))]
                           + s0.side + s1.side)
-        queries += 1
+        stats["houdini_queries"] += 1
         if r == z3.unsat:
             stable += 1
             continue
@@ -191,7 +235,7 @@ def houdini(m: Model, cands: list[Candidate], deadline: float) -> tuple[list[Can
             raise RuntimeError("Houdini made no progress")
         keep = nxt
         stable = 0
-    return _strongest(keep), queries
+    return keep
 
 
 def _strongest(keep: list[Candidate]) -> list[Candidate]:
@@ -212,10 +256,13 @@ def prove_all(m: Model, invariant: list[Candidate]) -> dict:
     for mv in mvs:
         for key, cond in mv.bad.items():
             per_move.setdefault(key, []).append((mv, cond))
-    state_bad = bad_by_property(m, s0, [], sig)       # exit balance only (no moves)
-    from .transitions import stuck
-    for fam, cond in stuck(m, s0, mvs).items():
-        state_bad[(fam, "P4")] = z3.Or(state_bad[(fam, "P4")], cond) if (fam, "P4") in state_bad else cond
+    state_bad = {k: [c] for k, c in bad_by_property(m, s0, [], sig).items()}   # exit balance only (no moves)
+    # a stuck state, one query per wait that could be the blocked one: the disjunction over all of them in one
+    # query is what made deadlock freedom time out with three identical consumer warps
+    nothing = z3.And(z3.Not(s0.done()), *[z3.Not(mv.pre) for mv in mvs])
+    for mv in mvs:
+        if mv.blocked is not None:
+            state_bad.setdefault((mv.family, "P4"), []).append(z3.And(nothing, mv.blocked))
     keys = sorted(set(per_move) | set(state_bad))
     for key in keys:
         t0 = time.monotonic()
@@ -224,11 +271,10 @@ def prove_all(m: Model, invariant: list[Candidate]) -> dict:
         for mv, cond in per_move.get(key, []):
             assigns = [sig] + ([{m.params[mv.family].size: mv.slot}] if mv.slot is not None else [])
             checks.append((assigns, cond))
-        if key in state_bad:
-            # a stuck state: the invariant at the slots of every blocked wait
-            assigns = [sig] + [{m.params[mv.family].size: mv.slot} for mv in mvs
-                               if mv.blocked is not None and mv.slot is not None]
-            checks.append((assigns, state_bad[key]))
+        # a state-only condition: the invariant at the slots of every blocked wait
+        assigns = [sig] + [{m.params[mv.family].size: mv.slot} for mv in mvs
+                           if mv.blocked is not None and mv.slot is not None]
+        checks.extend((assigns, cond) for cond in state_bad.get(key, ()))
         for assigns, cond in checks:
             inv = instances(m, invariant, s0, assigns)
             r, _ = _check(m.domain() + _ranges(m, sig) + inv + [cond] + s0.side)

@@ -354,15 +354,19 @@ class State:
             return z3.IntVal(0)
         return self.terms.floordiv(x - residue + period - 1, period)
 
+    def _slot_of(self, form):
+        """The slot of a command whose slot does not move with its loop (a constant or a symbolic term)."""
+        return self.terms.int_of(form.expr) if form.kind == "expr" else form.value
+
     def _count_between(self, u, v, gs, form, slot):
         T = self.terms
-        if slot is None or form.kind == "const":
+        if slot is None or form.kind in ("const", "expr"):
             if gs is None or gs.period == 1:
                 n = v - u if gs is None or gs.pattern[0] else z3.IntVal(0)
             else:
                 n = sum((self._below(v, gs.period, e) - self._below(u, gs.period, e)
                          for e, on in enumerate(gs.pattern) if on), z3.IntVal(0))
-            return n if slot is None else z3.If(slot == form.value, n, 0)
+            return n if slot is None else z3.If(slot == self._slot_of(form), n, 0)
         if form.kind == "rot" and (gs is None or gs.period == 1):
             if gs is not None and not gs.pattern[0]:
                 return z3.IntVal(0)
@@ -410,7 +414,7 @@ class State:
             if st.guard is not None:
                 n = z3.If(T.bool_of(st.guard), n, 0)
             if slot is not None:
-                n = z3.If(slot == form.value, n, 0)
+                n = z3.If(slot == self._slot_of(form), n, 0)
         else:
             start = T.int_of(b.start)
             done = upto if upto is not None else self._iterations_done(st, at_end)

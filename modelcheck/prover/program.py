@@ -99,13 +99,15 @@ class IterSet:
 class SlotForm:
     """How a loop command's barrier slot depends on the iteration r.
 
-    const: always `value`; rot: (r + offset) % size; table: values[r % period]."""
+    const: always `value`; rot: (r + offset) % size; table: values[r % period]; expr: `expr`, a term in
+    the symbolic constants only (an epilogue's `(2 * N - 1) % D`)."""
 
     kind: str
     value: int = 0
     offset: int = 0
     size: int = 1
     values: tuple = ()
+    expr: ir.Expr | None = None
 
 
 def _periodic(fn, what: str, span) -> tuple[int, tuple]:
@@ -188,11 +190,13 @@ def guard_set(var: str, guard: ir.Expr | None, symbolic, span) -> IterSet:
 def slot_form(var: str | None, slot: ir.Expr, symbolic, span) -> SlotForm:
     fv = free_vars(slot)
     if var is None or var not in fv:
+        if fv and fv <= set(symbolic):
+            return SlotForm("expr", expr=slot)
         if fv:
             raise OutsideFragment("a barrier slot that depends on a symbolic constant", span)
         return SlotForm("const", value=int(evaluate(slot, {})))
     if fv - {var}:
-        raise OutsideFragment("a barrier slot that depends on a symbolic constant", span)
+        raise OutsideFragment("a barrier slot that depends on both the loop variable and a symbolic constant", span)
     period, vals = _periodic(lambda r: int(evaluate(slot, {var: r})), "a barrier slot", span)
     if period > 1 and sorted(vals) == list(range(period)) and all(
             vals[e] == (vals[0] + e) % period for e in range(period)):

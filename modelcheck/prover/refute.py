@@ -49,8 +49,13 @@ class Sweep:
             from .. import synccheck
             t0 = time.monotonic()
             try:
-                rep = synccheck(self.specialize(self.func, sizes))
-                self.results[key] = [f for f in rep.findings if f.status == "error"]
+                small, inputs = self.specialize(self.func, sizes)
+                rep = synccheck(small, inputs)
+                errors = [f for f in rep.findings if f.status == "error"]
+                if not errors and rep.verdict == "incomplete":
+                    why = "; ".join(f.message for f in rep.findings if f.status == "incomplete") or "incomplete"
+                    raise RuntimeError(f"Synccheck could not check {_fmt(sizes)}: {why}")
+                self.results[key] = errors
             except Exception as err:      # noqa: BLE001 - a size that cannot be specialized is reported as such
                 self.results[key] = err
             self.seconds += time.monotonic() - t0
@@ -92,7 +97,8 @@ def confirm_by_replay(func, specialize, sizes: dict, finding) -> dict:
     """Replay the confirming finding on the kernel specialized to `sizes`: a summary of what it shows."""
     from ..replay import PlanError, replay
     try:
-        return replay(specialize(func, sizes), None, finding).summary()
+        small, inputs = specialize(func, sizes)
+        return replay(small, inputs, finding).summary()
     except PlanError as err:
         return {"outcome": "not_replayable", "headline": f"not replayable: {err}"}
 

@@ -401,6 +401,9 @@ class Extractor:
                         merged[key] = Opaque(f"local {name} set on one side of a branch", s.span)
                     elif _norm_eq(va, vb):
                         merged[key] = va
+                    elif isinstance(va, Opaque) or isinstance(vb, Opaque):
+                        # an unknown value stays unknown after the join; only a use of it in sync fails
+                        merged[key] = va if isinstance(va, Opaque) else vb
                     elif any(_is_lanes(x) for x in (va, vb)):
                         merged[key] = Opaque("a local depending on both the lane and a loop variable", s.span)
                     else:
@@ -624,6 +627,8 @@ def _fold(e: ir.BinOp) -> ir.Expr:
 
 
 def _norm_eq(a, b) -> bool:
+    if a is b:
+        return True
     if isinstance(a, Sym) and isinstance(b, Sym):
         return a.e == b.e
     if isinstance(a, (Sym, Opaque)) or isinstance(b, (Sym, Opaque)):
