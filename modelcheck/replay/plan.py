@@ -13,7 +13,7 @@ gate follows.  Methods, by what the finding carries:
   nothing orders): run the later operation first, hold the earlier one until it has run (an
   async operation's access: delay its completion, and the commits or arrivals that track it;
   if NumSim cannot take that order, hold its issue instead).
-- overtaking (`mbarrier_arrive_before_consumption`): let the consumers observe generation g
+- overtaking (`mbarrier_arrive_before_consumption`, `..._prior_generation_not_consumed`): let the consumers observe generation g
   as late as possible -- once the producer has reached the re-arm of generation g+1 (or, for
   a deferred arrival, just before it lands) -- so they see what the producer wrote since.
 - default schedule: every other finding does not depend on the schedule; NumSim's default
@@ -37,6 +37,9 @@ PROTOCOL_EVENTS = frozenset(e for events in COMMAND_EVENTS.values() for e in eve
 REVERSIBLE = {"mbarrier_prior_generation_consumption_not_happens_before": "the consuming wait",
               "mbarrier_init_not_happens_before_use": "the init"}
 
+
+# phase-A findings of a re-arm (its `operation`) before any wait observed the previous generation
+OVERTAKING = ("mbarrier_arrive_before_consumption", "mbarrier_prior_generation_not_consumed")
 
 # why a race's reversed order may be impossible in NumSim, by ordering failure
 RACE_NOTES = {
@@ -134,7 +137,7 @@ def plans(kind: str | None, details: dict, run: DefaultRun) -> list[Plan]:
         return [_reversed_race(details, run)]
     if kind in REVERSIBLE and details.get("related_operations") and details.get("operation"):
         return [_reversed_sync(kind, details, run)]
-    if kind == "mbarrier_arrive_before_consumption" and details.get("operation"):
+    if kind in OVERTAKING and details.get("operation"):
         plan = _overtaking(details, run)
         if plan is not None:
             return [plan]
