@@ -14,8 +14,9 @@ gate follows.  Methods, by what the finding carries:
   async operation's access: delay its completion, and the commits or arrivals that track it;
   if NumSim cannot take that order, hold its issue instead).
 - overtaking (`mbarrier_arrive_before_consumption`, `..._prior_generation_not_consumed`): let
-  the consumers observe generation g as late as possible -- once the producer has reached the re-arm of generation g+1 (or, for
-  a deferred arrival, just before it lands) -- so they see what the producer wrote since.
+  the consumers observe generation g as late as possible -- once the producer has reached the
+  re-arm of generation g+1 (or, for a deferred arrival, just before it lands) -- so they see
+  what the producer wrote since.
 - default schedule: every other finding does not depend on the schedule; NumSim's default
   run shows it.
 """
