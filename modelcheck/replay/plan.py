@@ -44,10 +44,10 @@ OVERTAKING = ("mbarrier_arrive_before_consumption", "mbarrier_prior_generation_n
 
 # why a race's reversed order may be impossible in NumSim, by ordering failure
 RACE_NOTES = {
-    "missing_proxy_bridge": "in execution the two accesses are ordered; what is missing is a proxy fence, so on "
-                            "hardware the async proxy may observe the generic write late (or the reverse). NumSim's "
-                            "memory is coherent across proxies, so it cannot run them the other way round and the "
-                            "stale value shows only on hardware",
+    "missing_proxy_bridge": "what is missing is a proxy fence: on hardware the async proxy may observe the generic "
+                            "write late (or the reverse) even where execution orders the two accesses. NumSim's memory "
+                            "is coherent across proxies, so that stale value shows only on hardware; and NumSim could "
+                            "not run the two accesses the other way round either",
     "missing_release_acquire": "in execution the two accesses are ordered (the reader waits for the flag); what is "
                                "missing is the release/acquire pair, so on hardware the reader may still see stale "
                                "data. NumSim's memory is sequentially consistent (no weak memory model), so it "
@@ -230,13 +230,18 @@ def _reversed_race(details: dict, run: DefaultRun) -> Plan:
         plan = Plan("reversed_pair", Schedule(delayed, held_completions=_trackers(run, issue)),
                     why + "; its async operation completes only after that",
                     [shown[0], {"label": delayed[1].label, "operation": prior}, shown[1]], note)
-        plan.fallback = fallback
+        if issue.warp != second_warp(second):
+            plan.fallback = fallback    # (the same warp issued it earlier in program order: cannot be held)
         return plan
     else:
         steps.append(_access_step(first, run, f"then: {b_label}"))
     shown = [{"label": a_label, "operation": current}, {"label": f"then: {b_label}", "operation": prior}]
     return Plan("reversed_pair", Schedule(tuple(steps)), _reversed_why(prior, current), shown,
                 RACE_NOTES.get(details.get("ordering_failure"), RACE_NOTES["default"]))
+
+
+def second_warp(side) -> int:
+    return side.event.warp if side.kind == "sync" else side.warp
 
 
 def _reversed_why(prior: dict, current: dict) -> str:

@@ -70,13 +70,17 @@ class ReplayReport:
             mark = "x" if step.get("done") else " "
             lines.append(f"    [{mark}] {n:>2}. {step['label']}{_where(step.get('operation'))}")
         prog = self.forced.schedule
+        early = prog.get("out_of_order") if prog and self.method == "reversed_pair" else None
         if prog and not prog.get("followed") and self.steps:
             nxt = prog.get("next")
             lines.append(f"    forced schedule not followed: step {nxt + 1 if nxt is not None else '?'} never "
                          f"became possible" + (" (every warp had finished)" if prog.get("abandoned_at") is not None
                                                else ""))
-            if self.note:
-                lines.append(f"    why: {self.note}")
+        elif early:
+            lines.append(f"    forced schedule not followed: step(s) {', '.join(str(k + 1) for k in early)} happened "
+                         f"before their turn (NumSim performs that access earlier than the order asks)")
+        if self.note and self.outcome == "schedule_not_followed":
+            lines.append(f"    why: {self.note}")
         lines.append(f"  default schedule: {_ending(self.default)}")
         if self.method == "default_schedule":
             for d in self.default.diagnostics:
