@@ -159,3 +159,16 @@ def test_a_rearm_nobody_waits_for_shows_the_protocol_violation_of_the_default_ru
     r = replay(k.func, None, _error(modelcheck.synccheck(k.func), "mbarrier_arrive_before_consumption"))
     assert r.method == "default_schedule" and r.effects == ["protocol:mbarrier_arrive_before_consumption"]
     assert "protocol violation on the default schedule" in r.format() and "forced schedule" not in r.format()
+
+
+def test_an_async_side_is_delayed_at_its_completion_with_what_tracks_it():
+    """cp_async_overtaking's write/write race between round 0's and round 1's cp.async of one lane: the forced
+    schedule lets round 1's copy land first and delays round 0's (and the lane's later cp.async.mbarrier.arrive,
+    which reports it complete), so round 0's bytes win and the consumer stores other values."""
+    k = _kernel("cp_async_overtaking")
+    inputs = modelcheck.numsim.default_inputs(k.func, {"g": "random:3"})
+    race = _error(modelcheck.racecheck(k.func, inputs), "data_race")
+    r = replay(k.func, inputs, race)
+    assert r.outcome == "reproduced" and "completes only after that" in r.explanation
+    assert [s["done"] for s in r.steps] == [True, True, True]
+    assert not r.forced.schedule["out_of_order"] and "outputs_differ" in r.effects
