@@ -8,7 +8,9 @@ that polls the same site twice with no side effect in between is parked on the
 barrier it polls until that barrier changes — it cannot behave differently before.
 Deadlock = nothing runnable, no pending completion, and some warp not finished; the
 report names each blocked warp and what it awaits.  Budgets exhausted raise
-`ResourceLimit` (incomplete), never a deadlock claim.
+`ResourceLimit` (incomplete), never a deadlock claim.  Woken warps rejoin the queue in the
+order their barriers changed (a dict, not a set: run to run the same).  `schedule.py` holds
+the variant that follows a forced schedule.
 """
 from __future__ import annotations
 

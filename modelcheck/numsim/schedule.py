@@ -11,15 +11,21 @@ How: the kernel is compiled with a hold in front of each statement holding a sit
 step or a held key names (a default run compiles no holds, so it keeps its speed).  Before
 such a statement runs, the `Gate` says whether the warp may go on: an operation a step names
 runs only when every earlier step has happened; a held operation only after the last step.
-The gate observes sync events and access records and consumes the steps they match;
-completions on a scheduled barrier are delivered only when a step says so.  Between steps
-the default scheduler runs whatever is free.  When nothing can run while a step still
-waits, the run stops with `ScheduleStuck` (verdict incomplete), naming the held and
-blocked warps and the step it waited for.
+The gate observes sync events and access records and consumes the steps they match (one
+that happens before its turn is recorded as out of order).  A completion is delivered when
+a step names it (by its issue, or by barrier and bytes on a scheduled barrier); completions
+held back wait for the last step.  Between steps the default scheduler runs whatever is
+free.  When nothing can run: if every unfinished warp waits on a barrier, the schedule led
+into a deadlock (reported as one); if the gate holds a warp or a completion, the run stops
+with `ScheduleStuck` (verdict incomplete), naming the held and blocked warps and the step it
+waited for.  A warp spinning on memory (a while loop polling, SPIN_POLLS times with nothing
+observable changing) is parked meanwhile, so a stuck schedule is found without spending the
+poll budget; once the schedule is done the default rules apply again.
 
 Occurrences count the events of one (warp, site, event) in execution order, skipping the
-events async completions raise (`is_async_event`); the planner that builds a schedule from
-a default run counts the same way (`occurrences`).
+events async completions raise (`is_async_event`); an async operation's access takes the
+occurrence of its issue.  The planner that builds a schedule from a default run counts the
+same way (`occurrences`).
 """
 from __future__ import annotations
 
