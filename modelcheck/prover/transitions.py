@@ -90,10 +90,13 @@ def _misplaced(m: Model, s0: State, warp, fam, slot):
 
 
 def backpressure(m: Model, s0: State, fam, slot):
-    """Some warp still owes a wait for the generation before the one being mutated."""
+    """Some warp still owes a wait for the generation before the one being mutated, or nobody ever waits on
+    this slot and a generation of it has completed (then none is consumed before the next is started)."""
     prm = m.params[fam]
     g = s0.gen(fam, slot)
-    owed = []
+    from .model import lookup
+    watched = tuple(1 if any(here[s] for here in prm.waiters.values()) else 0 for s in range(prm.size))
+    owed = [] if all(watched) else [z3.And(g >= 1, lookup(slot, watched) == 0)]
     for q in m.procs:
         if not any(prm.waiters.get(q.warp, ())):
             continue
