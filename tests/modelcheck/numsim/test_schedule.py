@@ -3,6 +3,7 @@ step, counts occurrences the way a default run's trace does, and reports a sched
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import modelcheck
 from modelcheck import numsim
@@ -109,3 +110,40 @@ def test_completions_on_a_scheduled_barrier_land_at_their_step():
         assert kinds[0] == ("mbarrier.complete_tx", 0) and ("mbarrier.wait", 1) in kinds
         for name in default.outputs:
             np.testing.assert_array_equal(res.outputs[name], default.outputs[name])
+
+
+def _own_order(trace) -> Schedule:
+    """The default run's own order as a forced schedule: every warp's sync operation, and every completion
+    that lands on a barrier (named by its issue), in the order they happened."""
+    occ = occurrences(trace.sync, trace.accesses)
+    issues = {e.details.get("op"): occ[id(e)] for e in trace.sync if e.kind == "async.issue"}
+    steps = []
+    for e in trace.sync:
+        if id(e) in occ and e.kind != "mbarrier.poll":
+            steps.append(Step("sync", *occ[id(e)]))
+        elif e.details.get("async") and e.kind in ("mbarrier.arrive", "mbarrier.complete_tx") \
+                and e.details.get("op") in issues:
+            steps.append(Step("complete", *issues[e.details["op"]]))
+    return Schedule(tuple(steps))
+
+
+@pytest.mark.parametrize("name", ["ring_pipeline", "bulk_ring", "mma_ts", "smem_reduce",
+                                  "named_barrier_rendezvous_fixed", "race_relaxed_try_wait_fixed",
+                                  "tmem_double_dealloc_fixed", "cp_async_overtaking_fixed"])
+def test_following_the_default_runs_own_order_changes_nothing(name):
+    """A differential check of the gate: the default order, forced step by step (each completion held until
+    its turn), is followed exactly and computes exactly the default run's outputs."""
+    from tests.manifest import load_manifest
+    from tests.test_manifest import manifest_inputs
+    entry = load_manifest()["kernels"][name]
+    func = modelcheck.load(KERNELS / entry["file"], **entry["constants"]).func
+    ins = manifest_inputs(func, entry, {c.name: c.value for c in func.constants})
+    trace = numsim.Trace()
+    default = numsim.run(func, ins, observers=(trace,))
+    schedule = _own_order(trace)
+    forced = numsim.run(func, ins, schedule=schedule)
+    assert len(schedule.steps) > 2
+    assert forced.schedule["followed"] and not forced.schedule["out_of_order"], forced.diagnostics
+    assert forced.schedule["order"] == list(range(len(schedule.steps)))
+    for out in default.outputs:
+        np.testing.assert_array_equal(forced.outputs[out], default.outputs[out])
