@@ -31,6 +31,8 @@ MAX_WRITERS = 4      # writes kept per read (saw_count has the total)
 
 def replay(func, inputs=None, finding_or_witness=None, *, max_polls: int = 1_000_000,
            max_loop_iterations: int = 1_000_000) -> ReplayReport:
+    """Replay `finding_or_witness` on `func` with `inputs` (None: zero-filled buffers, as the checkers use);
+    raises PlanError when the finding names operations the default run does not have."""
     t0 = time.perf_counter()
     func = ir.as_func(func)
     inputs, missing = resolve_inputs(func, inputs)
@@ -54,7 +56,7 @@ def replay(func, inputs=None, finding_or_witness=None, *, max_polls: int = 1_000
         reports.append(report)
     main = reports[0]
     main.alternatives = reports[1:]
-    finals = {json_key(r.final_barriers) for r in reports}
+    finals = {_state_key(r.final_barriers) for r in reports}
     if len(reports) > 1 and len(finals) > 1:
         # the witnesses of a non-confluence finding end in different states: that is the finding, shown
         for r in reports:
@@ -65,7 +67,7 @@ def replay(func, inputs=None, finding_or_witness=None, *, max_polls: int = 1_000
     return main
 
 
-def json_key(d: dict) -> str:
+def _state_key(d: dict) -> str:
     return repr(sorted(d.items()))
 
 
