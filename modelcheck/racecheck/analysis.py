@@ -127,17 +127,18 @@ class Pass:
         self.known = np.zeros(npairs, dtype=np.int64)
         self.known_bridged = np.zeros(npairs, dtype=np.int64)
         self.known_issuer = np.zeros(npairs, dtype=np.int64)
-        cur_rec = er[P.current]
-        self.prior_tc = self.rec_tc[er[P.prior]] > 0
-        cross = self.rec_proxy[er[P.prior]] != self.rec_proxy[cur_rec]
-        self.cross_any = np.bincount(cur_rec[cross], minlength=n).astype(np.bool_) if n else np.zeros(0, np.bool_)
-        async_prior = self.rec_actor[er[P.prior]] >= 0
-        self.async_prior_any = np.bincount(cur_rec[async_prior], minlength=n).astype(np.bool_) if n \
-            else np.zeros(0, np.bool_)
+        self.prior_rec = prior_rec = er[P.prior]
+        self.cur_rec = cur_rec = er[P.current]
+        self.prior_tc = self.rec_tc[prior_rec] > 0
+        cross = self.rec_proxy[prior_rec] != self.rec_proxy[cur_rec]
+        # per current record: does any of its pairs cross proxies / have an async or a tcgen05 prior?
+        self.cross_any = np.bincount(cur_rec[cross], minlength=n).astype(np.bool_)
+        self.async_prior_any = np.bincount(cur_rec[self.rec_actor[prior_rec] >= 0], minlength=n).astype(np.bool_)
+        self.tc_prior_any = np.bincount(cur_rec[self.prior_tc], minlength=n).astype(np.bool_)
         self.epoch_at = np.ones(n, dtype=np.int64)
         # records the knowledge pass must visit: those closing pairs, stamped as priors, or synchronizing
         visit = np.diff(P.start) > 0
-        visit[er[P.prior]] = True
+        visit[prior_rec] = True
         visit |= self.acquiring
         visit |= np.fromiter((r.actor < 0 and r.order in ("release", "acq_rel", "relaxed", "volatile")
                               and r.kind in ("write", "rmw") for r in records), dtype=np.bool_, count=n)
@@ -386,8 +387,8 @@ class Pass:
         self.known[s:e] = fork[0][cols]
         if self.rec_tc[r]:
             tc = self.tc.fork.get(rec.actor)
-            ptc = self.prior_tc[s:e]
-            if tc is not None and ptc.any():
+            if tc is not None and self.tc_prior_any[r]:
+                ptc = self.prior_tc[s:e]
                 # tcgen05 against tcgen05: ordered only by tcgen05 ordering (pipelines, waits, thread fences)
                 self.known[s:e] = np.where(ptc, tc[0][cols], self.known[s:e])
         domain = _DOMAIN.get(rec.space)
@@ -402,23 +403,30 @@ class Pass:
         P, ent = self.pairs, self.ent
         if not P.prior.size:
             return
-        pr, cr = ent.rec[P.prior], ent.rec[P.current]
-        pcol, ccol = self.prior_col, self.col[P.current]
-        stamp = np.where(self.rec_actor[pr] >= 0, self.async_stamp[pr], self.epoch_at[pr])
-        cross = self.rec_proxy[pr] != self.rec_proxy[cr]
+        pr, cr = self.prior_rec, self.cur_rec
+        stamp = np.where(self.rec_actor >= 0, self.async_stamp, self.epoch_at)[pr]
         known = self.known
-        if cross.any():
+        if self.cross_any.any():
+            cross = self.rec_proxy[pr] != self.rec_proxy[cr]
             bridged = np.minimum(known, self.known_bridged)
             has_domain = self.rec_domain[cr]
             own_dest = self.bulk_write[pr] & (self.rec_proxy[cr] == 0)
             known = np.where(cross & has_domain & ~own_dest, bridged, known)
-        ordered = (known >= stamp) | (pcol == ccol)
+        # the remaining rules only ever add order: apply them to the pairs knowledge leaves unordered
+        # (pairs of one actor, ordered by program order, were never made: `pairs`)
+        bad = np.flatnonzero(known < stamp)
+        if not bad.size:
+            return
+        bp, bc, bknown = pr[bad], cr[bad], known[bad]
+        pcol, ccol = self.prior_col[bad], self.col[P.current[bad]]
+        cross = self.rec_proxy[bp] != self.rec_proxy[bc]
+        ordered = np.zeros(bad.size, dtype=np.bool_)
         if self.has_tc:
-            ordered |= self.tc.ordered(self.rec_tc[pr], self.rec_tc[cr], pcol, ccol, known, self.issuer_col)
-        ps, cs = self.rec_strength[pr], self.rec_strength[cr]
-        need = np.where(self.rec_cta[pr] == self.rec_cta[cr], 1, 3)
+            ordered |= self.tc.ordered(self.rec_tc[bp], self.rec_tc[bc], pcol, ccol, bknown, self.issuer_col)
+        ps, cs = self.rec_strength[bp], self.rec_strength[bc]
+        need = np.where(self.rec_cta[bp] == self.rec_cta[bc], 1, 3)
         ordered |= (ps >= need) & (cs >= need) & ~cross
-        bad = np.flatnonzero(~ordered)
+        bad = bad[~ordered]
         if not bad.size:
             return
         # one race per (prior record, current record): byte hull, count, and the first pair as the witness

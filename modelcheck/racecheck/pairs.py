@@ -8,6 +8,13 @@ before the next write is ordered before every later write through that write (or
 write races and is reported), so these pairs suffice — the classic last-write/
 reads-since-last-write shadow, unrolled over the whole trace at once.
 
+Pairs whose two accesses belong to one actor (the same lane, or the same async operation)
+are left out: Racecheck orders them by program order whatever the clocks say, so judging
+them could only say "ordered", and dropping them changes no race, witness, byte hull or
+count.  (Pruning further, e.g. a read whose own actor reads again before the next write,
+would be sound for the verdict but not for the findings: the dropped pair may be the only
+one of its site pair, or the first witness, and it moves byte hulls and counts.)
+
 Entries are (record, lane, granule) triples over bytes some instruction writes (reads
 of never-written bytes cannot conflict).  A granule is the GCD of every access size and
 offset to its allocation, so no access covers part of a granule and judging granules is
@@ -22,6 +29,20 @@ import numpy as np
 SCOPE_LEVEL = {"cta": 1, "cluster": 2, "gpu": 3, "sys": 4}
 _LANES = np.arange(32)
 _WRITES = ("write", "rmw")
+
+
+def stable_order(keys: np.ndarray, bound: int) -> np.ndarray:
+    """argsort(keys, kind="stable") for keys in [0, bound), in linear time: LSD radix over 16-bit digits (numpy
+    sorts 16-bit keys stably by radix; wider keys would take a comparison sort, O(n log n))."""
+    order = None
+    shift = 0
+    while True:
+        digit = ((keys if order is None else keys[order]) >> shift) & 0xFFFF
+        step = np.argsort(digit.astype(np.uint16), kind="stable")
+        order = step if order is None else order[step]
+        shift += 16
+        if bound <= 1 << shift:
+            return order
 
 
 def strength(rec) -> int:
@@ -42,6 +63,7 @@ class Entries:
     byte: np.ndarray       # first byte of the granule, within the allocation
     unit: np.ndarray       # granule size in bytes
     gid: np.ndarray        # granule id, unique across allocations
+    actor: np.ndarray      # who accessed: warp * 32 + lane, or -1 - op for an async operation
     lane_accesses: int     # lane accesses in the trace (including untracked ones)
     writes: np.ndarray     # per record: writes (write or rmw)
 
@@ -61,7 +83,7 @@ def expand(records) -> Entries:
     n = len(records)
     keys: dict[tuple, int] = {}
     # plain lists in the loop (numpy item assignment costs more than the append), arrays after it
-    count_l, size_l, key_l, write_l = [], [], [], []
+    count_l, size_l, key_l, write_l, who_l = [], [], [], [], []
     lane_parts, off_parts = [], []
     ndarray, full, flatnonzero, i64 = np.ndarray, np.full, np.flatnonzero, np.int64
     for rec in records:
@@ -83,6 +105,7 @@ def expand(records) -> Entries:
             key = keys[k] = len(keys)
         key_l.append(key)
         write_l.append(rec.kind in _WRITES)
+        who_l.append(-1 - rec.actor if rec.actor >= 0 else rec.warp * 32)
     counts = np.array(count_l, dtype=np.int64)
     sizes = np.array(size_l, dtype=np.int64)
     key_of = np.array(key_l, dtype=np.int64)
@@ -90,15 +113,16 @@ def expand(records) -> Entries:
     total = int(counts.sum())
     if not total:
         z = np.zeros(0, dtype=np.int64)
-        return Entries(z, z, z, z, z, 0, writes)
+        return Entries(z, z, z, z, z, z, 0, writes)
     lane = np.concatenate(lane_parts).astype(np.int64)
     off = np.concatenate(off_parts).astype(np.int64)
     rec = np.repeat(np.arange(n, dtype=np.int64), counts)
+    who = np.array(who_l, dtype=np.int64)
     key = key_of[rec]
     size = sizes[rec]
     # the granule of each allocation: gcd of all offsets and sizes touching it
     unit_of_key = np.ones(len(keys), dtype=np.int64)
-    order = np.argsort(key, kind="stable")
+    order = stable_order(key, len(keys))
     bounds = np.searchsorted(key[order], np.arange(len(keys) + 1))
     for k in range(len(keys)):
         sel = order[bounds[k]:bounds[k + 1]]
@@ -123,8 +147,10 @@ def expand(records) -> Entries:
     keep = written[gid]
     if not keep.all():
         rec, lane, unit, gid, first = rec[keep], lane[keep], unit[keep], gid[keep], first[keep]
-    order = np.argsort(gid, kind="stable")      # entries were in record order: stable keeps it per granule
-    return Entries(rec[order], lane[order], first[order] * unit[order], unit[order], gid[order], total, writes)
+    order = stable_order(gid, written.size)     # entries were in record order: stable keeps it per granule
+    rec, lane = rec[order], lane[order]
+    actor = np.where(who[rec] < 0, who[rec], who[rec] + lane)
+    return Entries(rec, lane, first[order] * unit[order], unit[order], gid[order], actor, total, writes)
 
 
 def pair(ent: Entries, nrecords: int) -> Pairs:
@@ -163,7 +189,11 @@ def pair(ent: Entries, nrecords: int) -> Pairs:
         p2 = c2 = np.zeros(0, dtype=np.int64)
     prior = np.concatenate([p1, p2])
     current = np.concatenate([c1, c2])
-    order = np.argsort(rec[current], kind="stable")
+    other = ent.actor[prior] != ent.actor[current]      # one actor's accesses are ordered by program order
+    prior, current = prior[other], current[other]
+    cur_rec = rec[current]
+    order = stable_order(cur_rec, nrecords)
     prior, current = prior[order], current[order]
-    start = np.searchsorted(rec[current], np.arange(nrecords + 1))
+    start = np.zeros(nrecords + 1, dtype=np.int64)
+    np.cumsum(np.bincount(cur_rec, minlength=nrecords), out=start[1:])
     return Pairs(prior, current, start, prior_write)
