@@ -23,7 +23,7 @@ import networkx as nx
 
 from .build import build
 from .graph import FULL, lane_text
-from .order import anchor, pair_ordering, reachable, search
+from .order import anchor, pair_ordering, reachable, search, states_of
 
 _RACE_KINDS = ("data_race", "tmem_lifetime_review", "scope_mismatch")
 _ARRIVALS = ("arrive", "bar_arrive", "complete_tx", "deferred_arrive")
@@ -156,10 +156,21 @@ def _race(hb, f) -> Explanation:
     if o.ordered:
         lines = [head, f"ordered ({o.reason.replace('_', ' ')}); path:", *_path_lines(hb, o.path)]
         if o.bridge:
-            lines.append(f"  proxy bridge: {_who(hb, o.bridge)}")
+            lines.append(f"  {'proxy bridge' if o.reason == 'gated_path' and p.proxy != c.proxy else 'fence'}: "
+                         f"{_who(hb, o.bridge)}")
         return Explanation(f.id, f.kind, True, "a happens-before path orders the two accesses", tuple(lines), nodes,
                            data)
     lines = [head]
+    if o.reason == "no_tc_fence":
+        need = ("a tcgen05.fence::before_thread_sync (or tcgen05.commit) after the earlier tcgen05 operation "
+                f"completes and before the synchronization, and a tcgen05.fence::after_thread_sync in warp {c.warp} "
+                "after it and before the later tcgen05 operation")
+        lines += ["a happens-before path orders them, but tcgen05 operations of different warps are ordered only "
+                  "through fence::before_thread_sync -> thread sync -> fence::after_thread_sync; the path:",
+                  *_path_lines(hb, o.path)]
+        data["needed"] = "tcgen05_fences"
+        return Explanation(f.id, f.kind, False, f"no tcgen05 fence pair on the path: needed {need}",
+                           tuple(lines + [f"needed: {need}"]), nodes, data)
     if o.reason == "no_bridge":
         lines += ["a happens-before path orders them, but it passes no fence.proxy.async covering "
                   f"{c.space} in a lane on the path:", *_path_lines(hb, o.path)]
@@ -173,7 +184,8 @@ def _race(hb, f) -> Explanation:
                            nodes, data)
     need, more = _needed(hb, p, pl, c, cl)
     data["needed"] = need[0]
-    return Explanation(f.id, f.kind, False, f"no happens-before path orders the two accesses: needed {need[1]}",
+
+    return Explanation(f.id, f.kind, False, f"no happens-before path orders the two accesses; needed: {need[1]}",
                        tuple(lines + more + [f"needed: {need[1]}"]), (), data)
 
 
@@ -197,7 +209,19 @@ def _needed(hb, p, pl, c, cl):
                                        f"({g.nodes[op].get('op')}) to the current access: {target} before it"),
                         ["its issue is ordered before the current access, its completion is not:",
                          *_path_lines(hb, path)])
-    released = _generations(hb, reachable(hb, a.start) if a.start else ())
+    if c.actor >= 0:
+        op = hb.op_node.get(c.actor)
+        issue = next((u for u in g.predecessors(op) if g.edges[u, op]["kind"] == "issue"), None) if op else None
+        if issue is not None and g.nodes[issue].get("seq", 0) < p.seq:
+            # the operation was issued before the prior access and touched the bytes after it: the prior
+            # access must wait for the operation's completion instead
+            target = _completion_target(hb, op)
+            who = f"warp {p.warp} lane {pl}" if p.actor < 0 else f"async op #{p.actor}"
+            return (("completion", f"async op #{c.actor} ({g.nodes[op].get('op')}, issued by warp {c.warp} before "
+                                   f"the prior access) accessed the bytes after it: {who} must observe its "
+                                   f"completion ({target}) before its access"),
+                    [f"async op #{c.actor} was issued at {_who(hb, issue)}, before the prior access"])
+    released = _generations(hb, states_of(reachable(hb, a.start)) if a.start else ())
     acquired = _generations(hb, _reaching(hb, b.end))
     who_a = f"async op #{p.actor}" if p.actor >= 0 else f"warp {p.warp} lane {pl}"
     who_b = f"async op #{c.actor} (warp {c.warp})" if c.actor >= 0 else f"warp {c.warp} lane {cl}"
@@ -213,11 +237,23 @@ def _needed(hb, p, pl, c, cl):
 def _completion_target(hb, op) -> str:
     """Where the operation's completion can be observed: the generation it lands on, else its group wait."""
     g = hb.graph
-    for done in sorted(g.successors(op)):
-        for v in sorted(g.successors(done)):
-            d = g.nodes[v]
-            if d.get("kind") == "generation" and g.edges[done, v]["orders"]:
-                return f"a wait on {d['barrier']} generation {d['generation']}"
+    found, seen, frontier = [], {op}, [op]
+    while frontier:      # the completions carrying it: its own, and every later commit of its thread
+        nxt = []
+        for u in frontier:
+            for v in g.successors(u):
+                e = g.edges[u, v]
+                if v in seen or not e["orders"]:
+                    continue
+                seen.add(v)
+                d = g.nodes[v]
+                if d.get("kind") == "generation":
+                    found.append((d.get("epoch", 0), d["barrier"], d["generation"]))
+                elif d.get("kind") == "completion":
+                    nxt.append(v)
+        frontier = nxt
+    if found:
+        return "a wait on " + " or ".join(f"{b} generation {n}" for _, b, n in found[:3])
     return "a wait_group / tcgen05.wait retiring it in the issuing lane"
 
 
@@ -244,11 +280,17 @@ def _reaching(hb, ends) -> set:
         for v, m in here:
             if (v, m) not in seen:
                 seen.add((v, m))
-            if (v, m) not in ends and g.nodes[v].get("transit", True) is False:
-                continue
             for u in g.predecessors(v):
                 e = g.edges[u, v]
                 if not e["orders"]:
+                    continue
+                if e["kind"] == "issue" and g.nodes[v].get("transit", True) is False:
+                    # (op, -2) is reached only by its issue; (op, -1) never by it
+                    if m == -2:
+                        stack.extend(s for s in [(u, k) for k in range(32) if (e["src_mask"] >> k) & 1]
+                                     if s not in seen and not seen.add(s))
+                    continue
+                if m == -2:
                     continue
                 if e["lane_map"] == "same":
                     prev = [(u, m)] if m >= 0 and (e["src_mask"] >> m) & 1 else []

@@ -16,10 +16,12 @@ lanes travel along them:
 Lanes matter because there is no implicit order between the lanes of a warp: an
 elected lane's arrive releases only that lane's history, and a wait acquires only
 for the lanes that executed it.  A node with a `joins` mask (a warp sync) orders its
-member lanes with each other.  An async operation is not a transit node
-(`transit=False`): its issue orders the issuer's history before the operation's
-accesses, and its completion publishes the operation's own accesses, but the
-completion does not publish the issuer's history (checker-semantics §5.4 rule 6).
+member lanes with each other.  An async copy is not a transit node (`transit=False`):
+its issue orders the issuer's history before the copy's accesses, and its completion
+publishes the copy's own accesses, but not the issuer's history (checker-semantics §5.4
+rule 6); a `tcgen05.commit` does publish its issuer's history at the commit.  The
+tcgen05 operations of one thread that the PTX pipelines (mma->mma, cp->mma, shift->mma,
+shift->cp, mma->shift) are ordered in issue order (`tc_pipeline` edges).
 """
 from __future__ import annotations
 
@@ -51,6 +53,7 @@ EDGE_KINDS = {
     "complete": (True, "the async operation completed"),
     "covers": (True, "a commit / cp.async.mbarrier.arrive completes this earlier async operation too"),
     "group_wait": (True, "the issuing lane's wait_group / tcgen05.wait retired the async operation"),
+    "tc_pipeline": (True, "pipelined tcgen05 operations of one thread execute in issue order"),
     "reads_from": (True, "a strong read read a release (or fenced relaxed) write: release/acquire through memory"),
     "sc_order": (True, "fence.sc operations are totally ordered (execution order)"),
     "awaits": (False, "a blocked wait awaits this generation (deadlocked run)"),
@@ -60,6 +63,9 @@ NODE_KINDS = ("sync", "generation", "async_op", "completion", "memory", "blocked
 _ACQUIRING = ("acquire", "acq_rel", "relaxed", "volatile")
 _SCOPE_LEVEL = {"cta": 1, "cluster": 2, "gpu": 3, "sys": 4}
 _FAMILY = {"bulk.s2g": "bulk", "tma.s2g": "bulk", "cp.async": "cp.async"}
+# PTX §9.7.16.6.2: an operation of the key kind runs after the thread's earlier operations of these kinds
+_PIPELINED_AFTER = {"tcgen05.mma": ("tcgen05.mma", "tcgen05.cp", "tcgen05.shift"), "tcgen05.cp": ("tcgen05.shift",),
+                    "tcgen05.shift": ("tcgen05.mma",)}
 
 
 def mask_of(lanes) -> int:
@@ -149,6 +155,8 @@ class _Builder:
         self.last_fence: dict[tuple, str] = {}      # (warp, lane) -> last fence.acq_rel / fence.sc node
         self.pending_acquire: dict[tuple, list] = {}  # (warp, lane) -> [(release node, release lane)]
         self.last_sc: str | None = None
+        self.last_commit: dict[tuple, str] = {}     # (warp, lane) -> its latest tcgen05.commit completion
+        self.tc_latest: dict[tuple, dict] = {}      # (warp, lane) -> tcgen05 op kind -> its latest op node
 
     # ------------------------------------------------------------------ nodes and edges
     def _site_attrs(self, site) -> dict:
@@ -338,7 +346,7 @@ class _Builder:
         opkind = d.get("kind", "async")
         lane = int(d["lane"]) if d.get("lane") is not None else -1
         node = self.node(f"op{op}", "async_op", op=opkind, op_id=op, warp=ev.warp, cta=ev.cta,
-                         lane=lane, iters=",".join(map(str, ev.iters)), transit=False,
+                         lane=lane, iters=",".join(map(str, ev.iters)), transit=opkind == "tcgen05.commit",
                          label=f"w{ev.warp} {opkind} #{op}" + (f" lane {lane}" if lane >= 0 else ""),
                          **self._site_attrs(ev.site))
         if ev.barrier is not None:
@@ -350,6 +358,12 @@ class _Builder:
         fam = _FAMILY.get(opkind)
         if fam is not None and lane >= 0:
             self._groups(ev.warp, lane, fam)["open"].append(op)
+        if opkind in _PIPELINED_AFTER:
+            latest = self.tc_latest.setdefault((ev.warp, lane), {})
+            for before in _PIPELINED_AFTER[opkind]:
+                if before in latest:
+                    self.edge(latest[before], node, "tc_pipeline")
+            latest[opkind] = node
 
     def _wait_group(self, ev, key: str, mask: int, fam: str) -> None:
         keep = int(ev.count or 0)
@@ -383,9 +397,17 @@ class _Builder:
         self.g.nodes[key]["barrier"] = self.run.name_of(ev.barrier[2])
         self.edge(key, gen, "complete_tx" if kind == "mbarrier.complete_tx" else "deferred_arrive")
         self.completions.setdefault(self._gen_key(ev.barrier, ev.cta, ev.generation), []).append(key)
-        for covered in d.get("ops", ()) or ():                     # tcgen05.commit: the lane's mma/cp since
-            if covered in self.hb.op_node:
-                self.edge(self.hb.op_node[covered], key, "covers")
+        if d.get("kind") == "tcgen05.commit":
+            # a commit tracks every earlier mma/cp/shift of its thread: the ones since the previous commit
+            # (`ops`) directly, the older ones through the previous commit's completion
+            for covered in d.get("ops", ()) or ():
+                if covered in self.hb.op_node:
+                    self.edge(self.hb.op_node[covered], key, "covers")
+            lane_key = (ev.warp, int(d.get("lane", 0)))
+            prev = self.last_commit.get(lane_key)
+            if prev is not None:
+                self.edge(prev, key, "covers")
+            self.last_commit[lane_key] = key
         if d.get("kind") == "cp.async.mbarrier.arrive" and op is not None:
             lane = int(d.get("lane", 0))
             st = self._groups(ev.warp, lane, "cp.async")

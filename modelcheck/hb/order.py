@@ -3,8 +3,9 @@
 Assumes a `HappensBefore` from `graph.from_trace`.  A search state is (node, lane): a
 lane of a warp-level node, or lane -1 at a lane-less node (generation, async operation,
 completion).  Edges move states as their `lane_map` says (see `graph`); a node with a
-`joins` mask (warp sync) lets any member lane continue as every member lane; an async
-operation node is never passed through (`transit=False`).
+`joins` mask (warp sync) lets any member lane continue as every member lane.  An issue
+edge into an async operation with `transit=False` reaches the state (op, -2): an end
+point, so the issuer's history does not flow on into the operation's completion.
 
 An access is anchored between the sync nodes of its own lane: a generic access starts
 at its lane's next sync node and is reached at its lane's previous one; an async
@@ -13,7 +14,8 @@ node.  Two accesses are ordered when a state path joins the anchors — or they 
 same actor (same lane of a warp, or the same async operation) in execution order.  A
 cross-proxy pair needs a *bridged* path: one passing a `fence.proxy.async` covering
 the state space in one of the fence's lanes (a bulk copy's completion bridges its own
-destination bytes).  Guarantees: `shortest_path` returns the fewest-edge path.
+destination bytes); two tcgen05 operations of different warps need a path passing a
+`fence::before_thread_sync` (or a commit) and then a `fence::after_thread_sync`.  Guarantees: `shortest_path` returns the fewest-edge path.
 """
 from __future__ import annotations
 
@@ -44,17 +46,18 @@ class Ordering:
     """The answer for one pair: ordered?, why, and the path (a list of (node, lane, edge kind into it))."""
 
     ordered: bool
-    reason: str           # same_actor | path | bridged_path | strong_pair | no_path | no_bridge
+    reason: str           # same_actor | strong_pair | path | gated_path | no_path | no_bridge | no_tc_fence
     path: tuple = ()
-    bridge: str | None = None        # the fence.proxy.async node on a bridged path
+    bridge: str | None = None        # the first gate node (fence.proxy.async, tcgen05 fence) on a gated path
 
 
 def anchor(hb, rec, lane: int) -> Anchor:
     """The graph position of access record `rec` for `lane` (for an async operation's access: its node)."""
     if rec.actor >= 0:
         node = hb.op_node.get(rec.actor)
-        states = ((node, -1),) if node is not None else ()
-        return Anchor(rec, lane, states, states, ("op", rec.actor))
+        if node is None:
+            return Anchor(rec, lane, (), (), ("op", rec.actor))
+        return Anchor(rec, lane, ((node, -1),), ((node, -1), (node, -2)), ("op", rec.actor))
     node = hb.access_node.get(rec.seq)
     if node is not None:
         return Anchor(rec, lane, ((node, lane),), ((node, lane),), ("lane", rec.warp, lane))
@@ -69,8 +72,14 @@ def anchor(hb, rec, lane: int) -> Anchor:
 
 def successors(g, state):
     node, lane = state
+    if lane == -2:
+        return          # an async operation reached by its issue: an end point
     for v, e in g.succ[node].items():
         if not e["orders"]:
+            continue
+        if e["kind"] == "issue" and g.nodes[v].get("transit", True) is False:
+            if lane >= 0 and (e["src_mask"] >> lane) & 1:
+                yield (v, -2), "issue"
             continue
         if e["lane_map"] == "same":
             if lane >= 0 and (e["src_mask"] >> lane) & 1:
@@ -105,38 +114,49 @@ def expand(g, states) -> tuple:
     return tuple(out)
 
 
-def _is_bridge(g, node, lane, domain) -> bool:
+def passes(g, node, lane, gate: str) -> bool:
+    """Does state (node, lane) pass `gate`: "proxy:<domain>" (a fence.proxy.async covering the domain, in one
+    of its lanes), "tc_before" (tcgen05.fence::before_thread_sync, or a commit's completion, which implies
+    it), "tc_after" (tcgen05.fence::after_thread_sync)?"""
     d = g.nodes[node]
-    if d.get("op") != "fence.proxy.async" or lane < 0 or not (d.get("mask", FULL) >> lane) & 1:
+    op = d.get("op")
+    if gate == "tc_before" and d.get("kind") == "completion":
+        return d.get("op_kind") == "tcgen05.commit"
+    if lane < 0 or not (d.get("mask", FULL) >> lane) & 1:
         return False
-    return domain in _FENCE_DOMAINS.get(d.get("space", "all"), ("shared", "global"))
+    if gate.startswith("proxy:"):
+        return op == "fence.proxy.async" and \
+            gate[6:] in _FENCE_DOMAINS.get(d.get("space", "all"), ("shared", "global"))
+    return op == _GATE_OPS.get(gate)
 
 
-def search(hb, starts, targets, bridge_domain: str | None = None):
-    """Breadth-first over states from `starts`; the first target reached (bridged when a domain is given)
-    and the state path to it, or (None, ()).  A start that is itself a target counts (empty path)."""
+_GATE_OPS = {"tc_before": "tcgen05.fence::before_thread_sync", "tc_after": "tcgen05.fence::after_thread_sync"}
+
+
+def _advance(g, state, phase: int, gates) -> int:
+    return phase + 1 if phase < len(gates) and passes(g, state[0], state[1], gates[phase]) else phase
+
+
+def search(hb, starts, targets, gates=()):
+    """Breadth-first over states from `starts`: the shortest state path to a target that passes every gate
+    in order (see `passes`), and the target; or ((), None).  A start that is itself a target counts."""
     g = hb.graph
     targets = set(targets)
     frontier = deque()
     parent = {}
     for s in expand(g, starts):
-        phase = 1 if bridge_domain is None or _is_bridge(g, s[0], s[1], bridge_domain) else 0
-        st = (s, phase)
+        st = (s, _advance(g, s, 0, gates))
         if st not in parent:
             parent[st] = (None, None)
             frontier.append(st)
+    done = len(gates)
     while frontier:
         st = frontier.popleft()
         (node, lane), phase = st
-        if phase == 1 and (node, lane) in targets:
+        if phase == done and (node, lane) in targets:
             return _unwind(parent, st), (node, lane)
-        if parent[st][0] is not None and g.nodes[node].get("transit", True) is False:
-            continue        # an async operation is an end point, never a relay
         for nxt, kind in successors(g, (node, lane)):
-            p = phase
-            if p == 0 and _is_bridge(g, nxt[0], nxt[1], bridge_domain):
-                p = 1
-            ns = (nxt, p)
+            ns = (nxt, _advance(g, nxt, phase, gates))
             if ns not in parent:
                 parent[ns] = (st, kind)
                 frontier.append(ns)
@@ -152,34 +172,106 @@ def _unwind(parent, st) -> tuple:
     return tuple(reversed(out))
 
 
-def reachable(hb, starts, bridge_domain: str | None = None) -> set:
-    """Every state reachable from `starts` (forward); with a domain, only the states reached after a bridge.
-    Memoized on the graph object (`hb.cache`): many pairs share a start."""
-    key = (tuple(starts), bridge_domain)
+_LANES = 0xFFFFFFFF
+_LL = 1 << 32           # the lane-less state (lane -1)
+_END = 1 << 33          # an async operation reached by its issue (lane -2)
+
+
+def _bit(lane: int) -> int:
+    return _LL if lane == -1 else _END if lane == -2 else 1 << lane
+
+
+def reachable(hb, starts, gates=()) -> dict:
+    """node -> bitmask of the states reachable from `starts` on a path that passed every gate in order (bits
+    0-31 lanes, bit 32 lane -1, bit 33 lane -2).  The same rules as `successors`, propagated as lane masks
+    to a fixpoint; memoized on the graph object (`hb.cache`): many pairs share a start."""
+    gates = tuple(gates)
+    key = (tuple(starts), gates)
     hit = hb.cache.get(key)
     if hit is not None:
         return hit
     g = hb.graph
-    first = expand(g, starts)
-    seen = {(s, 1 if bridge_domain is None or _is_bridge(g, s[0], s[1], bridge_domain) else 0) for s in first}
-    frontier = deque(seen)
-    while frontier:
-        st, phase = frontier.popleft()
-        if st not in first and g.nodes[st[0]].get("transit", True) is False:
+    nphase = len(gates) + 1
+    reach: dict = {}
+    work = deque()
+
+    def add(node, phase, mask):
+        d = g.nodes[node]
+        joins = d.get("joins", 0)
+        if joins and mask & joins:
+            mask |= joins
+        while True:
+            have = reach.setdefault(node, [0] * nphase)
+            new = mask & ~have[phase]
+            if not new:
+                return
+            have[phase] |= new
+            work.append((node, phase, new))
+            if phase + 1 >= nphase:
+                return
+            moved = _gate_mask(d, new, gates[phase])
+            if not moved:
+                return
+            phase, mask = phase + 1, moved
+
+    for node, lane in starts:
+        add(node, 0, _bit(lane))
+    while work:
+        node, phase, mask = work.popleft()
+        live = mask & ~_END
+        if not live:
             continue
-        for nxt, _ in successors(g, st):
-            p = 1 if phase or _is_bridge(g, nxt[0], nxt[1], bridge_domain) else 0
-            if (nxt, p) not in seen:
-                seen.add((nxt, p))
-                frontier.append((nxt, p))
-    out = {st for st, phase in seen if phase}
+        for v, e in g.succ[node].items():
+            if not e["orders"]:
+                continue
+            src = e["src_mask"]
+            if e["kind"] == "issue" and g.nodes[v].get("transit", True) is False:
+                if live & src:
+                    add(v, phase, _END)
+                continue
+            if e["lane_map"] == "same":
+                out = live & src & _LANES
+            else:
+                trigger = (live & src) if src else (live & _LL)
+                out = (e["dst_mask"] or _LL) if trigger else 0
+            if out:
+                add(v, phase, out)
+    out = {n: masks[-1] for n, masks in reach.items() if masks[-1]}
     hb.cache[key] = out
     return out
 
 
+def _gate_mask(d: dict, mask: int, gate: str) -> int:
+    """The part of `mask` (states at a node with attributes `d`) that passes `gate` (see `passes`)."""
+    if gate == "tc_before" and d.get("kind") == "completion":
+        return mask & _LL if d.get("op_kind") == "tcgen05.commit" else 0
+    op = d.get("op")
+    if gate.startswith("proxy:"):
+        ok = op == "fence.proxy.async" and gate[6:] in _FENCE_DOMAINS.get(d.get("space", "all"), ("shared", "global"))
+    else:
+        ok = op == _GATE_OPS.get(gate)
+    return mask & d.get("mask", FULL) & _LANES if ok else 0
+
+
+def _hits(reach: dict, states) -> bool:
+    return any(reach.get(n, 0) & _bit(lane) for n, lane in states)
+
+
+def states_of(reach: dict):
+    """The (node, lane) states of a `reachable` result."""
+    for n, m in reach.items():
+        for lane in lanes_in(m & _LANES):
+            yield n, lane
+        if m & _LL:
+            yield n, -1
+        if m & _END:
+            yield n, -2
+
+
 def order(hb, a: Anchor, b: Anchor, *, cross_proxy: bool = False, domain: str | None = None,
-          own_destination: bool = False, want_path: bool = True) -> Ordering:
-    """Is access `a` (earlier in the run) ordered before access `b`?"""
+          own_destination: bool = False, tcgen05: bool = False, want_path: bool = True) -> Ordering:
+    """Is access `a` (earlier in the run) ordered before access `b`?  `tcgen05`: both are tcgen05 operations
+    of different warps, ordered only through fence::before_thread_sync -> sync -> fence::after_thread_sync."""
     ra, rb = a.record, b.record
     if a.actor == b.actor and ra.seq <= rb.seq:
         return Ordering(True, "same_actor")
@@ -187,23 +279,28 @@ def order(hb, a: Anchor, b: Anchor, *, cross_proxy: bool = False, domain: str | 
         need = 1 if ra.cta == rb.cta else 3
         if strength(ra) >= need and strength(rb) >= need:
             return Ordering(True, "strong_pair")
-    bridged = cross_proxy and domain is not None and not own_destination
+    gates = ()
+    if cross_proxy and domain is not None and not own_destination:
+        gates = (f"proxy:{domain}",)
+    elif tcgen05:
+        gates = ("tc_before", "tc_after")
     if not a.start or not b.end:
         return Ordering(False, "no_path")
-    hit = any(e in reachable(hb, a.start) for e in b.end)
-    if not bridged:
+    hit = _hits(reachable(hb, a.start), b.end)
+    if not gates:
         if not hit:
             return Ordering(False, "no_path")
         return Ordering(True, "path", search(hb, a.start, b.end)[0] if want_path else ())
-    if any(e in reachable(hb, a.start, domain) for e in b.end):
+    if _hits(reachable(hb, a.start, gates), b.end):
         if not want_path:
-            return Ordering(True, "bridged_path")
-        bpath, _ = search(hb, a.start, b.end, bridge_domain=domain)
-        fence = next((n for n, lane, _ in bpath if _is_bridge(hb.graph, n, lane, domain)), None)
-        return Ordering(True, "bridged_path", bpath, fence)
+            return Ordering(True, "gated_path")
+        gpath, _ = search(hb, a.start, b.end, gates)
+        fence = next((n for n, lane, _ in gpath if passes(hb.graph, n, lane, gates[0])), None)
+        return Ordering(True, "gated_path", gpath, fence)
     if not hit:
         return Ordering(False, "no_path")
-    return Ordering(False, "no_bridge", search(hb, a.start, b.end)[0] if want_path else ())
+    return Ordering(False, "no_bridge" if cross_proxy else "no_tc_fence",
+                    search(hb, a.start, b.end)[0] if want_path else ())
 
 
 def pair_ordering(hb, ra, la: int, rb, lb: int, want_path: bool = True) -> Ordering:
@@ -212,5 +309,11 @@ def pair_ordering(hb, ra, la: int, rb, lb: int, want_path: bool = True) -> Order
     domain = {"shared": "shared", "global": "global"}.get(rb.space)
     own = cross and ra.actor >= 0 and ra.kind == "write" and rb.proxy == "generic" and \
         hb.graph.nodes.get(hb.op_node.get(ra.actor), {}).get("op", "").startswith(_BULK)
+    tc = ra.actor >= 0 and rb.actor >= 0 and ra.warp != rb.warp and _is_tcgen05(hb, ra) and _is_tcgen05(hb, rb)
     return order(hb, anchor(hb, ra, la), anchor(hb, rb, lb), cross_proxy=cross, domain=domain,
-                 own_destination=own, want_path=want_path)
+                 own_destination=own, tcgen05=tc, want_path=want_path)
+
+
+def _is_tcgen05(hb, rec) -> bool:
+    node = hb.op_node.get(rec.actor)
+    return node is not None and str(hb.graph.nodes[node].get("op", "")).startswith("tcgen05")
