@@ -124,9 +124,10 @@ class Pass:
         self.prior_col = self.col[P.prior]
         self.cur_lane = ent.lane[P.current]
         npairs = P.prior.size
-        self.known = np.zeros(npairs, dtype=np.int64)
-        self.known_bridged = np.zeros(npairs, dtype=np.int64)
-        self.known_issuer = np.zeros(npairs, dtype=np.int64)
+        # epochs, as in the knowledge rows (int32)
+        self.known = np.zeros(npairs, dtype=np.int32)
+        self.known_bridged = np.zeros(npairs, dtype=np.int32)
+        self.known_issuer = np.zeros(npairs, dtype=np.int32)
         self.prior_rec = prior_rec = er[P.prior]
         self.cur_rec = cur_rec = er[P.current]
         self.prior_tc = self.rec_tc[prior_rec] > 0

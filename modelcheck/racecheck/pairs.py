@@ -156,7 +156,9 @@ def expand(records) -> Entries:
 def pair(ent: Entries, nrecords: int) -> Pairs:
     """The candidate pairs: each entry against the last earlier write, each read against the next write."""
     m = ent.rec.size
-    idx = np.arange(m, dtype=np.int64)
+    # 32-bit entry indices where they fit: the pair arrays are the pass's largest, and memory-bound
+    itype = np.int32 if m < 1 << 31 else np.int64
+    idx = np.arange(m, dtype=itype)
     if not m:
         z = np.zeros(0, dtype=np.int64)
         return Pairs(z, z, np.zeros(nrecords + 1, dtype=np.int64), z)
@@ -183,10 +185,10 @@ def pair(ent: Entries, nrecords: int) -> Pairs:
     tot = int(n.sum())
     if tot:
         starts = np.cumsum(n) - n
-        p2 = np.repeat(lo, n) + (np.arange(tot, dtype=np.int64) - np.repeat(starts, n))
+        p2 = np.repeat(lo, n) + (np.arange(tot, dtype=itype) - np.repeat(starts, n)).astype(itype)
         c2 = np.repeat(wi, n)
     else:
-        p2 = c2 = np.zeros(0, dtype=np.int64)
+        p2 = c2 = np.zeros(0, dtype=itype)
     prior = np.concatenate([p1, p2])
     current = np.concatenate([c1, c2])
     other = ent.actor[prior] != ent.actor[current]      # one actor's accesses are ordered by program order
