@@ -126,3 +126,19 @@ def test_lane_order_needs_a_warp_sync():
         other = next(k for k in lanes if k != wl)
         o = order(h, anchor(h, w, wl), anchor(h, r, other))
         assert o.ordered is ordered, name
+
+
+def test_a_commit_does_not_carry_a_proxy_bridge():
+    """kda_fwd_no_async_fence: the MMA warp learns of an earlier mma's operand reads through a warp that fenced
+    (fence.proxy.async) and then re-publishes them with a tcgen05.commit; a commit publishes its issuer's
+    history but no proxy bridge, so the generic rewrite of the operand is still unbridged, as Racecheck says."""
+    h = _graph("kda_fwd_no_async_fence")
+    trace = h.trace
+    p = Pass(h.run.warps, h.run.warps_per_cta, list(trace.sync), list(trace.accesses))
+    p.run()
+    recs = p.records
+    proxy = [r for r in p.races if r.how[1] == "missing_proxy_bridge"]
+    assert len(proxy) > 1000
+    for r in proxy:
+        o = pair_ordering(h, recs[r.prior], r.prior_lane, recs[r.current], r.current_lane, want_path=False)
+        assert not o.ordered, (recs[r.prior], recs[r.current])
