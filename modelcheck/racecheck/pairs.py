@@ -32,17 +32,19 @@ _WRITES = ("write", "rmw")
 
 
 def stable_order(keys: np.ndarray, bound: int) -> np.ndarray:
-    """argsort(keys, kind="stable") for keys in [0, bound), in linear time: LSD radix over 16-bit digits (numpy
-    sorts 16-bit keys stably by radix; wider keys would take a comparison sort, O(n log n))."""
-    order = None
-    shift = 0
-    while True:
-        digit = ((keys if order is None else keys[order]) >> shift) & 0xFFFF
-        step = np.argsort(digit.astype(np.uint16), kind="stable")
-        order = step if order is None else order[step]
-        shift += 16
-        if bound <= 1 << shift:
-            return order
+    """argsort(keys, kind="stable") for keys in [0, bound), in linear time where the bound allows: numpy sorts
+    16-bit keys by radix, so wider keys are split by their high part (a few stable partitions) and each part
+    sorted by its low 16 bits.  Only keys past 2**20 fall back to the O(n log n) merge sort."""
+    if bound <= 1 << 16:
+        return np.argsort(keys.astype(np.uint16), kind="stable")
+    if bound > 1 << 20:
+        return np.argsort(keys, kind="stable")
+    high = keys >> 16
+    parts = []
+    for h in range(((bound - 1) >> 16) + 1):
+        part = np.flatnonzero(high == h)
+        parts.append(part[np.argsort((keys[part] & 0xFFFF).astype(np.uint16), kind="stable")])
+    return np.concatenate(parts)
 
 
 def strength(rec) -> int:
