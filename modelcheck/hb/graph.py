@@ -159,6 +159,9 @@ class _Builder:
         self.tc_latest: dict[tuple, dict] = {}      # (warp, lane) -> tcgen05 op kind -> its latest op node
 
     # ------------------------------------------------------------------ nodes and edges
+    def _cta(self, cta: int) -> str:
+        return f"cta{cta} " if self.run.ctas > 1 else ""
+
     def _site_attrs(self, site) -> dict:
         if site is None or site < 0 or site >= len(self.run.sites):
             return {}
@@ -213,7 +216,7 @@ class _Builder:
                 f"gen:named:{cta}:{ident}:{generation}"
             self.gens[key] = self.node(node, "generation", barrier_kind=kind, barrier=name, cta=cta,
                                        address=int(ident), epoch=epoch, generation=int(generation),
-                                       label=f"{name} gen {generation}")
+                                       label=f"{self._cta(cta)}{name} gen {generation}")
             prev = self.gens.get(key[:4] + (generation - 1,))
             if prev is not None:
                 self.edge(prev, node, "next_generation")
@@ -515,7 +518,8 @@ class _Builder:
         m = re.search(r"on (\S+); phase (\d)", awaits)
         if m:
             name, parity = m.group(1), int(m.group(2))
-            keys = [k for k, n in self.gens.items() if k[0] == "mbarrier" and self.g.nodes[n]["barrier"] == name]
+            keys = [k for k, n in self.gens.items() if k[0] == "mbarrier" and self.g.nodes[n]["barrier"] == name
+                    and k[1] == blocked.get("cta", k[1])]
             if not keys:
                 return None
             cta, addr = keys[0][1], keys[0][2]
