@@ -80,6 +80,9 @@ _KINDS = [
     Kind("uninitialized_read", "review", "write the bytes before reading them, or ignore padding reads that cannot "
                                          "reach an output"),
     Kind("analysis_incomplete", "incomplete", ""),
+    Kind("effect_commit_unobserved", "incomplete",
+         "wait for the thread's async groups before it exits (cp.async.bulk.wait_group.read 0 after the last bulk "
+         "store, cp.async.wait_group 0 / cp.async.wait_all after the last cp.async)"),
 ]
 
 KINDS: dict[str, Kind] = {k.name: k for k in _KINDS}

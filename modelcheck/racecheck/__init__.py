@@ -17,6 +17,7 @@ import ir
 
 from .. import numsim
 from ..common import findings as F
+from ..common.async_effects import UnobservedEffects
 from ..common.phase_a import Causality, StrictProtocol
 from ..common.results import digest_inputs, engine_findings, resolve_inputs
 from .analysis import Pass
@@ -59,11 +60,12 @@ def check(func, inputs=None, *, max_polls: int = 1_000_000, max_loop_iterations:
         return RaceResult(func, [f], stats, inputs)
     strict, causality = StrictProtocol(CHECKER), Causality(CHECKER)
     causality.record_clocks = False
+    effects = UnobservedEffects(CHECKER)
     trace = numsim.Trace()
     engine = numsim.Engine(func, max_polls=max_polls, max_loop_iterations=max_loop_iterations,
                            unsupported="incomplete")
     try:
-        res = engine.run(inputs, observers=(strict, causality, trace))
+        res = engine.run(inputs, observers=(strict, causality, effects, trace))
     except numsim.InputError as err:
         f = F.make(CHECKER, "analysis_incomplete", str(err), {"reason": "missing_input_bindings",
                                                               "parameters": list(err.missing)})
@@ -75,6 +77,8 @@ def check(func, inputs=None, *, max_polls: int = 1_000_000, max_loop_iterations:
         found.append(F.make(CHECKER, sync_finding.kind, sync_finding.message,
                             dict(sync_finding.details, domain="synchronization")))
     found.extend(engine_findings(CHECKER, res, trace.sync))
+    if res.termination == "completed":
+        found.extend(effects.findings())
     p = Pass(res.stats["warps"], _warps_per_cta(res), trace.sync, trace.accesses)
     p.run()
     t2 = time.perf_counter()

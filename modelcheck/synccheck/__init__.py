@@ -16,6 +16,7 @@ import ir
 
 from .. import explorer, numsim
 from ..common import findings as F
+from ..common.async_effects import UnobservedEffects
 from ..common.phase_a import Causality, StrictProtocol
 from ..common.results import digest_inputs, engine_findings, resolve_inputs
 
@@ -69,12 +70,13 @@ def phase_a(func, inputs=None, *, max_polls: int = 1_000_000, max_loop_iteration
                    {"reason": "missing_input_bindings", "parameters": missing})
         return PhaseA(func, inputs, [f], stats)
     strict, causality = StrictProtocol(CHECKER), Causality(CHECKER)
+    effects = UnobservedEffects(CHECKER)
     trace = numsim.Trace()
     trace.wants_accesses = False
     engine = numsim.Engine(func, max_polls=max_polls, max_loop_iterations=max_loop_iterations,
                            unsupported="incomplete")
     try:
-        res = engine.run(inputs, observers=(strict, causality, trace))
+        res = engine.run(inputs, observers=(strict, causality, effects, trace))
     except numsim.InputError as err:
         f = F.make(CHECKER, "analysis_incomplete", str(err), {"reason": "missing_input_bindings",
                                                               "parameters": list(err.missing)})
@@ -83,6 +85,8 @@ def phase_a(func, inputs=None, *, max_polls: int = 1_000_000, max_loop_iteration
     if res.halt is not None and isinstance(res.halt.payload, F.Finding):
         found.append(res.halt.payload)
     found.extend(engine_findings(CHECKER, res, trace.sync))
+    if res.termination == "completed":
+        found.extend(effects.findings())
     stats.update({"phase_a_wall_time_s": time.perf_counter() - t0, "numsim": dict(res.stats),
                   "sync_events": len(trace.sync), "termination": res.termination})
     programs = None
