@@ -21,11 +21,14 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
+from .. import numsim
 from .build import build
 from .graph import FULL, lane_text
 from .order import anchor, pair_ordering, reachable, search, states_of
 
 _RACE_KINDS = ("data_race", "tmem_lifetime_review", "scope_mismatch")
+_CONSUMPTION_KINDS = ("mbarrier_arrive_before_consumption", "mbarrier_prior_generation_not_consumed",
+                      "mbarrier_prior_generation_consumption_not_happens_before")
 _ARRIVALS = ("arrive", "bar_arrive", "complete_tx", "deferred_arrive")
 
 
@@ -77,6 +80,8 @@ def explain(report, finding, hb=None) -> Explanation:
         return _race(hb, f)
     if f.kind == "deadlock":
         return _deadlock(hb, f)
+    if f.kind in _CONSUMPTION_KINDS and "operation" in f.details and f.details.get("generation") is not None:
+        return _consumption(hb, f)
     if "operation" in f.details and f.details.get("related_operations"):
         return _operations(hb, f)
     return Explanation(f.id, f.kind, None, f"{f.kind}: no happens-before question to answer for this finding kind "
@@ -109,6 +114,8 @@ def _find_pair(hb, f):
     priors = [r for r in recs if _matches(r, prior_op)]
     currents = [r for r in recs if _matches(r, cur_op)]
     pl, cl = int(prior_op.get("lane", 0)), int(cur_op.get("lane", 0))
+    if not currents and cur_op.get("op") == "tcgen05.dealloc" and priors:
+        currents = _dealloc_write(hb, cur_op, priors[0])
     best = None
     for p in priors:
         for c in currents:
@@ -124,6 +131,17 @@ def _find_pair(hb, f):
     return best
 
 
+def _dealloc_write(hb, op: dict, prior) -> list:
+    """A tcgen05.dealloc as Racecheck sees it: a write of the whole allocation by the deallocating warp, right
+    after the dealloc (the graph has the dealloc as a sync node; the trace has no access for it)."""
+    node = _op_node(hb, op, ops=("tcgen05.dealloc",))
+    if node is None:
+        return []
+    d = hb.graph.nodes[node]
+    return [numsim.AccessRecord(d["seq"] + 0.5, d["cta"], d["warp"], d.get("site"), tuple(op.get("iters", ())), None,
+                                prior.space, prior.alloc, prior.alloc_name, 0, 1 << 40, "write", "async")]
+
+
 def _who(hb, node, lane=None) -> str:
     d = hb.graph.nodes[node]
     lanes = f" lane {lane}" if lane is not None and lane >= 0 else ""
@@ -133,6 +151,8 @@ def _who(hb, node, lane=None) -> str:
 
 def _rec_text(rec, lane) -> str:
     who = f"async op #{rec.actor} (issued by warp {rec.warp})" if rec.actor >= 0 else f"warp {rec.warp} lane {lane}"
+    if rec.size >= 1 << 40:
+        return f"tcgen05.dealloc of {rec.alloc_name} (a write of the whole allocation) by warp {rec.warp}"
     return f"{rec.kind} of {rec.alloc_name} by {who}, seq {rec.seq}"
 
 
@@ -254,7 +274,10 @@ def _completion_target(hb, op) -> str:
         frontier = nxt
     if found:
         return "a wait on " + " or ".join(f"{b} generation {n}" for _, b, n in found[:3])
-    return "a wait_group / tcgen05.wait retiring it in the issuing lane"
+    kind = str(g.nodes[op].get("op", ""))
+    if kind.startswith("tcgen05.ld") or kind.startswith("tcgen05.st"):
+        return f"tcgen05.wait::{kind[8:10]} in the issuing warp, then a synchronization"
+    return "a wait_group retiring it in the issuing lane"
 
 
 def _generations(hb, states) -> list[str]:
@@ -466,6 +489,75 @@ def _observed_in_run(hb, b: dict):
     node = _op_node(hb, {"warp": b["warp"], "site": b.get("site"), "iters": b.get("iters", [])},
                     ops=("mbarrier.wait", "bar.wait"))
     return hb.graph.nodes[node].get("generation") if node is not None else None
+
+
+# ---------------------------------------------------------------------------------- re-arming a generation
+def _consumption(hb, f) -> Explanation:
+    """An arrive (or expect_tx) on generation g before / not ordered after the wait that consumed g - 1."""
+    g = hb.graph
+    op = f.details["operation"]
+    node = _op_node(hb, op, ops=("mbarrier.arrive", "mbarrier.expect_tx", "async.issue"))
+    if node is None:
+        return Explanation(f.id, f.kind, None, "the finding's operation was not found in a new run of the kernel")
+    gen = _mutated_generation(hb, node)
+    prev = next((u for u in g.predecessors(gen) if g.edges[u, gen]["kind"] == "next_generation"), None) \
+        if gen is not None else None
+    d = g.nodes[node]
+    name, number = f.details.get("barrier", d.get("barrier")), f.details["generation"]
+    lines = [f"{name} generation {number} is mutated by {_who(hb, node)}"]
+    if prev is None:
+        return Explanation(f.id, f.kind, None, f"{name} generation {number - 1} is not in the graph", tuple(lines))
+    waits = sorted((v for v in g.successors(prev) if g.edges[prev, v]["kind"] == "observe"),
+                   key=lambda v: g.nodes[v]["seq"])
+    mask = d.get("mask", FULL)
+    ends = tuple((node, k) for k in range(32) if (mask >> k) & 1)
+    path = ()
+    if not waits:
+        consumers = sorted({g.nodes[v]["warp"] for n, nd in g.nodes(data=True)
+                            if nd.get("kind") == "generation" and nd["barrier"] == name and nd["cta"] == d["cta"]
+                            for v in g.successors(n) if g.edges[n, v]["kind"] == "observe"})
+        stuck = sorted(nd["warp"] for _, nd in g.nodes(data=True) if nd.get("kind") == "blocked"
+                       and nd.get("barrier") == name)
+        lines.append(f"no wait observes {name} generation {number - 1} in the run (the mutations overtook it); "
+                     f"warps whose waits on {name} passed: {_warps(consumers) or 'none'}"
+                     + (f"; blocked on it when the run stopped: warp {_warps(stuck)}" if stuck else ""))
+    for w in waits:
+        wd = g.nodes[w]
+        when = "before" if wd["seq"] < d["seq"] else "after"
+        wm = wd.get("mask", FULL)
+        found, _ = search(hb, tuple((w, k) for k in range(32) if (wm >> k) & 1), ends)
+        lines.append(f"generation {number - 1} is observed by {_who(hb, w)} ({when} the mutation in the run): "
+                     + ("a happens-before path orders it before the mutation" if found else
+                        "no happens-before path orders it before the mutation"))
+        if found and not path:
+            path = tuple(n for n, _, _ in found)
+            lines.extend(_path_lines(hb, found))
+    if path:
+        return Explanation(f.id, f.kind, True, f"{name} generation {number} is mutated after a consumption of "
+                           f"generation {number - 1} that happens before it", tuple(lines), path)
+    need = (f"back-pressure: warp {d['warp']} waits, before it mutates {name} again, on a barrier the consumer of "
+            f"generation {number - 1} arrives on after its wait")
+    return Explanation(f.id, f.kind, False, f"{name} generation {number} is mutated by warp {d['warp']} with no "
+                       f"consumption of generation {number - 1} ordered before it; needed: {need}",
+                       tuple(lines + [f"needed: {need}"]), (node, prev, *waits))
+
+
+def _mutated_generation(hb, node):
+    """The generation an arrive / expect_tx mutates, or (an async issue) the one its completion lands on."""
+    g = hb.graph
+    frontier = [node]
+    for _ in range(3):
+        nxt = []
+        for u in frontier:
+            for v in g.successors(u):
+                kind = g.edges[u, v]["kind"]
+                if g.nodes[v].get("kind") == "generation" and kind in ("arrive", "expect_tx", "complete_tx",
+                                                                        "deferred_arrive"):
+                    return v
+                if kind in ("issue", "complete"):
+                    nxt.append(v)
+        frontier = nxt
+    return None
 
 
 # ---------------------------------------------------------------------------------- operation pairs

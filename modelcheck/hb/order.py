@@ -319,11 +319,15 @@ def pair_ordering(hb, ra, la: int, rb, lb: int, want_path: bool = True) -> Order
     domain = {"shared": "shared", "global": "global"}.get(rb.space)
     own = cross and ra.actor >= 0 and ra.kind == "write" and rb.proxy == "generic" and \
         hb.graph.nodes.get(hb.op_node.get(ra.actor), {}).get("op", "").startswith(_BULK)
-    tc = ra.actor >= 0 and rb.actor >= 0 and ra.warp != rb.warp and _is_tcgen05(hb, ra) and _is_tcgen05(hb, rb)
+    tc = ra.warp != rb.warp and _is_tcgen05(hb, ra) and _is_tcgen05(hb, rb)
     return order(hb, anchor(hb, ra, la), anchor(hb, rb, lb), cross_proxy=cross, domain=domain,
                  own_destination=own, tcgen05=tc, want_path=want_path)
 
 
 def _is_tcgen05(hb, rec) -> bool:
-    node = hb.op_node.get(rec.actor)
-    return node is not None and str(hb.graph.nodes[node].get("op", "")).startswith("tcgen05")
+    """A tcgen05 operation's access (or a dealloc taken as a write of its allocation, as Racecheck does)."""
+    if rec.actor >= 0:
+        node = hb.op_node.get(rec.actor)
+        return node is not None and str(hb.graph.nodes[node].get("op", "")).startswith("tcgen05")
+    sites = hb.run.sites
+    return rec.site is not None and 0 <= rec.site < len(sites) and sites[rec.site].op == "tcgen05.dealloc"

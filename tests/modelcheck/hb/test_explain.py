@@ -92,10 +92,39 @@ def test_async_lifetime_race_names_the_completion_to_observe():
 
 
 def test_operation_pair_finding():
+    # mbar_init_race: the init by warp 0 is not ordered before warp 1's arrive
+    report = modelcheck.synccheck(modelcheck.load(KERNELS / "mbar_init_race.py"))
+    e = hb.explain(report, _first(report, "mbarrier_init_not_happens_before_use"))
+    assert e.ordered is False
+    assert "no happens-before path from w0 mbarrier.init ready[0]" in e.format()
+
+
+def test_rearm_before_consumption_on_the_seed_kernel():
+    # producer_overtaking: the producer re-arms full[0] each round with nothing to wait on; in the run the
+    # consumer's waits never pass and it is left blocked
+    report = modelcheck.synccheck(modelcheck.load(KERNELS / "producer_overtaking.py"))
+    e = hb.explain(report, _first(report, "mbarrier_arrive_before_consumption"))
+    assert e.ordered is False and "back-pressure" in e.summary
+    text = e.format()
+    assert "full[0] generation 1 is mutated by w0 mbarrier.arrive" in text
+    assert "blocked on it when the run stopped: warp 1" in text
+
+
+def test_rearm_with_an_unordered_consumption():
     report = modelcheck.synccheck(modelcheck.load(KERNELS / "mbar_unordered_rearm.py"))
-    f = _first(report, "mbarrier_prior_generation_consumption_not_happens_before")
-    e = hb.explain(report, f)
-    assert e.ordered is False and "no happens-before path" in e.format()
+    e = hb.explain(report, _first(report, "mbarrier_prior_generation_consumption_not_happens_before"))
+    assert e.ordered is False
+    assert "observed by w1 mbarrier.wait full[0] g0" in e.format()
+    assert "no happens-before path orders it before the mutation" in e.format()
+
+
+def test_dealloc_while_a_tcgen05_load_is_in_flight():
+    # race_tmem_dealloc_reader: the reader synchronizes with the deallocating warp (fences and a CTA barrier)
+    # but never waits for its tcgen05.ld to complete
+    report = _report("race_tmem_dealloc_reader")
+    e = hb.explain(report, _first(report, "data_race"))
+    assert e.ordered is False and e.data["needed"] == "completion"
+    assert "tcgen05.dealloc of tmem" in e.format() and "tcgen05.wait::ld" in e.summary
 
 
 def test_selecting_findings():
