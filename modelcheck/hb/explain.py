@@ -9,10 +9,15 @@ NumSim run of that kernel on those inputs.
   in the run; the answer is the shortest state path ordering them, or the statement that
   none exists and which edge would be needed (a lane-order edge, an arrive->wait edge from
   one warp to the other, a completion the reader must observe, a proxy bridge);
+  (a tcgen05.dealloc counts as a write of its allocation, as Racecheck judges it);
 - `deadlock`: the blocked warps, the barrier generation each awaits, who arrives on that
-  barrier in the run, and the wait-for cycle among the blocked warps when there is one;
-- a finding with an operation and related operations (e.g. a consumption that does not
-  happen before a re-arm): whether a path orders the related operation before it.
+  barrier in the run, and the wait-for cycle among the blocked warps when there is one
+  (for a phase-B deadlock, the witness schedule too);
+- a generation mutated before its predecessor's consumption (`mbarrier_arrive_before_
+  consumption` and the prior-generation kinds): the waits that consumed generation g - 1
+  and whether a path orders any of them before the mutation;
+- another finding with an operation and related operations (e.g. init not before a use):
+  whether a path orders a related operation before it.
 """
 from __future__ import annotations
 
@@ -30,6 +35,7 @@ _RACE_KINDS = ("data_race", "tmem_lifetime_review", "scope_mismatch")
 _CONSUMPTION_KINDS = ("mbarrier_arrive_before_consumption", "mbarrier_prior_generation_not_consumed",
                       "mbarrier_prior_generation_consumption_not_happens_before")
 _ARRIVALS = ("arrive", "bar_arrive", "complete_tx", "deferred_arrive")
+_UNSEEN = ", no arrival seen: every other unfinished warp is blocked"
 
 
 @dataclass(frozen=True)
@@ -89,7 +95,7 @@ def explain(report, finding, hb=None) -> Explanation:
 
 
 # ---------------------------------------------------------------------------------- races
-def _matches(rec, op: dict, lane_ok=True) -> bool:
+def _matches(rec, op: dict) -> bool:
     if rec.warp != op.get("warp") or rec.site != op.get("site") or list(rec.iters) != list(op.get("iters", [])):
         return False
     if op.get("access") and rec.kind != op["access"]:
@@ -99,7 +105,7 @@ def _matches(rec, op: dict, lane_ok=True) -> bool:
     if rec.actor >= 0:
         return False
     lane = op.get("lane")
-    return not lane_ok or lane is None or rec.lanes is None or bool(rec.lanes[lane])
+    return lane is None or rec.lanes is None or bool(rec.lanes[lane])
 
 
 def _bytes(rec, lane):
@@ -204,7 +210,6 @@ def _race(hb, f) -> Explanation:
                            nodes, data)
     need, more = _needed(hb, p, pl, c, cl)
     data["needed"] = need[0]
-
     return Explanation(f.id, f.kind, False, f"no happens-before path orders the two accesses; needed: {need[1]}",
                        tuple(lines + more + [f"needed: {need[1]}"]), (), data)
 
@@ -401,7 +406,7 @@ def _deadlock(hb, f) -> Explanation:
     if cycle:
         hops = [f"warp {u} waits for warp {v} ({waits_for.edges[u, v]['barrier']} generation "
                 f"{waits_for.edges[u, v]['generation']}"
-                f"{'' if waits_for.edges[u, v]['seen'] else ', no arrival seen: every other unfinished warp is blocked'})"
+                f"{'' if waits_for.edges[u, v]['seen'] else _UNSEEN})"
                 for u, v in zip(cycle, cycle[1:] + cycle[:1])]
         summary = "wait-for cycle: " + "; ".join(hops)
     else:

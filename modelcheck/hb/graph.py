@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import networkx as nx
 import numpy as np
 
-from ..numsim import Observer, Trace
+from ..numsim import Trace
 
 FULL = 0xFFFFFFFF
 

@@ -14,8 +14,11 @@ node.  Two accesses are ordered when a state path joins the anchors — or they 
 same actor (same lane of a warp, or the same async operation) in execution order.  A
 cross-proxy pair needs a *bridged* path: one passing a `fence.proxy.async` covering
 the state space in one of the fence's lanes (a bulk copy's completion bridges its own
-destination bytes); two tcgen05 operations of different warps need a path passing a
-`fence::before_thread_sync` (or a commit) and then a `fence::after_thread_sync`.  Guarantees: `shortest_path` returns the fewest-edge path.
+destination bytes; a tcgen05.commit carries its issuer's history but not its bridges);
+two tcgen05 operations of different warps need a path passing a
+`fence::before_thread_sync` (or a commit) and then a `fence::after_thread_sync`.
+Guarantees: `search` returns a fewest-edge path; `reachable` (lane masks propagated to a
+fixpoint, what ordering queries use) agrees with `search` (tested).
 """
 from __future__ import annotations
 
