@@ -296,10 +296,13 @@ def _graph(args) -> int:
             reports.append(modelcheck.racecheck(kernel.func, inputs))
         report = _Combined(reports)
         explanation = hb.explain(report, args.finding, hb=graph)
-    fmt = hb.write(graph, out, highlight=explanation.path if explanation else ())
+    witness = explanation.data.get("witness_nodes") if explanation is not None else None
+    fmt = hb.write(graph, out, highlight=explanation.path if explanation else (), order=witness)
     g = graph.graph
     print(f"happens-before graph of {kernel.name}: {g.number_of_nodes()} nodes, {g.number_of_edges()} edges "
           f"(run: {graph.result.termination}); wrote {fmt.upper()} to {out}")
+    if witness and fmt == "svg":
+        print(f"the timeline shows the finding's witness schedule ({len(witness)} operations of the run)")
     if explanation is not None:
         print(json.dumps(explanation.to_dict(), indent=2) if args.json else explanation.format(), end="")
     return 0

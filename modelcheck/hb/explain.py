@@ -412,12 +412,44 @@ def _deadlock(hb, f) -> Explanation:
     else:
         summary = (f"blocked warps {_ranges(sorted(blocked_warps))}; no wait-for cycle among them: each awaits a "
                    "generation that no unfinished warp will complete")
+    data = {"blocked": items, "cycle": cycle}
+    path = tuple(n for n, d in g.nodes(data=True) if d.get("kind") == "blocked")
     if f.details.get("witness"):
         lines.append(f"witness schedule ({len(f.details['witness'])} steps):")
         lines.extend(f"    {_step(s)}" for s in f.details["witness"][:40])
-    path = tuple(n for n, d in g.nodes(data=True) if d.get("kind") == "blocked")
-    return Explanation(f.id, f.kind, None, summary, tuple(lines), path,
-                       {"blocked": items, "cycle": cycle})
+        # the run's operations in the witness order, then the operations the blocked warps are stuck at
+        stuck = [_op_node(hb, {"warp": b["warp"], "site": b.get("site"), "iters": b.get("iters", [])},
+                          ops=_STEP_OPS.get(b.get("kind"))) for b in blocked]
+        data["witness_nodes"] = _witness_nodes(hb, f.details["witness"]) + [n for n in stuck if n is not None]
+        path = tuple(n for n in stuck if n is not None)
+    return Explanation(f.id, f.kind, None, summary, tuple(lines), path, data)
+
+
+# explorer command kind -> the run's sync operations it stands for
+_STEP_OPS = {"init": ("mbarrier.init",), "inval": ("mbarrier.inval",), "arrive": ("mbarrier.arrive",),
+             "expect_tx": ("mbarrier.expect_tx",), "complete_tx": ("mbarrier.complete_tx",),
+             "wait": ("mbarrier.wait",), "issue_tx": ("async.issue",), "issue_arrive": ("async.issue",),
+             "contribute": ("bar.sync", "bar.arrive", "bar.red"), "resume": ("bar.wait",)}
+
+
+def _witness_nodes(hb, witness) -> list:
+    """The graph nodes of a witness schedule's steps, in its order (a landing: the next unused completion
+    on that barrier)."""
+    g = hb.graph
+    landings: dict[str, list] = {}
+    for n, d in sorted(g.nodes(data=True), key=lambda x: x[1].get("seq", 0)):
+        if d.get("kind") == "completion" and d.get("barrier"):
+            landings.setdefault(d["barrier"], []).append(n)
+    out = []
+    for step in witness:
+        if step.get("transition") == "issue":
+            node = _op_node(hb, step, ops=_STEP_OPS.get(step.get("kind")))
+        else:
+            queue = landings.get(step.get("barrier"), [])
+            node = queue.pop(0) if queue else None
+        if node is not None:
+            out.append(node)
+    return out
 
 
 def _ranges(ws) -> str:

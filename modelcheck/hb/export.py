@@ -117,12 +117,16 @@ _DX, _DY, _LEFT, _TOP = 26, 46, 90, 40
 _ARRIVALS = ("arrive", "bar_arrive", "complete_tx", "deferred_arrive", "expect_tx")
 
 
-def to_svg(hb, highlight=(), max_events: int = 4000) -> str:
-    """Warps as lanes, barrier generations as columns where they completed; `highlight` nodes in red."""
+def to_svg(hb, highlight=(), max_events: int = 4000, order=None) -> str:
+    """Warps as lanes, barrier generations as columns where they completed; `highlight` nodes in red.
+    `order`: draw only these nodes, in this order (a witness schedule) instead of the run's."""
     g = hb.graph
     hl = set(highlight)
-    events = sorted((d["seq"], n) for n, d in g.nodes(data=True)
-                    if d.get("kind") in ("sync", "memory", "completion") and "seq" in d)
+    if order is not None:
+        events = [(k, n) for k, n in enumerate(dict.fromkeys(order)) if n in g]
+    else:
+        events = sorted((d["seq"], n) for n, d in g.nodes(data=True)
+                        if d.get("kind") in ("sync", "memory", "completion") and "seq" in d)
     truncated = len(events) > max_events
     events = events[:max_events]
     warps = sorted({g.nodes[n].get("warp", -1) for _, n in events if g.nodes[n].get("kind") != "completion"}
@@ -136,10 +140,11 @@ def to_svg(hb, highlight=(), max_events: int = 4000) -> str:
         r = async_row if d.get("kind") == "completion" else row.get(d.get("warp", -1), async_row)
         pos[n] = (x, r)
     for n, d in g.nodes(data=True):
-        if d.get("kind") == "blocked":
+        if d.get("kind") == "blocked" and order is None:
             x += 1
             pos[n] = (x, row[d["warp"]])
-    gens = [n for n, d in g.nodes(data=True) if d.get("kind") == "generation"]
+    # a witness schedule may group arrivals into other generations than the run did: no run columns or edges
+    gens = [n for n, d in g.nodes(data=True) if d.get("kind") == "generation"] if order is None else []
     for n in gens:
         # the column sits where the generation completed: after its last arrival, else before its first waiter
         ins = [pos[u][0] for u in g.predecessors(n) if u in pos and g.edges[u, n]["kind"] in _ARRIVALS]
@@ -148,11 +153,13 @@ def to_svg(hb, highlight=(), max_events: int = 4000) -> str:
         col = max(ins) + 0.5 if ins else (min(outs) - 0.5 if outs else (max(other) + 0.5 if other else None))
         if col is not None:
             pos[n] = (col, None)
+    title = ("witness schedule of " if order is not None else "happens-before timeline of ") + \
+        str(g.graph.get("kernel", ""))
     width = _LEFT + (x + 2) * _DX
     height = _TOP + (len(warps) + 2) * _DY + 30
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'font-family="monospace" font-size="10">',
-           f'<title>{escape("happens-before timeline of " + str(g.graph.get("kernel", "")))}</title>',
+           f'<title>{escape(title)}</title>',
            '<defs><marker id="arrow" viewBox="0 0 6 6" refX="6" refY="3" markerWidth="6" markerHeight="6" '
            'orient="auto"><path d="M0,0 L6,3 L0,6 z" fill="#555"/></marker></defs>']
     bottom = _TOP + (len(warps) + 1) * _DY
@@ -177,7 +184,7 @@ def to_svg(hb, highlight=(), max_events: int = 4000) -> str:
             r = pos[toward][1] if toward in pos and pos[toward][1] is not None else 0
         return _LEFT + px * _DX, _TOP + r * _DY
 
-    for u, v, d in g.edges(data=True):
+    for u, v, d in g.edges(data=True) if order is None else ():
         if u not in pos or v not in pos or d["kind"] == "program_order" or d["kind"] == "next_generation":
             continue
         (x1, y1), (x2, y2) = xy(u, v), xy(v, u)
@@ -195,14 +202,18 @@ def to_svg(hb, highlight=(), max_events: int = 4000) -> str:
         tip = d.get("label", n) + (f" @ {d['span']}" if d.get("span") else "")
         out.append(f'<circle cx="{cx}" cy="{cy}" r="5" fill="{fill}"{stroke}><title>{escape(tip)}</title></circle>')
         out.append(f'<text x="{cx - 4}" y="{cy - 8}" font-size="8">{escape(str(d.get("op", ""))[:14])}</text>')
+    if order is not None:
+        out.append(f'<text x="6" y="{height - 8}">operations in the order of the witness schedule (the run\'s '
+                   f'labels; the schedule may group arrivals into other generations)</text>')
     if truncated:
         out.append(f'<text x="6" y="{height - 8}">only the first {max_events} events are drawn</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
 
-def write(hb, path, highlight=()) -> str:
-    """Write `hb` to `path` in the format its extension names; returns the format written."""
+def write(hb, path, highlight=(), order=None) -> str:
+    """Write `hb` to `path` in the format its extension names; returns the format written.  `order` (SVG
+    only): draw these nodes in this order, e.g. the run's operations in a finding's witness schedule."""
     path = Path(path)
     ext = path.suffix.lower()
     if ext in (".dot", ".gv"):
@@ -215,6 +226,6 @@ def write(hb, path, highlight=()) -> str:
         path.write_text(to_json(hb), encoding="utf-8")
         return "json"
     if ext == ".svg":
-        path.write_text(to_svg(hb, highlight), encoding="utf-8")
+        path.write_text(to_svg(hb, highlight, order=order), encoding="utf-8")
         return "svg"
     raise ValueError(f"{path}: unknown graph format {ext or '(no extension)'!r}; use one of {', '.join(FORMATS)}")

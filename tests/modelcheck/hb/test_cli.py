@@ -59,3 +59,13 @@ def test_usage_errors(tmp_path, capsys, monkeypatch, args, message):
     assert main(["graph", HANG, *args]) == EXIT_USAGE
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_svg_of_a_phase_b_deadlock_draws_the_witness(tmp_path, capsys):
+    out = tmp_path / "hb.svg"
+    kernel = str(KERNELS / "named_barrier_rendezvous.py")
+    assert main(["graph", kernel, "--out", str(out), "--finding", "1", "--checker", "sync"]) == 0
+    assert "witness schedule (6 operations of the run)" in capsys.readouterr().out
+    svg = out.read_text()
+    assert svg.count("<circle") == 6 and svg.count('stroke="red"') == 1
+    assert "<title>witness schedule of named_barrier_rendezvous</title>" in svg

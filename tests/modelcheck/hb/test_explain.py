@@ -47,6 +47,12 @@ def test_phase_b_deadlock_uses_the_witness():
     text = e.format()
     assert "in the run this wait observed generation 0" in text
     assert "warp 0 (finished in the witness schedule)" in text and "witness schedule (5 steps)" in text
+    # the witness order over the run's operations, then the one warp 1 is stuck at (highlighted)
+    g = hb.build(report.result.func, report.result.inputs).graph
+    ops = [(g.nodes[n]["warp"], g.nodes[n]["op"]) for n in e.data["witness_nodes"]]
+    assert ops == [(0, "bar.sync"), (2, "bar.sync"), (0, "bar.wait"), (1, "bar.sync"), (2, "bar.wait"),
+                   (1, "bar.wait")]
+    assert e.path == (e.data["witness_nodes"][-1],)
 
 
 def test_deadlock_of_a_short_count_says_how_many_arrivals_are_missing():
