@@ -39,11 +39,12 @@ def stable_order(keys: np.ndarray, bound: int) -> np.ndarray:
         return np.argsort(keys.astype(np.uint16), kind="stable")
     if bound > 1 << 20:
         return np.argsort(keys, kind="stable")
-    high = keys >> 16
+    high = (keys >> 16).astype(np.uint8)
+    low = keys.astype(np.uint16)            # wraps: the low 16 bits
     parts = []
     for h in range(((bound - 1) >> 16) + 1):
         part = np.flatnonzero(high == h)
-        parts.append(part[np.argsort((keys[part] & 0xFFFF).astype(np.uint16), kind="stable")])
+        parts.append(part[np.argsort(low[part], kind="stable")])
     return np.concatenate(parts)
 
 
