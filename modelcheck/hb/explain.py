@@ -310,17 +310,18 @@ def _reaching(hb, ends) -> set:
                 seen.add((v, m))
             for u in g.predecessors(v):
                 e = g.edges[u, v]
+                po = e.get("po_mask", 0)
+                if po and m >= 0 and (po >> m) & 1 and (u, m) not in seen:
+                    seen.add((u, m))
+                    stack.append((u, m))
                 if not e["orders"]:
                     continue
                 if e["kind"] == "issue" and g.nodes[v].get("transit", True) is False:
                     # (op, -2) is reached only by its issue; (op, -1) never by it
-                    if m == -2:
-                        stack.extend(s for s in [(u, k) for k in range(32) if (e["src_mask"] >> k) & 1]
-                                     if s not in seen and not seen.add(s))
+                    prev = [(u, k) for k in range(32) if (e["src_mask"] >> k) & 1] if m == -2 else []
+                elif m == -2:
                     continue
-                if m == -2:
-                    continue
-                if e["lane_map"] == "same":
+                elif e["lane_map"] == "same":
                     prev = [(u, m)] if m >= 0 and (e["src_mask"] >> m) & 1 else []
                 else:
                     dst = e["dst_mask"]

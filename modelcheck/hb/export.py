@@ -18,7 +18,7 @@ import networkx as nx
 from .graph import lane_text
 
 FORMATS = (".dot", ".gv", ".graphml", ".json", ".svg")
-_MASKS = ("mask", "joins", "src_mask", "dst_mask")
+_MASKS = ("mask", "joins", "src_mask", "dst_mask", "po_mask")
 _SHAPE = {"sync": "box", "generation": "ellipse", "async_op": "hexagon", "completion": "diamond",
           "memory": "note", "blocked": "octagon"}
 _COLOR = {"program_order": "gray40", "arrive": "blue", "observe": "blue", "bar_arrive": "darkgreen",

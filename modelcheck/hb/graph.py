@@ -11,7 +11,9 @@ lanes travel along them:
 - `lane_map == "same"` (program order): lane l at the source continues as lane l, for
   the lanes in `src_mask`;
 - `lane_map == "any"`: any lane in `src_mask` (or the lane-less source, mask 0) reaches
-  every lane in `dst_mask` (or the lane-less target, mask 0).
+  every lane in `dst_mask` (or the lane-less target, mask 0);
+- `po_mask` (on an edge of another kind between two consecutive nodes of a warp): the
+  program order of those lanes, carried as with `"same"`.
 
 Lanes matter because there is no implicit order between the lanes of a warp: an
 elected lane's arrive releases only that lane's history, and a wait acquires only
@@ -181,10 +183,18 @@ class _Builder:
         if orders is None:
             orders = EDGE_KINDS[kind][0]
         data = self.g.get_edge_data(u, v)
-        if data is not None and data["kind"] == kind:
-            data["src_mask"] |= src
-            data["dst_mask"] |= dst
-            return
+        if data is not None:
+            # one edge per node pair: program order between the same two nodes rides along as `po_mask`
+            if kind == "program_order" and data["kind"] != kind:
+                data["po_mask"] = data.get("po_mask", 0) | src
+                return
+            if data["kind"] == "program_order" and kind != "program_order":
+                attrs["po_mask"] = data["src_mask"] | data.get("po_mask", 0)
+            else:
+                data["src_mask"] |= src
+                data["dst_mask"] |= dst
+                data["orders"] = data["orders"] or bool(orders)
+                return
         self.g.add_edge(u, v, kind=kind, orders=bool(orders), lane_map=lane_map, src_mask=int(src),
                         dst_mask=int(dst), **attrs)
 

@@ -78,6 +78,9 @@ def successors(g, state):
     if lane == -2:
         return          # an async operation reached by its issue: an end point
     for v, e in g.succ[node].items():
+        po = e.get("po_mask", 0)
+        if po and lane >= 0 and (po >> lane) & 1:
+            yield from _arrive(g, v, lane, "program_order")
         if not e["orders"]:
             continue
         if e["kind"] == "issue" and g.nodes[v].get("transit", True) is False:
@@ -235,6 +238,9 @@ def reachable(hb, starts, gates=()) -> dict:
         if not live:
             continue
         for v, e in g.succ[node].items():
+            po = e.get("po_mask", 0) & live
+            if po:
+                add(v, phase, po)
             if not e["orders"]:
                 continue
             src = e["src_mask"]
