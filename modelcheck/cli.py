@@ -286,6 +286,12 @@ def _graph(args) -> int:
     overrides, scalar_inputs = _split_consts(args.kernel, consts)
     kernel = load(args.kernel, **overrides)
     inputs = build_inputs(kernel.func, args.input, args.inputs, scalar_inputs)
+    missing = [p.name for p in kernel.func.params if p.name not in inputs]
+    if missing:
+        print(f"modelcheck graph: no value for {', '.join(missing)}; give scalars with --const NAME=V and buffers "
+              f"without static shapes or tensor maps with --input NAME=FILE.npy or --inputs FILE.npz",
+              file=sys.stderr)
+        return EXIT_USAGE
     graph = hb.build(kernel.func, inputs)
     explanation = None
     if args.finding is not None:

@@ -69,3 +69,9 @@ def test_svg_of_a_phase_b_deadlock_draws_the_witness(tmp_path, capsys):
     svg = out.read_text()
     assert svg.count("<circle") == 6 and svg.count('stroke="red"') == 1
     assert "<title>witness schedule of named_barrier_rendezvous</title>" in svg
+
+
+def test_missing_tensor_map_is_a_usage_error(tmp_path, capsys):
+    assert main(["graph", str(KERNELS / "tma_copy_128b.py"), "--out", str(tmp_path / "hb.dot")]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "no value for tmap" in err and "--inputs FILE.npz" in err and not (tmp_path / "hb.dot").exists()
