@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .clocks import WarpState
-from .pairs import expand, pair, strength
+from .pairs import expand, pair, stable_order, strength
 from .tcgen import CODE as _TC_CODE
 from .tcgen import DEALLOC_ACTOR, TcgenOrder, with_deallocs
 
@@ -400,7 +400,8 @@ class Pass:
 
     # ------------------------------------------------------------------ judging the pairs
     def judge(self) -> None:
-        """All pairs at once: ordered by knowledge (bridged where proxies differ), same actor, or both strong."""
+        """All pairs at once: ordered by knowledge (bridged where proxies differ), tcgen05 order, or both strong
+        (same-actor pairs, ordered by program order, are never candidates)."""
         P, ent = self.pairs, self.ent
         if not P.prior.size:
             return
@@ -551,7 +552,7 @@ class Pass:
 
     def _entries_of(self, r: int) -> np.ndarray:
         if self._by_rec is None:
-            self._by_rec = np.argsort(self.ent.rec, kind="stable")
+            self._by_rec = stable_order(self.ent.rec, len(self.records))
             self._by_rec_start = np.searchsorted(self.ent.rec[self._by_rec], np.arange(len(self.records) + 1))
         return self._by_rec[self._by_rec_start[r]:self._by_rec_start[r + 1]]
 
