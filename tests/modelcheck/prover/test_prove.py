@@ -95,3 +95,22 @@ def test_cli_json(capsys, monkeypatch):
     assert main(["prove", "kernels/ring_arith.py", "--symbolic", "ROUNDS=2..", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["verdict"] == "proved" and d["symbolic"] == {"ROUNDS": {"lo": 2, "hi": None}}
+
+
+def test_identical_consumer_warps_form_one_role_and_the_ring_is_proved():
+    """Two consumer warps with the same sync program: one role (no candidates between them, positions sorted
+    within the role in every query), and the ring still proves for every trip count."""
+    from modelcheck.prover.induction import candidates, roles
+    from modelcheck.prover.model import Model
+    from modelcheck.prover.skeleton import extract
+    func = modelcheck.load(ROOT / "benchmarks" / "kernels" / "ring_family.py", CONSUMERS=2, STAGES=2,
+                           ROUNDS=4).func
+    m = Model(extract(func, ("ROUNDS",), {c.name: c.value for c in func.constants}), {"ROUNDS": (1, None)}, {})
+    role = roles(m)
+    assert role[1] == role[2] == 1 and role[0] == 0
+    names = {c.name for c in candidates(m)}
+    assert "empty[s].arr1 <= gen + 0" in names and not any("arr1 <= arr2" in n or "wait1 <= wait2" in n
+                                                           for n in names)
+    report = prove(func, symbolic=["ROUNDS"])
+    assert report.verdict == "proved", report.format()
+
