@@ -75,8 +75,10 @@ class Pass:
             for w in self.warps:
                 w.tc_start(self.width)
         self.fork: dict[int, tuple] = {}          # async op -> (ordinary row, {domain: bridged row}, (warp, lane, epoch))
+        self.fork_seq: dict[int, float] = {}      # async op -> seq of the event that forked it
         # an async column's issuing lane column (a lane's column maps to itself): classifies lifetime races
         self.issuer_col = np.arange(self.width, dtype=np.int64)
+        self.issuer_seq = np.full(self.width, np.inf)    # seq of the event that set an async column's issuer
         self.mb: dict[tuple, dict] = {}           # (cta, addr, gen) -> {"release": row, "bridged": {d: row}, "cols": set}
         self.named: dict[tuple, dict] = {}
         self.sc_row = np.zeros(self.width, dtype=np.int32)
@@ -143,7 +145,10 @@ class Pass:
         visit |= self.acquiring
         visit |= np.fromiter((r.actor < 0 and r.order in ("release", "acq_rel", "relaxed", "volatile")
                               and r.kind in ("write", "rmw") for r in records), dtype=np.bool_, count=n)
-        self.visit = np.flatnonzero(visit)
+        # an async operation's accesses know exactly its fork (fixed at issue): gathered after the pass, at once
+        ordinary = self.rec_actor < 0
+        self.visit = np.flatnonzero(visit & ordinary)
+        self.async_closing = np.flatnonzero(~ordinary & (np.diff(P.start) > 0))
 
     # ------------------------------------------------------------------ driver
     def run(self) -> None:
@@ -159,6 +164,7 @@ class Pass:
                 r = visit[j]
                 self.access(r, records[r])
                 j += 1
+        self._gather_async()
         self.judge()
 
     # ------------------------------------------------------------------ sync events
@@ -256,8 +262,10 @@ class Pass:
                 bridged = {dom: w.bridged_snapshot(lane, dom) for dom in ("shared", "global")} if w.has_bridged \
                     else self._zero_bridged
                 self.fork[op] = (w.snapshot(lane), bridged, (ev.warp, lane, w.epoch))
+                self.fork_seq[op] = ev.seq
                 if op in self.async_col:
                     self.issuer_col[self.async_col[op]] = ev.warp * 32 + lane
+                    self.issuer_seq[self.async_col[op]] = ev.seq
                 self.async_info[op] = {"kind": d.get("kind", ""), "warp": ev.warp, "lane": lane, "site": ev.site,
                                        "iters": ev.iters}
                 if "lane" not in d:        # a warp-collective op (tcgen05.ld/st): evidence names the witness lane
@@ -304,7 +312,9 @@ class Pass:
             actor = DEALLOC_ACTOR + ev.seq
             if actor in self.async_col:
                 self.fork[actor] = (w.snapshot(0), self._zero_bridged, (ev.warp, 0, w.epoch))
+                self.fork_seq[actor] = ev.seq
                 self.issuer_col[self.async_col[actor]] = ev.warp * 32
+                self.issuer_seq[self.async_col[actor]] = ev.seq
                 self.async_info[actor] = {"kind": "tcgen05.dealloc", "warp": ev.warp, "lane": 0, "site": ev.site,
                                           "iters": ev.iters}
                 if w.tc is not None:
@@ -354,9 +364,6 @@ class Pass:
     # ------------------------------------------------------------------ accesses
     def access(self, r: int, rec) -> None:
         """Stamp record `r` and gather, for each pair it closes, what its actor knows of the earlier one."""
-        if rec.actor >= 0:
-            self._gather_async(r, rec)
-            return
         w = self.warps[rec.warp]
         if self.acquiring[r]:
             self._acquire_from_memory(r, rec, w)
@@ -377,26 +384,56 @@ class Pass:
             elif rec.order in ("relaxed", "volatile"):
                 self._publish(r, rec, via_fence=True)
 
-    def _gather_async(self, r: int, rec) -> None:
-        s, e = self.pairs.start[r], self.pairs.start[r + 1]
-        if e == s:
+    def _gather_async(self) -> None:
+        """What each async access knows of its priors: its operation's fork (tcgen05 knowledge against tcgen05
+        priors), as of the access — a fork or an issuer column set by a later event is not known yet."""
+        recs = self.async_closing
+        if not recs.size:
             return
-        fork = self.fork.get(rec.actor)
-        if fork is None:           # an access before its issue event: knows nothing
+        records, P = self.records, self.pairs
+        ops = list(self.fork)
+        row_of = {op: i for i, op in enumerate(ops)}
+        op_seq = np.array([self.fork_seq[op] for op in ops] + [np.inf])
+        seq = np.fromiter((records[r].seq for r in recs.tolist()), dtype=np.float64, count=recs.size)
+        f = np.fromiter((row_of.get(records[r].actor, -1) for r in recs.tolist()), dtype=np.int64, count=recs.size)
+        ok = op_seq[f] < seq                       # (-1 reads the inf sentinel: an op never forked)
+        recs, f, seq = recs[ok], f[ok], seq[ok]
+        if not recs.size:
             return
-        cols = self.prior_col[s:e]
-        self.known[s:e] = fork[0][cols]
-        if self.rec_tc[r]:
-            tc = self.tc.fork.get(rec.actor)
-            if tc is not None and self.tc_prior_any[r]:
-                ptc = self.prior_tc[s:e]
+        s, e = P.start[recs], P.start[recs + 1]
+        n = e - s
+        q = np.repeat(s, n) + (np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n))
+        per_pair = lambda v: np.repeat(v, n)      # noqa: E731
+        a, cols = per_pair(f), self.prior_col[q]
+
+        def take(rows_of, sel):
+            """rows_of(op)[cols] for the pairs in `sel`, stacking only the operations they need."""
+            used, inv = np.unique(a[sel], return_inverse=True)
+            table = np.stack([rows_of(ops[i]) for i in used.tolist()])
+            return table, inv
+
+        table, inv = take(lambda op: self.fork[op][0], slice(None))
+        self.known[q] = table[inv, cols]
+        if self.tc is not None:
+            tc_op = np.fromiter((self.rec_tc[r] != 0 and self.tc_prior_any[r] and records[r].actor in self.tc.fork
+                                 for r in recs.tolist()), dtype=np.bool_, count=recs.size)
+            sel = per_pair(tc_op) & self.prior_tc[q]
+            if sel.any():
                 # tcgen05 against tcgen05: ordered only by tcgen05 ordering (pipelines, waits, thread fences)
-                self.known[s:e] = np.where(ptc, tc[0][cols], self.known[s:e])
-        domain = _DOMAIN.get(rec.space)
-        if self.cross_any[r] and domain is not None:
-            self.known_bridged[s:e] = fork[1][domain][cols]
-        if self.async_prior_any[r]:
-            self.known_issuer[s:e] = fork[0][self.issuer_col[cols]]
+                tc_table, tc_inv = take(lambda op: self.tc.fork[op][0], sel)
+                self.known[q[sel]] = tc_table[tc_inv, cols[sel]]
+        space = np.fromiter((_DOMAIN.get(records[r].space, "") for r in recs.tolist()), dtype="<U6",
+                            count=recs.size)
+        for domain in ("shared", "global"):
+            sel = per_pair(self.cross_any[recs] & (space == domain))
+            if sel.any():
+                b_table, b_inv = take(lambda op: self.fork[op][1][domain], sel)
+                self.known_bridged[q[sel]] = b_table[b_inv, cols[sel]]
+        sel = per_pair(self.async_prior_any[recs])
+        if sel.any():
+            c = cols[sel]
+            issuer = np.where(self.issuer_seq[c] < per_pair(seq)[sel], self.issuer_col[c], c)
+            self.known_issuer[q[sel]] = table[inv[sel], issuer]
 
     # ------------------------------------------------------------------ judging the pairs
     def judge(self) -> None:
