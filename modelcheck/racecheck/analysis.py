@@ -469,7 +469,7 @@ class Pass:
         if not bad.size:
             return
         # one race per (prior record, current record): byte hull, count, and the first pair as the witness
-        key = pr[bad] * len(self.records) + cr[bad]
+        key = pr[bad].astype(np.int64) * len(self.records) + cr[bad]
         order = np.argsort(key, kind="stable")
         bad, key = bad[order], key[order]
         firsts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
