@@ -22,9 +22,14 @@ from benchmarks._common import record  # noqa: E402
 from tests.manifest import KERNELS, manifest_overrides, stage_cases  # noqa: E402
 
 TARGET_S = 2.0
+# ring families of the realistic kernels that the manifest does not prove in CI (too slow or outside the
+# fragment): measured here with a budget so the record says what the prover does with them today
+EXTRA = [("fa4_fwd", {"NKV": [1, None]}), ("kda_ring_dvec", {"NC": [1, None]}),
+         ("gemm_persistent", {"TILES_PER_CTA": [1, None]}), ("gemm_ws", {"K_TILES": [1, None]})]
+EXTRA_BUDGET_S = 60.0
 
 
-def run(name: str, entry: dict, expect: dict, repeat: int) -> dict:
+def run(name: str, entry: dict, expect: dict, repeat: int, budget: float = 60.0) -> dict:
     import modelcheck
     from modelcheck.prover import prove
     kernel = modelcheck.load(KERNELS / entry["file"], **entry["constants"])
@@ -34,13 +39,13 @@ def run(name: str, entry: dict, expect: dict, repeat: int) -> dict:
     walls, cpus, report = [], [], None
     for _ in range(repeat):
         t0, c0 = time.perf_counter(), time.process_time()
-        report = prove(func, symbolic=list(ranges), ranges=ranges, inputs=inputs)
+        report = prove(func, symbolic=list(ranges), ranges=ranges, inputs=inputs, max_seconds=budget)
         walls.append(time.perf_counter() - t0)
         cpus.append(time.process_time() - c0)
     families: dict = {}
     for p in report.properties:
         families[p.family] = families.get(p.family, 0.0) + p.seconds
-    as_expected = report.verdict == expect["verdict"] and (
+    as_expected = expect["verdict"] is None or report.verdict == expect["verdict"] and (
         "sizes" not in expect or (report.counterexample or {}).get("sizes") == expect["sizes"])
     row = {"kernel": name, "verdict": report.verdict, "expected": expect["verdict"], "as_expected": as_expected,
            "symbolic": expect["symbolic"], "wall_s": round(statistics.median(walls), 4),
@@ -68,6 +73,15 @@ def main() -> None:
         per_family = row["cpu_s"] / max(1, row["families"])
         print(f"{name:<36} {row['verdict']:<10} {row['expected']:<10} {row['families']:>8} {row['wall_s']:>8.3f} "
               f"{row['cpu_s']:>8.3f} {per_family:>10.3f}")
+    if not args.only:
+        from tests.manifest import load_manifest
+        kernels = load_manifest()["kernels"]
+        for name, symbolic in EXTRA:
+            row = run(name, kernels[name], {"verdict": None, "symbolic": symbolic}, 1, EXTRA_BUDGET_S)
+            row["extra"] = True
+            rows.append(row)
+            print(f"{name + ' (extra)':<36} {row['verdict']:<10} {'-':<10} {row['families']:>8} "
+                  f"{row['wall_s']:>8.3f} {row['cpu_s']:>8.3f}  {'; '.join(row['incomplete'])[:60]}")
     proofs = [r for r in rows if r["expected"] == "proved"]
     met = all(r["cpu_s"] / max(1, r["families"]) <= TARGET_S for r in proofs)
     ok = all(r["as_expected"] for r in rows)
@@ -77,7 +91,8 @@ def main() -> None:
                                            "all_as_expected": ok, "per_family_target_met": met,
                                            "note": "cpu_s covers the whole prove call (skeleton, sampling, "
                                                    "Houdini, properties, refutation and its confirmation); "
-                                                   "parse excluded; median of --repeat runs"}))
+                                                   "parse excluded; median of --repeat runs; extra rows: "
+                                                   f"one run with a {EXTRA_BUDGET_S:.0f} s budget"}))
 
 
 if __name__ == "__main__":
