@@ -18,6 +18,7 @@ import ir
 from .. import numsim
 from ..common import findings as F
 from ..common.async_effects import UnobservedEffects
+from ..common.gcpause import paused_gc
 from ..common.phase_a import Causality, StrictProtocol
 from ..common.results import digest_inputs, engine_findings, resolve_inputs
 from .analysis import Pass
@@ -79,8 +80,9 @@ def check(func, inputs=None, *, max_polls: int = 1_000_000, max_loop_iterations:
     found.extend(engine_findings(CHECKER, res, trace.sync))
     if res.termination == "completed":
         found.extend(effects.findings())
-    p = Pass(res.stats["warps"], _warps_per_cta(res), trace.sync, trace.accesses)
-    p.run()
+    with paused_gc():
+        p = Pass(res.stats["warps"], _warps_per_cta(res), trace.sync, trace.accesses)
+        p.run()
     t2 = time.perf_counter()
     found.extend(race_findings(p, res.sites))
     stats.update({"numsim": dict(res.stats), "termination": res.termination, "accesses": len(trace.accesses),
