@@ -40,6 +40,14 @@ from .skeleton import OutsideFragment, Skeleton
 from .z3expr import Terms
 
 PROPERTIES = ("P1", "P2", "P3", "P4")
+# the commands whose passing a warp's wait counter counts: an mbarrier wait, and a named barrier's sync (it
+# passes once its generation completes, so the counter ties the warp's position to that generation)
+WAITS = ("wait", "bar_wait")
+
+
+def _first_parity(c, env) -> int:
+    """The parity of a warp's first wait (a named barrier's sync waits for generation 0: parity 0)."""
+    return int(evaluate(c.parity, env)) if c.kind == "wait" else 0
 
 
 @dataclass
@@ -258,9 +266,9 @@ class Model:
             if b.kind == "straight":
                 for st in b.steps:
                     c = st.cmd
-                    if c.kind == "wait" and c.family == fam and int(evaluate(c.slot, env)) == s and \
+                    if c.kind in WAITS and c.family == fam and int(evaluate(c.slot, env)) == s and \
                             (st.guard is None or evaluate(st.guard, env)):
-                        return int(evaluate(c.parity, env))
+                        return _first_parity(c, env)
                 continue
             start, stop = int(evaluate(b.start, env)), int(evaluate(b.stop, env))
             for r in range(start, stop):
@@ -268,9 +276,9 @@ class Model:
                 e[b.var] = r
                 for st in b.steps:
                     c = st.cmd
-                    if c.kind == "wait" and c.family == fam and int(evaluate(c.slot, e)) == s and \
+                    if c.kind in WAITS and c.family == fam and int(evaluate(c.slot, e)) == s and \
                             (st.guard is None or evaluate(st.guard, e)):
-                        return int(evaluate(c.parity, e))
+                        return _first_parity(c, e)
         return None
 
     # ------------------------------------------------------------------ symbolic states
@@ -452,7 +460,7 @@ class State:
         """Waits warp has passed on fam[slot] (all it will ever pass, with at_end)."""
         return self._sum(("W", warp, fam, _key(slot), at_end),
                          lambda: (self.count(st, slot, at_end=at_end) for st in self.m.proc(warp).steps
-                                  if st.cmd.family == fam and st.cmd.kind == "wait"))
+                                  if st.cmd.family == fam and st.cmd.kind in WAITS))
 
     def issued(self, warp, st, at_end: bool = False):
         return self.count(st, None, at_end=at_end)

@@ -11,7 +11,7 @@ import random
 
 import numpy as np
 
-from .model import Model
+from .model import WAITS, Model
 from .program import evaluate
 
 
@@ -92,7 +92,7 @@ class Concrete:
     def waits(self, state, warp, fam, slot) -> int:
         t, _ = state
         return sum(self.count(st, slot, t[warp]) for st in self.m.proc(warp).steps
-                   if st.cmd.family == fam and st.cmd.kind == "wait")
+                   if st.cmd.family == fam and st.cmd.kind in WAITS)
 
     def counters(self, state, fam, slot) -> dict:
         key = (tuple(sorted(state[0].items())), tuple(sorted(state[1].items())), fam, slot)
@@ -240,7 +240,7 @@ class Walk:
                 if c.kind in ("arrive", "bar_arrive"):
                     key = (w, c.family, slot)
                     self.arr[key] = self.arr.get(key, 0) + c.units
-                elif c.kind == "wait":
+                elif c.kind in WAITS:
                     key = (w, c.family, slot)
                     self.waits[key] = self.waits.get(key, 0) + 1
                 if (w, st.index) in self.issued:
