@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import z3
 
-from .model import Model, State
+from .model import Model, State, _key
 from .transitions import bad_by_property, moves, sigma, transition
 
 TIMEOUT_MS = 5000
@@ -78,7 +78,7 @@ def _check(constraints, seed: int = 0):
 # ---------------------------------------------------------------------------------- candidates
 def counters(m: Model, st: State, fam: str, slot) -> dict:
     """{name: generation counter term} of fam at `slot`."""
-    key = ("counters", fam, slot.sexpr())
+    key = ("counters", fam, _key(slot))
     hit = st._cache.get(key)
     if hit is not None:
         return hit
@@ -186,21 +186,30 @@ def candidates(m: Model) -> list[Candidate]:
     return cands
 
 
+def _at(c: Candidate, st: State, slot):
+    """c at state st and slot, built once per state (Houdini asks for the same terms in every round)."""
+    key = ("candidate", c.name, _key(slot))
+    term = st._cache.get(key)
+    if term is None:
+        term = st._cache[key] = c.at(st, slot)
+    return term
+
+
 def instances(m: Model, cands, st: State, slots: list[dict]) -> list:
     """Each candidate at each slot assignment (size -> slot term); slot-free candidates once."""
     out = []
     for c in cands:
         if not c.family:
-            out.append(c.at(st, None))
+            out.append(_at(c, st, None))
             continue
         size = m.params[c.family].size
         seen = set()
         for assign in slots:
             slot = assign.get(size)
-            if slot is None or slot.sexpr() in seen:
+            if slot is None or _key(slot) in seen:
                 continue
-            seen.add(slot.sexpr())
-            out.append(c.at(st, slot))
+            seen.add(_key(slot))
+            out.append(_at(c, st, slot))
     return out
 
 
@@ -225,7 +234,7 @@ def houdini(m: Model, cands: list[Candidate], deadline: float, stats: dict | Non
     given = {c.name for c in cands}
     keep = _orbit_closed(list(cands), [c for c in candidates(m) if c.name not in given], role)
     while keep:
-        conds = [c.at(s0, sig.get(m.params[c.family].size) if c.family else None) for c in keep]
+        conds = [_at(c, s0, sig.get(m.params[c.family].size) if c.family else None) for c in keep]
         r, model = _check(initial(m, s0) + m.domain() + _ranges(m, sig) + [z3.Not(z3.And(*conds))] + s0.side)
         stats["houdini_queries"] += 1
         if r == z3.unsat:
@@ -259,7 +268,7 @@ def _rounds(m: Model, keep: list, mvs: list, premise: list, s0, s1, sig, deadlin
         assigns = [sig] + ([{m.params[mv.family].size: mv.slot}] if mv.slot is not None and mv.family in m.params
                            else [])
         pre = instances(m, premise + keep, s0, assigns)
-        post = [c.at(s1, sig.get(m.params[c.family].size) if c.family else None) for c in touched]
+        post = [_at(c, s1, sig.get(m.params[c.family].size) if c.family else None) for c in touched]
         # side constraints last: building terms adds the quotient definitions they rely on
         r, model = _check(m.domain() + _ranges(m, sig) + symmetry(m, s0) + [mv.pre, mv.post] + pre
                           + [z3.Not(z3.And(*post))] + s0.side + s1.side)

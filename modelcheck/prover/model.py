@@ -304,8 +304,21 @@ def _ev(term, env) -> int:
     return z3.simplify(z3.substitute(term, *sub) if sub else term).as_long()
 
 
-def _key(slot) -> str:
-    return "any" if slot is None else slot.sexpr()
+_KEYS: dict = {}
+
+
+def _key(slot):
+    """A cache key for a z3 term: its AST id (z3 hash-conses terms, so equal terms share it while alive).
+    The table keeps each term alive, so an id is never handed to another term; sexpr() cost 1-2 s a proof."""
+    if slot is None:
+        return "any"
+    i = slot.get_id()
+    hit = _KEYS.get(i)
+    if hit is None:
+        _KEYS[i] = slot
+    elif not hit.eq(slot):          # a different context's term with the same id
+        return slot.sexpr()
+    return i
 
 
 class State:
@@ -403,7 +416,7 @@ class State:
     def count(self, st, slot, upto=None, at_end: bool = False):
         """Executions of step st on `slot` (a z3 term; None = any slot) before the warp's current step (at its
         last step with `at_end`; or among the first `upto` iterations of its loop, for deliveries)."""
-        key = ("count", st.proc, st.index, _key(slot), None if upto is None else upto.sexpr(), at_end)
+        key = ("count", st.proc, st.index, _key(slot), _key(upto), at_end)
         hit = self._cache.get(key)
         if hit is not None:
             return hit
