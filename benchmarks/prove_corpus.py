@@ -25,7 +25,7 @@ TARGET_S = 2.0
 # ring families of the realistic kernels that the manifest does not prove in CI (too slow or outside the
 # fragment): measured here with a budget so the record says what the prover does with them today
 EXTRA = [("fa4_fwd", {"NKV": [1, None]}), ("kda_ring_dvec", {"NC": [1, None]}),
-         ("gemm_persistent", {"TILES_PER_CTA": [1, None]}), ("gemm_ws", {"K_TILES": [1, None]})]
+         ("gemm_persistent", {"TILES_PER_CTA": [1, None]})]
 EXTRA_BUDGET_S = 60.0
 
 
