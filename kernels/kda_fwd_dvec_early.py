@@ -3,7 +3,8 @@
 # release (`dvec_empty`).  The slot last held chunk c - 1's vector, which the state
 # keepers read at their chunk c - 1; nothing the prep warps have waited for by then
 # orders that read (their newest release, `op_empty` of chunk c - 2, covers the state
-# keepers only up to chunk c - 2).  The fixed twin, kernels/kda_fwd_dvec_early_fixed.py,
+# keepers only up to chunk c - 2).  The fixed twin (manifest entry kda_fwd_dvec_early_fixed)
+# is kernels/kda_fwd.py itself at the same launch size: it
 # waits for the release at the top of the lookahead step, before the store.
 from tvm_tirx.script import tirx as T
 

@@ -3,7 +3,8 @@
 # slot through the async proxy) and then overwrite it with generic st.shared, without a
 # fence.proxy.async.shared::cta between: the MMA reads and the generic writes are ordered
 # in time but not across proxies (a tcgen05.commit completion carries no proxy bridge).
-# The fixed twin, kernels/kda_fwd_no_async_fence_fixed.py, fences after the waits.
+# The fixed twin (manifest entry kda_fwd_no_async_fence_fixed) is kernels/kda_fwd.py
+# itself at the same launch size, which fences after the waits.
 from tvm_tirx.script import tirx as T
 
 H = 1

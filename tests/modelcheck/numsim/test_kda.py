@@ -69,12 +69,3 @@ def test_reference_recurrence_on_a_hand_example():
     out = KDA.reference(q, k, v, g)
     assert out[0, 0, 0] == pytest.approx(21.0)
     assert out[0, 1, 0] == pytest.approx(2.0 * (0.5 * 21.0 + 55.0))
-
-
-@pytest.mark.parametrize("name", ["kda_fwd_no_async_fence_fixed", "kda_fwd_dvec_early_fixed"])
-def test_fixed_twins_are_the_main_kernel(name):
-    """The fixed twins of the case-study bugs are kernels/kda_fwd.py under another name (no drift)."""
-    def body(path, fname):
-        text = path.read_text()
-        return text[text.index("from tvm_tirx.script"):].replace(f"def {fname}(", "def NAME(")
-    assert body(KERNELS / f"{name}.py", name) == body(KERNELS / "kda_fwd.py", "kda_fwd")
