@@ -26,7 +26,7 @@
 # recurrence serializes the chunks anyway; with two, `modelcheck prove` times out in its
 # invariant search), the state_input ring two.  Inputs and the token-by-token numpy
 # reference come from kernels/inputs/gdn.py.
-# BUG (twin: gdn_prefill_sinp_no_acquire_fixed.py, reference bugs B4a/B10): the keeper
+# BUG (twin: manifest entry gdn_prefill_sinp_no_acquire_fixed = gdn_prefill.py; reference bugs B4a/B10): the keeper
 # republishes a state_input slot without waiting on `sinp_empty`, so the compute warp's
 # releases re-arm generations nobody consumed.  Here the u ring happens to order the slot's
 # reuse after its last read (the checkers find no race, only the protocol violation); in

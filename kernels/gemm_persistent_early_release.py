@@ -21,7 +21,7 @@
 # accumulator is double-buffered (ACC_STAGES = 2, a = t % 2, parity (t // 2) % 2; the MMA
 # warp waits tmem_empty with the producer parity (t // 2 + 1) % 2).  Inputs come from
 # kernels/inputs/gemm_persistent.py:gemm_persistent.
-# BUG (twin: gemm_persistent_early_release_fixed.py): the epilogue arrives on tmem_empty
+# BUG (twin: manifest entry gemm_persistent_early_release_fixed = gemm_persistent.py): the epilogue arrives on tmem_empty
 # before tcgen05.wait::ld, so the MMA warp may start tile t + 2 in an accumulator whose
 # loads for tile t are still in flight (reference bug B10: a TMEM region published after
 # tcgen05.ld issue but before wait::ld).  Synchronization alone is in order.
