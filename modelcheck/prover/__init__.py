@@ -59,9 +59,8 @@ def prove(func, symbolic, ranges: dict | None = None, inputs=None, *, max_depth:
     try:
         cands = candidates(model)
         samples = reachable_states(model, _sample_sizes(ranges))
-        cands = surviving(model, cands, samples)
         report.stats["sampled_states"] = len(samples)
-        invariant, queries = houdini(model, cands, deadline, report.stats)
+        invariant, queries = houdini(model, surviving(model, cands, samples), deadline, report.stats, cands)
     except (TimeoutError, RuntimeError) as err:
         report.incomplete(f"no invariant: {err}")
         return report.finish(t0)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import z3
 
-from .model import Model, State, _key
+from .model import Model, State
 from .transitions import bad_by_property, moves, sigma, transition
 
 TIMEOUT_MS = 5000
@@ -80,7 +80,7 @@ def _check(constraints, seed: int = 0):
 # ---------------------------------------------------------------------------------- candidates
 def counters(m: Model, st: State, fam: str, slot) -> dict:
     """{name: generation counter term} of fam at `slot`."""
-    key = ("counters", fam, _key(slot))
+    key = ("counters", fam, m.key(slot))
     hit = st._cache.get(key)
     if hit is not None:
         return hit
@@ -122,15 +122,18 @@ def roles(m: Model) -> dict:
     return out
 
 
-def symmetry(m: Model, st: State) -> list:
+def symmetry(m: Model, st: State, role: dict) -> list:
     """Warps of one role are interchangeable: the model, its initial state, the candidate set (closed under
     the role's permutations, see `_orbit_closed`) and every property are invariant under permuting them.
     So any state a query could find has a permuted twin whose positions are sorted within each role, and
     the queries look only at those (k! fewer states for a role of k warps)."""
+    hit = st._cache.get("symmetry")
+    if hit is not None:
+        return hit
     groups: dict = {}
-    for w, rep_w in roles(m).items():
+    for w, rep_w in role.items():
         groups.setdefault(rep_w, []).append(w)
-    out = []
+    out = st._cache["symmetry"] = []
     for ws in groups.values():
         ws = sorted(ws)
         for a, b in zip(ws, ws[1:]):
@@ -190,7 +193,7 @@ def candidates(m: Model) -> list[Candidate]:
 
 def _at(c: Candidate, st: State, slot):
     """c at state st and slot, built once per state (Houdini asks for the same terms in every round)."""
-    key = ("candidate", c.name, _key(slot))
+    key = ("candidate", c.name, st.m.key(slot))
     term = st._cache.get(key)
     if term is None:
         term = st._cache[key] = c.at(st, slot)
@@ -208,9 +211,9 @@ def instances(m: Model, cands, st: State, slots: list[dict]) -> list:
         seen = set()
         for assign in slots:
             slot = assign.get(size)
-            if slot is None or _key(slot) in seen:
+            if slot is None or m.key(slot) in seen:
                 continue
-            seen.add(_key(slot))
+            seen.add(m.key(slot))
             out.append(_at(c, st, slot))
     return out
 
@@ -224,9 +227,10 @@ def initial(m: Model, st: State) -> list:
 
 
 # ---------------------------------------------------------------------------------- Houdini
-def houdini(m: Model, cands: list[Candidate], deadline: float, stats: dict | None = None
-            ) -> tuple[list[Candidate], int]:
-    """The largest subset of `cands` true initially and preserved by every move."""
+def houdini(m: Model, cands: list[Candidate], deadline: float, stats: dict | None = None,
+            considered: list[Candidate] | None = None) -> tuple[list[Candidate], int]:
+    """The largest subset of `cands` true initially and preserved by every move.  `considered`: the candidates
+    `cands` was chosen from (by sampling); the orbits of the ones left out are left out too."""
     stats = {} if stats is None else stats
     stats["houdini_queries"] = 0
     s0 = m.state("h0")
@@ -234,7 +238,7 @@ def houdini(m: Model, cands: list[Candidate], deadline: float, stats: dict | Non
     role = roles(m)
     # sampling dropped candidates one warp at a time: drop their whole orbits
     given = {c.name for c in cands}
-    keep = _orbit_closed(list(cands), [c for c in candidates(m) if c.name not in given], role)
+    keep = _orbit_closed(list(cands), [c for c in considered or () if c.name not in given], role)
     while keep:
         conds = [_at(c, s0, sig.get(m.params[c.family].size) if c.family else None) for c in keep]
         r, model = _check(initial(m, s0) + m.domain() + _ranges(m, sig) + [z3.Not(z3.And(*conds))] + s0.side)
@@ -247,32 +251,29 @@ def houdini(m: Model, cands: list[Candidate], deadline: float, stats: dict | Non
         keep = _orbit_closed(kept, [c for c in keep if c not in kept], role)
     s0, s1 = m.state("i0"), m.state("i1")
     _, mvs = transition(m, s0, s1)
-    keep = _rounds(m, keep, mvs, [], s0, s1, sig, deadline, stats)
+    keep = _rounds(m, keep, mvs, role, s0, s1, sig, deadline, stats)
     return _strongest(keep), stats["houdini_queries"]
 
 
-def _rounds(m: Model, keep: list, mvs: list, premise: list, s0, s1, sig, deadline: float, stats: dict) -> list:
-    """Houdini rounds: drop from `keep` what some move in `mvs` does not preserve, assuming `keep` and the
-    (already inductive) `premise` before the move."""
-    fams = {c.family for c in keep}
-    # a move changes only the counters of its own family: candidates of other families are preserved
-    mvs = [mv for mv in mvs if "" in fams or mv.family in fams]
+def _rounds(m: Model, keep: list, mvs: list, role: dict, s0, s1, sig, deadline: float, stats: dict) -> list:
+    """Houdini rounds: drop from `keep` what some move in `mvs` does not preserve, assuming `keep` before it."""
     stable, i = 0, 0
     while keep and stable < len(mvs):
         if time.monotonic() > deadline:
             raise TimeoutError("the invariant search ran out of time")
         mv = mvs[i % len(mvs)]
         i += 1
+        # a move changes only the counters of its own family: the others are preserved by construction
         touched = [c for c in keep if not c.family or c.family == mv.family]
         if not touched:
             stable += 1
             continue
         assigns = [sig] + ([{m.params[mv.family].size: mv.slot}] if mv.slot is not None and mv.family in m.params
                            else [])
-        pre = instances(m, premise + keep, s0, assigns)
+        pre = instances(m, keep, s0, assigns)
         post = [_at(c, s1, sig.get(m.params[c.family].size) if c.family else None) for c in touched]
         # side constraints last: building terms adds the quotient definitions they rely on
-        r, model = _check(m.domain() + _ranges(m, sig) + symmetry(m, s0) + [mv.pre, mv.post] + pre
+        r, model = _check(m.domain() + _ranges(m, sig) + symmetry(m, s0, role) + [mv.pre, mv.post] + pre
                           + [z3.Not(z3.And(*post))] + s0.side + s1.side)
         stats["houdini_queries"] += 1
         if r == z3.unsat:
@@ -281,7 +282,7 @@ def _rounds(m: Model, keep: list, mvs: list, premise: list, s0, s1, sig, deadlin
         if r == z3.unknown:
             raise TimeoutError("a Houdini induction query timed out")
         dropped = [c for c, cond in zip(touched, post) if not z3.is_true(model.eval(cond, model_completion=True))]
-        nxt = _orbit_closed(keep, dropped, roles(m))
+        nxt = _orbit_closed(keep, dropped, role)
         if len(nxt) == len(keep):
             raise RuntimeError("Houdini made no progress")
         keep = nxt
@@ -300,6 +301,7 @@ def prove_all(m: Model, invariant: list[Candidate]) -> dict:
     """(family, property) -> Outcome: proved when no invariant state breaks it, else unknown."""
     s0 = m.state("p0")
     sig = sigma(m, "p")
+    role = roles(m)
     mvs = moves(m, s0, None)
     out: dict = {}
     # per move: the invariant at the move's slot and the free slot
@@ -328,7 +330,7 @@ def prove_all(m: Model, invariant: list[Candidate]) -> dict:
         checks.extend((assigns, cond) for cond in state_bad.get(key, ()))
         for assigns, cond in checks:
             inv = instances(m, invariant, s0, assigns)
-            r, _ = _check(m.domain() + _ranges(m, sig) + symmetry(m, s0) + inv + [cond] + s0.side)
+            r, _ = _check(m.domain() + _ranges(m, sig) + symmetry(m, s0, role) + inv + [cond] + s0.side)
             if r == z3.sat:
                 status, note = "unknown", "not excluded by the invariant"
                 break

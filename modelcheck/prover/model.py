@@ -77,6 +77,7 @@ class Model:
     def __init__(self, skel: Skeleton, ranges: dict, tma_bytes: dict):
         self.skel = skel
         self.ranges = ranges                        # symbolic name -> (lo, hi or None)
+        self._keyed: dict = {}                      # AST id -> term, for `key`
         self.syms = {name: z3.Int(name) for name in skel.symbolic}
         self.procs: list[Proc] = []
         for w, items in sorted(skel.warps.items()):
@@ -109,6 +110,17 @@ class Model:
 
     def form(self, st):
         return self.forms[(st.proc, st.index)]
+
+    def key(self, term):
+        """A cache key for a z3 term: its AST id (z3 hash-conses terms, so equal terms share one while they are
+        alive).  The model keeps every keyed term alive, so no id is reused for another term while the
+        model's caches live; sexpr() strings as keys cost 1-2 s a proof."""
+        if term is None:
+            return "any"
+        i = term.get_id()
+        if self._keyed.setdefault(i, term) is not term and not self._keyed[i].eq(term):
+            return term.sexpr()
+        return i
 
     # ------------------------------------------------------------------ concrete evaluation (parameters)
     def concrete_count(self, st, slot_value, t: int, env: dict) -> int:
@@ -304,23 +316,6 @@ def _ev(term, env) -> int:
     return z3.simplify(z3.substitute(term, *sub) if sub else term).as_long()
 
 
-_KEYS: dict = {}
-
-
-def _key(slot):
-    """A cache key for a z3 term: its AST id (z3 hash-conses terms, so equal terms share it while alive).
-    The table keeps each term alive, so an id is never handed to another term; sexpr() cost 1-2 s a proof."""
-    if slot is None:
-        return "any"
-    i = slot.get_id()
-    hit = _KEYS.get(i)
-    if hit is None:
-        _KEYS[i] = slot
-    elif not hit.eq(slot):          # a different context's term with the same id
-        return slot.sexpr()
-    return i
-
-
 class State:
     """One symbolic state: warp positions, delivery counters, and the derived barrier terms."""
 
@@ -416,7 +411,7 @@ class State:
     def count(self, st, slot, upto=None, at_end: bool = False):
         """Executions of step st on `slot` (a z3 term; None = any slot) before the warp's current step (at its
         last step with `at_end`; or among the first `upto` iterations of its loop, for deliveries)."""
-        key = ("count", st.proc, st.index, _key(slot), _key(upto), at_end)
+        key = ("count", st.proc, st.index, self.m.key(slot), self.m.key(upto), at_end)
         hit = self._cache.get(key)
         if hit is not None:
             return hit
@@ -464,14 +459,14 @@ class State:
                     yield st.cmd.units * self.count(st, slot)
                 elif st.cmd.kind == "commit":
                     yield self.count(st, slot, upto=self.d[(warp, st.index)])
-        return self._sum(("A", warp, fam, _key(slot)), parts)
+        return self._sum(("A", warp, fam, self.m.key(slot)), parts)
 
     def total_arrivals(self, fam, slot):
-        return self._sum(("SA", fam, _key(slot)), lambda: (self.arrivals(p.warp, fam, slot) for p in self.m.procs))
+        return self._sum(("SA", fam, self.m.key(slot)), lambda: (self.arrivals(p.warp, fam, slot) for p in self.m.procs))
 
     def waits(self, warp, fam, slot, at_end: bool = False):
         """Waits warp has passed on fam[slot] (all it will ever pass, with at_end)."""
-        return self._sum(("W", warp, fam, _key(slot), at_end),
+        return self._sum(("W", warp, fam, self.m.key(slot), at_end),
                          lambda: (self.count(st, slot, at_end=at_end) for st in self.m.proc(warp).steps
                                   if st.cmd.family == fam and st.cmd.kind in WAITS))
 
@@ -479,7 +474,7 @@ class State:
         return self.count(st, None, at_end=at_end)
 
     def expected_bytes(self, fam, slot):
-        return self._sum(("E", fam, _key(slot)),
+        return self._sum(("E", fam, self.m.key(slot)),
                          lambda: (st.cmd.units * self.count(st, slot) for p in self.m.procs for st in p.steps
                                   if st.cmd.family == fam and st.cmd.kind == "expect_tx"))
 
@@ -487,7 +482,7 @@ class State:
         return self.count(st, slot, upto=self.d[(warp, st.index)])
 
     def delivered_bytes(self, fam, slot):
-        return self._sum(("DB", fam, _key(slot)),
+        return self._sum(("DB", fam, self.m.key(slot)),
                          lambda: (self.m.tma_bytes[st.cmd.site] * self.delivered(p.warp, st, slot)
                                   for p, st in self.m.async_steps if st.cmd.family == fam and st.cmd.kind == "tma"))
 
@@ -507,7 +502,7 @@ class State:
 
     def gen(self, fam, slot):
         """Completed generations of fam[slot]."""
-        key = ("G", fam, _key(slot))
+        key = ("G", fam, self.m.key(slot))
         if key not in self._cache:
             prm = self.m.params[fam]
             g = self.terms.floordiv(self.total_arrivals(fam, slot), prm.count)

@@ -102,22 +102,11 @@ class Concrete:
         return hit
 
     def _counters(self, state, fam, slot) -> dict:
-        prm = self.m.params[fam]
-        cs = {"gen": self.gen(state, fam, slot)}
-        for w, shares in prm.share.items():
-            if any(shares):
-                m = shares[slot]
-                a = self.arrivals(state, w, fam, slot)
-                cs[f"arr{w}"] = a // m if m else a
-        for w, here in prm.waiters.items():
-            if any(here):
-                cs[f"wait{w}"] = self.waits(state, w, fam, slot) + prm.k0[w][slot]
         _, d = state
-        for (w, idx), per in prm.tma_per_gen.items():
-            if any(per):
-                n = self.delivered(self.m.proc(w).steps[idx], slot, d[(w, idx)])
-                cs[f"tma{w}_{idx}"] = n // per[slot] if per[slot] else n
-        return cs
+        return counter_values(self.m.params[fam], slot, self.gen(state, fam, slot),
+                              lambda w: self.arrivals(state, w, fam, slot),
+                              lambda w: self.waits(state, w, fam, slot),
+                              lambda w, idx: self.delivered(self.m.proc(w).steps[idx], slot, d[(w, idx)]))
 
     # ------------------------------------------------------------------ moves
     def enabled(self, state) -> list:
@@ -152,13 +141,6 @@ class Concrete:
     def initial(self):
         return ({p.warp: 0 for p in self.m.procs}, {(p.warp, st.index): 0 for p, st in self.m.async_steps})
 
-    def step(self, state, move):
-        t, d = dict(state[0]), dict(state[1])
-        if move[0] == "step":
-            t[move[1]] += 1
-        else:
-            d[move[1]] += 1
-        return t, d
 
 
 def _ev(term, env) -> int:
@@ -278,19 +260,27 @@ class Walk:
         ts, ds = tuple(sorted(self.t.items())), tuple(sorted(self.d.items()))
         for fam, prm in m.params.items():
             for slot in range(prm.size):
-                cs = {"gen": self.gen(fam, slot)}
-                for w, shares in prm.share.items():
-                    if any(shares):
-                        a = self.arr.get((w, fam, slot), 0)
-                        cs[f"arr{w}"] = a // shares[slot] if shares[slot] else a
-                for w, here in prm.waiters.items():
-                    if any(here):
-                        cs[f"wait{w}"] = self.waits.get((w, fam, slot), 0) + prm.k0[w][slot]
-                for (w, idx), per in prm.tma_per_gen.items():
-                    if any(per):
-                        n = self.deliv.get((w, idx, slot), 0)
-                        cs[f"tma{w}_{idx}"] = n // per[slot] if per[slot] else n
-                self.c._cs[(ts, ds, fam, slot)] = cs
+                self.c._cs[(ts, ds, fam, slot)] = counter_values(
+                    prm, slot, self.gen(fam, slot), lambda w: self.arr.get((w, fam, slot), 0),
+                    lambda w: self.waits.get((w, fam, slot), 0), lambda w, idx: self.deliv.get((w, idx, slot), 0))
+
+
+def counter_values(prm, slot: int, gen: int, arrivals, waits, delivered) -> dict:
+    """A family's generation counters at one slot, as `induction.counters` names them, from the raw counts
+    (arrival units, waits passed, TMA deliveries) of each warp."""
+    cs = {"gen": gen}
+    for w, shares in prm.share.items():
+        if any(shares):
+            a = arrivals(w)
+            cs[f"arr{w}"] = a // shares[slot] if shares[slot] else a
+    for w, here in prm.waiters.items():
+        if any(here):
+            cs[f"wait{w}"] = waits(w) + prm.k0[w][slot]
+    for (w, idx), per in prm.tma_per_gen.items():
+        if any(per):
+            n = delivered(w, idx)
+            cs[f"tma{w}_{idx}"] = n // per[slot] if per[slot] else n
+    return cs
 
 
 def reachable_states(m: Model, sizes: list[dict], walks: int = 6, seed: int = 0, limit: int = 4000) -> list:
