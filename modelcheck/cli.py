@@ -14,6 +14,7 @@ import numpy as np
 import ir
 
 from . import numsim
+from .common import findings as F
 from .kernel import load
 from .summary import summarize
 
@@ -80,11 +81,26 @@ def _format_array(a: np.ndarray) -> str:
         return np.array2string(a)
 
 
-def _run(args) -> int:
-    consts = _consts(args.const)
-    overrides, scalar_inputs = _split_consts(args.kernel, consts)
+def _kernel_and_inputs(args):
+    """The kernel with its --const overrides, and its inputs from --input/--inputs and the scalar --consts."""
+    overrides, scalar_inputs = _split_consts(args.kernel, _consts(args.const))
     kernel = load(args.kernel, **overrides)
-    inputs = build_inputs(kernel.func, args.input, args.inputs, scalar_inputs)
+    return kernel, build_inputs(kernel.func, args.input, args.inputs, scalar_inputs)
+
+
+def _reports(which: str, func, inputs) -> list:
+    """The checkers' reports in the order `modelcheck check` prints them: synccheck, then racecheck."""
+    import modelcheck
+    reports = []
+    if which in ("check", "sync"):
+        reports.append(modelcheck.synccheck(func, inputs))
+    if which in ("check", "race"):
+        reports.append(modelcheck.racecheck(func, inputs))
+    return reports
+
+
+def _run(args) -> int:
+    kernel, inputs = _kernel_and_inputs(args)
     missing = [p.name for p in kernel.func.params if p.name not in inputs]
     if missing:
         print(f"modelcheck run: no value for {', '.join(missing)}; give scalars with --const NAME=V and "
@@ -121,16 +137,8 @@ def _run(args) -> int:
 def _check(args) -> int:
     import json
 
-    import modelcheck
-    consts = _consts(args.const)
-    overrides, scalar_inputs = _split_consts(args.kernel, consts)
-    kernel = load(args.kernel, **overrides)
-    inputs = build_inputs(kernel.func, args.input, args.inputs, scalar_inputs)
-    reports = []
-    if args.command in ("check", "sync"):
-        reports.append(modelcheck.synccheck(kernel.func, inputs))
-    if args.command in ("check", "race"):
-        reports.append(modelcheck.racecheck(kernel.func, inputs))
+    kernel, inputs = _kernel_and_inputs(args)
+    reports = _reports(args.command, kernel.func, inputs)
     if args.json:
         payload = [r.to_dict() for r in reports]
         print(json.dumps(payload[0] if len(payload) == 1 else payload, indent=2, sort_keys=True))
@@ -157,10 +165,7 @@ def _states(args) -> int:
 
     from .explorer import reductions
     from .synccheck import phase_a, verdict_of
-    consts = _consts(args.const)
-    overrides, scalar_inputs = _split_consts(args.kernel, consts)
-    kernel = load(args.kernel, **overrides)
-    inputs = build_inputs(kernel.func, args.input, args.inputs, scalar_inputs)
+    kernel, inputs = _kernel_and_inputs(args)
     configs = "".join(dict.fromkeys(args.configs.replace(",", "")))
     unknown = sorted(set(configs) - set(reductions.CONFIGURATIONS))
     if unknown or not configs:
@@ -276,16 +281,12 @@ def _graph(args) -> int:
     """The happens-before graph of one run, exported by extension; --finding explains one finding."""
     import json
 
-    import modelcheck
     from . import hb
     out = Path(args.out)
     if out.suffix.lower() not in hb.FORMATS:
         raise ValueError(f"--out {args.out}: the extension chooses the format; use one of "
                          f"{', '.join(hb.FORMATS)}")
-    consts = _consts(args.const)
-    overrides, scalar_inputs = _split_consts(args.kernel, consts)
-    kernel = load(args.kernel, **overrides)
-    inputs = build_inputs(kernel.func, args.input, args.inputs, scalar_inputs)
+    kernel, inputs = _kernel_and_inputs(args)
     missing = [p.name for p in kernel.func.params if p.name not in inputs]
     if missing:
         print(f"modelcheck graph: no value for {', '.join(missing)}; give scalars with --const NAME=V and buffers "
@@ -295,12 +296,7 @@ def _graph(args) -> int:
     graph = hb.build(kernel.func, inputs)
     explanation = None
     if args.finding is not None:
-        reports = []
-        if args.checker in ("check", "sync"):
-            reports.append(modelcheck.synccheck(kernel.func, inputs))
-        if args.checker in ("check", "race"):
-            reports.append(modelcheck.racecheck(kernel.func, inputs))
-        report = _Combined(reports)
+        report = _Combined(_reports(args.checker, kernel.func, inputs))
         explanation = hb.explain(report, args.finding, hb=graph)
     witness = explanation.data.get("witness_nodes") if explanation is not None else None
     fmt = hb.write(graph, out, highlight=explanation.path if explanation else (), order=witness)
@@ -325,15 +321,9 @@ class _Combined:
 
 def _replay(args) -> int:
     """Synccheck then Racecheck, pick finding N (1-based, in that combined order) or by id, replay it."""
-    import modelcheck
     from .replay import PlanError, replay
-    consts = _consts(args.const)
-    overrides, scalar_inputs = _split_consts(args.kernel, consts)
-    kernel = load(args.kernel, **overrides)
-    inputs = build_inputs(kernel.func, args.input, args.inputs, scalar_inputs)
-    findings = list(modelcheck.synccheck(kernel.func, inputs).findings) + \
-        list(modelcheck.racecheck(kernel.func, inputs).findings)
-    finding = _pick(findings, args.finding, kernel.name)
+    kernel, inputs = _kernel_and_inputs(args)
+    finding = _pick(_Combined(_reports("check", kernel.func, inputs)).findings, args.finding, kernel.name)
     if finding is None:
         return EXIT_USAGE
     try:
@@ -354,24 +344,22 @@ _REPLAY_EXIT = {"reproduced": 1, "no_difference": 0, "schedule_not_followed": 2}
 
 
 def _pick(findings: list, which: str, name: str):
-    listing = "\n".join(f"  {k}. [{f.status}] {f.kind} {f.id}" for k, f in enumerate(findings, 1))
     if not findings:
         print(f"modelcheck replay: {name} has no findings (synccheck and racecheck are clean): nothing to replay",
               file=sys.stderr)
         return None
-    if which.isdigit():
-        n = int(which)
-        if 1 <= n <= len(findings):
-            return findings[n - 1]
-        print(f"modelcheck replay: --finding {n} is not between 1 and {len(findings)}; the findings of {name} "
-              f"(synccheck, then racecheck):\n{listing}", file=sys.stderr)
+    try:
+        return F.select(findings, which)
+    except F.NoSuchFinding as err:
+        listing = "\n".join(f"  {k}. [{f.status}] {f.kind} {f.id}" for k, f in enumerate(findings, 1))
+        if err.reason == "range":
+            print(f"modelcheck replay: --finding {err.which} is not between 1 and {err.count}; the findings of "
+                  f"{name} (synccheck, then racecheck):\n{listing}", file=sys.stderr)
+        else:
+            what = "matches several findings" if err.reason == "several" else "matches no finding"
+            print(f"modelcheck replay: --finding {which!r} {what}; give a number or a full id:\n{listing}",
+                  file=sys.stderr)
         return None
-    hits = [f for f in findings if f.id == which] or [f for f in findings if f.id.startswith(which)]
-    if len({f.id for f in hits}) == 1:
-        return hits[0]
-    what = "matches several findings" if hits else "matches no finding"
-    print(f"modelcheck replay: --finding {which!r} {what}; give a number or a full id:\n{listing}", file=sys.stderr)
-    return None
 
 
 def _parser() -> argparse.ArgumentParser:

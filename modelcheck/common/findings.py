@@ -134,6 +134,28 @@ def make(checker: str, kind_name: str, message: str, details: dict | None = None
     return Finding(finding_id(checker, kind_name, details), status or k.status, kind_name, message, details)
 
 
+class NoSuchFinding(ValueError):
+    """`select` found no single finding: `reason` is "range" (a number outside 1..count), "none" or
+    "several" (an id or prefix matching no or more than one finding); callers word the message."""
+
+    def __init__(self, which, count: int, reason: str):
+        super().__init__(f"{which!r}: {reason}")
+        self.which, self.count, self.reason = which, count, reason
+
+
+def select(findings: list, which) -> Finding:
+    """The finding `which` names: a 1-based number in `findings`, or an id or a unique id prefix."""
+    if isinstance(which, int) or (isinstance(which, str) and which.isdigit()):
+        n = int(which)
+        if not 1 <= n <= len(findings):
+            raise NoSuchFinding(n, len(findings), "range")
+        return findings[n - 1]
+    hits = [f for f in findings if f.id == which] or [f for f in findings if f.id.startswith(str(which))]
+    if len({f.id for f in hits}) != 1:
+        raise NoSuchFinding(which, len(findings), "several" if hits else "none")
+    return hits[0]
+
+
 def sort_findings(findings) -> list[Finding]:
     unique: dict[str, Finding] = {}
     for f in findings:

@@ -21,6 +21,7 @@ NumSim run of that kernel on those inputs.
 """
 from __future__ import annotations
 
+from ..common import findings as F
 from .build import build
 from .describe import Explanation
 from .races import explain_race
@@ -33,19 +34,18 @@ _CONSUMPTION_KINDS = ("mbarrier_arrive_before_consumption", "mbarrier_prior_gene
 
 def select(report, finding):
     """The finding meant by `finding`: a Finding, a 1-based number, or an id (or unique id prefix)."""
-    findings = list(report.findings)
     if hasattr(finding, "kind") and hasattr(finding, "details"):
         return finding
-    if isinstance(finding, int) or (isinstance(finding, str) and finding.isdigit()):
-        n = int(finding)
-        if not 1 <= n <= len(findings):
-            raise ValueError(f"finding {n} does not exist: the report has {len(findings)} finding(s), numbered from 1")
-        return findings[n - 1]
-    hits = [f for f in findings if f.id == finding or f.id.startswith(str(finding))]
-    if len(hits) != 1:
+    findings = list(report.findings)
+    try:
+        return F.select(findings, finding)
+    except F.NoSuchFinding as err:
+        if err.reason == "range":
+            raise ValueError(f"finding {err.which} does not exist: the report has {err.count} finding(s), "
+                             f"numbered from 1") from None
         known = ", ".join(f.id for f in findings) or "none"
-        raise ValueError(f"finding {finding!r} {'is ambiguous' if hits else 'is not in the report'}; ids: {known}")
-    return hits[0]
+        raise ValueError(f"finding {err.which!r} {'is ambiguous' if err.reason == 'several' else 'is not in the report'}"
+                         f"; ids: {known}") from None
 
 
 def explain(report, finding, hb=None) -> Explanation:
