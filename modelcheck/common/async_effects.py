@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from ..numsim import Observer
 from . import findings as F
+from .ordering import GROUP_FAMILY
 
-# op kind -> its group family
-_GROUP_TRACKED = {"bulk.s2g": "bulk", "tma.s2g": "bulk", "cp.async": "cp.async"}
 
 
 class UnobservedEffects(Observer):
@@ -36,7 +35,7 @@ class UnobservedEffects(Observer):
     def on_sync(self, ev):
         kind = ev.kind
         if kind == "async.issue":
-            fam = _GROUP_TRACKED.get(ev.details.get("kind"))
+            fam = GROUP_FAMILY.get(ev.details.get("kind"))
             if fam is not None:
                 op = ev.details["op"]
                 self.issue_event[op] = ev

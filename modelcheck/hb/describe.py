@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..numsim.runtime import id_ranges
+
 
 @dataclass(frozen=True)
 
@@ -56,12 +58,4 @@ def warps_text(ws) -> str:
 
 
 def ranges(ws) -> str:
-    ws = sorted(set(ws))
-    out, k = [], 0
-    while k < len(ws):
-        j = k
-        while j + 1 < len(ws) and ws[j + 1] == ws[j] + 1:
-            j += 1
-        out.append(str(ws[k]) if j == k else f"{ws[k]}-{ws[j]}")
-        k = j + 1
-    return ", ".join(out)
+    return id_ranges(ws, ", ")

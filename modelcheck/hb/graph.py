@@ -33,7 +33,9 @@ from dataclasses import dataclass, field
 import networkx as nx
 import numpy as np
 
+from ..common.ordering import ACQUIRING_ORDERS, GROUP_FAMILY, PIPELINED_AFTER, RELEASING_ORDERS, strength
 from ..numsim import Trace
+from ..numsim.runtime import id_ranges
 
 FULL = 0xFFFFFFFF
 
@@ -62,13 +64,6 @@ EDGE_KINDS = {
 }
 NODE_KINDS = ("sync", "generation", "async_op", "completion", "memory", "blocked")
 
-_ACQUIRING = ("acquire", "acq_rel", "relaxed", "volatile")
-_SCOPE_LEVEL = {"cta": 1, "cluster": 2, "gpu": 3, "sys": 4}
-_FAMILY = {"bulk.s2g": "bulk", "tma.s2g": "bulk", "cp.async": "cp.async"}
-# PTX §9.7.16.6.2: an operation of the key kind runs after the thread's earlier operations of these kinds
-_PIPELINED_AFTER = {"tcgen05.mma": ("tcgen05.mma", "tcgen05.cp", "tcgen05.shift"), "tcgen05.cp": ("tcgen05.shift",),
-                    "tcgen05.shift": ("tcgen05.mma",)}
-
 
 def mask_of(lanes) -> int:
     """A 32-lane bool mask (None = all lanes) as an int bitmask."""
@@ -83,24 +78,7 @@ def lanes_in(mask: int) -> list[int]:
 
 def lane_text(mask: int) -> str:
     """"0-31", "0", "0,4-7": the lanes of a mask, compactly."""
-    lanes = lanes_in(mask)
-    out, k = [], 0
-    while k < len(lanes):
-        j = k
-        while j + 1 < len(lanes) and lanes[j + 1] == lanes[j] + 1:
-            j += 1
-        out.append(str(lanes[k]) if j == k else f"{lanes[k]}-{lanes[j]}")
-        k = j + 1
-    return ",".join(out)
-
-
-def strength(rec) -> int:
-    """0 for plain accesses, else the scope level of a strong access (as Racecheck judges them)."""
-    if rec.order == "weak" or rec.actor >= 0:
-        return 0
-    if rec.order == "volatile":
-        return _SCOPE_LEVEL["sys"]
-    return _SCOPE_LEVEL.get(rec.scope, 3)
+    return id_ranges(lanes_in(mask))
 
 
 class Recorder(Trace):
@@ -368,12 +346,12 @@ class _Builder:
             self.g.nodes[node]["generation"] = int(ev.generation)
         self.hb.op_node[op] = node
         self.edge(key, node, "issue", src=mask)
-        fam = _FAMILY.get(opkind)
+        fam = GROUP_FAMILY.get(opkind)
         if fam is not None and lane >= 0:
             self._groups(ev.warp, lane, fam)["open"].append(op)
-        if opkind in _PIPELINED_AFTER:
+        if opkind in PIPELINED_AFTER:
             latest = self.tc_latest.setdefault((ev.warp, lane), {})
-            for before in _PIPELINED_AFTER[opkind]:
+            for before in PIPELINED_AFTER[opkind]:
                 if before in latest:
                     self.edge(latest[before], node, "tc_pipeline")
             latest[opkind] = node
@@ -437,8 +415,8 @@ class _Builder:
         for i, r in enumerate(records):
             if r.actor >= 0 or r.order == "weak":
                 continue
-            acquiring = r.kind in ("read", "rmw") and r.order in _ACQUIRING
-            releasing = r.kind in ("write", "rmw") and r.order in ("release", "acq_rel", "relaxed", "volatile")
+            acquiring = r.kind in ("read", "rmw") and r.order in ACQUIRING_ORDERS
+            releasing = r.kind in ("write", "rmw") and r.order in RELEASING_ORDERS
             if acquiring or releasing:
                 out.append((i, r))
             if acquiring:
@@ -449,7 +427,7 @@ class _Builder:
             return out
         last_writer: dict[tuple, tuple] = {}
         for i, r in enumerate(records):
-            acquiring = r.actor < 0 and r.kind in ("read", "rmw") and r.order in _ACQUIRING
+            acquiring = r.actor < 0 and r.kind in ("read", "rmw") and r.order in ACQUIRING_ORDERS
             if acquiring:
                 got = []
                 for lane, off in r.lane_offsets().items():

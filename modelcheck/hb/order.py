@@ -26,7 +26,8 @@ from bisect import bisect_left, bisect_right
 from collections import deque
 from dataclasses import dataclass
 
-from .graph import FULL, lanes_in, strength
+from ..common.ordering import strength
+from .graph import FULL, lanes_in
 
 _FENCE_DOMAINS = {"all": ("shared", "global"), "shared::cta": ("shared",), "shared::cluster": ("shared",),
                   "shared": ("shared",), "global": ("global",)}

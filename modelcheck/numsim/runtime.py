@@ -246,12 +246,13 @@ def _deadlock_message(blocked: list[Warp]) -> str:
     groups: dict[str, list[int]] = {}
     for w in blocked:
         groups.setdefault(w.waiting.describe() if w.waiting else "?", []).append(w.gid)
-    parts = [f"warps {_ranges(ws)}: {what}" for what, ws in groups.items()]
-    return f"execution cannot make progress; blocked warps {_ranges([w.gid for w in blocked])}; " + "; ".join(parts)
+    parts = [f"warps {id_ranges(ws)}: {what}" for what, ws in groups.items()]
+    return f"execution cannot make progress; blocked warps {id_ranges([w.gid for w in blocked])}; " + "; ".join(parts)
 
 
-def _ranges(ids: list[int]) -> str:
-    ids = sorted(ids)
+def id_ranges(ids, sep: str = ",") -> str:
+    """"0-3,5": sorted distinct ids with consecutive runs as ranges (warps, lanes)."""
+    ids = sorted(set(ids))
     out, start, prev = [], None, None
     for i in ids:
         if start is None:
@@ -263,7 +264,7 @@ def _ranges(ids: list[int]) -> str:
             start = prev = i
     if start is not None:
         out.append(f"{start}" if start == prev else f"{start}-{prev}")
-    return ",".join(out)
+    return sep.join(out)
 
 
 class EngineState:

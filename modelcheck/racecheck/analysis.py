@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..common.ordering import ACQUIRING_ORDERS, GROUP_FAMILY, RELEASING_ORDERS, strength
 from .clocks import WarpState
-from .pairs import expand, pair, stable_order, strength
+from .pairs import expand, pair, stable_order
 from .tcgen import CODE as _TC_CODE
 from .tcgen import DEALLOC_ACTOR, TcgenOrder, with_deallocs
 
@@ -27,7 +28,6 @@ _FENCE_DOMAINS = {"all": ("shared", "global"), "shared::cta": ("shared",), "shar
 _PROXY_DOMAIN = {"shared": "shared::cta", "global": "global", "tmem": "other"}
 _BULK_KINDS = ("bulk", "tma", "cp.async.bulk")
 _S2G = ("bulk.s2g", "tma.s2g")
-_FAMILY = {"bulk.s2g": "bulk", "tma.s2g": "bulk", "cp.async": "cp.async"}
 _LANES = np.arange(32)
 # what knowing an async column means: a bulk store's source reads are done (wait_group.read), or the whole
 # operation is (its accesses are stamped DONE, except a bulk store's source reads, stamped READ_DONE)
@@ -105,7 +105,7 @@ class Pass:
         self.rec_strength = np.fromiter((strength(r) for r in records), dtype=np.int8, count=n)
         self.rec_domain = np.fromiter((r.space in _DOMAIN for r in records), dtype=np.bool_, count=n)
         self.acquiring = np.fromiter((r.actor < 0 and r.kind in ("read", "rmw")
-                                      and r.order in ("acquire", "acq_rel", "relaxed", "volatile")
+                                      and r.order in ACQUIRING_ORDERS
                                       for r in records), dtype=np.bool_, count=n)
         kinds = self.op_kind
         self.bulk_write = np.fromiter((r.actor >= 0 and r.kind == "write"
@@ -143,7 +143,7 @@ class Pass:
         visit = np.diff(P.start) > 0
         visit[prior_rec] = True
         visit |= self.acquiring
-        visit |= np.fromiter((r.actor < 0 and r.order in ("release", "acq_rel", "relaxed", "volatile")
+        visit |= np.fromiter((r.actor < 0 and r.order in RELEASING_ORDERS
                               and r.kind in ("write", "rmw") for r in records), dtype=np.bool_, count=n)
         # an async operation's accesses know exactly its fork (fixed at issue): gathered after the pass, at once
         ordinary = self.rec_actor < 0
@@ -273,7 +273,7 @@ class Pass:
                 if w.tc is not None and d.get("kind", "").startswith("tcgen05"):
                     self.tc.issue(ev, w, op, lane)
                 w.epoch += 1
-                fam = _FAMILY.get(d.get("kind", ""))
+                fam = GROUP_FAMILY.get(d.get("kind", ""))
                 if fam:
                     w.async_uncommitted[fam].setdefault(lane, []).append(op)
         elif kind in ("bulk.commit_group", "cp.async.commit_group"):

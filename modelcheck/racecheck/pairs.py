@@ -26,7 +26,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-SCOPE_LEVEL = {"cta": 1, "cluster": 2, "gpu": 3, "sys": 4}
 _LANES = np.arange(32)
 _WRITES = ("write", "rmw")
 
@@ -46,15 +45,6 @@ def stable_order(keys: np.ndarray, bound: int) -> np.ndarray:
         part = np.flatnonzero(high == h)
         parts.append(part[np.argsort(low[part], kind="stable")])
     return np.concatenate(parts)
-
-
-def strength(rec) -> int:
-    """0 for weak/plain accesses, else the scope level of a strong (relaxed and stronger) access."""
-    if rec.order == "weak" or rec.actor >= 0:
-        return 0
-    if rec.order == "volatile":
-        return SCOPE_LEVEL["sys"]
-    return SCOPE_LEVEL.get(rec.scope, 3)
 
 
 @dataclass

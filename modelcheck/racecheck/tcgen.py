@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..common.ordering import PIPELINED_AFTER
 from ..numsim import AccessRecord
 from .clocks import WarpState
 
@@ -25,11 +26,12 @@ DONE = 2
 CODE = {"tcgen05.mma": 1, "tcgen05.cp": 2, "tcgen05.shift": 3, "tcgen05.ld": 4, "tcgen05.st": 5,
         "tcgen05.dealloc": 6}
 _TRACKED = (1, 2, 3)              # mma, cp, shift: covered by the issuing thread's tcgen05.commit
-# pipelined pairs (PTX §9.7.16.6.2), ordered in issue order; shift->cp is the 4x256b shape in the PTX (not
-# distinguished here)
+# pipelined pairs [earlier, later] (PTX §9.7.16.6.2), ordered in issue order; shift->cp is the 4x256b shape in
+# the PTX (not distinguished here)
 PIPELINED = np.zeros((7, 7), dtype=np.bool_)
-for _a, _b in ((1, 1), (2, 1), (3, 1), (3, 2), (1, 3)):
-    PIPELINED[_a, _b] = True
+for _later, _earlier in PIPELINED_AFTER.items():
+    for _e in _earlier:
+        PIPELINED[CODE[_e], CODE[_later]] = True
 DEALLOC_ACTOR = 1 << 40           # synthetic actor ids of deallocations: DEALLOC_ACTOR + the event's seq
 HINT_AFTER_FENCE = ("the synchronization carries the earlier tcgen05 operation's completion, but no "
                     "tcgen05.fence::after_thread_sync follows it before this tcgen05 operation; add the fence "
