@@ -66,7 +66,7 @@ def prove(func, symbolic, ranges: dict | None = None, inputs=None, *, max_depth:
         return report.finish(t0)
     report.invariant = [c.name for c in invariant]
     report.stats["houdini_queries"] = queries
-    outcomes = prove_all(model, invariant)
+    outcomes = prove_all(model, invariant, deadline)
     unknown = {k: o for k, o in outcomes.items() if o.status != "proved"}
     if unknown:
         outcomes.update(refute(model, func, ranges, unknown, deadline, _specializer(inputs), max_depth))

@@ -31,6 +31,7 @@ The properties (DESIGN §8), each a predicate on a state and the transition take
 from __future__ import annotations
 
 import math
+from collections import ChainMap
 from dataclasses import dataclass
 
 import z3
@@ -328,6 +329,28 @@ class State:
         self.d = {(p.warp, st.index): z3.Int(f"d{p.warp}_{st.index}_{tag}") for p, st in model.async_steps}
         self.terms = Terms(dict(model.syms))
         self._cache: dict = {}
+
+    def after(self, effect) -> "State":
+        """The state a move leads to, as terms over this state's variables: every warp the move leaves alone
+        keeps this state's very terms, so its counters are the same z3 terms with the same quotient variables
+        (an induction query then reasons only about what the move changed; with a fresh successor state and
+        frame equalities the solver had to re-derive that equal dividends give equal quotients, which is what
+        made queries over roles of several warps time out).  `effect`: ("pos", warp, (block, q, offset)) or
+        ("deliver", (warp, step index))."""
+        s = State.__new__(State)
+        s.m, s.tag = self.m, self.tag + "'"
+        s.blk, s.q, s.pos, s.d = dict(self.blk), dict(self.q), dict(self.pos), dict(self.d)
+        if effect[0] == "pos":
+            _, w, (blk, q, pos) = effect
+            s.blk[w], s.q[w], s.pos[w] = (v if z3.is_expr(v) else z3.IntVal(v) for v in (blk, q, pos))
+        else:
+            s.d[effect[1]] = self.d[effect[1]] + 1
+        # quotients of terms this state already divided are reused; new ones (and their side constraints)
+        # stay with the successor, so a query carries only its own move's
+        s.terms = Terms(dict(self.m.syms))
+        s.terms._memo = ChainMap({}, self.terms._memo)
+        s._cache = {}
+        return s
 
     @property
     def side(self) -> list:

@@ -26,6 +26,7 @@ class Move:
     blocked: object = None                        # for waits: at the step, guard holds, cannot pass
     family: str = ""
     slot: object = None                           # the slot term the move touches (None: none)
+    effect: tuple = ()                            # what it changes, for State.after
 
 
 def _or_into(bad: dict, key, cond) -> None:
@@ -39,7 +40,7 @@ def moves(m: Model, s0: State, s1: State | None) -> list[Move]:
             out.append(_step_move(m, s0, s1, p, st))
         for i, b in enumerate(p.blocks):
             if b.kind == "loop":
-                mv = Move("exit", p.warp, None, s0.at_exit(p, i))
+                mv = Move("exit", p.warp, None, s0.at_exit(p, i), effect=("pos", p.warp, (i + 1, 0, 0)))
                 if s1 is not None:
                     mv.post = z3.And(*_frame(s0, s1, warp=p.warp, to=(i + 1, 0, 0)))
                 out.append(mv)
@@ -111,7 +112,7 @@ def _step_move(m: Model, s0: State, s1, p, st) -> Move:
     guard = T.bool_of(st.guard) if st.guard is not None else z3.BoolVal(True)
     fam = cmd.family
     slot = T.int_of(cmd.slot)
-    mv = Move("step", p.warp, st, at, family=fam, slot=slot)
+    mv = Move("step", p.warp, st, at, family=fam, slot=slot, effect=("pos", p.warp, _successor(p, st, s0)))
     runs = z3.And(at, guard)
     if cmd.kind == "wait":
         par = T.int_of(cmd.parity)
@@ -131,7 +132,7 @@ def _step_move(m: Model, s0: State, s1, p, st) -> Move:
         mv.pre = z3.And(at, z3.Or(z3.Not(guard), passes))
         mv.blocked = z3.And(runs, z3.Not(passes))
     if s1 is not None:
-        mv.post = z3.And(*_frame(s0, s1, warp=p.warp, to=_successor(p, st, s0)))
+        mv.post = z3.And(*_frame(s0, s1, warp=p.warp, to=mv.effect[2]))
     return mv
 
 
@@ -145,7 +146,7 @@ def _delivery(m: Model, s0: State, s1, p, st) -> Move:
     if b.kind == "loop":
         names[b.var] = s0.terms.int_of(b.start) + d      # the d-th execution's iteration
     slot = s0.terms_for(names).int_of(cmd.slot)
-    mv = Move("deliver", p.warp, st, d < s0.issued(p.warp, st), family=fam, slot=slot)
+    mv = Move("deliver", p.warp, st, d < s0.issued(p.warp, st), family=fam, slot=slot, effect=("deliver", key))
     prm = m.params[fam]
     if cmd.kind == "commit":
         p1 = _misplaced(m, s0, p.warp, fam, slot)
