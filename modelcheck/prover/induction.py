@@ -72,33 +72,27 @@ def _solvers():
 
 
 def _patient():
-    """Longer runs of the older core for a query the portfolio left open, when time allows: a property query
-    over a stuck state of a ring with several warps per role took it 5-9 s on every seed tried."""
-    for seed in (3, 11):
+    """Longer runs of the older core, for queries the portfolio is known to leave open: the stuck states of a
+    ring with several warps per role (the KDA decay-vector ring) took it 11-14 s on three of four seeds, and
+    the default core timed out on them."""
+    for seed, timeout in ((0, 20000), (3, 20000)):
         s = z3.Solver()
         s.set("smt.arith.solver", 2)
         s.set("random_seed", seed)
-        yield s, 12000
+        yield s, timeout
 
 
-def _check(constraints, seed: int = 0, until: float | None = None):
-    """sat | unsat | unknown (only when every configuration of the portfolio timed out).  `until`: a monotonic
-    deadline before which the patient configurations may be tried too."""
-    for s, timeout in _solvers():
+def _check(constraints, seed: int = 0, until: float | None = None, patient: bool = False):
+    """sat | unsat | unknown (only when every configuration of the portfolio timed out).  With `patient` only
+    the long configurations are tried, and only while they fit before `until` (a monotonic deadline)."""
+    for s, timeout in (_patient() if patient else _solvers()):
+        if patient and (until is None or time.monotonic() + timeout / 1000 > until):
+            break
         s.set("timeout", timeout)
         s.add(*constraints)
         r = s.check()
         if r != z3.unknown:
             return r, (s.model() if r == z3.sat else None)
-    if until is not None:
-        for s, timeout in _patient():
-            if time.monotonic() + timeout / 1000 > until:
-                break
-            s.set("timeout", timeout)
-            s.add(*constraints)
-            r = s.check()
-            if r != z3.unknown:
-                return r, (s.model() if r == z3.sat else None)
     return z3.unknown, None
 
 
@@ -403,27 +397,35 @@ def prove_all(m: Model, invariant: list[Candidate], deadline: float | None = Non
     out: dict = {}
     base = m.domain() + _ranges(m, sig) + wait_lemmas(m, s0)
 
-    def settle(tries, cond, warp, until) -> object:
-        """unsat when some assignment of slots (tried in order, fewest instances first) excludes cond."""
-        r = z3.unknown
-        for assigns in tries:
+    def settle(first, cond, warp, patient, more=()) -> object:
+        """unsat when the invariant excludes cond.  The invariant is instantiated at the slot assignments
+        `first`; a model then found is checked against the instances at the assignments in `more`, and the
+        ones it violates are added before asking again (unsat with fewer instances is unsat; sat counts only
+        when the model satisfies every instance)."""
+        assigns = list(first)
+        while True:
             inv = instances(m, invariant, s0, assigns)
-            r, _ = _check(base + symmetry(m, s0, role, warp) + inv + [cond] + s0.side, until=until)
-            if r == z3.unsat:
-                break
-        return r
+            r, model = _check(base + symmetry(m, s0, role, warp) + inv + [cond] + s0.side, until=deadline,
+                              patient=patient)
+            if r != z3.sat:
+                return r
+            wrong = [a for a in more if a not in assigns and not all(
+                z3.is_true(model.eval(x, model_completion=True)) for x in instances(m, invariant, s0, [a]))]
+            if not wrong:
+                return r
+            assigns += wrong
 
     # per move (one warp per role): the invariant at the move's slot and the free slot
     checks: dict = {}
     for mv in representatives(mvs, role):
         for key, cond in mv.bad.items():
             assigns = [sig] + ([{m.params[mv.family].size: mv.slot}] if mv.slot is not None else [])
-            checks.setdefault(key, []).append(([([assigns], cond, mv.warp)], []))
+            checks.setdefault(key, []).append(([(assigns, cond, mv.warp)], []))
     for key, cond in bad_by_property(m, s0, [], sig).items():          # exit balance (no moves)
-        checks.setdefault(key, []).append(([([[sig]], cond, None)], []))
+        checks.setdefault(key, []).append(([([sig], cond, None)], []))
     # a stuck state, one query per wait that could be the blocked one (the disjunction over all of them in one
     # query timed out with three identical consumer warps), with the invariant at the blocked wait's own slot
-    # first and then at the slot of every wait some warp could be blocked on.  First the role's first warp
+    # and then at the slots of the other waits whose instances the solver's model violates.  First the role's first warp
     # only, sorting the others; if that stays open, every warp of the role under the full sort (which
     # answered the KDA ring's stuck states where the partial sort timed out; the partial one is 1.7x faster
     # on FA4's)
@@ -433,14 +435,16 @@ def prove_all(m: Model, invariant: list[Candidate], deadline: float | None = Non
 
     def stuck_at(mv, warp):
         own = [sig] + ([{m.params[mv.family].size: mv.slot}] if mv.slot is not None else [])
-        return [own, every_wait] if len(own) < len(every_wait) else [every_wait], z3.And(nothing, mv.blocked), warp
+        return own, z3.And(nothing, mv.blocked), warp
 
     for mv in representatives(mvs, role):
         if mv.blocked is None:
             continue
         twins = [o for o in mvs if o.blocked is not None and role.get(o.warp) == mv.warp and o.what == mv.what
                  and o.step is not None and o.step.index == mv.step.index]
-        fallback = [stuck_at(o, None) for o in twins] if len(twins) > 1 else []
+        # (the instances at every blocked wait's slot at once: adding them lazily made intermediate queries that
+        # the solver found harder than the whole)
+        fallback = [(every_wait,) + stuck_at(o, None)[1:] for o in twins] if len(twins) > 1 else []
         checks.setdefault((mv.family, "P4"), []).append(([stuck_at(mv, mv.warp)], fallback))
     for key in sorted(checks):
         t0 = time.monotonic()
@@ -448,12 +452,13 @@ def prove_all(m: Model, invariant: list[Candidate], deadline: float | None = Non
         for primary, fallback in checks[key]:
             r = z3.unsat
             for q in primary:
-                r = settle(*q, None if fallback else deadline)
+                r = settle(*q, False, every_wait)
                 if r != z3.unsat:
                     break
-            if r == z3.unknown and fallback:
-                for q in fallback:
-                    r = settle(*q, deadline)
+            if r == z3.unknown:
+                # every warp of the role under the full sort, with the patient configurations (before the deadline)
+                for q in fallback or primary:
+                    r = settle(*q, True, every_wait)
                     if r != z3.unsat:
                         break
             if r == z3.sat:
