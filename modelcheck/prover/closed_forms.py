@@ -15,6 +15,7 @@ import z3
 
 import ir
 
+from .program import evaluate, free_vars, substitute
 from .skeleton import Opaque, OutsideFragment, Sym, _is_lanes, to_expr
 from .z3expr import Terms
 
@@ -34,18 +35,21 @@ def summarize(x, s: ir.For, env, locals_, tid, mask, carried, start, stop) -> No
     k = _b("-", ir.Var(s.var.name, "int32"), to_expr(start))
     entry = {(n, key): v for n in carried for key, v in locals_[n].items()}
     effect = _effect(x, s, env, locals_, tid, mask, carried, entry)
-    trajectory = _trajectory(x, s, env, locals_, tid, mask, carried, entry, start)
-    forms: dict = {}
-    for (n, key), v0 in entry.items():
-        forms[(n, key)] = None
-        if isinstance(v0, Opaque) or _is_lanes(v0):
-            continue
-        if effect.get((n, key)) is None:
-            continue
-        seq = trajectory.get((n, key)) if trajectory else None
-        forms[(n, key)] = _fit(v0, seq, k, forms, entry)
-    # the fits hold together or not at all (a phase form depends on its stage partner)
-    ok = _prove(x, s, effect, forms, entry, k, start)
+    forms: dict = dict.fromkeys(entry)
+    ok = False
+    for values in _entry_samples(x, entry):
+        trajectory = _trajectory(x, s, env, locals_, tid, mask, values, start)
+        partners = [(v, _entry_expr(entry[key], v)) for key, v in values.items() if v is not None]
+        for key, v0 in entry.items():
+            forms[key] = None
+            if isinstance(v0, Opaque) or _is_lanes(v0) or effect.get(key) is None:
+                continue
+            seq = trajectory.get(key) if trajectory else None
+            forms[key] = _fit(seq, k, _entry_expr(v0, values[key]), partners)
+        # the fits hold together or not at all (a phase form depends on its stage partner)
+        ok = _prove(x, s, effect, forms, entry, k, start)
+        if ok:
+            break
     for (n, key), form in forms.items():
         if form is not None and ok:
             locals_[n][key] = Sym(form)
@@ -54,6 +58,34 @@ def summarize(x, s: ir.For, env, locals_, tid, mask, carried, start, stop) -> No
         else:
             locals_[n][key] = Opaque(f"local {n} carried across the loop at line "
                                      f"{getattr(s.span, 'line', '?')} without a closed form", s.span)
+
+
+def _entry_samples(x, entry: dict):
+    """Concrete entry values to fit the trajectories on: the entries themselves when concrete; for entries that
+    are terms in the symbolic constants (a cursor entering the next tile's loop), the terms at a few values of
+    those constants (the fits are then stated in the entry terms and proved for all values)."""
+    if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in entry.values()):
+        yield {key: int(v) for key, v in entry.items()}
+        return
+    names: set = set()
+    for v in entry.values():
+        if isinstance(v, Sym):
+            names |= free_vars(v.e)
+        elif not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+            return
+    if not names <= set(x.symbolic):
+        return
+    for value in (2, 3, 1, 4):
+        try:
+            yield {key: int(evaluate(v.e, dict.fromkeys(names, value))) if isinstance(v, Sym) else int(v)
+                   for key, v in entry.items()}
+        except (KeyError, TypeError, ValueError):
+            return
+
+
+def _entry_expr(v0, value) -> ir.Expr:
+    """The entry as an expression: the constant, or the term in the symbolic constants."""
+    return v0.e if isinstance(v0, Sym) else _c(value)
 
 
 def after_loop(x, s: ir.For, locals_, carried, start, stop) -> None:
@@ -93,17 +125,19 @@ def _effect(x, s, env, locals_, tid, mask, carried, entry) -> dict:
     return out
 
 
-def _trajectory(x, s, env, locals_, tid, mask, carried, entry, start) -> dict | None:
-    """The carried values at the entry of the first TRIAL iterations, when everything is concrete."""
-    if isinstance(start, Sym) or any(not isinstance(v, (int, np.integer)) for v in entry.values()):
+def _trajectory(x, s, env, locals_, tid, mask, values, start) -> dict | None:
+    """The carried values at the entry of the first TRIAL iterations, run concretely from the entry `values`."""
+    if isinstance(start, Sym):
         return None
     trial = {n: dict(v) for n, v in locals_.items()}
-    seqs = {key: [] for key in entry}
+    for (n, key), v in values.items():
+        trial[n][key] = v
+    seqs = {key: [] for key in values}
     env2 = dict(env)
     sites = len(x.sites)
     try:
         for i in range(TRIAL):
-            for (n, key) in entry:
+            for (n, key) in values:
                 seqs[(n, key)].append(trial[n].get(key))
             env2[s.var.name] = int(start) + i
             x.stmts(s.body, env2, trial, tid, mask)
@@ -114,34 +148,33 @@ def _trajectory(x, s, env, locals_, tid, mask, carried, entry, start) -> dict | 
     return seqs
 
 
-def _fit(v0, seq, k, forms, entry):
-    """A closed form in k matching the concrete sequence (or, for symbolic entries, the advance patterns)."""
+def _fit(seq, k, base: ir.Expr, partners: list):
+    """A closed form in k matching the concrete sequence, stated from the entry expression `base` (and, for a
+    phase bit, its stage partner's entry expression, found among `partners` by its sampled value)."""
     if seq is None or any(not isinstance(v, (int, np.integer)) or isinstance(v, bool) for v in seq):
-        if isinstance(v0, Sym):
-            return None
         return None
     seq = [int(v) for v in seq]
     if all(v == seq[0] for v in seq):
-        return _c(seq[0])
+        return base
     step = seq[1] - seq[0]
     if all(seq[i + 1] - seq[i] == step for i in range(len(seq) - 1)):
-        return _b("+", _c(seq[0]), _b("*", _c(step), k))
+        return _b("+", base, _b("*", _c(step), k))
     # (v0 + c*k) % D
     for d in range(2, 65):
         for c in range(1, d):
             if all(seq[i] == (seq[0] + c * i) % d for i in range(len(seq))):
-                return _b("%", _b("+", _c(seq[0]), _b("*", _c(c), k)), _c(d)) if c != 1 else \
-                    _b("%", _b("+", _c(seq[0]), k), _c(d))
+                return _b("%", _b("+", base, _b("*", _c(c), k) if c != 1 else k), _c(d))
     # a phase bit flipping when a modular partner wraps: (p0 + (s0 + c*k) // D) % 2
+    p0 = seq[0]
+    if p0 not in (0, 1):
+        return None
     for d in range(1, 65):
         for s0 in range(d):
             for c in range(1, d + 1):
-                p0 = seq[0]
-                if p0 not in (0, 1):
-                    continue
                 if all(seq[i] == (p0 + (s0 + c * i) // d) % 2 for i in range(len(seq))):
-                    return _b("%", _b("+", _c(p0), _b("//", _b("+", _c(s0), _b("*", _c(c), k)) if c != 1
-                                                        else _b("+", _c(s0), k), _c(d))), _c(2))
+                    start = next((e for v, e in partners if v == s0 and not isinstance(e, ir.Const)), _c(s0))
+                    return _b("%", _b("+", base, _b("//", _b("+", start, _b("*", _c(c), k) if c != 1 else k),
+                                                     _c(d))), _c(2))
     return None
 
 
@@ -174,7 +207,7 @@ def _prove(x, s, effect, forms, entry, k, start) -> bool:
         # effect evaluated at the closed forms of iteration k equals the closed forms at k + 1
         subst = {_placeholder(n, key).name: form for (n, key), form in fitted.items()}
         for key, form in fitted.items():
-            eff = _subst_many(effect[key], subst)
+            eff = substitute(effect[key], subst)
             nxt = _subst(form, var, _b("+", ir.Var(var, "int32"), _c(1)))
             goals.append(t.int_of(eff) == t.int_of(nxt))
         solver = z3.Solver()
@@ -190,20 +223,4 @@ def _prove(x, s, effect, forms, entry, k, start) -> bool:
 
 
 def _subst(e: ir.Expr, name: str, by: ir.Expr) -> ir.Expr:
-    return _subst_many(e, {name: by})
-
-
-def _subst_many(e: ir.Expr, table: dict) -> ir.Expr:
-    if isinstance(e, ir.Var):
-        return table.get(e.name, e)
-    if isinstance(e, ir.BinOp):
-        return ir.BinOp(e.op, _subst_many(e.a, table), _subst_many(e.b, table), e.dtype, span=e.span)
-    if isinstance(e, ir.UnaryOp):
-        return ir.UnaryOp(e.op, _subst_many(e.a, table), e.dtype, span=e.span)
-    if isinstance(e, ir.Select):
-        return ir.Select(_subst_many(e.cond, table), _subst_many(e.true_value, table),
-                         _subst_many(e.false_value, table), e.dtype, e.lazy, span=e.span)
-    if isinstance(e, ir.Cast):
-        return ir.Cast(e.dtype, _subst_many(e.value, table), span=e.span)
-    return e
-
+    return substitute(e, {name: by})

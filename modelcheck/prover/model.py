@@ -409,8 +409,11 @@ class State:
         if form.kind == "rot" and (gs is None or gs.period == 1):
             if gs is not None and not gs.pattern[0]:
                 return z3.IntVal(0)
-            e = T.floormod(slot - form.offset, form.size)
+            offset = form.offset if form.expr is None else T.int_of(form.expr)
+            e = T.floormod(slot - offset, form.size)
             return self._below(v, form.size, e) - self._below(u, form.size, e)
+        if form.kind == "rot" and form.expr is not None:
+            raise OutsideFragment("a ring cursor with a symbolic entry under a periodic guard")
         vals = tuple((e + form.offset) % form.size for e in range(form.size)) if form.kind == "rot" else form.values
         gp = 1 if gs is None else gs.period
         pat = (True,) if gs is None else gs.pattern

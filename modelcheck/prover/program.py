@@ -49,6 +49,23 @@ def evaluate(e: ir.Expr, env: dict):
     raise KeyError(type(e).__name__)
 
 
+def substitute(e: ir.Expr, table: dict) -> ir.Expr:
+    """e with the variables named in `table` replaced by its expressions (ints become constants)."""
+    if isinstance(e, ir.Var):
+        v = table.get(e.name, e)
+        return v if isinstance(v, ir.Expr) else ir.Const(int(v), "int32")
+    if isinstance(e, ir.BinOp):
+        return ir.BinOp(e.op, substitute(e.a, table), substitute(e.b, table), e.dtype, span=e.span)
+    if isinstance(e, ir.UnaryOp):
+        return ir.UnaryOp(e.op, substitute(e.a, table), e.dtype, span=e.span)
+    if isinstance(e, ir.Select):
+        return ir.Select(substitute(e.cond, table), substitute(e.true_value, table),
+                         substitute(e.false_value, table), e.dtype, e.lazy, span=e.span)
+    if isinstance(e, ir.Cast):
+        return ir.Cast(e.dtype, substitute(e.value, table), span=e.span)
+    return e
+
+
 def free_vars(e: ir.Expr) -> set[str]:
     if isinstance(e, (ir.Var, ir.ConstRef)):
         return {e.name}
@@ -58,21 +75,6 @@ def free_vars(e: ir.Expr) -> set[str]:
         if isinstance(sub, ir.Expr):
             out |= free_vars(sub)
     return out
-
-
-def substitute(e: ir.Expr, name: str, value: int) -> ir.Expr:
-    if isinstance(e, ir.Var) and e.name == name:
-        return ir.Const(int(value), "int32")
-    if isinstance(e, ir.BinOp):
-        return ir.BinOp(e.op, substitute(e.a, name, value), substitute(e.b, name, value), e.dtype, span=e.span)
-    if isinstance(e, ir.UnaryOp):
-        return ir.UnaryOp(e.op, substitute(e.a, name, value), e.dtype, span=e.span)
-    if isinstance(e, ir.Select):
-        return ir.Select(substitute(e.cond, name, value), substitute(e.true_value, name, value),
-                         substitute(e.false_value, name, value), e.dtype, e.lazy, span=e.span)
-    if isinstance(e, ir.Cast):
-        return ir.Cast(e.dtype, substitute(e.value, name, value), span=e.span)
-    return e
 
 
 def conj(a: ir.Expr | None, b: ir.Expr | None) -> ir.Expr | None:
@@ -107,7 +109,7 @@ class SlotForm:
     offset: int = 0
     size: int = 1
     values: tuple = ()
-    expr: ir.Expr | None = None
+    expr: ir.Expr | None = None     # expr: the slot; rot: the offset when it is a term in the symbolic constants
 
 
 def _periodic(fn, what: str, span) -> tuple[int, tuple]:
@@ -196,7 +198,7 @@ def slot_form(var: str | None, slot: ir.Expr, symbolic, span) -> SlotForm:
             raise OutsideFragment("a barrier slot that depends on a symbolic constant", span)
         return SlotForm("const", value=int(evaluate(slot, {})))
     if fv - {var}:
-        raise OutsideFragment("a barrier slot that depends on both the loop variable and a symbolic constant", span)
+        return _rot_with_symbolic_offset(var, slot, fv - {var}, symbolic, span)
     period, vals = _periodic(lambda r: int(evaluate(slot, {var: r})), "a barrier slot", span)
     if period > 1 and sorted(vals) == list(range(period)) and all(
             vals[e] == (vals[0] + e) % period for e in range(period)):
@@ -204,6 +206,26 @@ def slot_form(var: str | None, slot: ir.Expr, symbolic, span) -> SlotForm:
     if period == 1:
         return SlotForm("const", value=vals[0])
     return SlotForm("table", size=period, values=vals)
+
+
+def _rot_with_symbolic_offset(var: str, slot: ir.Expr, others: set, symbolic, span) -> SlotForm:
+    """A ring cursor that entered its loop at a value depending on the symbolic constants (a persistent
+    kernel's stage entering tile t is t * K_TILES % STAGES): `(offset + r) % size` with the offset the slot
+    at r = 0, checked at several values of the constants."""
+    fail = OutsideFragment("a barrier slot that depends on both the loop variable and a symbolic constant "
+                           "other than as a rotating ring cursor", span)
+    if not others <= set(symbolic):
+        raise fail
+    offset = substitute(slot, {var: ir.Const(0, "int32")})
+    size = None
+    for value in (1, 2, 3, 4, 5, 7, 11, 13):
+        env = dict.fromkeys(others, value)
+        period, vals = _periodic(lambda r: int(evaluate(slot, {**env, var: r})), "a barrier slot", span)
+        off = int(evaluate(offset, env))
+        if period < 2 or size not in (None, period) or any(vals[e] != (off + e) % period for e in range(period)):
+            raise fail
+        size = period
+    return SlotForm("rot", size=size, expr=offset)
 
 
 # ---------------------------------------------------------------------------------- layout
@@ -313,12 +335,12 @@ def _flatten(items, guard, loop_var) -> list:
 
 def _subst_item(item, var: str, value: int):
     if isinstance(item, Command):
-        return Command(item.kind, item.family, substitute(item.slot, var, value),
-                       None if item.parity is None else substitute(item.parity, var, value), item.units,
+        return Command(item.kind, item.family, substitute(item.slot, {var: value}),
+                       None if item.parity is None else substitute(item.parity, {var: value}), item.units,
                        item.site, item.span, item.text)
     if isinstance(item, Guarded):
-        return Guarded(substitute(item.cond, var, value), tuple(_subst_item(x, var, value) for x in item.body))
+        return Guarded(substitute(item.cond, {var: value}), tuple(_subst_item(x, var, value) for x in item.body))
     if isinstance(item, Loop):
-        return Loop(item.var, substitute(item.start, var, value), substitute(item.stop, var, value),
+        return Loop(item.var, substitute(item.start, {var: value}), substitute(item.stop, {var: value}),
                     tuple(_subst_item(x, var, value) for x in item.body), item.span)
     return item
