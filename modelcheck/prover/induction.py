@@ -424,11 +424,11 @@ def prove_all(m: Model, invariant: list[Candidate], deadline: float | None = Non
     for key, cond in bad_by_property(m, s0, [], sig).items():          # exit balance (no moves)
         checks.setdefault(key, []).append(([([sig], cond, None)], []))
     # a stuck state, one query per wait that could be the blocked one (the disjunction over all of them in one
-    # query timed out with three identical consumer warps), with the invariant at the blocked wait's own slot
-    # and then at the slots of the other waits whose instances the solver's model violates.  First the role's first warp
-    # only, sorting the others; if that stays open, every warp of the role under the full sort (which
-    # answered the KDA ring's stuck states where the partial sort timed out; the partial one is 1.7x faster
-    # on FA4's)
+    # query timed out with three identical consumer warps).  First the role's first warp only, sorting the
+    # others, with the invariant at the blocked wait's own slot and then at the slots of the other waits whose
+    # instances the solver's model violates; if that stays open, every warp of the role under the full sort
+    # (which answered the KDA ring's stuck states where the partial sort timed out; the partial one is 1.7x
+    # faster on FA4's)
     nothing = z3.And(z3.Not(s0.done()), *[z3.Not(mv.pre) for mv in mvs])
     every_wait = [sig] + [{m.params[mv.family].size: mv.slot} for mv in mvs
                           if mv.blocked is not None and mv.slot is not None]
