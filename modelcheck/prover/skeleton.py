@@ -449,10 +449,14 @@ class Extractor:
         carried = _assigned_locals(s.body, locals_)
         if carried:
             summarize(self, s, env, locals_, tid, mask, carried, start, stop)
+        # the closed forms at iteration k: running the body below advances them to k + 1
+        at_k = {n: dict(locals_[n]) for n in carried}
         env[s.var.name] = Sym(s.var)
         body = self.stmts(s.body, env, locals_, tid, mask)
         if carried:
             from .closed_forms import after_loop
+            for n in carried:
+                locals_[n] = at_k[n]
             after_loop(self, s, locals_, carried, start, stop)
         env.pop(s.var.name, None)
         if not body:
