@@ -94,7 +94,7 @@ def after_loop(x, s: ir.For, locals_, carried, start, stop) -> None:
     for n in carried:
         for key, v in list(locals_[n].items()):
             if isinstance(v, Sym):
-                locals_[n][key] = Sym(_subst(v.e, var, to_expr(stop)))
+                locals_[n][key] = Sym(substitute(v.e, {var: to_expr(stop)}))
 
 
 # ---------------------------------------------------------------------------------- pieces
@@ -203,12 +203,12 @@ def _prove(x, s, effect, forms, entry, k, start) -> bool:
             if eff is None:
                 return False
             v0 = entry[key]
-            goals.append(t.int_of(_subst(form, var, to_expr(start))) == t.int_of(to_expr(v0)))
+            goals.append(t.int_of(substitute(form, {var: to_expr(start)})) == t.int_of(to_expr(v0)))
         # effect evaluated at the closed forms of iteration k equals the closed forms at k + 1
         subst = {_placeholder(n, key).name: form for (n, key), form in fitted.items()}
         for key, form in fitted.items():
             eff = substitute(effect[key], subst)
-            nxt = _subst(form, var, _b("+", ir.Var(var, "int32"), _c(1)))
+            nxt = substitute(form, {var: _b("+", ir.Var(var, "int32"), _c(1))})
             goals.append(t.int_of(eff) == t.int_of(nxt))
         solver = z3.Solver()
         solver.set("timeout", 5000)
@@ -220,7 +220,3 @@ def _prove(x, s, effect, forms, entry, k, start) -> bool:
         return solver.check() == z3.unsat
     except (KeyError, ValueError):
         return False
-
-
-def _subst(e: ir.Expr, name: str, by: ir.Expr) -> ir.Expr:
-    return substitute(e, {name: by})

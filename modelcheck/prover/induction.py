@@ -82,7 +82,7 @@ def _patient():
         yield s, timeout
 
 
-def _check(constraints, seed: int = 0, until: float | None = None, patient: bool = False):
+def _check(constraints, until: float | None = None, patient: bool = False):
     """sat | unsat | unknown (only when every configuration of the portfolio timed out).  With `patient` only
     the long configurations are tried, and only while they fit before `until` (a monotonic deadline)."""
     for s, timeout in (_patient() if patient else _solvers()):
@@ -258,7 +258,7 @@ def wait_lemmas(m: Model, st: State) -> list:
     hit = st._cache.get("wait_lemmas")
     if hit is not None:
         return hit
-    valid = m.__dict__.setdefault("_wait_lemma_valid", {})
+    valid = m.wait_lemma_valid
     out = []
     for i, p in enumerate(m.procs):
         for step in p.steps:
@@ -284,6 +284,12 @@ def _wait_fact(m: Model, st: State, p, step):
     slot = T.int_of(cmd.slot)
     intended = st.waits(p.warp, cmd.family, slot) + st.k0(p.warp, cmd.family, slot)
     return z3.Implies(z3.And(at, guard), st.terms.floormod(intended + 1, 2) != T.floormod(T.int_of(cmd.parity), 2))
+
+
+def _move_slots(m: Model, sig: dict, mv) -> list:
+    """Slot assignments to instantiate the invariant at for a query about move mv: the free slot of each
+    size, and the slot the move touches."""
+    return [sig] + ([{m.params[mv.family].size: mv.slot}] if mv.slot is not None else [])
 
 
 def _ranges(m: Model, assign: dict) -> list:
@@ -338,8 +344,7 @@ def _rounds(m: Model, keep: list, mvs: list, role: dict, s0, sig, deadline: floa
         if not touched:
             stable += 1
             continue
-        assigns = [sig] + ([{m.params[mv.family].size: mv.slot}] if mv.slot is not None and mv.family in m.params
-                           else [])
+        assigns = _move_slots(m, sig, mv)
         pre = instances(m, keep, s0, assigns)
         s1 = after.get(k)
         if s1 is None:
@@ -397,9 +402,9 @@ def prove_all(m: Model, invariant: list[Candidate], deadline: float | None = Non
     out: dict = {}
     base = m.domain() + _ranges(m, sig) + wait_lemmas(m, s0)
 
-    def settle(first, cond, warp, patient, more=()) -> object:
+    def settle(first, cond, warp, patient) -> object:
         """unsat when the invariant excludes cond.  The invariant is instantiated at the slot assignments
-        `first`; a model then found is checked against the instances at the assignments in `more`, and the
+        `first`; a model then found is checked against the instances at every blocked wait's slot, and the
         ones it violates are added before asking again (unsat with fewer instances is unsat; sat counts only
         when the model satisfies every instance)."""
         assigns = list(first)
@@ -409,20 +414,20 @@ def prove_all(m: Model, invariant: list[Candidate], deadline: float | None = Non
                               patient=patient)
             if r != z3.sat:
                 return r
-            wrong = [a for a in more if a not in assigns and not all(
+            wrong = [a for a in every_wait if a not in assigns and not all(
                 z3.is_true(model.eval(x, model_completion=True)) for x in instances(m, invariant, s0, [a]))]
             if not wrong:
                 return r
             assigns += wrong
 
-    # per move (one warp per role): the invariant at the move's slot and the free slot
+    # (family, property) -> [(query, queries to fall back on when it stays open)]; a query is (slot
+    # assignments, condition, the warp the symmetry leaves in place)
     checks: dict = {}
-    for mv in representatives(mvs, role):
+    for mv in representatives(mvs, role):          # per move (one warp per role)
         for key, cond in mv.bad.items():
-            assigns = [sig] + ([{m.params[mv.family].size: mv.slot}] if mv.slot is not None else [])
-            checks.setdefault(key, []).append(([(assigns, cond, mv.warp)], []))
+            checks.setdefault(key, []).append(((_move_slots(m, sig, mv), cond, mv.warp), []))
     for key, cond in bad_by_property(m, s0, [], sig).items():          # exit balance (no moves)
-        checks.setdefault(key, []).append(([([sig], cond, None)], []))
+        checks.setdefault(key, []).append((([sig], cond, None), []))
     # a stuck state, one query per wait that could be the blocked one (the disjunction over all of them in one
     # query timed out with three identical consumer warps).  First the role's first warp only, sorting the
     # others, with the invariant at the blocked wait's own slot and then at the slots of the other waits whose
@@ -432,11 +437,6 @@ def prove_all(m: Model, invariant: list[Candidate], deadline: float | None = Non
     nothing = z3.And(z3.Not(s0.done()), *[z3.Not(mv.pre) for mv in mvs])
     every_wait = [sig] + [{m.params[mv.family].size: mv.slot} for mv in mvs
                           if mv.blocked is not None and mv.slot is not None]
-
-    def stuck_at(mv, warp):
-        own = [sig] + ([{m.params[mv.family].size: mv.slot}] if mv.slot is not None else [])
-        return own, z3.And(nothing, mv.blocked), warp
-
     for mv in representatives(mvs, role):
         if mv.blocked is None:
             continue
@@ -444,21 +444,18 @@ def prove_all(m: Model, invariant: list[Candidate], deadline: float | None = Non
                  and o.step is not None and o.step.index == mv.step.index]
         # (the instances at every blocked wait's slot at once: adding them lazily made intermediate queries that
         # the solver found harder than the whole)
-        fallback = [(every_wait,) + stuck_at(o, None)[1:] for o in twins] if len(twins) > 1 else []
-        checks.setdefault((mv.family, "P4"), []).append(([stuck_at(mv, mv.warp)], fallback))
+        fallback = [(every_wait, z3.And(nothing, o.blocked), None) for o in twins] if len(twins) > 1 else []
+        checks.setdefault((mv.family, "P4"), []).append(
+            ((_move_slots(m, sig, mv), z3.And(nothing, mv.blocked), mv.warp), fallback))
     for key in sorted(checks):
         t0 = time.monotonic()
         status, note = "proved", ""
-        for primary, fallback in checks[key]:
-            r = z3.unsat
-            for q in primary:
-                r = settle(*q, False, every_wait)
-                if r != z3.unsat:
-                    break
+        for query, fallback in checks[key]:
+            r = settle(*query, False)
             if r == z3.unknown:
                 # every warp of the role under the full sort, with the patient configurations (before the deadline)
-                for q in fallback or primary:
-                    r = settle(*q, True, every_wait)
+                for q in fallback or [query]:
+                    r = settle(*q, True)
                     if r != z3.unsat:
                         break
             if r == z3.sat:

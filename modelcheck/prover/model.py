@@ -79,6 +79,7 @@ class Model:
         self.skel = skel
         self.ranges = ranges                        # symbolic name -> (lo, hi or None)
         self._keyed: dict = {}                      # AST id -> term, for `key`
+        self.wait_lemma_valid: dict = {}            # (warp, step index) -> its wait-parity fact holds everywhere
         self.syms = {name: z3.Int(name) for name in skel.symbolic}
         self.procs: list[Proc] = []
         for w, items in sorted(skel.warps.items()):
@@ -102,7 +103,10 @@ class Model:
             for st in p.steps:
                 var = st.block.var if st.block.kind == "loop" else None
                 gs = guard_set(var, st.guard, skel.symbolic, st.cmd.span) if var else None
-                self.forms[(p.warp, st.index)] = (gs, slot_form(var, st.cmd.slot, skel.symbolic, st.cmd.span))
+                form = slot_form(var, st.cmd.slot, skel.symbolic, st.cmd.span)
+                if form.kind == "rot" and form.expr is not None and gs is not None and gs.period > 1:
+                    raise OutsideFragment("a ring cursor with a symbolic entry under a periodic guard", st.cmd.span)
+                self.forms[(p.warp, st.index)] = (gs, form)
         self.params: dict[str, FamilyParams] = {}
         self._init_params()
 
@@ -412,8 +416,6 @@ class State:
             offset = form.offset if form.expr is None else T.int_of(form.expr)
             e = T.floormod(slot - offset, form.size)
             return self._below(v, form.size, e) - self._below(u, form.size, e)
-        if form.kind == "rot" and form.expr is not None:
-            raise OutsideFragment("a ring cursor with a symbolic entry under a periodic guard")
         vals = tuple((e + form.offset) % form.size for e in range(form.size)) if form.kind == "rot" else form.values
         gp = 1 if gs is None else gs.period
         pat = (True,) if gs is None else gs.pattern
