@@ -80,7 +80,10 @@ class Model:
         self.ranges = ranges                        # symbolic name -> (lo, hi or None)
         self._keyed: dict = {}                      # AST id -> term, for `key`
         self.wait_lemma_valid: dict = {}            # (warp, step index) -> its wait-parity fact holds everywhere
+        self.tx_runs: dict = {}                     # (warp, family) -> its expect_tx commands per generation
+        self.query_period: int | None = None        # residues the certificate's queries split on (solving.period)
         self.syms = {name: z3.Int(name) for name in skel.symbolic}
+        self.size_terms = Terms(dict(self.syms))    # quotients of the sizes alone, shared by every state
         self.procs: list[Proc] = []
         for w, items in sorted(skel.warps.items()):
             p = layout(w, items, self.syms, skel.symbolic)
@@ -303,14 +306,14 @@ class Model:
         return State(self, tag)
 
     def domain(self) -> list:
-        """Constraints on the symbolic constants (their ranges)."""
+        """Constraints on the symbolic constants (their ranges), and the quotients of terms over them alone."""
         out = []
         for name, v in self.syms.items():
             lo, hi = self.ranges.get(name, (1, None))
             out.append(v >= lo)
             if hi is not None:
                 out.append(v <= hi)
-        return out
+        return out + list(self.size_terms.side)
 
     def sizes(self) -> list[int]:
         return sorted(set(self.families.values()))
@@ -331,7 +334,7 @@ class State:
         self.q = {p.warp: z3.Int(f"q{p.warp}_{tag}") for p in model.procs}
         self.pos = {p.warp: z3.Int(f"o{p.warp}_{tag}") for p in model.procs}
         self.d = {(p.warp, st.index): z3.Int(f"d{p.warp}_{st.index}_{tag}") for p, st in model.async_steps}
-        self.terms = Terms(dict(model.syms))
+        self.terms = Terms(dict(model.syms), model.size_terms)
         self._cache: dict = {}
 
     def after(self, effect) -> "State":
@@ -351,7 +354,7 @@ class State:
             s.d[effect[1]] = self.d[effect[1]] + 1
         # quotients of terms this state already divided are reused; new ones (and their side constraints)
         # stay with the successor, so a query carries only its own move's
-        s.terms = Terms(dict(self.m.syms))
+        s.terms = Terms(dict(self.m.syms), self.m.size_terms)
         s.terms._memo = ChainMap({}, self.terms._memo)
         s._cache = {}
         return s
@@ -385,7 +388,7 @@ class State:
 
     def terms_for(self, names: dict) -> Terms:
         """Terms over other names whose quotient variables and side constraints are this state's."""
-        t = Terms(names)
+        t = Terms(names, self.m.size_terms)
         t._memo = self.terms._memo
         t.side = self.terms.side
         return t

@@ -29,7 +29,7 @@ KIND_PROPERTY = {
     "mbarrier_prior_generation_consumption_not_happens_before": "P3",
     "mbarrier_prior_generation_not_consumed": "P3",
     "mbarrier_arrival_overflow": "P1", "mbarrier_transaction_over_delivery": "P1",
-    "named_barrier_arrival_overflow": "P1",
+    "named_barrier_arrival_overflow": "P1", "named_barrier_contract_mismatch": "P1",
     "mbarrier_invalid_phase": "P2",
 }
 

@@ -95,9 +95,21 @@ class ProofReport:
                     lines.append(f"       {p.note}")
                 if p.status == "refuted" and p.replay is not None:
                     lines.append(f"       replay: {p.replay.get('headline', p.replay.get('outcome'))}")
-        lines.append(f"  solver {self.stats.get('solver_seconds', 0.0):.3f} s, wall {self.stats.get('wall_time_s', 0):.3f}"
-                     f" s, invariant of {len(self.invariant)} clause(s), "
-                     f"{self.stats.get('houdini_queries', 0)} Houdini queries")
+        st = self.stats
+        if st.get("method") == "certificate" and self.verdict == "refuted":
+            how = (f"happens-before certificate: decided concretely at {st.get('concrete_sizes', 0)} size(s); "
+                   f"{st.get('certificate', '')}")
+        elif st.get("method") == "certificate":
+            how = (f"happens-before certificate: {st.get('z3_queries', 0) + st.get('path_queries', 0)} z3 queries, "
+                   f"{st.get('path_templates', 0)} path templates, {st.get('ranking_queries', 0)} ranking checks "
+                   f"over {st.get('ranking_coefficients', 0)} coefficients, decided concretely at "
+                   f"{st.get('concrete_sizes', 0)} sizes")
+        else:
+            how = f"invariant of {len(self.invariant)} clause(s), {st.get('houdini_queries', 0)} Houdini queries"
+            if self.stats.get("certificate"):
+                how += f" (the happens-before certificate {self.stats['certificate']})"
+        lines.append(f"  solver {self.stats.get('solver_seconds', 0.0):.3f} s, wall "
+                     f"{self.stats.get('wall_time_s', 0):.3f} s, {how}")
         return "\n".join(lines) + "\n"
 
     def print(self) -> None:

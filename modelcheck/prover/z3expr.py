@@ -25,10 +25,15 @@ SHARED_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "<": oper
 class Terms:
     """Builds terms over a variable map and collects the side constraints of their divisions."""
 
-    def __init__(self, names: dict):
+    def __init__(self, names: dict, shared: "Terms | None" = None):
         self.names = names                 # variable / constant name -> z3 term
         self.side: list = []               # constraints the terms rely on
         self._memo: dict = {}
+        self.defs: dict = {}               # (term id, divisor) -> the constraints defining its quotient
+        # terms over the symbolic sizes alone are divided once for the whole model: every event of a query then
+        # shares the quotient of `K % 3` instead of each bringing its own for z3 to prove equal
+        self.shared = shared
+        self._shared_atoms = None if shared is None else {v.get_id() for v in shared.names.values()}
 
     def floordiv(self, x, d: int):
         q, _ = self.divmod(x, d)
@@ -51,9 +56,33 @@ class Terms:
         hit = self._memo.get(key)
         if hit is not None and hit[0].eq(x):
             return hit[1], hit[2]
+        # x = d*y + z with y the part of x's affine form whose coefficients d divides: x // d = y + z // d
+        # exactly, so only z (often a constant: a size's residue, 2*j + 1) needs a quotient variable
+        form = _affine(x)
+        if form is not None and self.shared is not None and form[0] and \
+                all(i in self._shared_atoms for i in form[0]):
+            q, r = self.shared.divmod(x, d)
+            self.side += self.shared.defs.get(key, [])      # so queries built from this side alone stay whole
+            self._memo[key] = (x, q, r)
+            return q, r
+        if form is not None:
+            coeffs, const = form
+            whole = [(a, c // d) for a, c in coeffs.values() if c % d == 0]
+            if whole or not 0 <= const < d:
+                y = sum((c * a for a, c in whole), z3.IntVal(const // d))
+                rest = [(a, c) for a, c in coeffs.values() if c % d]
+                if not rest:
+                    q, r = y, z3.IntVal(const % d)
+                else:
+                    qz, r = self.divmod(sum((c * a for a, c in rest), z3.IntVal(const % d)), d)
+                    q = y + qz
+                self._memo[key] = (x, q, r)
+                return q, r
         n = next(_fresh)
         q, r = z3.Int(f"q{n}"), z3.Int(f"r{n}")
-        self.side += [x == d * q + r, r >= 0, r < d]
+        defs = [x == d * q + r, r >= 0, r < d]
+        self.side += defs
+        self.defs[key] = defs
         self._memo[key] = (x, q, r)
         return q, r
 
@@ -137,3 +166,42 @@ def _is_bit(e: ir.Expr) -> bool:
 
 def _xor_fail(e):
     raise ValueError("xor of values other than a phase bit and 0/1")
+
+
+def _affine(x):
+    """({atom id: (atom, coefficient)}, constant) with x = sum(coefficient * atom) + constant, or None.
+    Atoms are the non-arithmetic leaves (variables, quotient variables, if-then-else terms)."""
+    coeffs: dict = {}
+    const = 0
+
+    def walk(t, k) -> bool:
+        nonlocal const
+        if z3.is_int_value(t):
+            const += k * t.as_long()
+            return True
+        if z3.is_add(t):
+            return all(walk(c, k) for c in t.children())
+        if z3.is_sub(t):
+            first, *others = t.children()
+            return walk(first, k) and all(walk(c, -k) for c in others)
+        if z3.is_app_of(t, z3.Z3_OP_UMINUS):
+            return walk(t.children()[0], -k)
+        if z3.is_mul(t):
+            factor, other = 1, []
+            for c in t.children():
+                if z3.is_int_value(c):
+                    factor *= c.as_long()
+                else:
+                    other.append(c)
+            if len(other) > 1:
+                return False
+            return walk(other[0], k * factor) if other else walk(z3.IntVal(factor), k)
+        if not z3.is_int(t):
+            return False
+        i = t.get_id()
+        atom, c = coeffs.get(i, (t, 0))
+        coeffs[i] = (atom, c + k)
+        return True
+    if not walk(x, 1):
+        return None
+    return {i: v for i, v in coeffs.items() if v[1]}, const
