@@ -122,8 +122,12 @@ class Execution:
         fam = c.family
         prm = m.params[fam]
         slot = int(evaluate(c.slot, env))
+        if not 0 <= slot < prm.size:
+            self.problems.append(Failure(fam, "P1", f"warp {w}'s {c.kind} on {fam}[{slot}]: the family has slots "
+                                                    f"0..{prm.size - 1}"))
+            return
         key = (fam, slot)
-        share = prm.share.get(w, (0,) * prm.size)[slot] if 0 <= slot < prm.size else 0
+        share = prm.share.get(w, (0,) * prm.size)[slot]
         gen = None
         if c.kind in ARRIVALS or c.kind == "expect_tx":
             have = units.get(key, 0)
@@ -191,7 +195,7 @@ class Execution:
             if ev.kind in ("wait", "bar_wait"):
                 entry["waits"].append(ev.node)
                 self.succ[entry["node"]].append(ev.node)
-            if ev.kind in MUTATIONS and not (ev.kind in ASYNC and not ev.delivery):
+            if ev.kind in MUTATIONS:
                 entry["mutations"].append(ev.node)
 
     # ------------------------------------------------------------------ happens-before

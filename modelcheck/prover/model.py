@@ -302,8 +302,8 @@ class Model:
         return None
 
     # ------------------------------------------------------------------ symbolic states
-    def state(self, tag: str) -> "State":
-        return State(self, tag)
+    def state(self, tag: str, warps=None) -> "State":
+        return State(self, tag, warps)
 
     def domain(self) -> list:
         """Constraints on the symbolic constants (their ranges), and the quotients of terms over them alone."""
@@ -327,13 +327,17 @@ def _ev(term, env) -> int:
 class State:
     """One symbolic state: warp positions, delivery counters, and the derived barrier terms."""
 
-    def __init__(self, model: Model, tag: str):
+    def __init__(self, model: Model, tag: str, warps=None):
+        """`warps`: the warps whose positions the state has variables for (all by default; the certificate's
+        events place one warp each)."""
         self.m = model
         self.tag = tag
-        self.blk = {p.warp: z3.Int(f"b{p.warp}_{tag}") for p in model.procs}
-        self.q = {p.warp: z3.Int(f"q{p.warp}_{tag}") for p in model.procs}
-        self.pos = {p.warp: z3.Int(f"o{p.warp}_{tag}") for p in model.procs}
-        self.d = {(p.warp, st.index): z3.Int(f"d{p.warp}_{st.index}_{tag}") for p, st in model.async_steps}
+        procs = model.procs if warps is None else [model.proc(w) for w in warps]
+        self.blk = {p.warp: z3.Int(f"b{p.warp}_{tag}") for p in procs}
+        self.q = {p.warp: z3.Int(f"q{p.warp}_{tag}") for p in procs}
+        self.pos = {p.warp: z3.Int(f"o{p.warp}_{tag}") for p in procs}
+        self.d = {(p.warp, st.index): z3.Int(f"d{p.warp}_{st.index}_{tag}") for p, st in model.async_steps
+                  if warps is None or p.warp in warps}
         self.terms = Terms(dict(model.syms), model.size_terms)
         self._cache: dict = {}
 

@@ -284,7 +284,7 @@ def _po_across(m, p, i, j):
     """The last position of block i to the first of block j, when every block between them is an empty loop."""
     def build():
         bi, bj = p.blocks[i], p.blocks[j]
-        probe = m.state(f"across{p.warp}_{i}_{j}")
+        probe = m.state(f"across{p.warp}_{i}_{j}", ())
         T = probe.terms
         cons = []
         for mid in p.blocks[i + 1:j]:

@@ -28,7 +28,7 @@ class SymEvent:
         b = step.block
         i = next(k for k, blk in enumerate(proc.blocks) if blk is b)
         w = proc.warp
-        st = self.state = m.state(tag)
+        st = self.state = m.state(tag, (proc.warp,))
         names = dict(m.syms)
         if b.kind == "loop":
             self.r = z3.Int(f"r_{tag}") if r is None else r
@@ -118,7 +118,7 @@ class Ends:
 
     def __init__(self, m: Model, tag: str = "end"):
         self.m = m
-        self.state = m.state(tag)
+        self.state = m.state(tag, ())          # counts at the end need no positions
 
     @property
     def side(self) -> list:

@@ -168,9 +168,24 @@ def _xor_fail(e):
     raise ValueError("xor of values other than a phase bit and 0/1")
 
 
+_AFFINE: dict = {}           # term id -> (term, form): z3 hash-conses terms, and the term kept alive keeps its id
+_AFFINE_LIMIT = 200_000
+
+
 def _affine(x):
     """({atom id: (atom, coefficient)}, constant) with x = sum(coefficient * atom) + constant, or None.
     Atoms are the non-arithmetic leaves (variables, quotient variables, if-then-else terms)."""
+    hit = _AFFINE.get(x.get_id())
+    if hit is not None and hit[0].eq(x):
+        return hit[1]
+    form = _affine_walk(x)
+    if len(_AFFINE) > _AFFINE_LIMIT:
+        _AFFINE.clear()
+    _AFFINE[x.get_id()] = (x, form)
+    return form
+
+
+def _affine_walk(x):
     coeffs: dict = {}
     const = 0
 

@@ -75,6 +75,8 @@ def test_report_dict_and_text():
 
 @pytest.mark.parametrize("args,code", [
     (["kernels/ring_arith.py", "--symbolic", "ROUNDS"], 0),
+    (["kernels/ring_arith.py", "--symbolic", "ROUNDS", "--method", "invariant"], 0),
+    (["kernels/ring_arith.py", "--symbolic", "ROUNDS", "--method", "certificate", "--max-seconds", "0"], 2),
     (["kernels/producer_overtaking.py", "--symbolic", "ROUNDS=1..8"], 1),
     (["tests/fixtures/prover/data_branch.py", "--symbolic", "ROUNDS"], 2),
     (["kernels/ring_arith.py", "--symbolic", "NOPE"], 64),
