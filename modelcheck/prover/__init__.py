@@ -174,7 +174,7 @@ def _confirm(model: Model, func, cert, specialize) -> list | None:
             if (fam, p) == (failure.family, failure.prop):
                 note = "; ".join([f"{failure.condition}; confirmed on NumSim at {_sizes(sizes)}: {finding.kind}: "
                                   f"{finding.message}"] + notes)
-                out.append(PropertyResult(fam, p, "refuted", secs, sizes, None, note, finding, replay))
+                out.append(PropertyResult(fam, p, "refuted", secs, sizes, None, note, finding, replay, failure.events))
             else:
                 out.append(PropertyResult(fam, p, "incomplete", secs, note=report_open))
         return out

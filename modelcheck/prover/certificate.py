@@ -23,11 +23,11 @@ Anything the solver cannot settle leaves the certificate `unknown`, never `prove
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import z3
 
-from .execution import ARRIVALS, ASYNC, MUTATIONS, Execution
+from .execution import ARRIVALS, ASYNC, MUTATIONS, Executions
 from . import solving
 from .induction import roles
 from .model import Model, lookup
@@ -110,16 +110,10 @@ class _Certifier:
         for w, rep in sorted(self.role.items()):
             self.members.setdefault(rep, []).append(w)
         self.domain = m.domain()
-        self.executions: dict = {}
+        self.execution = Executions(m)
         self.swept: list = []
 
     # ------------------------------------------------------------------ concrete
-    def execution(self, env: dict) -> Execution:
-        key = tuple(sorted(env.items()))
-        ex = self.executions.get(key)
-        if ex is None:
-            ex = self.executions[key] = Execution(self.m, dict(env))
-        return ex
 
     def sweep(self) -> None:
         """Decide the certificate at the small sizes; stop at the first that fails."""
@@ -149,9 +143,10 @@ class _Certifier:
                 candidates.append(dict(env))
         out = []
         for e in candidates:
-            fails = self.execution(e).check()
+            ex = self.execution(e)
+            fails = ex.check()
             if fails:
-                out.append((e, fails))
+                out.append((e, [replace(f, events=tuple(ex.describe(n) for n in f.nodes[:4])) for f in fails]))
                 if len(out) == LADDER:
                     break
         return out
@@ -322,7 +317,7 @@ class _Certifier:
         return out
 
     def happens_before(self) -> None:
-        prover = PathProver(self.m, self.role, self.executions, self.domain, self.stats)
+        prover = PathProver(self.m, self.role, self.execution, self.domain, self.stats)
         pairs = self.pairs()
         for env in _harvest_sizes(self.swept):
             prover.harvest(self.execution(env), pairs)
@@ -351,7 +346,7 @@ class _Certifier:
             self.stats["ranking_coefficients"] = len(rank.solution)
             return
         if status == "infeasible":
-            for ex in self.executions.values():
+            for ex in self.execution.all():
                 if not ex.acyclic:
                     raise _Failed(ex.env, "a happens-before cycle")
             raise _Unknown("no ranking of the form a*r + b + c*N orders the happens-before")

@@ -64,6 +64,7 @@ class Failure:
     prop: str                     # P1..P4
     condition: str                # what was violated, in words
     nodes: tuple = ()             # the events involved
+    events: tuple = ()            # those events described (`Execution.describe`), for reports
 
 
 @dataclass
@@ -256,21 +257,29 @@ class Execution:
         return a != b and bool((self._reach[a] >> b) & 1)
 
     def path(self, a: int, b: int) -> list | None:
-        """The shortest happens-before path from a to b (nodes, generation nodes included)."""
+        """A happens-before path from a to b (generation nodes included) with the fewest barrier hops, or None:
+        a 0-1 breadth-first search in which program order and completions are free."""
+        dist = {a: 0}
         parent = {a: None}
-        queue = deque([a])
-        while queue:
-            i = queue.popleft()
+        dq = deque([a])
+        while dq:
+            i = dq.popleft()
             if i == b:
                 out = []
                 while i is not None:
                     out.append(i)
                     i = parent[i]
                 return out[::-1]
+            d = dist[i]
             for t in self.succ[i]:
-                if t not in parent:
+                cost = 1 if self.events[t] is None else 0
+                if t not in dist or d + cost < dist[t]:
+                    dist[t] = d + cost
                     parent[t] = i
-                    queue.append(t)
+                    if cost:
+                        dq.append(t)
+                    else:
+                        dq.appendleft(t)
         return None
 
     # ------------------------------------------------------------------ the certificate at this size
@@ -325,6 +334,19 @@ class Execution:
                                           f"of generation {g}", bad))
         return out
 
+    def describe(self, node: int) -> dict:
+        """An event for a report: warp, operation, barrier slot, intended generation, iteration, source line."""
+        e = self.events[node]
+        if e is None:
+            fam, slot, g = self._gen_key(node)
+            return {"generation_of": f"{fam}[{slot}]", "generation": g}
+        c = e.step.cmd
+        out = {"warp": e.warp, "op": c.kind + (" completion" if e.delivery else ""), "barrier": f"{e.family}[{e.slot}]",
+               "generation": e.gen, "iteration": e.r}
+        if c.span is not None:
+            out["line"] = c.span.line
+        return out
+
     def _gen_key(self, node: int):
         for key, entry in self.gens.items():
             if entry["node"] == node:
@@ -337,3 +359,21 @@ class Execution:
                 if not self.hb(a, b):
                     return (a, b)
         return ()
+
+
+class Executions:
+    """Intended executions of one model, built once per size."""
+
+    def __init__(self, model: Model):
+        self.model = model
+        self._by_size: dict = {}
+
+    def __call__(self, env: dict) -> Execution:
+        key = tuple(sorted(env.items()))
+        ex = self._by_size.get(key)
+        if ex is None:
+            ex = self._by_size[key] = Execution(self.model, dict(env))
+        return ex
+
+    def all(self) -> list:
+        return list(self._by_size.values())

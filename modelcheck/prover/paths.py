@@ -8,20 +8,20 @@ given as offsets from X's, Y's, or a loop bound.  A `bar` link is a contribution
 one generation of one slot; a `po` link two events of one warp in program order; an
 asynchronous command's completion stands for its issue on the way out.
 
-The templates come from shortest paths in concrete intended executions (`Execution.path`).
+The templates come from paths with the fewest barrier hops in concrete intended executions
+(`Execution.path`).
 When z3 finds an instance no template covers, that instance is looked up concretely: no path
 there is a counterexample; a path becomes a new template (counterexample-guided refinement).
 """
 from __future__ import annotations
 
 import time
-from collections import deque
 from dataclasses import dataclass
 
 import z3
 
 from . import solving
-from .execution import Execution
+from .execution import Execution, Executions
 from .symbolic import SymEvent, po_le
 
 MAX_ROUNDS = 24
@@ -65,31 +65,24 @@ class Pair:
 class PathProver:
     """Template harvesting and the refinement loop, over one model."""
 
-    def __init__(self, m, role: dict, executions, domain: list, stats: dict):
+    def __init__(self, m, role: dict, executions: Executions, domain: list, stats: dict):
         self.m = m
         self.role = role
         self.members: dict = {}
         for w, rep in sorted(role.items()):
             self.members.setdefault(rep, []).append(w)
-        self.executions = executions        # env tuple -> Execution (a shared cache)
+        self.execution = executions         # sizes -> Execution, shared with the certificate
         self.domain = domain
         self.stats = stats
         self.templates: dict = {}           # pair key -> list of Templates
 
     # ------------------------------------------------------------------ concrete side
-    def execution(self, env: dict) -> Execution:
-        key = tuple(sorted(env.items()))
-        ex = self.executions.get(key)
-        if ex is None:
-            ex = self.executions[key] = Execution(self.m, dict(env))
-        return ex
-
     def harvest(self, ex: Execution, pairs: list) -> None:
-        """Templates from the shortest paths of every instance of each pair in one concrete execution."""
+        """Templates from the fewest-hop paths of every instance of each pair in one concrete execution."""
         index = _index(ex)
         for pair in pairs:
             for xn, yn in self.instances(ex, index, pair):
-                path = shortest(ex, xn, yn)
+                path = ex.path(xn, yn)
                 if path is not None:
                     self._add(pair, template_of(ex, path, self.role))
 
@@ -147,7 +140,7 @@ class PathProver:
                 return "unknown", (f"z3's instance at {_fmt(env)} (iterations {rx}, {ry}) is not an event pair of the "
                                    f"concrete execution: the symbolic and concrete encodings disagree")
             xn, yn = found
-            path = shortest(ex, xn, yn)
+            path = ex.path(xn, yn)
             if path is None:
                 return "failed", (env, xn, yn, ex)
             self.stats["path_refinements"] = self.stats.get("path_refinements", 0) + 1
@@ -226,33 +219,6 @@ def _index(ex: Execution) -> dict:
             out.setdefault((e.warp, e.step.index), []).append(e.node)
         out.setdefault((e.warp, e.step.index, e.delivery), []).append(e.node)
     return out
-
-
-def shortest(ex: Execution, a: int, b: int) -> list | None:
-    """A path from a to b with the fewest barrier hops (0-1 BFS: program order and completions are free)."""
-    dist = {a: 0}
-    parent = {a: None}
-    dq = deque([a])
-    events = ex.events
-    while dq:
-        i = dq.popleft()
-        if i == b:
-            out = []
-            while i is not None:
-                out.append(i)
-                i = parent[i]
-            return out[::-1]
-        d = dist[i]
-        for t in ex.succ[i]:
-            cost = 1 if events[t] is None else 0
-            if t not in dist or d + cost < dist[t]:
-                dist[t] = d + cost
-                parent[t] = i
-                if cost:
-                    dq.append(t)
-                else:
-                    dq.appendleft(t)
-    return None
 
 
 def template_of(ex: Execution, path: list, role: dict) -> Template:

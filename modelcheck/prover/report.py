@@ -23,12 +23,15 @@ class PropertyResult:
     note: str = ""
     finding: object = None
     replay: dict | None = None   # the confirming finding replayed on NumSim (ReplayReport.summary())
+    events: tuple = ()           # the events of the counterexample: warp, op, barrier, generation, iteration, line
 
     def to_dict(self) -> dict:
         out = {"family": self.family, "property": self.prop, "meaning": NAMES[self.prop], "status": self.status,
                "solver_seconds": round(self.seconds, 4)}
         if self.status == "refuted":
             out["counterexample"] = {"sizes": self.sizes, "trace_depth": self.depth}
+            if self.events:
+                out["counterexample"]["events"] = list(self.events)
             if self.finding is not None:
                 out["counterexample"]["confirmed_by"] = {"kind": self.finding.kind, "message": self.finding.message,
                                                         "details": _jsonable(self.finding.details)}
@@ -91,6 +94,8 @@ class ProofReport:
                     sizes = ", ".join(f"{k}={v}" for k, v in sorted(p.sizes.items()))
                     how = f"trace of {p.depth} steps" if p.depth is not None else "found by the size sweep"
                     lines.append(f"       counterexample: {sizes} ({how})")
+                    for ev in p.events:
+                        lines.append(f"       event: {_event_text(ev)}")
                 if p.note:
                     lines.append(f"       {p.note}")
                 if p.status == "refuted" and p.replay is not None:
@@ -121,6 +126,14 @@ class ProofReport:
                 "properties": [p.to_dict() for p in self.properties], "incomplete": list(self.reasons),
                 "counterexample": self.counterexample, "skeleton": self.skeleton, "invariant": list(self.invariant),
                 "stats": {k: (round(v, 4) if isinstance(v, float) else v) for k, v in self.stats.items()}}
+
+
+def _event_text(ev: dict) -> str:
+    if "warp" not in ev:
+        return f"generation {ev['generation']} of {ev['generation_of']}"
+    where = "" if ev.get("iteration") is None else f", iteration {ev['iteration']}"
+    line = f", line {ev['line']}" if ev.get("line") is not None else ""
+    return f"warp {ev['warp']} {ev['op']} on {ev['barrier']}, generation {ev['generation']}{where}{line}"
 
 
 def _jsonable(x):

@@ -11,7 +11,8 @@ from modelcheck.prover import prove, solving
 from modelcheck.prover.certificate import _Certifier, certify
 from modelcheck.prover.execution import Execution
 from modelcheck.prover.induction import roles
-from modelcheck.prover.paths import Pair, PathProver, template_of, shortest
+from modelcheck.prover.execution import Executions
+from modelcheck.prover.paths import Pair, PathProver, template_of
 from modelcheck.prover.ranking import Ranking
 from modelcheck.prover.symbolic import SymEvent
 from tests.manifest import KERNELS
@@ -30,7 +31,7 @@ def test_a_template_is_the_chain_of_a_concrete_path():
     x = next(e for e in ex.events if e is not None and e.warp == 0 and e.kind == "wait" and e.r == 5)
     y = next(e for e in ex.events if e is not None and e.warp == 1 and e.kind == "arrive" and e.family == "empty"
              and e.r == 5)
-    t = template_of(ex, shortest(ex, x.node, y.node), roles(m))
+    t = template_of(ex, ex.path(x.node, y.node), roles(m))
     assert t.describe() == "X -po-> w0.s3@X+0 -bar-> w1.s2@X+0 -po-> Y"
 
 
@@ -40,7 +41,7 @@ def test_refinement_finds_the_templates_from_nothing():
     func, m, _ = model_of("kda_ring_m_o", "NC")
     c = _Certifier(m, time.monotonic() + 60, {}, {})
     stats: dict = {}
-    prover = PathProver(m, roles(m), {}, m.domain(), stats)
+    prover = PathProver(m, roles(m), Executions(m), m.domain(), stats)
     for pair in c.pairs():
         status, info = prover.prove(pair, time.monotonic() + 60)
         assert status == "proved", (pair, info)
@@ -52,7 +53,7 @@ def test_a_pair_without_a_path_is_a_counterexample_with_its_events():
     MMA warp's commit of generation 1 (it is gated only by the other accumulator's o_empty)."""
     func, m, _ = model_of("kda_ring_m_o_single", "NC")
     c = _Certifier(m, time.monotonic() + 60, {}, {})
-    prover = PathProver(m, roles(m), {}, m.domain(), {})
+    prover = PathProver(m, roles(m), Executions(m), m.domain(), {})
     wait = next(st for st in m.proc(1).steps if st.cmd.kind == "wait" and st.cmd.family == "m_o")
     commit = next(st for st in m.proc(0).steps if st.cmd.kind == "commit" and st.cmd.family == "m_o")
     status, (env, xn, yn, ex) = prover.prove(_pair(c, "m_o", (1, wait.index), (0, commit.index)),

@@ -86,13 +86,12 @@ def test_tma_completions_belong_to_the_transaction_their_warp_announced():
             assert announce and announce[-1].gen == e.gen
 
 
-def test_shortest_paths_take_the_fewest_barrier_hops():
-    from modelcheck.prover.paths import shortest
+def test_paths_take_the_fewest_barrier_hops():
     func, m, _ = model_of("ring_pipeline", "ROUNDS", STAGES=2)
     ex = Execution(m, {"ROUNDS": 5})
     w = _events(ex, 0, "wait", "empty")[2]
     rearm = next(e for e in _events(ex, 0, "arrive", "full") if e.r == 2)
-    assert shortest(ex, w.node, rearm.node) == [w.node, rearm.node]        # program order, no hop
+    assert ex.path(w.node, rearm.node) == [w.node, rearm.node]        # program order, no hop
     c = next(e for e in _events(ex, 1, "wait", "full") if e.r == 0)
-    path = shortest(ex, c.node, w.node)
+    path = ex.path(c.node, w.node)
     assert sum(ex.events[i] is None for i in path) == 1                       # one generation: empty[0] g0
