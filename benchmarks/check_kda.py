@@ -1,11 +1,13 @@
 """Check the KDA-style fused kernel at a given sequence length and head count.
 
-Usage: python benchmarks/check_kda.py sync|race|run T H [--kernel kernels/kda_fwd.py] [--seed S]
+Usage: python benchmarks/check_kda.py sync|race|run|prove T H [--kernel kernels/kda_fwd.py] [--seed S]
 
 Builds the inputs (random bf16 q/k/v, fp32 gates, 128B-swizzled tensor maps; kernels/inputs/kda.py)
 for SEQ_LEN=T (T a multiple of the 64-token chunk) and H heads, then runs Synccheck (`sync`),
-Racecheck (`race`) or a plain NumSim run compared against the numpy recurrence (`run`), and prints
-the verdict, the findings and the wall time.  Exit status: 0 clean, 1 anything else.
+Racecheck (`race`), a plain NumSim run compared against the numpy recurrence (`run`), or
+`modelcheck.prove` with the chunk count NC symbolic (`prove`: every NC >= 1; the tensor maps of T
+give the TMA byte counts), and prints the verdict, the findings and the wall time.  Exit status: 0
+clean (or proved), 1 anything else.
 """
 from __future__ import annotations
 
@@ -41,7 +43,7 @@ def load(seq_len: int, heads: int, kernel: Path, seed: int = 0):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("mode", choices=("sync", "race", "run"))
+    ap.add_argument("mode", choices=("sync", "race", "run", "prove"))
     ap.add_argument("T", type=int, help="sequence length (multiple of 64)")
     ap.add_argument("H", type=int, help="heads (one CTA each)")
     ap.add_argument("--kernel", type=Path, default=ROOT / "kernels" / "kda_fwd.py")
@@ -65,6 +67,13 @@ def main(argv=None) -> int:
             print(" ", d)
         print(f"wall time {wall:.3f} s")
         return 0 if result.verdict == "clean" else 1
+    if args.mode == "prove":
+        from modelcheck.prover import prove
+        report = prove(kernel.func, symbolic=["NC"], inputs=inputs)
+        wall = time.perf_counter() - t0
+        report.print()
+        print(f"prove: {report.verdict}; every NC >= 1, H={args.H}; wall time {wall:.3f} s")
+        return 0 if report.verdict == "proved" else 1
     checker = modelcheck.synccheck if args.mode == "sync" else modelcheck.racecheck
     report = checker(kernel.func, inputs=inputs)
     wall = time.perf_counter() - t0

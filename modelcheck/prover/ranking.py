@@ -163,6 +163,14 @@ class Ranking:
             terms.append(self._scaled(get(f"c{tag}_{w}_{e.step.index}_{k}", Fraction(0))) * sym)
         return z3.Sum(terms)
 
+    def _has_instances(self, spec: tuple, spent: dict, fam: str) -> bool:
+        cons, _, _, sides = spec
+        t0 = time.monotonic()
+        r, _ = solving.check(self.m, self.domain + cons + sides)
+        spent[fam] = spent.get(fam, 0.0) + time.monotonic() - t0
+        self.stats["ranking_queries"] = self.stats.get("ranking_queries", 0) + 1
+        return r != z3.unsat
+
     def _used(self, ev: tuple) -> frozenset:
         """The coefficients an event's rank is built from."""
         e, delivered = ev
@@ -228,6 +236,8 @@ class Ranking:
                     return "unknown", "out of time"
                 if label not in built:
                     built[label] = builder()
+                    if built[label] is not None and fam and not self._has_instances(built[label], spent, fam):
+                        built[label] = None      # a contribution and a wait that never meet: no edge to order
                 if built[label] is None:
                     continue
                 cons, lo, hi, sides = built[label]
