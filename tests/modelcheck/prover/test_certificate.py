@@ -141,3 +141,15 @@ def test_a_failure_synccheck_does_not_confirm_is_incomplete_with_the_condition()
     assert report.verdict == "refuted" and report.counterexample["sizes"] == {"NC": 3}, report.format()
     refuted = next(p for p in report.properties if p.status == "refuted")
     assert "the certificate already fails at NC=1" in refuted.note and "partial generation" in refuted.note
+
+
+def test_a_rounds_later_mutations_are_dominated_by_its_expect_tx():
+    """The TMA producer's round is expect_tx, arrive, TMA, TMA on one slot and generation: the arrive and the
+    completions follow the expect_tx in program order, so only the expect_tx's pairs are queried."""
+    func, m, _ = model_of("gemm_ws", "K_TILES")
+    c = _Certifier(m, time.monotonic() + 60, {}, {})
+    producer = next(p for p in m.procs if any(st.cmd.kind == "expect_tx" for st in p.steps))
+    kinds = {st.index: st.cmd.kind for st in producer.steps if st.cmd.family == "full"}
+    dominated = {i for w, i in c.dominated() if w == producer.warp}
+    assert {kinds[i] for i in dominated} == {"arrive", "tma"}
+    assert not any(kinds[i] == "expect_tx" for i in dominated)
