@@ -168,14 +168,19 @@ class _Certifier:
             self.m.tx_runs[key] = ns.pop()
 
     # ------------------------------------------------------------------ queries
-    def _query(self, key: tuple, constraints: list, what: str) -> None:
-        """A violation of a fact: unsat proves it; sat is a counterexample at the model's sizes."""
+    def _solve(self, key: tuple, violation: list):
+        """(sat | unsat | unknown, model) of a fact's violation, its time charged to `key`."""
         if time.monotonic() > self.deadline:
             raise _Unknown("the certificate ran out of time")
         t0 = time.monotonic()
-        r, model = solving.check(self.m, self.domain + constraints)
+        r, model = solving.check(self.m, self.domain + violation)
         self.spent[key] = self.spent.get(key, 0.0) + time.monotonic() - t0
         self.stats["z3_queries"] = self.stats.get("z3_queries", 0) + 1
+        return r, model
+
+    def _query(self, key: tuple, constraints: list, what: str) -> None:
+        """A violation of a fact: unsat proves it; sat is a counterexample at the model's sizes."""
+        r, model = self._solve(key, constraints)
         if r == z3.unsat:
             return
         if r == z3.unknown:
@@ -341,13 +346,7 @@ class _Certifier:
 
     def _holds(self, key: tuple, violation: list) -> bool:
         """The violation is unsat (the fact holds); sat or unknown: it is not established."""
-        if time.monotonic() > self.deadline:
-            raise _Unknown("the certificate ran out of time")
-        t0 = time.monotonic()
-        r, _ = solving.check(self.m, self.domain + violation)
-        self.spent[key] = self.spent.get(key, 0.0) + time.monotonic() - t0
-        self.stats["z3_queries"] = self.stats.get("z3_queries", 0) + 1
-        return r == z3.unsat
+        return self._solve(key, violation)[0] == z3.unsat
 
     def happens_before(self) -> None:
         prover = PathProver(self.m, self.role, self.execution, self.domain, self.stats)
