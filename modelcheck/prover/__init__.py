@@ -24,10 +24,10 @@ import time
 import ir
 
 from ..common.results import resolve_inputs
-from .certificate import certify
+from .certificate import certify, family_properties
 from .induction import candidates, houdini, prove_all
 from .model import Model
-from .refute import KIND_PROPERTY, Sweep, confirm_by_replay, families_named, refute
+from .refute import KIND_PROPERTY, Sweep, confirm_by_replay, families_named, fmt_sizes, refute
 from .report import ProofReport, PropertyResult
 from .sample import reachable_states, surviving
 from .skeleton import OutsideFragment, extract
@@ -81,44 +81,44 @@ def prove(func, symbolic, ranges: dict | None = None, inputs=None, *, max_depth:
         return report.finish(t0)
     report.skeleton = _describe(model)
     if method != "invariant":
-        settled = _by_certificate(report, model, func, inputs, deadline)
-        if settled or method == "certificate" or report.stats.get("certificate_failed"):
-            # (a failure at a concrete size that Synccheck does not confirm is no case for the invariant search
-            # either: the property fails there, just not in a way Synccheck reports)
-            if not settled:
+        outcome = _by_certificate(report, model, func, inputs, deadline)
+        # (a failure at a concrete size that Synccheck does not confirm is no case for the invariant search either:
+        # the property fails there, just not in a way Synccheck reports)
+        if outcome != "open" or method == "certificate":
+            if outcome != "settled":
                 report.incomplete(f"the happens-before certificate {report.stats.get('certificate')}")
             return report.finish(t0)
     _by_invariant(report, model, func, ranges, inputs, deadline, max_depth)
     return report.finish(t0)
 
 
-def _by_certificate(report: ProofReport, model: Model, func, inputs, deadline: float) -> bool:
-    """Settle the report with the happens-before certificate; False (and why, in stats) when it cannot."""
+def _by_certificate(report: ProofReport, model: Model, func, inputs, deadline: float) -> str:
+    """The happens-before certificate's outcome: "settled" (proved, or refuted with Synccheck's confirmation),
+    "failed" (it fails at a size where Synccheck reports nothing) or "open"; why, in stats["certificate"]."""
     cert = certify(model, deadline)
     report.stats.update(cert.stats)
     if cert.status == "proved":
         for fam, prop in cert.properties(model):
             report.properties.append(PropertyResult(fam, prop, "proved", cert.seconds[(fam, prop)]))
-        return True
+        return "settled"
     if cert.status == "failed":
         refuted = _confirm(model, func, cert, _specializer(inputs))
         if refuted is not None:
             report.properties += refuted
-            report.stats["certificate"] = (f"fails first at {_sizes(cert.failures[0][0])} "
+            report.stats["certificate"] = (f"fails first at {fmt_sizes(cert.failures[0][0])} "
                                            f"({cert.failures[0][1][0].condition})")
-            return True
+            return "settled"
         sizes, failures = cert.failures[0]
-        report.stats["certificate"] = (f"fails at {_sizes(sizes)} ({failures[0].condition}), but Synccheck finds no "
+        report.stats["certificate"] = (f"fails at {fmt_sizes(sizes)} ({failures[0].condition}), but Synccheck finds no "
                                        f"error there or at the next {len(cert.failures) - 1} failing size(s)")
-        report.stats["certificate_failed"] = True
-        note = f"fails at {_sizes(sizes)}: {failures[0].condition}; Synccheck reports no error there"
+        note = f"fails at {fmt_sizes(sizes)}: {failures[0].condition}; Synccheck reports no error there"
         for fam, prop in cert.properties(model):
             hit = (fam, prop) == (failures[0].family, failures[0].prop)
             report.properties.append(PropertyResult(fam, prop, "incomplete", cert.seconds.get((fam, prop), 0.0),
                                                     note=note if hit else _open_note(model, sizes)))
-    else:
-        report.stats["certificate"] = f"is open: {cert.reason}"
-    return False
+        return "failed"
+    report.stats["certificate"] = f"is open: {cert.reason}"
+    return "open"
 
 
 def _by_invariant(report: ProofReport, model: Model, func, ranges: dict, inputs, deadline: float,
@@ -165,14 +165,14 @@ def _confirm(model: Model, func, cert, specialize) -> list | None:
         report_open = _open_note(model, sizes)
         notes = []
         if sizes != first:
-            notes.append(f"the certificate already fails at {_sizes(first)} ({cert.failures[0][1][0].condition}), "
+            notes.append(f"the certificate already fails at {fmt_sizes(first)} ({cert.failures[0][1][0].condition}), "
                          f"where Synccheck finds no error")
         out = []
         for fam, p in cert.properties(model):
             secs = cert.seconds.get((fam, p), 0.0) + (sweep.seconds if (fam, p) == (failure.family, failure.prop)
                                                       else 0.0)
             if (fam, p) == (failure.family, failure.prop):
-                note = "; ".join([f"{failure.condition}; confirmed on NumSim at {_sizes(sizes)}: {finding.kind}: "
+                note = "; ".join([f"{failure.condition}; confirmed on NumSim at {fmt_sizes(sizes)}: {finding.kind}: "
                                   f"{finding.message}"] + notes)
                 out.append(PropertyResult(fam, p, "refuted", secs, sizes, None, note, finding, replay, failure.events))
             else:
@@ -189,16 +189,15 @@ def _open_note(model: Model, sizes: dict) -> str:
         (n, v), = sizes.items()
         lo = model.ranges[n][0]
         held = f"{n}={lo}" if v - 1 == lo else f"{n} in [{lo}, {v - 1}]"
-        return f"holds for {held}; open from {_sizes(sizes)} on"
-    return f"open: the kernel fails at {_sizes(sizes)}"
+        return f"holds for {held}; open from {fmt_sizes(sizes)} on"
+    return f"open: the kernel fails at {fmt_sizes(sizes)}"
 
 
 class _FailsSmallest(Exception):
     """The concrete run at the smallest sizes did not complete, so a TMA byte count stayed unobserved."""
 
-    def __init__(self, sizes: dict, fragment: OutsideFragment):
+    def __init__(self, fragment: OutsideFragment):
         super().__init__(fragment.construct)
-        self.sizes = sizes
         self.fragment = fragment
 
 
@@ -214,18 +213,16 @@ def _confirm_smallest(func, skel, sizes: dict, specialize) -> list | None:
     replay = confirm_by_replay(func, specialize, sizes, finding)
     out = []
     for fam in fams:
-        for p in (("P1", "P4") if fam.startswith("bar") else ("P1", "P2", "P3", "P4")):
+        for p in family_properties(fam):
             if fam in named and p == prop:
                 out.append(PropertyResult(fam, p, "refuted", 0.0, sizes, None,
-                                          f"the kernel's run at {_sizes(sizes)} does not complete; Synccheck there: "
+                                          f"the kernel's run at {fmt_sizes(sizes)} does not complete; Synccheck there: "
                                           f"{finding.kind}: {finding.message}", finding, replay))
             else:
-                out.append(PropertyResult(fam, p, "incomplete", 0.0, note=f"open: the kernel fails at {_sizes(sizes)}"))
+                out.append(PropertyResult(fam, p, "incomplete", 0.0,
+                                          note=f"open: the kernel fails at {fmt_sizes(sizes)}"))
     return out if any(r.status == "refuted" for r in out) else None
 
-
-def _sizes(sizes: dict) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sorted(sizes.items()))
 
 
 def _sample_sizes(ranges: dict) -> list[dict]:
@@ -306,7 +303,7 @@ def _tma_bytes(func, skel, ranges, inputs) -> dict:
     if res.termination != "completed":
         missing = _unobserved_tma(skel, out)
         if missing is not None:
-            raise _FailsSmallest(sizes, OutsideFragment("a TMA copy whose byte count the concrete run did not "
+            raise _FailsSmallest(OutsideFragment("a TMA copy whose byte count the concrete run did not "
                                                         "observe (the run does not complete)", missing))
     return out
 

@@ -22,6 +22,7 @@ Anything the solver cannot settle leaves the certificate `unknown`, never `prove
 """
 from __future__ import annotations
 
+import itertools
 import time
 from dataclasses import dataclass, field, replace
 
@@ -29,7 +30,8 @@ import z3
 
 from .execution import ARRIVALS, ASYNC, MUTATIONS, Executions
 from . import solving
-from .induction import roles
+from .induction import role_members, roles
+from .refute import fmt_sizes
 from .model import Model, lookup
 from .paths import Pair, PathProver
 from .ranking import Ranking
@@ -49,10 +51,11 @@ class Certificate:
     stats: dict = field(default_factory=dict)
 
     def properties(self, m: Model) -> list:
-        return [(fam, prop) for fam in sorted(m.params) for prop in _props(fam)]
+        return [(fam, prop) for fam in sorted(m.params) for prop in family_properties(fam)]
 
 
-def _props(fam: str) -> tuple:
+def family_properties(fam: str) -> tuple:
+    """The properties a family has: a named barrier has no parity and no consumption order of its own."""
     return ("P1", "P4") if fam.startswith("bar") else ("P1", "P2", "P3", "P4")
 
 
@@ -84,15 +87,15 @@ def certify(m: Model, deadline: float) -> Certificate:
         cert.status = "failed"
         cert.failures = c.failing_sizes(f.env)
         if not cert.failures:
-            cert.status, cert.reason = "unknown", (f"z3 finds {f.why} at {_fmt(f.env)}, but the concrete execution "
-                                                   f"there satisfies the certificate: the encodings disagree")
+            cert.status, cert.reason = "unknown", (f"z3 finds {f.why} at {fmt_sizes(f.env)}, but the concrete "
+                                                   f"execution there satisfies the certificate: the encodings disagree")
     except _Unknown as u:
         cert.reason = str(u)
     total = time.monotonic() - t0
     fams = sorted(m.params)
     shared = (total - sum(spent.values())) / max(1, len(fams))
     for fam in fams:
-        for prop in _props(fam):
+        for prop in family_properties(fam):
             cert.seconds[(fam, prop)] = spent.get((fam, prop), 0.0) + (shared if prop == "P4" else 0.0)
     stats["certificate_seconds"] = total
     return cert
@@ -106,9 +109,7 @@ class _Certifier:
         self.spent = spent
         self.role = roles(m)
         self.reps = sorted(set(self.role.values()))
-        self.members: dict = {}
-        for w, rep in sorted(self.role.items()):
-            self.members.setdefault(rep, []).append(w)
+        self.members = role_members(self.role)
         self.domain = m.domain()
         self.execution = Executions(m)
         self.swept: list = []
@@ -202,19 +203,19 @@ class _Certifier:
                     raise _Failed(dict(self.swept[0]) if self.swept else {}, f"the shares of {fam}[{slot}] add up to "
                                                                              f"{total}, not its count {prm.count}")
             units = {w: ends.units(w, fam, s) for w in self.reps}
-            every = sum((units[w] * len(self.members[w]) for w in self.reps), z3.IntVal(0))
+            every = self._all_units(units)
             T = ends.state.terms
             wrong = [T.floormod(every, prm.count) != 0]
             for w in self.reps:
                 wrong.append(prm.count * units[w] != lookup(s, prm.share.get(w, (0,) * prm.size)) * every)
             self._query((fam, "P1"), rng + [z3.Or(*wrong)] + ends.side,
                         f"arrival units on {fam} that are not whole generations of every warp's share")
-            gens = T.floordiv(every, prm.count)
+            gens = T.floordiv(every, prm.count)      # the generations of slot s (whole, by the query above)
             self._in_range(fam)
             self._straddle(fam)
             if fam.startswith("bar"):
                 continue
-            self._bytes(fam, ends, s, rng, gens)
+            self._bytes(fam, ends, s, rng)
             self._parities(fam)
             waiters = [w for w in self.reps if any(prm.waiters.get(w, ()))]
             over = [ends.waits(w, fam, s) + ends.state.k0(w, fam, s) > gens for w in waiters]
@@ -226,6 +227,10 @@ class _Certifier:
             short = [ends.waits(w, fam, s) + ends.state.k0(w, fam, s) < gens - 1 for w in self.reps]
             self._query((fam, "P3"), rng + [gens >= 2] + short + ends.side,
                         f"a generation of {fam} followed by another that nobody waits for")
+
+    def _all_units(self, units: dict):
+        """Arrival units of every warp, from one term per role's representative."""
+        return sum((units[w] * len(self.members[w]) for w in self.reps), z3.IntVal(0))
 
     def _in_range(self, fam: str) -> None:
         """Every command's slot is one of the family's."""
@@ -254,7 +259,7 @@ class _Certifier:
                 self._query((fam, "P1"), [e.exists, z3.Or(*split)] + e.side,
                             f"warp {w}'s arrival on {fam} spanning two generations")
 
-    def _bytes(self, fam: str, ends: Ends, s, rng: list, gens) -> None:
+    def _bytes(self, fam: str, ends: Ends, s, rng: list) -> None:
         m = self.m
         for w in self.reps:
             p = m.proc(w)
@@ -269,7 +274,7 @@ class _Certifier:
                 e = SymEvent(m, p, st)
                 # its generation completes: the warp has a share there and arrives in it later (after its last
                 # arrival an expect_tx would open a generation nobody completes)
-                every = sum((ends.units(v, fam, e.slot) * len(self.members[v]) for v in self.reps), z3.IntVal(0))
+                every = self._all_units({v: ends.units(v, fam, e.slot) for v in self.reps})
                 last = ends.state.terms.floordiv(every, m.params[fam].count)
                 self._query((fam, "P4"), [e.exists, z3.Or(e.share() == 0, e.gen() >= last)] + e.side + ends.side,
                             f"warp {w}'s expect_tx on {fam} for a generation that never completes")
@@ -355,7 +360,6 @@ class _Certifier:
         self.stats["dominated_steps"] = len(skip)
         for env in _harvest_sizes(self.swept):
             prover.harvest(self.execution(env), pairs)
-        self.stats["path_templates"] = sum(len(v) for v in prover.templates.values())
         for pair in pairs:
             t0 = time.monotonic()
             status, info = prover.prove(pair, self.deadline)
@@ -397,7 +401,6 @@ def _small_sizes(ranges: dict, count: int) -> list:
         axes.append(range(lo, top + 1))
     if len(names) > 1:
         axes = [a[:4] for a in axes]
-    import itertools
     grid = [dict(zip(names, vals)) for vals in itertools.product(*axes)]
     return sorted(grid, key=lambda e: (sum(e.values()), tuple(e[n] for n in names)))
 
@@ -408,7 +411,3 @@ def _harvest_sizes(swept: list) -> list:
         return []
     picks = [swept[len(swept) // 2], swept[-1]]
     return [dict(e) for i, e in enumerate(picks) if e not in picks[:i]]
-
-
-def _fmt(env: dict) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sorted(env.items()))

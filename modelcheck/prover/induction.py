@@ -141,6 +141,14 @@ def roles(m: Model) -> dict:
     return out
 
 
+def role_members(role: dict) -> dict:
+    """representative warp -> the warps of its role, in order."""
+    out: dict = {}
+    for w, rep in sorted(role.items()):
+        out.setdefault(rep, []).append(w)
+    return out
+
+
 def symmetry(m: Model, st: State, role: dict, fixed: int | None = None) -> list:
     """Warps of one role are interchangeable: the model, its initial state, the candidate set (closed under
     the role's permutations, see `_orbit_closed`) and every property are invariant under permuting them.

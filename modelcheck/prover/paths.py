@@ -22,6 +22,9 @@ import z3
 
 from . import solving
 from .execution import Execution, Executions
+from .induction import role_members
+from .program import evaluate
+from .refute import fmt_sizes
 from .symbolic import SymEvent, po_le
 
 MAX_ROUNDS = 24
@@ -68,9 +71,7 @@ class PathProver:
     def __init__(self, m, role: dict, executions: Executions, domain: list, stats: dict):
         self.m = m
         self.role = role
-        self.members: dict = {}
-        for w, rep in sorted(role.items()):
-            self.members.setdefault(rep, []).append(w)
+        self.members = role_members(role)
         self.execution = executions         # sizes -> Execution, shared with the certificate
         self.domain = domain
         self.stats = stats
@@ -137,15 +138,15 @@ class PathProver:
             ex = self.execution(env)
             found = self.lookup(ex, pair, rx, ry)
             if found is None:
-                return "unknown", (f"z3's instance at {_fmt(env)} (iterations {rx}, {ry}) is not an event pair of the "
-                                   f"concrete execution: the symbolic and concrete encodings disagree")
+                return "unknown", (f"z3's instance at {fmt_sizes(env)} (iterations {rx}, {ry}) is not an event pair of "
+                                   f"the concrete execution: the symbolic and concrete encodings disagree")
             xn, yn = found
             path = ex.path(xn, yn)
             if path is None:
                 return "failed", (env, xn, yn, ex)
             self.stats["path_refinements"] = self.stats.get("path_refinements", 0) + 1
             if not self._add(pair, template_of(ex, path, self.role)):
-                return "unknown", (f"a happens-before path at {_fmt(env)} has no template the solver accepts")
+                return "unknown", (f"a happens-before path at {fmt_sizes(env)} has no template the solver accepts")
         return "unknown", f"no template set covered every instance after {MAX_ROUNDS} refinements"
 
     def lookup(self, ex: Execution, pair: Pair, rx, ry):
@@ -261,7 +262,6 @@ def template_of(ex: Execution, path: list, role: dict) -> Template:
 def _form(ex: Execution, e, x, y):
     if e.r is None:
         return None
-    from .program import evaluate
     b = e.step.block
     options = []
     if x.r is not None:
@@ -276,6 +276,3 @@ def _form(ex: Execution, e, x, y):
 def _key(pair: Pair) -> tuple:
     return (pair.family, pair.prop, pair.x, pair.y, pair.same_warp, pair.y_delivered)
 
-
-def _fmt(env: dict) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sorted(env.items()))

@@ -254,6 +254,11 @@ class Block:
         return self.length if self.kind == "straight" else self.trips * self.length
 
 
+def block_index(proc, block) -> int:
+    """The index of `block` among its warp's blocks (by identity: blocks of different warps compare equal)."""
+    return next(i for i, b in enumerate(proc.blocks) if b is block)
+
+
 @dataclass
 class Proc:
     warp: int

@@ -23,7 +23,7 @@ import z3
 
 from . import solving
 from .execution import ARRIVALS, ASYNC
-from .program import evaluate
+from .program import block_index, evaluate
 from .symbolic import SymEvent
 
 MAX_ROUNDS = 40
@@ -49,7 +49,7 @@ class Ranking:
         d r / d size) its derivative along the sizes instead."""
         warp, step, r, env, delivered = ev
         w = self.role[warp]
-        blk = _block_index(self.m.proc(warp), step.block)
+        blk = block_index(self.m.proc(warp), step.block)
         tag = "d" if delivered else "s"
         if rates is not None:
             out = {}
@@ -153,7 +153,7 @@ class Ranking:
     def rank(self, e: SymEvent, delivered: bool = False):
         """The event's rank as an integer term (the rational coefficients scaled by their common denominator)."""
         w = self.role[e.warp]
-        blk = _block_index(e.proc, e.step.block)
+        blk = block_index(e.proc, e.step.block)
         tag = "d" if delivered else "s"
         get = self.solution.get
         terms = [z3.IntVal(self._scaled(get(f"b{tag}_{w}_{e.step.index}", Fraction(0))))]
@@ -178,7 +178,7 @@ class Ranking:
         tag = "d" if delivered else "s"
         names = {f"b{tag}_{w}_{e.step.index}"} | {f"c{tag}_{w}_{e.step.index}_{k}" for k in self.names}
         if e.r is not None:
-            names.add(f"a_{w}_{_block_index(e.proc, e.step.block)}")
+            names.add(f"a_{w}_{block_index(e.proc, e.step.block)}")
         return frozenset(names)
 
     def _values(self, names: frozenset) -> tuple:
@@ -330,10 +330,6 @@ def _barrier(m, cw, cs, ww, ws):
         cons = [a.exists, b.exists, a.slot == b.slot, a.gen() == b.gen(), b.gen() >= 0]
         return cons, (a, cs.cmd.kind in ASYNC), (b, False), a.side + b.side
     return build
-
-
-def _block_index(proc, block) -> int:
-    return next(i for i, b in enumerate(proc.blocks) if b is block)
 
 
 def _frac(v) -> Fraction:

@@ -54,7 +54,7 @@ class Sweep:
                 errors = [f for f in rep.findings if f.status == "error"]
                 if not errors and rep.verdict == "incomplete":
                     why = "; ".join(f.message for f in rep.findings if f.status == "incomplete") or "incomplete"
-                    raise RuntimeError(f"Synccheck could not check {_fmt(sizes)}: {why}")
+                    raise RuntimeError(f"Synccheck could not check {fmt_sizes(sizes)}: {why}")
                 self.results[key] = errors
             except Exception as err:      # noqa: BLE001 - a size that cannot be specialized is reported as such
                 self.results[key] = err
@@ -121,15 +121,15 @@ def _refute(model: Model, func, ranges: dict, unknown: dict, deadline: float, sp
             sizes, errs = sweep.first_failure(ranges, found.model, first)
             if isinstance(errs, Exception):
                 out[key] = Outcome("incomplete", seconds, found.model, found.depth,
-                                   note=f"cannot specialize to {_fmt(found.model)}: {errs}")
+                                   note=f"cannot specialize to {fmt_sizes(found.model)}: {errs}")
             elif errs:
                 res = Outcome("refuted", seconds, sizes, found.depth,
-                              note=f"confirmed on NumSim at {_fmt(sizes)}: {errs[0].kind}: {errs[0].message}")
+                              note=f"confirmed on NumSim at {fmt_sizes(sizes)}: {errs[0].kind}: {errs[0].message}")
                 res.finding = errs[0]
                 out[key] = res
             else:
                 out[key] = Outcome("incomplete", seconds, found.model, found.depth,
-                                   note=f"z3 found a violating trace at {_fmt(found.model)} but Synccheck finds "
+                                   note=f"z3 found a violating trace at {fmt_sizes(found.model)} but Synccheck finds "
                                         f"none up to there: the skeleton abstraction is coarser than the kernel")
             continue
         out[key] = _from_sweep(model, key, seconds, f"{prior.note}; {found.note}", failing, failure, lo)
@@ -146,11 +146,11 @@ def _from_sweep(model, key, seconds, note, sizes, failure, lo) -> Outcome:
     fam, p = key
     if (prop is None or prop == p) and (not fams or fam in fams):
         res = Outcome("refuted", seconds, sizes, None,
-                      note=f"found by checking sizes from {lo}: Synccheck at {_fmt(sizes)}: {f.kind}: {f.message}")
+                      note=f"found by checking sizes from {lo}: Synccheck at {fmt_sizes(sizes)}: {f.kind}: {f.message}")
         res.finding = f
         return res
-    return Outcome("incomplete", seconds, note=f"{note}; the kernel fails at {_fmt(sizes)} ({f.kind})")
+    return Outcome("incomplete", seconds, note=f"{note}; the kernel fails at {fmt_sizes(sizes)} ({f.kind})")
 
 
-def _fmt(sizes: dict) -> str:
+def fmt_sizes(sizes: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(sizes.items()))

@@ -111,10 +111,9 @@ class ProofReport:
                    f"{st.get('concrete_sizes', 0)} sizes")
         else:
             how = f"invariant of {len(self.invariant)} clause(s), {st.get('houdini_queries', 0)} Houdini queries"
-            if self.stats.get("certificate"):
-                how += f" (the happens-before certificate {self.stats['certificate']})"
-        lines.append(f"  solver {self.stats.get('solver_seconds', 0.0):.3f} s, wall "
-                     f"{self.stats.get('wall_time_s', 0):.3f} s, {how}")
+            if st.get("certificate"):
+                how += f" (the happens-before certificate {st['certificate']})"
+        lines.append(f"  solver {st.get('solver_seconds', 0.0):.3f} s, wall {st.get('wall_time_s', 0):.3f} s, {how}")
         return "\n".join(lines) + "\n"
 
     def print(self) -> None:

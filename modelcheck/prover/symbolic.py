@@ -15,6 +15,7 @@ import z3
 
 from .execution import ARRIVALS
 from .model import Model, lookup
+from .program import block_index
 
 _tags = itertools.count()
 
@@ -26,7 +27,7 @@ class SymEvent:
         tag = tag or f"e{next(_tags)}"
         self.tag = tag
         b = step.block
-        i = next(k for k, blk in enumerate(proc.blocks) if blk is b)
+        i = block_index(proc, b)
         w = proc.warp
         st = self.state = m.state(tag, (proc.warp,))
         names = dict(m.syms)
@@ -98,7 +99,7 @@ class SymEvent:
     # ------------------------------------------------------------------ order within the warp
     def key(self):
         """(block index, iteration term or None, offset): program order is lexicographic on it."""
-        return next(k for k, blk in enumerate(self.proc.blocks) if blk is self.step.block), self.r, self.step.offset
+        return block_index(self.proc, self.step.block), self.r, self.step.offset
 
 
 def po_le(a: SymEvent, b: SymEvent, strict: bool = False):

@@ -29,7 +29,7 @@ class Terms:
         self.names = names                 # variable / constant name -> z3 term
         self.side: list = []               # constraints the terms rely on
         self._memo: dict = {}
-        self.defs: dict = {}               # (term id, divisor) -> the constraints defining its quotient
+        self._pulled = 0                   # how many of the shared side constraints this side has taken
         # terms over the symbolic sizes alone are divided once for the whole model: every event of a query then
         # shares the quotient of `K % 3` instead of each bringing its own for z3 to prove equal
         self.shared = shared
@@ -62,7 +62,10 @@ class Terms:
         if form is not None and self.shared is not None and form[0] and \
                 all(i in self._shared_atoms for i in form[0]):
             q, r = self.shared.divmod(x, d)
-            self.side += self.shared.defs.get(key, [])      # so queries built from this side alone stay whole
+            # every shared definition made so far, the nested ones (x's rest after its whole multiples) included,
+            # so queries built from this side alone stay whole
+            self.side += self.shared.side[self._pulled:]
+            self._pulled = len(self.shared.side)
             self._memo[key] = (x, q, r)
             return q, r
         if form is not None:
@@ -80,9 +83,7 @@ class Terms:
                 return q, r
         n = next(_fresh)
         q, r = z3.Int(f"q{n}"), z3.Int(f"r{n}")
-        defs = [x == d * q + r, r >= 0, r < d]
-        self.side += defs
-        self.defs[key] = defs
+        self.side += [x == d * q + r, r >= 0, r < d]
         self._memo[key] = (x, q, r)
         return q, r
 
