@@ -7,20 +7,17 @@ syntax *means* (T.* calls, scopes, types) is decided by `ir.build`.
 """
 from __future__ import annotations
 
-import hashlib
-import os
-import tempfile
 import threading
 from collections import deque
 from dataclasses import dataclass
 from importlib import resources
 from typing import Iterator
 
-from lark import Lark, Token, Transformer
-from lark import __version__ as lark_version
+from lark import Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from lark.indenter import Indenter
 
+from . import grammar_cache
 from .errors import ParseError, Span
 
 
@@ -721,10 +718,8 @@ class _Parser:
     def __init__(self) -> None:
         grammar = resources.files("grammars").joinpath("tirx.lark").read_text(encoding="utf-8")
         self.postlex = _Indenter()
-        # The syntax tree is built inline during the LALR parse (no lark Tree, no position pass);
-        # lark caches the grammar analysis on disk, which halves a cold start.
-        self.lark = Lark(grammar, parser="lalr", postlex=self.postlex, start="file_input",
-                         maybe_placeholders=True, transformer=_ToSyntax(), cache=_cache_path(grammar))
+        # The syntax tree is built inline during the LALR parse (no lark Tree, no position pass).
+        self.lark = grammar_cache.load(grammar, self.postlex, _ToSyntax())
         self.lock = threading.Lock()
         self.terminals = {t.name: t for t in self.lark.terminals}
 
@@ -863,13 +858,6 @@ def _relocate(err: ParseError, file: str, text: str) -> ParseError:
     if span is not None and not span.file:
         span = Span(file, span.line, span.col, span.end_line, span.end_col)
     return ParseError(err.what, span, expected=err.expected, hint=err.hint, source=text)
-
-
-def _cache_path(grammar: str) -> str:
-    """A per-user cache file for lark's grammar analysis, keyed by the grammar and lark version."""
-    digest = hashlib.sha256((grammar + lark_version).encode()).hexdigest()[:16]
-    user = os.getuid() if hasattr(os, "getuid") else 0
-    return os.path.join(tempfile.gettempdir(), f"modelcheck-tirx-{digest}-{user}.lark")
 
 
 _PARSER: _Parser | None = None
