@@ -70,6 +70,9 @@ _KINDS = [
     Kind("misaligned_address", "error", "align the address to the access size"),
     Kind("division_by_zero", "error", "guard the divisor"),
     Kind("assertion_failed", "error", "the kernel's own assertion failed"),
+    Kind("async_register_access_before_wait", "error",
+         "wait for the asynchronous op (tcgen05.wait::ld after tcgen05.ld) before reading or overwriting its "
+         "destination registers"),
     Kind("unsupported_operation", "incomplete", ""),
     # racecheck
     Kind("data_race", "error", "order the two accesses with synchronization (see the ordering failure)"),

@@ -59,6 +59,15 @@ def engine_findings(checker: str, res, events=()) -> list:
                        "warps": details.get("warps")}
             out.append(F.make(checker, "uninitialized_read", d.message, details))
             continue
+        if d.kind == "async_register_access_before_wait":
+            warp, iters = details["warp"], details["iters"]
+            details = {"operation": F.operation(sites, warp, details["site"], iters, cta=details["cta"]),
+                       "related_operations": [F.operation(sites, warp, details["issue_site"],
+                                                          details["issue_iters"], cta=details["cta"])],
+                       "access": details["access"], "registers": details["registers"], "count": details["count"],
+                       "warps": details["warps"]}
+            out.append(F.make(checker, d.kind, d.message, details))
+            continue
         if d.status == "incomplete":
             out.append(F.make(checker, "analysis_incomplete", d.message, details, status="incomplete"))
             continue

@@ -18,7 +18,7 @@ from . import values as V
 from .compile_expr import BufferInfo, ExprCompiler
 from .errors import EngineError, ResourceLimit, UnsupportedTIRxError
 from .memory import SharedLayout
-from .ops import OpContext
+from .ops import OpContext, async_destinations
 from .runtime import Loop, Poll
 from .schedule import hold
 
@@ -104,6 +104,8 @@ class Compiler:
         self.buffers: dict[str, BufferInfo] = {}
         self.shared_infos: list[BufferInfo] = []
         self._collect_buffers()
+        # local buffers that an op writes asynchronously (numsim.registers): their accesses are checked
+        self.async_destinations = async_destinations(func)
         self.ops = OpContext(self)
         self.exprs = ExprCompiler(func, self.constants, scalars, self.buffers, block, self.ops)
 
@@ -242,7 +244,8 @@ class Compiler:
         idx = self.exprs.flat_index(info, s.indices)
         value = self.exprs.expr(s.value)
         if info.space == "local":
-            store = self.ops.acc.local_store(info, idx, value, s.span)
+            site = self.ops.site(s, "element store local") if info.name in self.async_destinations else None
+            store = self.ops.acc.local_store(info, idx, value, s.span, site=site)
         else:
             site = self.ops.site(s, "element store " + info.space)
             store = self.ops.acc.memory_store(info, idx, value, site, s.span)

@@ -22,7 +22,7 @@ from .compile_stmt import Compiler, _static
 from .errors import Diagnostic, EngineError, ResourceLimit, UnsupportedTIRxError
 from .inputs import bind_scalars, buffer_array, check_inputs
 from .memory import GlobalMemory, SharedMemory
-from .runtime import CTARuntime, EngineState, Scheduler, Warp
+from .runtime import CTARuntime, EngineState, Scheduler, Warp, id_ranges
 from .schedule import Gate, GatedScheduler, GatedState, Schedule, ScheduleStuck
 from .tensormap import bind_tensor_maps, handle_scalars
 from .tmem import live_at_exit
@@ -171,6 +171,18 @@ class Engine:
             if live:
                 termination = "error"
                 diagnostics.extend(live)
+        for (site, issue_site, access), entry in sorted(eng.async_register_hazards.items()):
+            s, issued = program.sites[site], program.sites[issue_site]
+            line = f" (line {issued.span.line})" if issued.span is not None else ""
+            regs = list(entry["registers"])
+            shown = ", ".join(regs[:4]) + (f" and {len(regs) - 4} more" if len(regs) > 4 else "")
+            diagnostics.append(Diagnostic(
+                "async_register_access_before_wait", "error",
+                f"{access} of {shown} before {entry['wait']}: {entry['op']}{line} writes "
+                f"{'them' if len(regs) > 1 else 'it'} asynchronously ({entry['count']} time(s), warps "
+                f"{id_ranges(entry['warps'])})", s.span,
+                {"site": site, "issue_site": issue_site, "access": access, **entry, "registers": regs,
+                 "warps": sorted(entry["warps"])}))
         for site, entry in sorted(eng.uninitialized.items()):
             s = program.sites[site]
             diagnostics.append(Diagnostic(

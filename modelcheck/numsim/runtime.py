@@ -65,7 +65,7 @@ class Loop:
 class Warp:
     __slots__ = ("gid", "cta", "index", "nthreads", "mask", "full_mask", "env", "local", "tid", "tid_yz", "lane",
                  "warp_base", "block_idx", "iters", "rt", "eng", "effects", "loops", "status", "waiting",
-                 "last_poll", "groups", "gen", "async_state", "instr")
+                 "last_poll", "groups", "gen", "async_state", "instr", "async_regs")
 
     def __init__(self, gid, cta_rt, index, nthreads, block_dims, eng, nslots):
         self.gid = gid
@@ -96,6 +96,7 @@ class Warp:
         self.gen = None
         self.async_state = None
         self.instr = 0
+        self.async_regs = None    # (slot, index) -> pending async results (numsim.registers)
 
     def active(self) -> np.ndarray:
         """The active-lane mask as a bool vector."""
@@ -285,6 +286,7 @@ class EngineState:
         self.stats = {"warp_instructions": 0, "accesses": 0, "lane_accesses": 0, "polls": 0, "blocks": 0,
                       "sync_events": 0, "async_ops": 0, "warps_finished": 0}
         self.uninitialized: dict[int, dict] = {}
+        self.async_register_hazards: dict[tuple, dict] = {}
         self.async_id = 0
         self.loop_budget = 1_000_000
         self.clock = 0
@@ -342,6 +344,15 @@ class EngineState:
         self.pending.clear()
         for completion in batch:
             completion()
+
+    def note_async_register(self, site: int, pending, w: Warp, access: str, register: str) -> None:
+        """A register read or written while an async op's result for it is pending (numsim.registers)."""
+        entry = self.async_register_hazards.setdefault((site, pending.site, access), {
+            "count": 0, "warps": set(), "registers": {}, "op": pending.kind, "wait": pending.wait,
+            "warp": w.gid, "cta": w.cta, "iters": list(w.iters), "issue_iters": list(pending.iters)})
+        entry["count"] += 1
+        entry["warps"].add(w.gid)
+        entry["registers"][register] = None
 
     def note_uninitialized(self, site: int, w: Warp, alloc_name: str) -> None:
         entry = self.uninitialized.setdefault(site, {"count": 0, "warps": set(), "allocation": alloc_name})

@@ -67,17 +67,21 @@ class OpContext:
         idx = self.cc.exprs.flat_index(info, e.indices)
         holder = [None]
         if info.space == "local":
-            store = self.acc.local_store(info, idx, lambda w: holder[0], e.span)
+            watched = info.name in self.cc.async_destinations
+            store = self.acc.local_store(info, idx, lambda w: holder[0], e.span,
+                                         site=self.site(e, "element store local") if watched else None)
         else:
             site = self.site(e, "element store " + info.space)
             store = self.acc.memory_store(info, idx, lambda w: holder[0], site, e.span)
-        dtype = info.dtype
 
         def write(w, value):
             holder[0] = value
             store(w)
             holder[0] = None
-        write.dtype = dtype
+        write.dtype = info.dtype
+        # a local register's place, for ops whose results arrive later (modelcheck.numsim.registers)
+        write.slot = info.slot if info.space == "local" else None
+        write.index = idx
         return write
 
     # -- dispatch
@@ -94,6 +98,19 @@ class OpContext:
         if call.pred is not None:
             fn = _predicated(self.expr(call.pred), fn, blocking)
         return fn, blocking
+
+
+def async_destinations(func: ir.PrimFunc) -> frozenset[str]:
+    """Names of the local buffers some op of `func` writes asynchronously (its results arrive at a later
+    wait): today the destination registers of tcgen05.ld."""
+    from .tcgen05 import ld_destinations
+    names: set[str] = set()
+    for node in ir.walk(func.body):
+        if isinstance(node, ir.OpCall):
+            info = ir.classify(node.op, tuple(o.dtype for o in node.operands))
+            if info is not None and info.supported and info.name == "tcgen05.ld":
+                names.update(ld_destinations(node, info))
+    return frozenset(names)
 
 
 def _pending_reason(info) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import registers
 from .. import values as V
 from ..errors import EngineError
 from ..memory import GLOBAL_BASE, SHARED_BASE
@@ -47,10 +48,14 @@ class Accessors:
     # -- local (registers)
     def local_load(self, info, idx, site, span):
         slot, numel, dtype = info.slot, info.numel, info.dtype
+        watched = info.name in self.cc.async_destinations     # may hold a pending async result
+        name = info.name
 
         def load(w):
             vals = w.local[slot]
             i = idx(w)
+            if watched and w.async_regs:
+                registers.check(w, slot, i, site, "read", name)
             if type(i) is not np.ndarray:
                 if not 0 <= i < numel:
                     raise oob("read", "local " + info.name, i, _lane0(w), 0, span)
@@ -69,14 +74,19 @@ class Accessors:
             return mat[safe, V.LANES]
         return load
 
-    def local_store(self, info, idx, value, span):
+    def local_store(self, info, idx, value, span, site=None):
+        """`site`: given for registers that may hold a pending async result (checked before the write)."""
         slot, numel, dtype = info.slot, info.numel, info.dtype
+        watched = site is not None
+        name = info.name
 
         def store(w):
             vals = w.local[slot]
             i = idx(w)
             v = value(w)
             w.effects += 1
+            if watched and w.async_regs:
+                registers.check(w, slot, i, site, "write", name)
             if type(i) is not np.ndarray:
                 if not 0 <= i < numel:
                     raise oob("write", "local " + info.name, i, _lane0(w), 0, span)

@@ -4,9 +4,10 @@
   alloc blocks until enough columns are free, then stores the TMEM address to shared
   memory as a generic 4-byte store attributed to the warp's first lane.
 - `ld` / `st` (32x32b, 16x64b, 16x128b, 16x256b, 16x32bx2; `.pack::16b` /
-  `.unpack::16b` with 32x32b): asynchronous on hardware; here the data moves at issue
-  (ld reads TMEM and fills the destination registers, st writes TMEM), so the
-  registers hold the loaded values from the ld on, in particular after `wait::ld`.
+  `.unpack::16b` with 32x32b): asynchronous on hardware.  ld reads TMEM at issue, but its
+  destination registers hold an undefined value until `wait::ld` writes the loaded one
+  (modelcheck.numsim.registers: touching them in between is an error); st writes TMEM
+  at issue.
   Each is an async op (its records carry the op id as actor); `wait::ld` / `wait::st`
   emit the ids they complete.  Each warp reaches only its lane quarter (warp % 4).
 - `cp` (shared -> TMEM through a matrix descriptor) and `shift`: executed at
@@ -24,6 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 
+import ir
+
+from .. import registers
 from ..descriptors import (LDST_REGS, DescriptorError, DescriptorUnsupported, SmemDescriptor, cp_rows, ldst_map,
                            matrix_addresses, tmem_split)
 from ..errors import EngineError, UnsupportedTIRxError
@@ -239,6 +243,12 @@ def _ldst_cells(w, shape, dl, dc, taddr, split, pack, span, what):
     return lanes, cols, alloc
 
 
+def ld_destinations(call, info) -> set[str]:
+    """The local buffers a tcgen05.ld writes (its first LDST_REGS[shape] * num operands)."""
+    regs = LDST_REGS[info.quals["shape"]] * int(info.quals["num"][1:])
+    return {o.buffer for o in call.operands[:regs] if isinstance(o, ir.Load)}
+
+
 def _ldst(action):
     def compile_(ctx, call, info):
         shape, num = info.quals["shape"], int(info.quals["num"][1:])
@@ -281,8 +291,13 @@ def _ldst(action):
                 if pack:
                     vals = (vals[:, 0::2] & 0xFFFF) | ((vals[:, 1::2] & 0xFFFF) << 16)
                 record_cells(eng, site, alloc, lanes, cols, kind, w=w, op=op)
-                for r, d in enumerate(dsts):
-                    d(w, _to_register(vals[:, r].astype(np.uint32), "b32", d.dtype))
+                # the registers hold the values only once tcgen05.wait::ld returns (numsim.registers)
+                results = [(d, _to_register(vals[:, r].astype(np.uint32), "b32", d.dtype)) for r, d in enumerate(dsts)]
+                later = [(d, v) for d, v in results if d.slot is not None]
+                for d, v in results:
+                    if d.slot is None:      # a memory destination (not a register): written at issue
+                        d(w, v)
+                registers.issue(w, op.id, site, what, "tcgen05.wait::ld", later)
             else:
                 vals = np.empty((32, regs), dtype=np.uint32)
                 for r, (fn, dtype) in enumerate(srcs):
@@ -308,6 +323,7 @@ def _wait(action):
             done = st.pending_ld if action == "ld" else st.pending_st
             if action == "ld":
                 st.pending_ld = []
+                registers.complete(w, done)
             else:
                 st.pending_st = []
             w.effects += 1

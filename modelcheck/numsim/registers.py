@@ -1,0 +1,104 @@
+"""Asynchronous register results: destination registers whose values arrive later.
+
+`tcgen05.ld` returns at issue, but its destination registers are written only by the
+time `tcgen05.wait::ld` returns (PTX ISA, tcgen05.wait: the executing thread waits
+for the completion of its prior `tcgen05.ld`; the registers may not be accessed before).
+So at issue each destination register gets an undefined value (all bits set: NaN as a
+float, -1 or the maximum as an integer) and the loaded value is held back; the wait
+writes it.  A read or a write of such a register in between is an error, recorded per
+(access site, issue site) for the `async_register_access_before_wait` diagnostic; the
+run goes on with the undefined value, so the effect shows in the outputs and in a
+replay.  Registers are local buffer elements (`w.local[slot][index]`); which buffers can
+be destinations is known when the kernel is compiled, and only their loads and stores
+pay for the check (`Accessors.local_load/local_store` with `watched=True`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import values as V
+
+
+def undefined(dtype: str):
+    """All bits set, as `dtype`: NaN for floats, -1 or the maximum for integers, True for bool."""
+    if dtype == "bool":
+        return True
+    np_dtype = np.dtype(V.NP_DTYPE[dtype])
+    v = np.frombuffer(b"\xff" * np_dtype.itemsize, dtype=np_dtype)[0]
+    return v.item() if np.issubdtype(np_dtype, np.integer) else v
+
+
+class PendingResult:
+    """One destination register of an issued op, not yet written."""
+
+    __slots__ = ("op_id", "site", "kind", "wait", "dtype", "value", "mask", "iters")
+
+    def __init__(self, op_id, site, kind, wait, dtype, value, mask, iters):
+        self.op_id = op_id
+        self.site = site
+        self.kind = kind      # the issuing op, e.g. "tcgen05.ld"
+        self.wait = wait      # the op that completes it, e.g. "tcgen05.wait::ld"
+        self.dtype = dtype
+        self.value = value
+        self.mask = mask      # lanes that issued (None: all)
+        self.iters = iters
+
+
+def issue(w, op_id: int, site: int, kind: str, wait: str, results) -> None:
+    """`results`: (writer, value) per destination; writers come from `OpContext.lvalue` (local registers,
+    `.slot` and `.index`).  The index is taken now: it may name a loop variable that moves on."""
+    pending = w.async_regs
+    if pending is None:
+        pending = w.async_regs = {}
+    iters = tuple(w.iters)
+    for write, value in results:
+        index = write.index(w)
+        if type(index) is np.ndarray:
+            index = int(index[w.active()][0])
+        index = int(index)
+        _store(w, write.slot, index, undefined(write.dtype), write.dtype, w.mask)
+        pending.setdefault((write.slot, index), []).append(
+            PendingResult(op_id, site, kind, wait, write.dtype, value, w.mask, iters))
+
+
+def complete(w, op_ids) -> None:
+    """The wait returned: write the held-back values of these ops, in issue order."""
+    pending = w.async_regs
+    if not pending or not op_ids:
+        return
+    done = set(op_ids)
+    for key in list(pending):
+        rest = []
+        for p in pending[key]:
+            if p.op_id in done:
+                _store(w, key[0], key[1], p.value, p.dtype, p.mask)
+            else:
+                rest.append(p)
+        if rest:
+            pending[key] = rest
+        else:
+            del pending[key]
+
+
+def _store(w, slot: int, index: int, value, dtype: str, mask) -> None:
+    """Write register `index` of local buffer `slot` for the lanes of `mask` (None: all); as
+    `Accessors.local_store` does for a warp-uniform index."""
+    vals = w.local[slot]
+    if not 0 <= index < len(vals):
+        return      # the issuing op's own bounds check reports it
+    if mask is None:
+        vals[index] = value
+    else:
+        old = vals[index]
+        vals[index] = np.where(mask, V.as_vec(value, dtype), V.as_vec(0 if old is None else old, dtype))
+
+
+def check(w, slot: int, index, site: int, access: str, name: str) -> None:
+    """A read or write of register `name[index]` (an int or a per-lane vector) while a result is pending."""
+    pending = w.async_regs
+    indices = (int(index),) if type(index) is not np.ndarray else sorted({int(i) for i in index[w.active()]})
+    for i in indices:
+        for p in pending.get((slot, i), ()):
+            lanes = w.active() if p.mask is None else (w.active() & p.mask)
+            if lanes.any():
+                w.eng.note_async_register(site, p, w, access, f"{name}[{i}]")
