@@ -125,9 +125,9 @@ def named(commands: list[Command]) -> bool:
         counts = {c.count for c in cs}
         if len(counts) != 1:
             return False
-        keys = [(c.warp, c.flavor) for c in cs]
-        if len(set(keys)) != len(keys):
-            return False
+        for k, c in enumerate(cs):      # a lane of a warp contributes once per generation and flavor
+            if any(d.warp == c.warp and d.flavor == c.flavor and d.lanes & c.lanes for d in cs[:k]):
+                return False
         if len({c.aligned for c in cs if c.flavor == "sync"}) > 1:
             return False
         total = sum(c.threads for c in cs)

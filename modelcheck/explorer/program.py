@@ -26,6 +26,7 @@ class Command:
     flavor: str = ""
     aligned: bool = False
     noinc: bool = True
+    lanes: int = 0xFFFFFFFF        # the contributing lanes (a divergent path contributes its own)
     generation: int | None = None  # what the run assigned (for certificates and messages)
     site: int | None = field(default=None, compare=False)
     iters: tuple = field(default=(), compare=False)
@@ -105,7 +106,7 @@ def build(events, clocks: dict, name_of) -> Programs:
         elif k in ("bar.sync", "bar.red", "bar.arrive"):
             add(ev, "contribute", resource, count=ev.count, threads=d.get("threads", 32),
                 flavor="arrive" if k == "bar.arrive" else "sync", aligned=bool(d.get("aligned")),
-                generation=ev.generation)
+                generation=ev.generation, lanes=d.get("lanes", 0xFFFFFFFF))
         elif k == "bar.wait":
             add(ev, "resume", resource, generation=ev.generation)
     return Programs(warps, names)

@@ -20,7 +20,7 @@ from .program import Command
 
 # mbarrier state: (live, expected, pending, tx, gen, consumed)
 _MB_FRESH = (False, 0, 0, 0, 0, True)
-# named state: (gen, count or -1, arrived, contributors frozenset((warp, flavor)), aligned flags frozenset)
+# named state: (gen, count or -1, arrived, contributors frozenset((warp, flavor, lane bits)), aligned flags frozenset)
 _NB_FRESH = (0, -1, 0, frozenset(), frozenset())
 
 
@@ -224,7 +224,7 @@ class Model:
         elif count != c.count:
             raise ProtocolViolation(f"{name} generation {gen}: thread count {c.count} differs from {count}",
                                     "contract_mismatch")
-        if (warp, c.flavor) in contributors:
+        if any(w == warp and f == c.flavor and lanes & c.lanes for w, f, lanes in contributors):
             raise ProtocolViolation(f"warp {warp} contributes twice to {name} generation {gen}", "arrival_overflow")
         if c.flavor == "sync":
             if aligned and (c.aligned not in aligned):
@@ -237,7 +237,7 @@ class Model:
                                     "arrival_overflow")
         if arrived == count:
             return (gen + 1, -1, 0, frozenset(), frozenset()), gen
-        return (gen, count, arrived, contributors | {(warp, c.flavor)}, aligned), gen
+        return (gen, count, arrived, contributors | {(warp, c.flavor, c.lanes)}, aligned), gen
 
     # ------------------------------------------------------------------ reporting
     def describe(self, state, t) -> dict:

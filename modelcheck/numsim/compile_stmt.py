@@ -19,7 +19,7 @@ from .compile_expr import BufferInfo, ExprCompiler
 from .errors import EngineError, ResourceLimit, UnsupportedTIRxError
 from .memory import SharedLayout
 from .ops import OpContext, async_destinations
-from .runtime import Loop, Poll
+from .runtime import Loop, Poll, Wait, id_ranges
 from .schedule import hold
 
 QUANTUM = 64
@@ -592,33 +592,154 @@ def _divergent_if_gen(w, c, then_fn, then_b, else_fn, else_b):
     saved = w.mask
     active = V.FULL if saved is None else saved
     t = active & c
+    f = active & ~c if else_fn is not None else None
+    if np.count_nonzero(t) and f is not None and np.count_nonzero(f):
+        # both sides have lanes: independent thread scheduling (sm_70+) runs them as separate paths
+        escaped = yield from _paths(w, ((t, then_fn, then_b), (f, else_fn, else_b)))
+        if escaped:
+            _after_divergence(w, saved)
+        else:
+            w.mask = saved
+        return
     escaped = False
-    if np.count_nonzero(t):
-        w.mask = t
+    for lanes, fn, blocking in ((t, then_fn, then_b), (f, else_fn, else_b)):
+        if lanes is None or not np.count_nonzero(lanes):
+            continue
+        w.mask = lanes
         try:
-            if then_b:
-                yield from then_fn(w)
+            if blocking:
+                yield from fn(w)
             else:
-                then_fn(w)
+                fn(w)
         except (_Break, _Continue) as exc:
-            _escaped(w, t, exc)
+            _escaped(w, lanes, exc)
             escaped = True
-    if else_fn is not None:
-        f = active & ~c
-        if np.count_nonzero(f):
-            w.mask = f
-            try:
-                if else_b:
-                    yield from else_fn(w)
-                else:
-                    else_fn(w)
-            except (_Break, _Continue) as exc:
-                _escaped(w, f, exc)
-                escaped = True
     if escaped:
         _after_divergence(w, saved)
     else:
         w.mask = saved
+
+
+class _Path:
+    """One side of a divergent branch: its lanes and its own position (mask, loop stacks, what it awaits)."""
+
+    __slots__ = ("fn", "blocking", "lanes", "mask", "iters", "loops", "gen", "wait", "last_poll", "done")
+
+    def __init__(self, lanes, fn, blocking, iters, loops):
+        self.fn = fn
+        self.blocking = blocking
+        self.lanes = lanes
+        self.mask = lanes
+        self.iters = list(iters)
+        self.loops = list(loops)
+        self.gen = None
+        self.wait = None
+        self.last_poll = None
+        self.done = False
+
+
+def _ready():
+    return True
+
+
+def _paths(w, branches):
+    """Run the sides of a divergent branch as independently scheduled paths until they reconverge.
+
+    Since Volta the paths of a divergent warp are scheduled independently: one side blocked in a
+    non-aligned barrier.sync, an mbarrier wait or a spin loop does not stop the other side, which
+    may be the one that releases it (PTX ISA, "Independent Thread Scheduling"; CUDA Programming
+    Guide, compute capability 7.x).  Each scheduler turn advances every path that is not blocked to
+    its next yield; the warp then blocks only when every live path does (on all their objects at
+    once), polls when one polls, and otherwise just lets other warps run.  Events are recorded in
+    the order the paths run.  Returns whether some lanes left by break/continue."""
+    base_iters, base_loops = w.iters, w.loops
+    paths = [_Path(lanes, fn, blocking, base_iters, base_loops) for lanes, fn, blocking in branches]
+    escaped = False
+    current = None
+
+    def enter(p):
+        nonlocal current
+        w.mask, w.iters, w.loops = p.mask, p.iters, p.loops
+        current = p
+
+    def leave():
+        nonlocal current
+        if current is not None:
+            current.mask = w.mask
+            current = None
+
+    try:
+        while True:
+            live = [p for p in paths if not p.done]
+            if not live:
+                break
+            polled = None
+            for p in live:
+                if p.wait is not None:
+                    if not p.wait.check():
+                        continue
+                    p.wait = None
+                enter(p)
+                try:
+                    if not p.blocking:
+                        p.fn(w)
+                        p.done = True
+                        continue
+                    if p.gen is None:
+                        p.gen = p.fn(w)
+                    y = next(p.gen)
+                except StopIteration:
+                    p.done = True
+                    continue
+                except (_Break, _Continue) as exc:
+                    leave()
+                    w.loops = base_loops
+                    _escaped(w, p.lanes, exc)
+                    escaped = True
+                    p.done = True
+                    continue
+                finally:
+                    leave()
+                if type(y) is Wait:
+                    if not y.check():
+                        p.wait = y
+                        p.last_poll = None
+                    continue
+                # a poll: the second one at the same site with no side effect in between parks the path on
+                # the barrier it polls (as the scheduler parks a whole warp)
+                key = (y.site, w.effects)
+                if p.last_poll == key and y.obj is not None:
+                    p.wait = Wait(y.obj, lambda o=y.obj, v=y.obj.version: o.version != v, y.what, y.site)
+                    p.last_poll = None
+                else:
+                    p.last_poll = key
+                    polled = y
+            live = [p for p in paths if not p.done]
+            if not live:
+                break
+            if all(p.wait is not None for p in live):
+                waits = [p.wait for p in live]
+                objs = tuple(o for wt in waits for o in wt.watched())
+                yield Wait(objs[0], lambda ws=waits: any(wt.check() for wt in ws),
+                           lambda ws=waits, ps=live: "; ".join(
+                               f"lanes {id_ranges(np.flatnonzero(p.lanes))}: {wt.describe()}" for p, wt in zip(ps, ws)),
+                           waits[0].site, objs)
+            elif polled is not None:
+                yield Poll(None, polled.site, polled.what)
+            else:
+                yield Wait(None, _ready, "", None)
+    finally:
+        if current is not None:
+            leave()
+        for p in paths:
+            if p.gen is not None and not p.done:
+                enter(p)        # a path's own cleanup (loop stacks) runs in its context
+                try:
+                    p.gen.close()
+                finally:
+                    leave()
+        w.iters, w.loops = base_iters, base_loops
+    return escaped
 
 
 def _static(e: ir.Expr, constants: dict, scalars: dict):

@@ -27,15 +27,20 @@ RUNNABLE, BLOCKED, DONE = 0, 1, 2
 
 
 class Wait:
-    """A blocked warp's condition: resumes when `check()` holds; re-checked when `obj` changes."""
+    """A blocked warp's condition: resumes when `check()` holds; re-checked when `obj` changes (or any of
+    `objs`, for the divergent paths of one warp blocked on several objects)."""
 
-    __slots__ = ("obj", "check", "what", "site")
+    __slots__ = ("obj", "check", "what", "site", "objs")
 
-    def __init__(self, obj, check, what, site=None):
+    def __init__(self, obj, check, what, site=None, objs=None):
         self.obj = obj
         self.check = check
         self.what = what      # text, or a callable making it (only needed for deadlock reports)
         self.site = site      # static op id of the blocking operation
+        self.objs = objs      # every object whose change may satisfy `check` (None: just `obj`)
+
+    def watched(self) -> tuple:
+        return self.objs if self.objs is not None else (self.obj,)
 
     def describe(self) -> str:
         return self.what() if callable(self.what) else self.what
@@ -192,7 +197,8 @@ class Scheduler:
                 return
             w.status = BLOCKED
             w.waiting = y
-            eng.waiters.setdefault(id(y.obj), []).append(w)
+            for obj in y.watched():
+                eng.waiters.setdefault(id(obj), []).append(w)
             eng.stats["blocks"] += 1
             return
         # a poll
@@ -225,6 +231,8 @@ class Scheduler:
                 continue
             still = []
             for w in waiters:
+                if w.status != BLOCKED:
+                    continue        # woken through another object it waited on (a divergent warp's paths)
                 if w.waiting is not None and w.waiting.check():
                     w.status = RUNNABLE
                     w.waiting = None

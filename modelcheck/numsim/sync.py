@@ -176,13 +176,15 @@ class NamedBarrier:
         self.count: int | None = None
         self.arrived = 0
         self.gen = 0
-        self.contributors: list[tuple[int, str]] = []   # (warp, flavor) of the current generation
+        self.contributors: list[tuple[int, str, int]] = []   # (warp, flavor, lane bits) of the current generation
         self.version = 0
         self.sites: dict[int, tuple[int, bool]] = {}   # warp -> (static op id, aligned) of blocking syncs
         self.red: dict[int, list] = {}                 # generation -> predicate vectors (bar.red)
 
-    def contribute(self, warp: int, threads: int, count: int, flavor: str, site: int, aligned: bool) -> int:
-        """Add a warp's threads; returns the generation it contributes to.  Completes when all arrived."""
+    def contribute(self, warp: int, threads: int, count: int, flavor: str, site: int, aligned: bool,
+                   lanes: int = 0xFFFFFFFF) -> int:
+        """Add a warp's threads (`lanes`: their bits; the divergent paths of one warp contribute their own
+        lanes); returns the generation it contributes to.  Completes when all arrived."""
         if count <= 0 or count % 32:
             raise SyncError("named_barrier_contract_mismatch",
                             f"barrier {self.id}: thread count {count} is not a positive multiple of 32",
@@ -194,7 +196,7 @@ class NamedBarrier:
                             f"barrier {self.id} generation {self.gen}: thread count {count} differs from "
                             f"{self.count} given by the first contribution", barrier=self.id, count=count,
                             expected=self.count, generation=self.gen)
-        if any(w == warp and f == flavor for w, f in self.contributors):
+        if any(w == warp and f == flavor and bits & lanes for w, f, bits in self.contributors):
             raise SyncError("named_barrier_arrival_overflow",
                             f"warp {warp} contributes twice to barrier {self.id} generation {self.gen}",
                             barrier=self.id, warp=warp, generation=self.gen)
@@ -205,7 +207,7 @@ class NamedBarrier:
                                 f"barrier {self.id} generation {self.gen} mixes aligned and unaligned syncs",
                                 barrier=self.id, generation=self.gen)
             self.sites[warp] = (site, aligned)
-        self.contributors.append((warp, flavor))
+        self.contributors.append((warp, flavor, lanes))
         self.arrived += threads
         gen = self.gen
         if self.arrived > self.count:

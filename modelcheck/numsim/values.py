@@ -222,3 +222,13 @@ def truthy(v):
     if type(v) is np.ndarray:
         return v if v.dtype == np.bool_ else v != 0
     return bool(v)
+
+
+_BITS = (np.uint64(1) << np.arange(32, dtype=np.uint64))
+
+
+def lane_bits(mask) -> int:
+    """A lane mask (None: all 32 lanes) as an int with bit k set for lane k."""
+    if mask is None:
+        return 0xFFFFFFFF
+    return int(_BITS[mask].sum())

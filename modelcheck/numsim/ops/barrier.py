@@ -26,11 +26,12 @@ def _contribute(w, site, span, bid, count, flavor, aligned, kind, pred=None):
         threads = 32
     else:
         threads = w.active_count() + 32 - w.nthreads
+    lanes = V.lane_bits(w.mask)
     if count is None:
         count = (w.rt.nthreads + 31) // 32 * 32
     nb = w.rt.named[bid]
     try:
-        gen = nb.contribute(w.gid, threads, count, flavor, site, aligned)
+        gen = nb.contribute(w.gid, threads, count, flavor, site, aligned, lanes)
     except SyncError as err:
         raise EngineError(err.kind, err.message, span, **err.details) from None
     if pred is not None:
@@ -38,7 +39,8 @@ def _contribute(w, site, span, bid, count, flavor, aligned, kind, pred=None):
     w.eng.touch(nb)
     w.effects += 1
     w.eng.sync(w, kind, site, barrier=("named", w.cta, bid), count=count, generation=gen,
-               completed=nb.gen > gen, details={"threads": threads, "aligned": aligned, "flavor": flavor})
+               completed=nb.gen > gen, details={"threads": threads, "aligned": aligned, "flavor": flavor,
+                                                "lanes": lanes})
     return nb, gen
 
 
