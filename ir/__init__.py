@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .build import build
 from .canonical import canonical, same_ir
-from .errors import ParseError, Span, TIRxError, excerpt
+from .errors import ParseError, Span, TIRxError, UsageError, excerpt
 from .nodes import (Address, Assert, BinOp, Break, Buffer, Cast, Const, ConstRef, Constant, Continue, DeclBuffer,
                     Evaluate, Expr, For, If, Launch, Let, Load, Node, OpCall, Param, PrimFunc, Select, Stmt, Store,
                     StrConst, ThreadIndex, UnaryOp, Unsupported, Var, While, children, walk)
@@ -21,6 +21,7 @@ from .syntax import parse_syntax
 
 __all__ = [
     "parse", "parse_file", "as_func", "print_func", "canonical", "same_ir", "classify", "OpInfo", "ParseError", "Span",
+    "UsageError",
     "TIRxError", "excerpt", "walk", "children",
     "Address", "Assert", "BinOp", "Break", "Buffer", "Cast", "Const", "ConstRef", "Constant", "Continue",
     "DeclBuffer", "Evaluate", "Expr", "For", "If", "Launch", "Let", "Load", "Node", "OpCall", "Param", "PrimFunc",
@@ -30,6 +31,8 @@ __all__ = [
 
 def parse(text: str, path: str = "<string>", **consts) -> PrimFunc:
     """Parse TIRx text into a PrimFunc; module constants can be overridden by keyword."""
+    if "\r" in text:   # CRLF and CR-only line endings are Python too; lines are numbered the same either way
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     module = parse_syntax(text, path)
     return build(module, path, text, consts)
 

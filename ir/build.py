@@ -15,7 +15,7 @@ from . import dtypes as dt
 from . import syntax as sx
 from . import typing as ty
 from .build_expr import ExprBuilder
-from .errors import ParseError
+from .errors import ParseError, UsageError
 from .nodes import (Assert, BinOp, Break, Buffer, Cast, Const, ConstRef, Constant, Continue, DeclBuffer, Evaluate,
                     Expr, For, If, Launch, Let, Load, Param, PrimFunc, Select, Stmt, Store, StrConst, ThreadIndex,
                     UnaryOp, Var, While, walk)
@@ -69,6 +69,7 @@ class _Builder:
         self.attrs: list[tuple[str, object]] = []
         self.loop_depth = 0
         self.constants: list[Constant] = []
+        self.const_env: dict[str, int | float] = {}     # name -> value of the constants so far
         self.scope.define("T", Binding(NAMESPACE, None))
         self.scope.define("range", Binding(BUILTIN, None))
 
@@ -119,7 +120,7 @@ class _Builder:
         unknown = sorted(set(self.overrides) - {c.name for c in self.constants})
         if unknown:
             known = ", ".join(c.name for c in self.constants) or "none"
-            raise ValueError(f"unknown constant(s) {', '.join(unknown)} for {self.file}; module constants: {known}")
+            raise UsageError(f"unknown constant(s) {', '.join(unknown)} for {self.file}; module constants: {known}")
         if func_node is None:
             raise ParseError("no kernel function in this file", sx.Pos(1, 1, 1, 1).span(self.file),
                              hint="define one function decorated with @T.function", source=self.source)
@@ -150,20 +151,23 @@ class _Builder:
                                   " with min/max/abs) and the @T.function kernel; move this statement into the "
                                   "kernel body")
         name = target.id
-        if any(c.name == name for c in self.constants):
+        env = self.const_env
+        if name in env:
             raise self.error(f"module constant '{name}' is defined twice", target,
                              hint="give each constant one definition; override values with load(path, NAME=value)")
-        env = {c.name: c.value for c in self.constants}
         if name in self.overrides:
             v = self.overrides[name]
             if isinstance(v, bool) or not isinstance(v, (int, float)):
                 try:
                     v = int(v)
                 except (TypeError, ValueError):
-                    raise ValueError(f"override for constant {name} must be a number, got {v!r}") from None
+                    raise UsageError(f"override for constant {name} must be a number, got {v!r}") from None
             expr = _const_node(v)
         else:
             v = self.py_eval(value, env, name)
+            if isinstance(v, int) and abs(v).bit_length() > MAX_CONST_BITS:
+                raise self.error(f"module-level constant '{name}' is too large: more than {MAX_CONST_BITS} bits",
+                                 value, hint="kernel constants fit in 64 bits; check the expression")
             try:
                 expr = self.ex.expr(value)
             except ParseError:
@@ -174,12 +178,14 @@ class _Builder:
                 expr = _const_node(v)
         self.used.add(name)
         self.constants.append(Constant(name, v, expr, span=self.ex.span(node)))
+        env[name] = v
         self.scope.define(name, Binding(CONST, target.pos, expr=ConstRef(name, _const_node(v).dtype)))
 
     def py_eval(self, node: sx.Node, env: dict, owner: str):
         """Module constants are Python values: evaluate with Python semantics."""
-        bad = self.error(f"module-level constant '{owner}' must be an integer expression", node,
-                         hint="use literals, earlier constants and + - * // % << >> & | ^ ** min max")
+        def bad():
+            return self.error(f"module-level constant '{owner}' must be an integer expression", node,
+                              hint="use literals, earlier constants and + - * // % << >> & | ^ ** min max")
         if isinstance(node, sx.Num):
             return node.value
         if isinstance(node, sx.Lit) and isinstance(node.value, bool):
@@ -187,23 +193,30 @@ class _Builder:
         if isinstance(node, sx.Name):
             if node.id in env:
                 return env[node.id]
-            raise self.ex.undefined(node.id, node) if node.id not in ("T",) else bad
+            raise self.ex.undefined(node.id, node) if node.id not in ("T",) else bad()
         if isinstance(node, sx.UnaryOp):
             v = self.py_eval(node.operand, env, owner)
             return {"-": lambda: -v, "+": lambda: v, "~": lambda: ~int(v), "not": lambda: int(not v)}[node.op]()
         if isinstance(node, sx.BinOp):
             a, b = self.py_eval(node.left, env, owner), self.py_eval(node.right, env, owner)
+            if _too_big(node.op, a, b):
+                raise self.error(f"module-level constant '{owner}' is too large: more than {MAX_CONST_BITS} bits",
+                                 node, hint="kernel constants fit in 64 bits; check the expression")
             try:
                 return {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "//": lambda: a // b,
                         "%": lambda: a % b, "**": lambda: a ** b, "<<": lambda: a << b, ">>": lambda: a >> b,
                         "&": lambda: a & b, "|": lambda: a | b, "^": lambda: a ^ b, "/": lambda: a / b}[node.op]()
-            except (ZeroDivisionError, KeyError, TypeError, ValueError):
-                raise bad from None
+            except (ZeroDivisionError, KeyError, TypeError, ValueError, OverflowError):
+                raise bad() from None
         if isinstance(node, sx.Call) and isinstance(node.func, sx.Name) and node.func.id in ("min", "max", "abs") \
                 and not node.kwargs:
             vals = [self.py_eval(a, env, owner) for a in node.args]
+            if not vals or (node.func.id == "abs" and len(vals) != 1):
+                raise self.error(f"{node.func.id}() in module-level constant '{owner}' needs "
+                                 f"{'one argument' if node.func.id == 'abs' else 'at least one argument'}", node,
+                                 hint="give min/max one or more values, abs exactly one")
             return {"min": min, "max": max, "abs": lambda *x: abs(x[0])}[node.func.id](*vals)
-        raise bad
+        raise bad()
 
     # ------------------------------------------------------------------ function
     def function(self, fn: sx.FunctionDef) -> PrimFunc:
@@ -276,6 +289,7 @@ class _Builder:
         shape_node = args[0] if args else kw.pop("shape", None)
         dtype_node = args[1] if len(args) > 1 else kw.pop("dtype", None)
         shape = self.ex.shape(shape_node, owner, call)
+        self.check_extents(shape, shape_node if shape_node is not None else call)
         dtype = self.ex.dtype(dtype_node) if dtype_node is not None else "float32"
         scope = self.scope_name(kw.pop("scope", None), default_scope, owner, call)
         align_node = kw.pop("align", None)
@@ -374,7 +388,8 @@ class _Builder:
         if isinstance(e, Const):
             return int(e.value)
         if isinstance(e, ConstRef):
-            return next(c.value for c in self.constants if c.name == e.name)
+            v = self.const_env.get(e.name)
+            return int(v) if isinstance(v, (int, bool)) else None
         if isinstance(e, BinOp):  # `N * 32` over module constants
             a, b = self.const_value(e.a), self.const_value(e.b)
             if a is not None and b is not None:
@@ -727,8 +742,17 @@ class _Builder:
         return [Store(buf.name, indices, ty.cast(buf.dtype, value), span=span)]
 
     # -- buffers
+    def check_extents(self, shape, at) -> None:
+        """Extents known while building (literals, module constants) must not be negative."""
+        for e in shape:
+            v = self.const_value(e)
+            if v is not None and v < 0:
+                raise self.error(f"buffer extent {v} is negative", at,
+                                 hint="give every dimension a size of zero or more")
+
     def declare(self, target: sx.Name, shape, dtype: str, scope: str, at, data: str | None = None,
                 byte_offset: Expr | None = None, align: int = 0) -> Buffer:
+        self.check_extents(shape, at)
         name = self.fresh(target.id)
         buf = Buffer(name, tuple(shape), dtype, scope, data, byte_offset if byte_offset is not None
                      else Const(0, "int64"), align, span=self.ex.span(at))
@@ -830,6 +854,22 @@ class _Builder:
         proto = self.tensor_type(ty_args.elts[0], target.id, root.scope)
         return self.declare(target, proto.shape, proto.dtype, proto.scope, call, root.data or root.name, offset,
                             proto.align)
+
+
+MAX_CONST_BITS = 256
+
+
+def _too_big(op: str, a, b) -> bool:
+    """Could `a op b` exceed MAX_CONST_BITS?  Decided from an upper bound before computing it (`10 ** 10 ** 9`
+    never finishes); `constant` checks the exact size of what passes."""
+    if isinstance(a, float) or isinstance(b, float):
+        return op == "**" and isinstance(b, (int, float)) and abs(b) > 1e4
+    bits = max(abs(a).bit_length(), 1)
+    if op == "**":
+        return b > 0 and abs(a) > 1 and bits * b > 2 * MAX_CONST_BITS
+    if op == "<<":
+        return b > 0 and a != 0 and bits + b > 2 * MAX_CONST_BITS
+    return False        # + - * // % & | ^ >> of operands that passed stay within twice the bound
 
 
 def _loop_dtype(a: str, b: str) -> str:

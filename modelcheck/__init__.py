@@ -21,25 +21,31 @@ ReplayReport = _replay_pkg.ReplayReport
 
 
 def synccheck(kernel, inputs=None, *, max_polls: int = 1_000_000, max_loop_iterations: int = 1_000_000,
-              max_states: int = 200_000, max_transitions: int = 2_000_000, max_seconds: float = 120.0
+              max_states: int = 200_000, max_transitions: int = 2_000_000, max_seconds: float = 60.0,
+              max_steps: int = 50_000_000, max_memory_mb: float = 2048, target: str | None = None
               ) -> SyncCheckReport:
     """Can the kernel hang or misuse a barrier for these inputs, in any schedule?
 
     `kernel`: an ir.PrimFunc, a Kernel, or an object with .script(); `inputs`: parameter name ->
-    NumPy array or scalar (None: zero-filled buffers).  Limits are keyword-only; exceeding one
-    gives verdict incomplete, never clean."""
+    NumPy array or scalar (None: zero-filled buffers).  Limits are keyword-only: `max_seconds` bounds the
+    whole check, `max_steps` the warp-instructions simulated, `max_memory_mb` what the check may add to the
+    process, `target` the hardware whose launch limits apply (default sm_100a).  Exceeding a limit gives
+    verdict incomplete, never clean."""
     return SyncCheckReport(_synccheck.check(as_func(kernel), inputs, max_polls=max_polls,
                                             max_loop_iterations=max_loop_iterations, max_states=max_states,
-                                            max_transitions=max_transitions, max_seconds=max_seconds))
+                                            max_transitions=max_transitions, max_seconds=max_seconds,
+                                            max_steps=max_steps, max_memory_mb=max_memory_mb, target=target))
 
 
-def racecheck(kernel, inputs=None, *, max_polls: int = 1_000_000, max_loop_iterations: int = 1_000_000
-              ) -> RaceReport:
+def racecheck(kernel, inputs=None, *, max_polls: int = 1_000_000, max_loop_iterations: int = 1_000_000,
+              max_seconds: float = 60.0, max_steps: int = 50_000_000, max_memory_mb: float = 2048,
+              target: str | None = None) -> RaceReport:
     """Are conflicting memory accesses (global, shared, TMEM) unordered for these inputs?
 
     Same arguments as `synccheck`; Synccheck's phase-A findings are embedded as errors."""
     return RaceReport(_racecheck.check(as_func(kernel), inputs, max_polls=max_polls,
-                                       max_loop_iterations=max_loop_iterations))
+                                       max_loop_iterations=max_loop_iterations, max_seconds=max_seconds,
+                                       max_steps=max_steps, max_memory_mb=max_memory_mb, target=target))
 
 
 def prove(kernel, symbolic, ranges: dict | None = None, inputs=None, *, max_seconds: float = 60.0):
@@ -51,13 +57,15 @@ def prove(kernel, symbolic, ranges: dict | None = None, inputs=None, *, max_seco
 
 
 def replay(kernel, inputs=None, finding_or_witness=None, *, max_polls: int = 1_000_000,
-           max_loop_iterations: int = 1_000_000):
+           max_loop_iterations: int = 1_000_000, max_steps: int = 50_000_000, max_seconds: float = 60.0,
+           max_memory_mb: float = 2048, target: str | None = None):
     """Run a finding's schedule on NumSim next to the default schedule (DESIGN §9): a ReplayReport with the
     output elements that differ, the reads that observed another write (from which iteration), the blocked
     warps if the forced schedule deadlocks.  `finding_or_witness`: a Synccheck/Racecheck Finding (or its
     to_dict()), or an explorer witness (list of transitions); `inputs`: the ones the finding came from."""
     return _replay_pkg.replay(as_func(kernel), inputs, finding_or_witness, max_polls=max_polls,
-                              max_loop_iterations=max_loop_iterations)
+                              max_loop_iterations=max_loop_iterations, max_steps=max_steps,
+                              max_seconds=max_seconds, max_memory_mb=max_memory_mb, target=target)
 
 
 def __getattr__(name):

@@ -74,6 +74,14 @@ _KINDS = [
          "wait for the asynchronous op (tcgen05.wait::ld after tcgen05.ld) before reading or overwriting its "
          "destination registers"),
     Kind("unsupported_operation", "incomplete", ""),
+    Kind("invalid_buffer_shape", "error", "give every buffer dimension a size of zero or more"),
+    Kind("launch_exceeds_hardware_limits", "error",
+         "keep the launch within the target's limits: at most 1024 threads per block, block dimensions up to "
+         "(1024, 1024, 64), grid dimensions up to (2^31-1, 65535, 65535), and the target's shared memory per "
+         "block (227 KB on sm_90/sm_100)"),
+    Kind("unsupported_operation_not_reached", "review",
+         "the verdict covers only the paths these inputs took; add inputs that reach the operation, or wait for "
+         "its model (the analysis would be incomplete there)"),
     # racecheck
     Kind("data_race", "error", "order the two accesses with synchronization (see the ordering failure)"),
     Kind("tmem_lifetime_review", "review",

@@ -12,13 +12,20 @@ from .. import numsim
 from . import findings as F
 
 
-def resolve_inputs(func: ir.PrimFunc, inputs):
-    """`None` means the embedded default (zero-filled static-shape buffers); returns (inputs, missing names)."""
+def resolve_inputs(func: ir.PrimFunc, inputs, max_memory_mb: float = numsim.budget.DEFAULT_MAX_MEMORY_MB):
+    """`None` means the embedded default (zero-filled static-shape buffers); returns (inputs, missing names).
+    Raises `numsim.ResourceLimit` when the default buffers would not fit the memory budget."""
     if inputs is None:
-        inputs = numsim.default_inputs(func)
+        inputs = numsim.default_inputs(func, max_memory_mb=max_memory_mb)
     inputs = dict(inputs)
     missing = [p.name for p in func.params if p.name not in inputs]
     return inputs, missing
+
+
+def limit_finding(checker: str, err) -> "F.Finding":
+    """A budget that ran out before or after the run (inputs, analysis): incomplete, naming it."""
+    return F.make(checker, "analysis_incomplete", err.message,
+                  {"reason": "resource_limit", "limit": err.limit, **err.details}, status="incomplete")
 
 
 def digest_inputs(inputs: dict) -> str:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import time
 
+from ir.errors import UsageError
+
 from . import Programs, verify, verify_whole
 
 CONFIGURATIONS = {
@@ -30,7 +32,7 @@ def measure(programs: Programs, configs: str = "abcd", *, max_states: int = 200_
     rows = []
     for key in configs:
         if key not in CONFIGURATIONS:
-            raise ValueError(f"unknown configuration {key!r}; choose from {', '.join(CONFIGURATIONS)}")
+            raise UsageError(f"unknown configuration {key!r}; choose from {', '.join(CONFIGURATIONS)}")
         limits = {"max_states": max_states, "max_transitions": max_transitions, "max_seconds": max_seconds}
         t0 = time.perf_counter()
         if key == "d":

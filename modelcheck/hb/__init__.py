@@ -9,11 +9,11 @@ check.  The only networkx user of modelcheck.
 """
 from __future__ import annotations
 
-from .build import build
+from .build import RunNotStarted, build
 from .explain import Explanation, explain
 from .export import FORMATS, to_dot, to_json, write
 from .graph import EDGE_KINDS, NODE_KINDS, HappensBefore, Recorder, from_trace
 from .order import Ordering, anchor, pair_ordering
 
-__all__ = ["build", "from_trace", "explain", "Explanation", "write", "FORMATS", "to_dot", "to_json", "HappensBefore",
+__all__ = ["build", "RunNotStarted", "from_trace", "explain", "Explanation", "write", "FORMATS", "to_dot", "to_json", "HappensBefore",
            "Recorder", "EDGE_KINDS", "NODE_KINDS", "Ordering", "anchor", "pair_ordering"]

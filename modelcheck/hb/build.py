@@ -14,19 +14,29 @@ from ..common.results import resolve_inputs
 from .graph import HappensBefore, Recorder, from_trace
 
 
-def build(kernel, inputs=None, *, accesses: bool = True, max_polls: int = 1_000_000,
-          max_loop_iterations: int = 1_000_000) -> HappensBefore:
+def build(kernel, inputs=None, *, accesses: bool = True, **limits) -> HappensBefore:
     """Run `kernel` (ir.PrimFunc, Kernel, or object with .script()) once and build its happens-before graph.
 
     `accesses=False` skips recording memory accesses (no release/acquire-through-memory edges and no
-    access anchoring; enough for deadlock explanations and pictures of sync-only kernels)."""
+    access anchoring; enough for deadlock explanations and pictures of sync-only kernels).  `limits`:
+    numsim.Engine's budgets and target."""
     func = ir.as_func(kernel)
-    inputs, missing = resolve_inputs(func, inputs)
+    inputs, missing = resolve_inputs(func, inputs, limits.get("max_memory_mb", numsim.budget.DEFAULT_MAX_MEMORY_MB))
     if missing:
         raise numsim.InputError(f"no value for parameter(s) {', '.join(missing)} of {func.name}; give scalars "
                                 f"and buffers without static shapes as inputs", tuple(missing))
     recorder = Recorder(accesses)
-    engine = numsim.Engine(func, max_polls=max_polls, max_loop_iterations=max_loop_iterations,
-                           unsupported="incomplete")
+    engine = numsim.Engine(func, unsupported="incomplete", **limits)
     result = engine.run(inputs, observers=(recorder,))
+    if recorder.run is None:
+        raise RunNotStarted(result)
     return from_trace(recorder, recorder.run, result)
+
+
+class RunNotStarted(Exception):
+    """The launch never started (outside the hardware limits, an invalid buffer shape, ...): no graph.
+    `result` is the NumSim result whose diagnostics say why."""
+
+    def __init__(self, result):
+        self.result = result
+        super().__init__("; ".join(d.message for d in result.diagnostics) or result.termination)

@@ -21,6 +21,8 @@ NumSim run of that kernel on those inputs.
 """
 from __future__ import annotations
 
+from ir.errors import UsageError
+
 from ..common import findings as F
 from .build import build
 from .describe import Explanation
@@ -41,10 +43,10 @@ def select(report, finding):
         return F.select(findings, finding)
     except F.NoSuchFinding as err:
         if err.reason == "range":
-            raise ValueError(f"finding {err.which} does not exist: the report has {err.count} finding(s), "
+            raise UsageError(f"finding {err.which} does not exist: the report has {err.count} finding(s), "
                              f"numbered from 1") from None
         known = ", ".join(f.id for f in findings) or "none"
-        raise ValueError(f"finding {err.which!r} {'is ambiguous' if err.reason == 'several' else 'is not in the report'}"
+        raise UsageError(f"finding {err.which!r} {'is ambiguous' if err.reason == 'several' else 'is not in the report'}"
                          f"; ids: {known}") from None
 
 

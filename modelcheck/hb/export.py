@@ -1,11 +1,12 @@
 """Exports of the happens-before graph: DOT, GraphML, JSON (node-link) and an SVG timeline.
 
 DOT and SVG are written here (quoted and escaped); GraphML goes through
-`networkx.write_graphml` after every attribute is made a scalar (lane masks become
+`networkx.generate_graphml` after every attribute is made a scalar (lane masks become
 lane lists such as "0-31"); JSON is networkx's node-link form.  The SVG timeline needs
 no renderer: warps are horizontal lanes, each barrier generation is a column placed
 where it completed, and arrows run from arrivals to generations and on to the waits
-they release.  `write(hb, path)` picks the format from the extension.
+they release.  `write(hb, path)` picks the format from the extension and writes through
+`common.files.write_output` (exactly that path, never over an input, never through a symlink).
 """
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ from xml.sax.saxutils import escape
 
 import networkx as nx
 
+from ir.errors import UsageError
+
+from ..common.files import write_output
 from .graph import lane_text
 
 FORMATS = (".dot", ".gv", ".graphml", ".json", ".svg")
@@ -106,10 +110,6 @@ def _dot_attrs(attrs: dict) -> str:
 def to_json(hb) -> str:
     data = nx.node_link_data(scalar_graph(hb.graph), edges="links")
     return json.dumps(data, indent=1, sort_keys=True)
-
-
-def write_graphml(hb, path) -> None:
-    nx.write_graphml(scalar_graph(hb.graph), str(path))
 
 
 # ---------------------------------------------------------------------------------- SVG timeline
@@ -211,21 +211,26 @@ def to_svg(hb, highlight=(), max_events: int = 4000, order=None) -> str:
     return "\n".join(out) + "\n"
 
 
-def write(hb, path, highlight=(), order=None) -> str:
-    """Write `hb` to `path` in the format its extension names; returns the format written.  `order` (SVG
-    only): draw these nodes in this order, e.g. the run's operations in a finding's witness schedule."""
+def render(hb, fmt: str, highlight=(), order=None) -> str:
+    """`hb` as text in one of FORMATS (the extension, with its dot)."""
+    if fmt in (".dot", ".gv"):
+        return to_dot(hb, highlight)
+    if fmt == ".graphml":
+        return "\n".join(nx.generate_graphml(scalar_graph(hb.graph)))
+    if fmt == ".json":
+        return to_json(hb)
+    if fmt == ".svg":
+        return to_svg(hb, highlight, order=order)
+    raise UsageError(f"unknown graph format {fmt or '(no extension)'!r}; use one of {', '.join(FORMATS)}")
+
+
+def write(hb, path, highlight=(), order=None, protect=()) -> str:
+    """Write `hb` to `path` in the format its extension names (never over a `protect`ed file, never
+    through a symlink); returns the format written.  `order` (SVG only): draw these nodes in this order,
+    e.g. the run's operations in a finding's witness schedule."""
     path = Path(path)
     ext = path.suffix.lower()
-    if ext in (".dot", ".gv"):
-        path.write_text(to_dot(hb, highlight), encoding="utf-8")
-        return "dot"
-    if ext == ".graphml":
-        write_graphml(hb, path)
-        return "graphml"
-    if ext == ".json":
-        path.write_text(to_json(hb), encoding="utf-8")
-        return "json"
-    if ext == ".svg":
-        path.write_text(to_svg(hb, highlight, order=order), encoding="utf-8")
-        return "svg"
-    raise ValueError(f"{path}: unknown graph format {ext or '(no extension)'!r}; use one of {', '.join(FORMATS)}")
+    if ext not in FORMATS:
+        raise UsageError(f"{path}: unknown graph format {ext or '(no extension)'!r}; use one of {', '.join(FORMATS)}")
+    write_output(path, render(hb, ext, highlight, order), protect)
+    return {".gv": "dot"}.get(ext, ext[1:])

@@ -265,11 +265,7 @@ class ExprCompiler:
         return fn
 
     def _Unsupported(self, e: ir.Unsupported):
-        name, span = e.name, e.span
-
-        def unsupported(w):
-            raise UnsupportedTIRxError(name, span, "not in the modeled set of operations")
-        return unsupported
+        return self.ops.unsupported(e, e.name, "not in the modeled set of operations")
 
 
 def _logical(is_and, fa, fb):

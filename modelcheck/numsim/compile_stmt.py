@@ -15,6 +15,7 @@ import numpy as np
 import ir
 
 from . import values as V
+from .budget import CHECK_EVERY
 from .compile_expr import BufferInfo, ExprCompiler
 from .errors import EngineError, ResourceLimit, UnsupportedTIRxError
 from .memory import SharedLayout
@@ -36,8 +37,9 @@ class _Continue(Exception):
 class Program:
     """A kernel compiled for one launch: `body(w)` is the generator every warp runs."""
 
-    def __init__(self, func, body, sites, buffers, layout, nslots, global_slot, shared_infos):
+    def __init__(self, func, body, sites, buffers, layout, nslots, global_slot, shared_infos, unsupported=None):
         self.func = func
+        self.unsupported = unsupported or {}     # site -> (op name, why): operations outside the modeled set
         self.body = body
         self.sites = sites
         self.buffers = buffers
@@ -117,6 +119,9 @@ class Compiler:
             if v is None:
                 raise UnsupportedTIRxError(f"shape of {buf.name}", buf.span,
                                            "buffer extents must be constants or scalar parameters")
+            if int(v) < 0:
+                raise EngineError("invalid_buffer_shape", f"buffer {buf.name} has a negative extent ({int(v)})",
+                                  buf.span, buffer=buf.name, extent=int(v))
             out.append(int(v))
         return tuple(out)
 
@@ -178,7 +183,7 @@ class Compiler:
         else:
             entry = body
         return Program(self.func, entry, self.ops.sites, self.buffers, self.layout, len(self.exprs.slots),
-                       self.global_slot, self.shared_infos)
+                       self.global_slot, self.shared_infos, self.ops.unsupported_sites)
 
     def block(self, stmts):
         compiled = [self.stmt(s) for s in stmts]
@@ -385,6 +390,8 @@ class Compiler:
                     if k > budget:
                         raise ResourceLimit("loop_iterations", f"a while loop ran more than {budget} iterations "
                                                                f"at {span}", span=str(span), budget=budget)
+                    if w.instr - w.instr_seen >= CHECK_EVERY:
+                        w.eng.checkpoint(w)
                     if k % QUANTUM == 0:
                         yield Poll(None, site, "while loop")
             except EngineError as err:
@@ -486,6 +493,8 @@ def _run_for(w, slot, a, b, st, body, span):
             if k > budget:
                 raise ResourceLimit("loop_iterations", f"a for loop ran more than {budget} iterations at {span}",
                                     span=str(span), budget=budget)
+            if w.instr - w.instr_seen >= CHECK_EVERY:
+                w.eng.checkpoint(w)     # the run's step, time and memory budgets
     except EngineError as err:
         _note_iters(err, w)
         raise
@@ -529,6 +538,8 @@ def _run_for_gen(w, slot, a, b, st, body, span):
             if k > budget:
                 raise ResourceLimit("loop_iterations", f"a for loop ran more than {budget} iterations at {span}",
                                     span=str(span), budget=budget)
+            if w.instr - w.instr_seen >= CHECK_EVERY:
+                w.eng.checkpoint(w)     # the run's step, time and memory budgets
     except EngineError as err:
         _note_iters(err, w)
         raise

@@ -17,6 +17,7 @@ import numpy as np
 
 import ir
 
+from . import budget, targets
 from . import values as V
 from .compile_stmt import Compiler, _static
 from .errors import Diagnostic, EngineError, ResourceLimit, UnsupportedTIRxError
@@ -55,16 +56,26 @@ class NumSimResult:
 
 
 class Engine:
-    """Runs one kernel; limits are options (exceeding one gives an incomplete result)."""
+    """Runs one kernel; limits are options (exceeding one gives an incomplete result).
+
+    Budgets (numsim.budget): `max_steps` warp-instructions, `max_seconds` of wall clock and
+    `max_memory_mb` the run may add, besides the per-loop `max_loop_iterations` and `max_polls`.
+    `target` (numsim.targets) gives the hardware launch limits."""
 
     def __init__(self, func: ir.PrimFunc, *, max_polls: int = 1_000_000, max_loop_iterations: int = 1_000_000,
-                 unsupported: str = "raise"):
+                 unsupported: str = "raise", max_steps: int = budget.DEFAULT_MAX_STEPS,
+                 max_seconds: float = budget.DEFAULT_MAX_SECONDS,
+                 max_memory_mb: float = budget.DEFAULT_MAX_MEMORY_MB, target: str | None = None):
         self.func = func
         self.max_polls = max_polls
         self.max_loop_iterations = max_loop_iterations
         if unsupported not in ("raise", "incomplete"):
             raise ValueError("unsupported must be 'raise' or 'incomplete'")
         self.unsupported = unsupported
+        self.max_steps = max_steps
+        self.max_seconds = max_seconds
+        self.max_memory_mb = max_memory_mb
+        self.target = targets.target(target)
 
     def launch_dims(self, scalars: dict):
         consts = self.func.constant_values
@@ -73,9 +84,9 @@ class Engine:
             out = []
             for e in exprs:
                 v = _static(e, consts, scalars)
-                if v is None or int(v) < 1:
+                if v is None:
                     raise UnsupportedTIRxError(f"launch {what}", self.func.launch.span,
-                                               "launch extents must be positive constants or scalar parameters")
+                                               "launch extents must be constants or scalar parameters")
                 out.append(int(v))
             return tuple(out)
         grid = dims(self.func.launch.grid, "grid")
@@ -85,67 +96,90 @@ class Engine:
             raise UnsupportedTIRxError("thread block clusters", self.func.launch.span, "clusters are v2")
         return grid, block
 
-    def run(self, inputs: dict, outputs=None, observers=(), schedule: Schedule | None = None) -> NumSimResult:
-        """`schedule`: follow this forced order of steps (numsim.schedule) instead of the default one."""
+    def meter(self) -> budget.Meter:
+        """A fresh meter of this engine's budgets (a checker may share one between the run and its analysis)."""
+        return budget.Meter(self.max_steps, self.max_seconds, self.max_memory_mb)
+
+    def run(self, inputs: dict, outputs=None, observers=(), schedule: Schedule | None = None,
+            meter: budget.Meter | None = None) -> NumSimResult:
+        """`schedule`: follow this forced order of steps (numsim.schedule) instead of the default one;
+        `meter`: the budgets to charge (default: a fresh one of this engine's)."""
         func = self.func
         t0 = time.perf_counter()
+        meter = meter if meter is not None else self.meter()
         check_inputs(func, inputs)
         scalars = bind_scalars(func, inputs)
         scalars.update(handle_scalars(func))     # tensor-map parameters: a param-space address each
-        grid, block = self.launch_dims(scalars)
         gate = None
         if schedule is not None:
             gate = Gate(schedule)
             observers = (gate, *observers)
-        program = Compiler(func, scalars, block, None if gate is None else schedule.sites()).compile()
-
-        gmem = GlobalMemory()
-        arrays: dict[str, np.ndarray] = {}
-        for p in func.params:
-            if p.kind == "buffer":
-                arrays[p.name] = buffer_array(func, p, inputs[p.name], scalars)
-                gmem.add(p.name, arrays[p.name])
-        eng = EngineState(gmem, program.sites, list(observers)) if gate is None else \
-            GatedState(gmem, program.sites, list(observers), gate)
-        eng.loop_budget = self.max_loop_iterations
-        eng.tensor_maps = bind_tensor_maps(func, inputs, gmem)   # may add global allocations: before first_id
-        for info in program.buffers.values():
-            if info.space == "global":
-                eng.global_views[info.slot] = _view(gmem.allocs[info.alloc].data, info)
-
-        nthreads = block[0] * block[1] * block[2]
-        nwarps = (nthreads + 31) // 32
-        warps: list[Warp] = []
-        ctas: list[CTARuntime] = []
-        first_id = len(gmem.allocs)
-        for bz in range(grid[2]):
-            for by in range(grid[1]):
-                for bx in range(grid[0]):
-                    index = len(ctas)
-                    shared = SharedMemory(index, program.layout, first_id + index * max(len(program.layout.offsets), 1))
-                    rt = CTARuntime(index, (bx, by, bz), shared, nthreads)
-                    rt.views = [_view(shared.allocs[i.alloc].data, i) for i in program.shared_infos]
-                    for k in range(nwarps):
-                        w = Warp(len(warps), rt, k, min(32, nthreads - 32 * k), block, eng, program.nslots)
-                        rt.warps.append(w)
-                        warps.append(w)
-                    ctas.append(rt)
-
         diagnostics: list[Diagnostic] = []
         termination = "completed"
         halt = None
-        info = RunInfo(func, tuple(program.sites), len(warps), nwarps, len(ctas), block, grid,
-                       _namer(program.layout, program.shared_infos))
-        for observer in observers:
-            observer.on_start(info)
-        scheduler = (Scheduler if gate is None else GatedScheduler)(eng, warps, self.max_polls)
+        arrays: dict[str, np.ndarray] = {}
+        warps: list[Warp] = []
+        ctas: list[CTARuntime] = []
+        eng = None
+        program = None
+        started = False
         gc_was = gc.isenabled()
-        gc.disable()   # the cyclic GC scanning a growing trace costs ~10% (engineering measurements §1)
         try:
+            grid, block = self.launch_dims(scalars)
+            program = Compiler(func, scalars, block, None if gate is None else schedule.sites()).compile()
+            limits = targets.violations(self.target, grid, block, program.layout.total)
+            if limits:
+                raise EngineError("launch_exceeds_hardware_limits",
+                                  f"this launch cannot start on {self.target.name}: " + "; ".join(limits),
+                                  func.launch.span, target=self.target.name, violations=limits,
+                                  grid=list(grid), block=list(block), shared_bytes=program.layout.total)
+            nthreads = block[0] * block[1] * block[2]
+            nwarps = (nthreads + 31) // 32
+            nctas = grid[0] * grid[1] * grid[2]
+            meter.allocate(sum(int(np.asarray(inputs[p.name]).nbytes) for p in func.params if p.kind == "buffer"),
+                           "copying the global buffers")
+            meter.allocate(nctas * (2 * program.layout.total + budget.CTA_BYTES + nwarps * budget.WARP_BYTES),
+                           f"{nctas:,} CTA(s) of {nwarps} warp(s) with {program.layout.total:,} bytes of shared "
+                           f"memory each")
+            gmem = GlobalMemory()
+            for p in func.params:
+                if p.kind == "buffer":
+                    arrays[p.name] = buffer_array(func, p, inputs[p.name], scalars)
+                    gmem.add(p.name, arrays[p.name])
+            eng = EngineState(gmem, program.sites, list(observers)) if gate is None else \
+                GatedState(gmem, program.sites, list(observers), gate)
+            eng.loop_budget = self.max_loop_iterations
+            eng.meter = meter
+            eng.tensor_maps = bind_tensor_maps(func, inputs, gmem)   # may add global allocations: before first_id
+            for info in program.buffers.values():
+                if info.space == "global":
+                    eng.global_views[info.slot] = _view(gmem.allocs[info.alloc].data, info)
+            first_id = len(gmem.allocs)
+            for bz in range(grid[2]):
+                for by in range(grid[1]):
+                    for bx in range(grid[0]):
+                        index = len(ctas)
+                        shared = SharedMemory(index, program.layout,
+                                              first_id + index * max(len(program.layout.offsets), 1))
+                        rt = CTARuntime(index, (bx, by, bz), shared, nthreads)
+                        rt.views = [_view(shared.allocs[i.alloc].data, i) for i in program.shared_infos]
+                        for k in range(nwarps):
+                            w = Warp(len(warps), rt, k, min(32, nthreads - 32 * k), block, eng, program.nslots)
+                            rt.warps.append(w)
+                            warps.append(w)
+                        ctas.append(rt)
+            info = RunInfo(func, tuple(program.sites), len(warps), nwarps, len(ctas), block, grid,
+                           _namer(program.layout, program.shared_infos))
+            for observer in observers:
+                observer.on_start(info)
+            started = True
+            scheduler = (Scheduler if gate is None else GatedScheduler)(eng, warps, self.max_polls)
+            gc.disable()   # the cyclic GC scanning a growing trace costs ~10% (engineering measurements §1)
             scheduler.run(program.body)
         except EngineError as err:
             termination = "error"
-            diagnostics.append(Diagnostic(err.kind, "error", err.message, err.span, _with_warp(err.details, eng)))
+            details = _with_warp(err.details, eng) if eng is not None else dict(err.details)
+            diagnostics.append(Diagnostic(err.kind, "error", err.message, err.span, details))
         except ResourceLimit as err:
             termination = "incomplete"
             diagnostics.append(Diagnostic("analysis_incomplete", "incomplete", err.message, None,
@@ -166,49 +200,86 @@ class Engine:
         finally:
             if gc_was:
                 gc.enable()
+        sites = tuple(program.sites) if program is not None else ()
         if termination == "completed":
             live = live_at_exit(ctas, program.sites)     # TMEM allocations never freed (DESIGN §6)
             if live:
                 termination = "error"
                 diagnostics.extend(live)
-        for (site, issue_site, access), entry in sorted(eng.async_register_hazards.items()):
-            s, issued = program.sites[site], program.sites[issue_site]
-            line = f" (line {issued.span.line})" if issued.span is not None else ""
-            regs = list(entry["registers"])
-            shown = ", ".join(regs[:4]) + (f" and {len(regs) - 4} more" if len(regs) > 4 else "")
-            diagnostics.append(Diagnostic(
-                "async_register_access_before_wait", "error",
-                f"{access} of {shown} before {entry['wait']}: {entry['op']}{line} writes "
-                f"{'them' if len(regs) > 1 else 'it'} asynchronously ({entry['count']} time(s), warps "
-                f"{id_ranges(entry['warps'])})", s.span,
-                {"site": site, "issue_site": issue_site, "access": access, **entry, "registers": regs,
-                 "warps": sorted(entry["warps"])}))
-        for site, entry in sorted(eng.uninitialized.items()):
-            s = program.sites[site]
-            diagnostics.append(Diagnostic(
-                "uninitialized_read", "review",
-                f"read of never-written bytes of {entry['allocation']} ({entry['count']} time(s), warps "
-                f"{sorted(entry['warps'])[:8]})", s.span,
-                {"site": site, "allocation": entry["allocation"], "count": entry["count"],
-                 "warps": sorted(entry["warps"])}))
+        if eng is not None:
+            diagnostics.extend(_advisories(eng, program))
+        if program is not None and termination != "halted":
+            diagnostics.extend(_unreached_unsupported(program, eng))
         names = [p.name for p in func.params if p.kind == "buffer"] if outputs is None else list(outputs)
         out = {}
         for name in names:
-            if name not in arrays:
+            if name not in {p.name for p in func.params if p.kind == "buffer"}:
                 raise ValueError(f"{name!r} is not a buffer parameter of {func.name}")
             src = inputs[name]
-            out[name] = arrays[name].reshape(src.shape).copy()
-        stats = dict(eng.stats)
+            if name in arrays:
+                out[name] = arrays[name].reshape(src.shape).copy()
+            else:           # the launch never started: memory is as the inputs left it
+                view = np.asarray(src).view()
+                view.flags.writeable = False
+                out[name] = view
+        stats = dict(eng.stats) if eng is not None else dict(EngineState.EMPTY_STATS)
         stats["warp_instructions"] = sum(w.instr for w in warps)
         stats["wall_time_s"] = time.perf_counter() - t0
         stats["warps"] = len(warps)
         stats["ctas"] = len(ctas)
-        stats["grid"] = grid
-        stats["block"] = block
-        for observer in observers:
-            observer.on_end(None)
-        return NumSimResult(out, tuple(diagnostics), stats, termination, tuple(program.sites), halt,
+        stats["grid"] = grid if program is not None else None
+        stats["block"] = block if program is not None else None
+        stats["target"] = self.target.name
+        stats["budget"] = {"max_steps": meter.max_steps, "max_seconds": meter.max_seconds,
+                           "max_memory_mb": meter.max_bytes >> 20, "max_loop_iterations": self.max_loop_iterations,
+                           "max_polls": self.max_polls}
+        if started:
+            for observer in observers:
+                observer.on_end(None)
+        return NumSimResult(out, tuple(diagnostics), stats, termination, sites, halt,
                             None if gate is None else gate.progress())
+
+
+def _advisories(eng, program) -> list:
+    """Diagnostics gathered along the run without stopping it."""
+    out = []
+    for (site, issue_site, access), entry in sorted(eng.async_register_hazards.items()):
+        s, issued = program.sites[site], program.sites[issue_site]
+        line = f" (line {issued.span.line})" if issued.span is not None else ""
+        regs = list(entry["registers"])
+        shown = ", ".join(regs[:4]) + (f" and {len(regs) - 4} more" if len(regs) > 4 else "")
+        out.append(Diagnostic(
+            "async_register_access_before_wait", "error",
+            f"{access} of {shown} before {entry['wait']}: {entry['op']}{line} writes "
+            f"{'them' if len(regs) > 1 else 'it'} asynchronously ({entry['count']} time(s), warps "
+            f"{id_ranges(entry['warps'])})", s.span,
+            {"site": site, "issue_site": issue_site, "access": access, **entry, "registers": regs,
+             "warps": sorted(entry["warps"])}))
+    for site, entry in sorted(eng.uninitialized.items()):
+        s = program.sites[site]
+        out.append(Diagnostic(
+            "uninitialized_read", "review",
+            f"read of never-written bytes of {entry['allocation']} ({entry['count']} time(s), warps "
+            f"{sorted(entry['warps'])[:8]})", s.span,
+            {"site": site, "allocation": entry["allocation"], "count": entry["count"],
+             "warps": sorted(entry["warps"])}))
+    return out
+
+
+def _unreached_unsupported(program, eng) -> list:
+    """Operations outside the modeled set that this run never executed: its verdict covers only the paths
+    these inputs took, so each is a review finding (an executed one already made the run incomplete)."""
+    out = []
+    executed = eng.unsupported_reached if eng is not None else set()
+    for site, (name, why) in sorted(program.unsupported.items()):
+        if site in executed:
+            continue
+        s = program.sites[site]
+        out.append(Diagnostic(
+            "unsupported_operation_not_reached", "review",
+            f"{name} is outside the modeled set ({why}); these inputs never reached it, so the verdict covers only "
+            f"the paths they took", s.span, {"site": site, "operation": name, "why": why}))
+    return out
 
 
 def _namer(layout, shared_infos):

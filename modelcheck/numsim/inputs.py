@@ -11,7 +11,8 @@ import ir
 from ir import dtypes as dt
 
 from . import values as V
-from .errors import InputError
+from .budget import DEFAULT_MAX_MEMORY_MB, megabytes
+from .errors import InputError, ResourceLimit
 
 
 def _static(e, constants, scalars):
@@ -85,11 +86,14 @@ def buffer_array(func: ir.PrimFunc, p: ir.Param, value, scalars: dict) -> np.nda
     return np.array(value, copy=True, order="C").reshape(-1)
 
 
-def default_inputs(func: ir.PrimFunc, overrides: dict | None = None, seed: int = 0) -> dict:
+def default_inputs(func: ir.PrimFunc, overrides: dict | None = None, seed: int = 0,
+                   max_memory_mb: float = DEFAULT_MAX_MEMORY_MB) -> dict:
     """The embedded default: zero-filled buffers with static shapes, plus any given overrides.
 
-    `overrides` maps a parameter to an array, a scalar, or one of "zeros", "ones", "random[:seed]"."""
+    `overrides` maps a parameter to an array, a scalar, or one of "zeros", "ones", "random[:seed]".
+    Buffers made here are charged to a memory budget before they are allocated (`ResourceLimit`)."""
     overrides = dict(overrides or {})
+    made = 0
     constants = func.constant_values
     out: dict = {}
     scalars = {k: v for k, v in overrides.items() if not isinstance(v, (str, np.ndarray))}
@@ -112,6 +116,16 @@ def default_inputs(func: ir.PrimFunc, overrides: dict | None = None, seed: int =
         if shape is None:
             continue
         np_t = V.NP_DTYPE[p.dtype]
+        if any(n < 0 for n in shape):
+            raise InputError(f"the shape of {p.name!r} is {tuple(shape)}: extents cannot be negative")
+        nbytes = int(np.prod(shape, dtype=object)) * np.dtype(np_t).itemsize
+        made += nbytes
+        if made > max_memory_mb * (1 << 20):
+            raise ResourceLimit("memory", f"the default value of {p.name!r} ({p.dtype}{list(shape)}) needs "
+                                          f"{megabytes(nbytes)}, past the memory budget of "
+                                          f"{megabytes(int(max_memory_mb * (1 << 20)))} (raise it with --max-memory "
+                                          f"MB / max_memory_mb=, or shrink the problem with --const)",
+                                budget_mb=max_memory_mb, requested_bytes=nbytes)
         kind, _, arg = (spec or "zeros").partition(":")
         if kind == "zeros":
             out[p.name] = np.zeros(shape, dtype=np_t)

@@ -70,7 +70,7 @@ class Loop:
 class Warp:
     __slots__ = ("gid", "cta", "index", "nthreads", "mask", "full_mask", "env", "local", "tid", "tid_yz", "lane",
                  "warp_base", "block_idx", "iters", "rt", "eng", "effects", "loops", "status", "waiting",
-                 "last_poll", "groups", "gen", "async_state", "instr", "async_regs")
+                 "last_poll", "groups", "gen", "async_state", "instr", "instr_seen", "async_regs")
 
     def __init__(self, gid, cta_rt, index, nthreads, block_dims, eng, nslots):
         self.gid = gid
@@ -101,6 +101,7 @@ class Warp:
         self.gen = None
         self.async_state = None
         self.instr = 0
+        self.instr_seen = 0       # warp-instructions already charged to the step budget
         self.async_regs = None    # (slot, index) -> pending async results (numsim.registers)
 
     def active(self) -> np.ndarray:
@@ -190,7 +191,9 @@ class Scheduler:
         except StopIteration:
             w.status = DONE
             eng.stats["warps_finished"] += 1
+            eng.checkpoint(w)
             return
+        eng.checkpoint(w)
         if type(y) is Wait:
             if y.check():
                 self.queue.append(w)
@@ -279,6 +282,9 @@ def id_ranges(ids, sep: str = ",") -> str:
 class EngineState:
     """What op implementations reach through `w.eng`: memory, observers, async queue, counters."""
 
+    EMPTY_STATS = {"warp_instructions": 0, "accesses": 0, "lane_accesses": 0, "polls": 0, "blocks": 0,
+                   "sync_events": 0, "async_ops": 0, "warps_finished": 0}
+
     def __init__(self, globals_, sites, observers):
         self.globals = globals_
         self.global_views: dict[int, np.ndarray] = {}
@@ -291,13 +297,19 @@ class EngineState:
         self.dirty: dict = {}           # ids of touched objects, in touch order (a set's order varies by address)
         self.waiters: dict[int, list[Warp]] = {}
         self.current: Warp | None = None
-        self.stats = {"warp_instructions": 0, "accesses": 0, "lane_accesses": 0, "polls": 0, "blocks": 0,
-                      "sync_events": 0, "async_ops": 0, "warps_finished": 0}
+        self.stats = dict(self.EMPTY_STATS)
+        self.meter = None               # the run's budgets (numsim.budget.Meter)
+        self.unsupported_reached: set[int] = set()
         self.uninitialized: dict[int, dict] = {}
         self.async_register_hazards: dict[tuple, dict] = {}
         self.async_id = 0
         self.loop_budget = 1_000_000
         self.clock = 0
+
+    def checkpoint(self, w: Warp) -> None:
+        """Charge the warp's warp-instructions since its last checkpoint to the run's step budget."""
+        self.meter.charge(w.instr - w.instr_seen)
+        w.instr_seen = w.instr
 
     def touch(self, obj) -> None:
         self.dirty[id(obj)] = None

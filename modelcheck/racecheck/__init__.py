@@ -20,7 +20,7 @@ from ..common import findings as F
 from ..common.async_effects import UnobservedEffects
 from ..common.gcpause import paused_gc
 from ..common.phase_a import Causality, StrictProtocol
-from ..common.results import digest_inputs, engine_findings, resolve_inputs
+from ..common.results import digest_inputs, engine_findings, limit_finding, resolve_inputs
 from .analysis import Pass
 
 CHECKER = "racecheck"
@@ -49,11 +49,17 @@ class RaceResult:
         return "clean"
 
 
-def check(func, inputs=None, *, max_polls: int = 1_000_000, max_loop_iterations: int = 1_000_000) -> RaceResult:
+def check(func, inputs=None, **limits) -> RaceResult:
+    """`limits`: numsim.Engine's budgets and target; the time and memory budgets cover the analysis too."""
     t0 = time.perf_counter()
     func = ir.as_func(func)
-    inputs, missing = resolve_inputs(func, inputs)
     stats: dict = {"checker": CHECKER, "spaces": list(SPACES)}
+    try:
+        inputs, missing = resolve_inputs(func, inputs, limits.get("max_memory_mb",
+                                                                  numsim.budget.DEFAULT_MAX_MEMORY_MB))
+    except numsim.ResourceLimit as err:
+        stats["wall_time_s"] = time.perf_counter() - t0
+        return RaceResult(func, [limit_finding(CHECKER, err)], stats, {})
     if missing:
         f = F.make(CHECKER, "analysis_incomplete", f"missing input bindings for {', '.join(missing)}",
                    {"reason": "missing_input_bindings", "parameters": missing})
@@ -63,10 +69,10 @@ def check(func, inputs=None, *, max_polls: int = 1_000_000, max_loop_iterations:
     causality.record_clocks = False
     effects = UnobservedEffects(CHECKER)
     trace = numsim.Trace()
-    engine = numsim.Engine(func, max_polls=max_polls, max_loop_iterations=max_loop_iterations,
-                           unsupported="incomplete")
+    engine = numsim.Engine(func, unsupported="incomplete", **limits)
+    meter = engine.meter()
     try:
-        res = engine.run(inputs, observers=(strict, causality, effects, trace))
+        res = engine.run(inputs, observers=(strict, causality, effects, trace), meter=meter)
     except numsim.InputError as err:
         f = F.make(CHECKER, "analysis_incomplete", str(err), {"reason": "missing_input_bindings",
                                                               "parameters": list(err.missing)})
@@ -80,20 +86,27 @@ def check(func, inputs=None, *, max_polls: int = 1_000_000, max_loop_iterations:
     found.extend(engine_findings(CHECKER, res, trace.sync))
     if res.termination == "completed":
         found.extend(effects.findings())
-    with paused_gc():
-        p = Pass(res.stats["warps"], _warps_per_cta(res), trace.sync, trace.accesses)
-        p.run()
+    p = None
+    try:
+        with paused_gc():
+            p = Pass(res.stats["warps"], _warps_per_cta(res), trace.sync, trace.accesses)
+            p.run(meter)
+    except numsim.ResourceLimit as err:
+        found.append(limit_finding(CHECKER, err))
+        p = None
     t2 = time.perf_counter()
-    found.extend(race_findings(p, res.sites))
+    if p is not None:
+        found.extend(race_findings(p, res.sites))
     stats.update({"numsim": dict(res.stats), "termination": res.termination, "accesses": len(trace.accesses),
-                  "semantic_accesses": len(trace.accesses), "lane_accesses": p.lane_accesses,
-                  "races": len(p.races), "simulation_wall_time_s": t1 - t0, "analysis_wall_time_s": t2 - t1,
+                  "semantic_accesses": len(trace.accesses), "lane_accesses": p.lane_accesses if p else 0,
+                  "races": len(p.races) if p else 0, "simulation_wall_time_s": t1 - t0,
+                  "analysis_wall_time_s": t2 - t1,
                   "wall_time_s": time.perf_counter() - t0})
     return RaceResult(func, F.sort_findings(found), stats, inputs, digest_inputs(inputs), res.sites)
 
 
 def _warps_per_cta(res) -> int:
-    block = res.stats.get("block", (32, 1, 1))
+    block = res.stats.get("block") or (32, 1, 1)
     return (block[0] * block[1] * block[2] + 31) // 32
 
 

@@ -151,12 +151,15 @@ class Pass:
         self.async_closing = np.flatnonzero(~ordinary & (np.diff(P.start) > 0))
 
     # ------------------------------------------------------------------ driver
-    def run(self) -> None:
+    def run(self, meter=None) -> None:
+        """`meter`: the run's budgets (numsim.budget.Meter), whose clock and memory are checked as it goes."""
         events, records = self.events, self.records
         visit = self.visit.tolist()
         i = j = 0
         ne, nv = len(events), len(visit)
         while i < ne or j < nv:
+            if meter is not None and not (i + j) & 4095:
+                meter.check()
             if j >= nv or (i < ne and events[i].seq < records[visit[j]].seq):
                 self.sync(events[i])
                 i += 1

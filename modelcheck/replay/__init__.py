@@ -29,19 +29,18 @@ MAX_READS = 64       # reads kept in a report (read_count has the total)
 MAX_WRITERS = 4      # writes kept per read (saw_count has the total)
 
 
-def replay(func, inputs=None, finding_or_witness=None, *, max_polls: int = 1_000_000,
-           max_loop_iterations: int = 1_000_000) -> ReplayReport:
+def replay(func, inputs=None, finding_or_witness=None, **limits) -> ReplayReport:
     """Replay `finding_or_witness` on `func` with `inputs` (None: zero-filled buffers, as the checkers use);
-    raises PlanError when the finding names operations the default run does not have."""
+    raises PlanError when the finding names operations the default run does not have.  `limits`:
+    numsim.Engine's budgets and target, for each run."""
     t0 = time.perf_counter()
     func = ir.as_func(func)
-    inputs, missing = resolve_inputs(func, inputs)
+    inputs, missing = resolve_inputs(func, inputs, limits.get("max_memory_mb", numsim.budget.DEFAULT_MAX_MEMORY_MB))
     if missing:
         raise numsim.InputError(f"replay needs inputs for {', '.join(missing)} (the same inputs the finding came "
                                 f"from)", tuple(missing))
     kind, details, finding = _normalize(finding_or_witness)
-    engine = numsim.Engine(func, max_polls=max_polls, max_loop_iterations=max_loop_iterations,
-                           unsupported="incomplete")
+    engine = numsim.Engine(func, unsupported="incomplete", **limits)
     base, base_obs = _run(engine, inputs, None)
     run = DefaultRun(base, base_obs.trace, base_obs.name_of)
     default = _summary(base, base_obs)

@@ -18,7 +18,7 @@ from .. import explorer, numsim
 from ..common import findings as F
 from ..common.async_effects import UnobservedEffects
 from ..common.phase_a import Causality, StrictProtocol
-from ..common.results import digest_inputs, engine_findings, resolve_inputs
+from ..common.results import digest_inputs, engine_findings, limit_finding, resolve_inputs
 
 CHECKER = "synccheck"
 
@@ -58,13 +58,20 @@ class PhaseA:
     programs: object = None         # explorer.Programs, when the run completed without error or incomplete
 
 
-def phase_a(func, inputs=None, *, max_polls: int = 1_000_000, max_loop_iterations: int = 1_000_000,
-            build_programs: bool = True) -> PhaseA:
-    """Run NumSim once with the strict-protocol and causality observers; build the sync programs."""
+ENGINE_LIMITS = ("max_polls", "max_loop_iterations", "max_steps", "max_seconds", "max_memory_mb", "target")
+
+
+def phase_a(func, inputs=None, *, build_programs: bool = True, **limits) -> PhaseA:
+    """Run NumSim once with the strict-protocol and causality observers; build the sync programs.
+    `limits`: numsim.Engine's budgets and target (ENGINE_LIMITS)."""
     t0 = time.perf_counter()
     func = ir.as_func(func)
-    inputs, missing = resolve_inputs(func, inputs)
     stats: dict = {"checker": CHECKER}
+    try:
+        inputs, missing = resolve_inputs(func, inputs, limits.get("max_memory_mb",
+                                                                  numsim.budget.DEFAULT_MAX_MEMORY_MB))
+    except numsim.ResourceLimit as err:
+        return PhaseA(func, {}, [limit_finding(CHECKER, err)], stats)
     if missing:
         f = F.make(CHECKER, "analysis_incomplete", f"missing input bindings for {', '.join(missing)}",
                    {"reason": "missing_input_bindings", "parameters": missing})
@@ -73,8 +80,7 @@ def phase_a(func, inputs=None, *, max_polls: int = 1_000_000, max_loop_iteration
     effects = UnobservedEffects(CHECKER)
     trace = numsim.Trace()
     trace.wants_accesses = False
-    engine = numsim.Engine(func, max_polls=max_polls, max_loop_iterations=max_loop_iterations,
-                           unsupported="incomplete")
+    engine = numsim.Engine(func, unsupported="incomplete", **limits)
     try:
         res = engine.run(inputs, observers=(strict, causality, effects, trace))
     except numsim.InputError as err:
@@ -96,11 +102,12 @@ def phase_a(func, inputs=None, *, max_polls: int = 1_000_000, max_loop_iteration
     return PhaseA(func, inputs, found, stats, res, programs)
 
 
-def check(func, inputs=None, *, max_polls: int = 1_000_000, max_loop_iterations: int = 1_000_000,
-          max_states: int = 200_000, max_transitions: int = 2_000_000, max_seconds: float = 120.0,
-          phase_b: bool = True) -> SyncResult:
+def check(func, inputs=None, *, max_states: int = 200_000, max_transitions: int = 2_000_000,
+          max_seconds: float = numsim.budget.DEFAULT_MAX_SECONDS, phase_b: bool = True, **limits) -> SyncResult:
+    """`max_seconds` bounds the whole check (the run, then phase B with what is left); `limits`: the run's
+    other budgets and target (ENGINE_LIMITS)."""
     t0 = time.perf_counter()
-    a = phase_a(func, inputs, max_polls=max_polls, max_loop_iterations=max_loop_iterations, build_programs=phase_b)
+    a = phase_a(func, inputs, build_programs=phase_b, max_seconds=max_seconds, **limits)
     func, inputs, found, stats, programs = a.func, a.inputs, list(a.findings), a.stats, a.programs
     if a.run is None:
         stats["wall_time_s"] = time.perf_counter() - t0
@@ -108,7 +115,7 @@ def check(func, inputs=None, *, max_polls: int = 1_000_000, max_loop_iterations:
     verification = None
     if programs is not None:
         verification = explorer.verify(programs, max_states=max_states, max_transitions=max_transitions,
-                                       max_seconds=max_seconds)
+                                       max_seconds=max(max_seconds - (time.perf_counter() - t0), 0.1))
         found.extend(_phase_b_findings(verification, a.run.sites))
         stats.update({"verifier_states": verification.states, "verifier_transitions": verification.transitions,
                       "projections": verification.projections, "certified_projections": verification.certified,

@@ -92,8 +92,14 @@ def check(err: ir.ParseError, text: str, *, line: int, col: int, what: str, hint
     lines = rendered.split("\n")
     assert lines[0] == f"{path}:{line}:{col}: error: {err.what}"
     src = text.split("\n")[line - 1].rstrip("\r")
-    rows = [k for k, row in enumerate(lines) if re.fullmatch(rf" *{line} \| {re.escape(src)}", row)]
-    assert rows, f"no excerpt line '{line} | {src}' in:\n{rendered}"
+    if len(src) > ir.errors.MAX_EXCERPT_COLS:
+        # a long line is shown as a window of at most MAX_EXCERPT_COLS columns of it, marked with "..."
+        rows = [k for k, row in enumerate(lines) if row.lstrip().startswith(f"{line} | ")
+                and row.split(" | ", 1)[1].strip(".") in src and row.endswith("...")
+                and len(row.split(" | ", 1)[1]) <= ir.errors.MAX_EXCERPT_COLS + 6]
+    else:
+        rows = [k for k, row in enumerate(lines) if re.fullmatch(rf" *{line} \| {re.escape(src)}", row)]
+    assert rows, f"no excerpt line '{line} | {src[:200]}' in:\n{rendered}"
     gutter, marks = lines[rows[0] + 1].split(" | ", 1)
     assert gutter.strip() == "" and marks.startswith(" " * (col - 1) + "^"), f"caret not at column {col}:\n{rendered}"
     assert f"hint: {err.hint}" in lines

@@ -31,7 +31,9 @@ from hypothesis import strategies as st
 import ir
 
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS = sorted((ROOT / "kernels").glob("*.py")) + sorted((ROOT / "tests" / "fixtures").rglob("*.py"))
+# tests/fixtures/hostile holds deliberately broken inputs (binary, empty, invalid): not a corpus of kernels
+CORPUS = sorted((ROOT / "kernels").glob("*.py")) + sorted(p for p in (ROOT / "tests" / "fixtures").rglob("*.py")
+                                                         if "hostile" not in p.parts)
 N_EXAMPLES = 1000
 
 

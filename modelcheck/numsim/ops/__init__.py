@@ -25,6 +25,7 @@ class OpContext:
     def __init__(self, compiler):
         self.cc = compiler
         self.sites: list[Site] = []
+        self.unsupported_sites: dict[int, tuple[str, str]] = {}
         self.acc = Accessors(compiler)
         self.source_lines = (compiler.func.source or "").splitlines()
         from . import async_copy, barrier, fence, mbarrier, memory, misc, tcgen05, tma, umma, warp
@@ -44,6 +45,18 @@ class OpContext:
 
     def expr(self, e: ir.Expr):
         return self.cc.exprs.expr(e)
+
+    def unsupported(self, node: ir.Node, name: str, why: str):
+        """The closure of an operation outside the modeled set: raises `UnsupportedTIRxError` when run.  Every
+        such site is listed (`self.unsupported_sites`), so one these inputs never reach is still reported."""
+        site = self.site(node, name)
+        self.unsupported_sites[site] = (name, why)
+        span = node.span
+
+        def fn(w):
+            w.eng.unsupported_reached.add(site)
+            raise UnsupportedTIRxError(name, span, why)
+        return fn
 
     def const(self, e: ir.Expr):
         return self.cc.exprs.const_value(e)
@@ -88,16 +101,38 @@ class OpContext:
     def compile_call(self, call: ir.OpCall):
         info = ir.classify(call.op, tuple(o.dtype for o in call.operands))
         if info is None:
-            return _unsupported(call.op, call.span, "not in the modeled set of operations"), False
+            return self.unsupported(call, call.op, "not in the modeled set of operations"), False
         if not info.supported:
-            return _unsupported(call.op, call.span, info.why_unsupported), False
+            return self.unsupported(call, call.op, info.why_unsupported), False
         handler = self.handlers.get(info.name)
         if handler is None:
-            return _unsupported(call.op, call.span, _pending_reason(info)), False
+            return self.unsupported(call, call.op, _pending_reason(info)), False
         fn, blocking = handler(self, call, info)
         if call.pred is not None:
             fn = _predicated(self.expr(call.pred), fn, blocking)
         return fn, blocking
+
+
+def unmodeled_operations(func: ir.PrimFunc) -> list[tuple[str, str, object]]:
+    """Every operation of `func` outside the modeled set, reached or not: (name, why, span) in source order.
+    A run reports the ones it executes (incomplete) or not (review); `prove` is incomplete with any."""
+    from . import async_copy, barrier, fence, mbarrier, memory, misc, tcgen05, tma, umma, warp
+    handlers = set()
+    for module in (memory, mbarrier, barrier, warp, async_copy, tma, fence, misc, tcgen05, umma):
+        handlers.update(module.HANDLERS)
+    out = []
+    for node in ir.walk(func.body):
+        if isinstance(node, ir.Unsupported):
+            out.append((node.name, "not in the modeled set of operations", node.span))
+        elif isinstance(node, ir.OpCall):
+            info = ir.classify(node.op, tuple(o.dtype for o in node.operands))
+            if info is None:
+                out.append((node.op, "not in the modeled set of operations", node.span))
+            elif not info.supported:
+                out.append((node.op, info.why_unsupported, node.span))
+            elif info.name not in handlers:
+                out.append((node.op, _pending_reason(info), node.span))
+    return out
 
 
 def async_destinations(func: ir.PrimFunc) -> frozenset[str]:
@@ -117,10 +152,6 @@ def _pending_reason(info) -> str:
     return f"no simulator implementation for {info.name} ({info.family})"
 
 
-def _unsupported(name, span, why):
-    def fn(w):
-        raise UnsupportedTIRxError(name, span, why)
-    return fn
 
 
 def _predicated(pred, fn, blocking):

@@ -1,0 +1,92 @@
+"""Budgets for one NumSim run: steps, wall-clock time and memory.
+
+Steps are warp-instructions over every warp of the launch (the per-loop iteration limit
+stays as well).  Memory is what the run may add to the process: every large allocation
+(global buffer copies, the CTAs' shared pools and warps) is charged before it is made,
+and the resident size the run grows by is sampled as it goes (`/proc/self/statm`; the
+peak from `getrusage` elsewhere).  Exceeding any budget raises `ResourceLimit` naming it,
+which the engine turns into `incomplete` -- never a pass, never a crash.  The defaults
+finish in about a minute and stay under ~2 GB on a 2-core machine.
+"""
+from __future__ import annotations
+
+import os
+import resource
+import sys
+import time
+
+from .errors import ResourceLimit
+
+DEFAULT_MAX_STEPS = 50_000_000
+DEFAULT_MAX_SECONDS = 60.0
+DEFAULT_MAX_MEMORY_MB = 2048
+CHECK_EVERY = 16_384           # warp-instructions between two looks at the clock and the resident size
+
+# simulator memory per warp and per CTA beyond its shared pool (lane vectors, registers, barriers)
+WARP_BYTES = 4096
+CTA_BYTES = 16384
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def resident_bytes() -> int:
+    """The process's resident size now (Linux), else its peak so far."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak if sys.platform == "darwin" else peak * 1024
+
+
+def megabytes(n: int) -> str:
+    return f"{n / (1 << 20):,.0f} MB" if n >= (1 << 20) else f"{n:,} bytes"
+
+
+class Meter:
+    """A run's budgets and what it has used of them."""
+
+    __slots__ = ("max_steps", "max_seconds", "max_bytes", "steps", "allocated", "t0", "rss0", "next_check")
+
+    def __init__(self, max_steps: int = DEFAULT_MAX_STEPS, max_seconds: float = DEFAULT_MAX_SECONDS,
+                 max_memory_mb: float = DEFAULT_MAX_MEMORY_MB):
+        self.max_steps = int(max_steps)
+        self.max_seconds = float(max_seconds)
+        self.max_bytes = int(max_memory_mb * (1 << 20))
+        self.steps = 0
+        self.allocated = 0
+        self.t0 = time.monotonic()
+        self.rss0 = resident_bytes()
+        self.next_check = CHECK_EVERY
+
+    def allocate(self, nbytes: int, what: str) -> None:
+        """Charge an allocation before it is made."""
+        self.allocated += int(nbytes)
+        if self.allocated > self.max_bytes:
+            raise ResourceLimit("memory", f"{what} needs {megabytes(int(nbytes))}, which takes the run past its "
+                                          f"memory budget of {megabytes(self.max_bytes)} (raise it with "
+                                          f"--max-memory MB / max_memory_mb=, or shrink the problem with --const)",
+                                budget_mb=self.max_bytes >> 20, requested_bytes=int(nbytes))
+
+    def charge(self, steps: int) -> None:
+        self.steps += steps
+        if self.steps >= self.next_check:
+            self.check()
+
+    def check(self) -> None:
+        self.next_check = self.steps + CHECK_EVERY
+        if self.steps > self.max_steps:
+            raise ResourceLimit("steps", f"the run executed more than {self.max_steps:,} warp-instructions (its step "
+                                         f"budget; raise it with --max-steps / max_steps=)", budget=self.max_steps)
+        elapsed = time.monotonic() - self.t0
+        if elapsed > self.max_seconds:
+            raise ResourceLimit("seconds", f"the run took more than {self.max_seconds:g} s (its time budget; raise it "
+                                           f"with --max-seconds / max_seconds=)", budget=self.max_seconds)
+        grown = resident_bytes() - self.rss0
+        if grown > self.max_bytes:
+            raise ResourceLimit("memory", f"the run grew the process by {megabytes(grown)}, past its memory budget "
+                                          f"of {megabytes(self.max_bytes)} (raise it with --max-memory MB / "
+                                          f"max_memory_mb=)", budget_mb=self.max_bytes >> 20)
+
+    def remaining_seconds(self) -> float:
+        return max(self.max_seconds - (time.monotonic() - self.t0), 0.0)
