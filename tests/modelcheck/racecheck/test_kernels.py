@@ -169,11 +169,12 @@ def test_cta_scoped_release_acquire_across_ctas():
     ("race_relaxed_try_wait", "params", "params[0] = x[0] + 3", "out[lane] = x[lane] * params[0] + params[1]"),
     ("race_flag_relaxed_store", "row", "row[lane] = x[lane] * 5", "out[lane] = row[31 - lane]"),
     ("race_fence_acq_rel_not_sc", "mailbox", "mailbox[0] = 42", "out[0] = mailbox[0]"),
+    ("race_fence_sc_no_flag", "mailbox", "mailbox[0] = 42", "out[0] = mailbox[0]"),
     ("race_ring_write_before_wait", "slot", "slot[0] = r * 10 + 7", "out[r] = slot[0]"),
 ])
 def test_handoffs_that_publish_nothing(name, alloc, writer, reader):
-    """A relaxed poll, a relaxed flag store, a fence.acq_rel without a flag, a store before the
-    back-pressure wait: the data accesses stay unordered across warps; the fixed twin is clean."""
+    """A relaxed poll, a relaxed flag store, a store-buffering handshake with fence.acq_rel, fence.sc
+    without a flag, a store before the back-pressure wait: the data accesses stay unordered across warps; the fixed twin is clean."""
     rep = race(name)
     found = [f for f in rep.findings if f.kind == "data_race" and f.details["overlap"]["allocation"] == alloc
              and f.details["overlap"]["byte_offset"] == 0]
