@@ -186,3 +186,18 @@ def test_handoffs_that_publish_nothing(name, alloc, writer, reader):
     assert lines == {line_of(name, writer), line_of(name, reader)}
     assert {x.kind for x in rep.findings} == {"data_race"}
     assert race(name + "_fixed").verdict == "clean"
+
+
+def test_leftover_named_barrier_arrival_is_a_synccheck_error_not_a_race(capsys):
+    """named_barrier_leftover (docs/reference-differences.md, row 2): three workers bar.arrive on a 64-thread
+    barrier.  No two accesses conflict (each thread writes its own out element), so Racecheck has no race to
+    report; the schedule-dependent leftover generation is Synccheck's fixed_sync_nonconfluent, and
+    `modelcheck check` (both checkers) exits 1 on it."""
+    from modelcheck.cli import main
+    name = "named_barrier_leftover"
+    kernel = modelcheck.load(KERNELS / f"{name}.py")
+    rep = modelcheck.racecheck(kernel.func)
+    assert rep.verdict == "clean" and rep.stats["races"] == 0 and rep.stats["accesses"] == 3
+    assert [f.kind for f in modelcheck.synccheck(kernel.func).findings] == ["fixed_sync_nonconfluent"]
+    assert main(["check", str(KERNELS / f"{name}.py")]) == 1
+    assert "fixed_sync_nonconfluent" in capsys.readouterr().out
