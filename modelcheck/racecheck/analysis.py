@@ -33,6 +33,9 @@ _LANES = np.arange(32)
 # what knowing an async column means: a bulk store's source reads are done (wait_group.read), or the whole
 # operation is (its accesses are stamped DONE, except a bulk store's source reads, stamped READ_DONE)
 READ_DONE, DONE = 1, 2
+HINT_SC = ("a fence.sc after the first access and one before the second synchronize only in the order the run "
+           "forces (PTX ISA 8.9.3: the Fence-SC order is determined at runtime), and nothing observed here forces the "
+           "writer's first: publish through a flag (fence; st.relaxed flag | ld.relaxed flag until set; fence)")
 _HINT_A2G = ("an async-proxy read completed, but its completion bridges no proxy: execute "
              "fence.proxy.async.shared::cta after observing it and before the generic write")
 
@@ -86,6 +89,11 @@ class Pass:
         self.sc_forced = fence_sc.candidates(events, records)
         self.sc_sources = {c.f1 for cs in self.sc_forced.values() for c in cs}
         self.sc_rows: dict[tuple, np.ndarray] = {}
+        self.sc_fences: dict[tuple, list] = {}       # (warp, lane) -> seqs of its fence.sc (for the race hint)
+        for ev in events:
+            if ev.kind == "fence.sc":
+                for lane in ev.lane_list():
+                    self.sc_fences.setdefault((ev.warp, lane), []).append(ev.seq)
         zero = np.zeros(self.width, dtype=np.int32)
         self._zero_bridged = {"shared": zero, "global": zero}
         self._members: dict[int, np.ndarray] = {}
@@ -560,7 +568,18 @@ class Pass:
                 return ("completion", "async_lifetime_not_drained",
                         "an asynchronous access is not completed before the conflicting reuse", None, hint)
         return ("execution", "missing_inter_actor_sync", "no synchronization edge orders the actors", None,
-                self._tc_hint(p_rec, c_rec, cur))
+                self._tc_hint(p_rec, c_rec, cur) or self._sc_hint(prior, cur, q))
+
+    def _sc_hint(self, prior, cur, q: int) -> str | None:
+        """Two plain accesses with a fence.sc after the first and one before the second, whose order the run does
+        not force: say so (a flagless fence.sc handoff is the usual case)."""
+        if not self.sc_fences or prior.actor >= 0 or cur.actor >= 0:
+            return None
+        before = self.sc_fences.get((prior.warp, int(self.ent.lane[self.pairs.prior[q]])), ())
+        after = self.sc_fences.get((cur.warp, int(self.ent.lane[self.pairs.current[q]])), ())
+        if any(s > prior.seq for s in before) and any(s < cur.seq for s in after):
+            return HINT_SC
+        return None
 
     def _tc_hint(self, p_rec: int, c_rec: int, cur) -> str | None:
         if self.tc is None:

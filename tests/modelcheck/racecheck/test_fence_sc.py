@@ -67,4 +67,8 @@ def test_flagless_fence_sc_handoff_races():
     assert d["prior"]["span"].line == line_of(name, "mailbox[0] = 42")
     assert d["current"]["span"].line == line_of(name, "out[0] = mailbox[0]")
     assert (d["prior"]["warp"], d["current"]["warp"]) == (0, 1)
+    assert "Fence-SC order is determined at runtime" in d["hint"] and "flag" in d["hint"]
     assert race(name + "_fixed").verdict == "clean"
+    # the hint is for fence.sc pairs only: the acq_rel handshake's race keeps the generic hint
+    (g,) = race("race_fence_acq_rel_not_sc").findings
+    assert "Fence-SC" not in g.details["hint"]
