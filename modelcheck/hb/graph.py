@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import networkx as nx
 import numpy as np
 
+from ..common import fence_sc
 from ..common.ordering import ACQUIRING_ORDERS, GROUP_FAMILY, PIPELINED_AFTER, RELEASING_ORDERS, strength
 from ..numsim import Trace
 from ..numsim.runtime import id_ranges
@@ -59,7 +60,8 @@ EDGE_KINDS = {
     "group_wait": (True, "the issuing lane's wait_group / tcgen05.wait retired the async operation"),
     "tc_pipeline": (True, "pipelined tcgen05 operations of one thread execute in issue order"),
     "reads_from": (True, "a strong read read a release (or fenced relaxed) write: release/acquire through memory"),
-    "sc_order": (True, "fence.sc operations are totally ordered (execution order)"),
+    "sc_order": (True, "a fence.sc synchronizes with a later one when the run forces their order (a morally "
+                       "strong access after the first communicates with one before the second)"),
     "awaits": (False, "a blocked wait awaits this generation (deadlocked run)"),
 }
 NODE_KINDS = ("sync", "generation", "async_op", "completion", "memory", "blocked")
@@ -134,7 +136,7 @@ class _Builder:
         self.groups: dict[tuple, dict] = {}         # (warp, lane, family) -> {"open": [ops], "committed": [[ops]]}
         self.last_fence: dict[tuple, str] = {}      # (warp, lane) -> last fence.acq_rel / fence.sc node
         self.pending_acquire: dict[tuple, list] = {}  # (warp, lane) -> [(release node, release lane)]
-        self.last_sc: str | None = None
+        self.sc_candidates = fence_sc.candidates(trace.sync, trace.accesses)   # fence.sc pairs the run may force
         self.last_commit: dict[tuple, str] = {}     # (warp, lane) -> its latest tcgen05.commit completion
         self.tc_latest: dict[tuple, dict] = {}      # (warp, lane) -> tcgen05 op kind -> its latest op node
 
@@ -226,8 +228,26 @@ class _Builder:
         for key, wait in self.relaxed_waits:
             for c in self.completions.get(key, ()):
                 self.edge(c, wait, "observe_completion", dst=self.g.nodes[wait]["mask"])
+        self._sc_order()
         self._blocked()
         return self.hb
+
+    def _sc_order(self) -> None:
+        """fence.sc -> fence.sc edges for the pairs the run forces (`common.fence_sc`), in the later fence's
+        execution order: a candidate's happens-before condition is asked of the graph with the earlier
+        fence.sc edges in (as Racecheck's knowledge at that write has them; a later edge cannot reach it)."""
+        if not self.sc_candidates:
+            return
+        from .order import pair_ordering      # order builds on this module: imported when first needed
+        records = self.trace.accesses
+        for (seq, lane), cands in sorted(self.sc_candidates.items()):
+            for c in cands:
+                if c.needs is not None:
+                    (wr, wl), (br, bl) = c.needs
+                    if not pair_ordering(self.hb, records[wr], wl, records[br], bl, want_path=False).ordered:
+                        continue
+                self.edge(f"ev{c.f1[0]}", f"ev{seq}", "sc_order", src=1 << c.f1[1], dst=1 << lane)
+                self.hb.cache.clear()           # memoized reachability predates the edge
 
     def _event(self, ev) -> None:
         d = ev.details
@@ -320,10 +340,6 @@ class _Builder:
                 for rel, rel_lane in self.pending_acquire.pop((ev.warp, lane), []):
                     self.edge(rel, key, "reads_from", src=1 << rel_lane if rel_lane >= 0 else 0, dst=1 << lane)
                 self.last_fence[(ev.warp, lane)] = key
-            if kind == "fence.sc":
-                if self.last_sc is not None:
-                    self.edge(self.last_sc, key, "sc_order", src=self.g.nodes[self.last_sc]["mask"], dst=mask)
-                self.last_sc = key
 
     def _gen_key(self, barrier, cta, generation):
         return ("mbarrier", cta, barrier[2], self.epoch.get((cta, barrier[2]), 0), generation)

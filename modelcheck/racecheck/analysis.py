@@ -4,8 +4,8 @@ Three steps.  `pairs` finds, vectorized, every conflicting candidate pair (DESIG
 shadow of last writes and reads since, unrolled over the trace).  Then one pass in
 execution order moves knowledge at sync events (DESIGN §6): mbarrier arrive ->
 generation -> wait (per lane; relaxed waits take only async completions), named-barrier
-contributions -> resumers, warp syncs over their member lanes, fence.sc (a total
-order), release stores/atomics -> acquire loads reading from them with covering scopes,
+contributions -> resumers, warp syncs over their member lanes, fence.sc pairs whose
+order the run forces (`common.fence_sc`), release stores/atomics -> acquire loads reading from them with covering scopes,
 fence.proxy.async (bridges per domain), async operations forked at issue and known
 after their completion is observed (a bulk store's source reads already at
 wait_group.read), tcgen05 operations by their own ordering (`tcgen`); at each access that closes pairs it gathers what
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..common import fence_sc
 from ..common.ordering import ACQUIRING_ORDERS, GROUP_FAMILY, RELEASING_ORDERS, strength
 from .clocks import WarpState
 from .pairs import expand, pair, stable_order
@@ -32,6 +33,9 @@ _LANES = np.arange(32)
 # what knowing an async column means: a bulk store's source reads are done (wait_group.read), or the whole
 # operation is (its accesses are stamped DONE, except a bulk store's source reads, stamped READ_DONE)
 READ_DONE, DONE = 1, 2
+HINT_SC = ("a fence.sc after the first access and one before the second synchronize only in the order the run "
+           "forces (PTX ISA 8.9.3: the Fence-SC order is determined at runtime), and nothing observed here forces the "
+           "writer's first: publish through a flag (fence; st.relaxed flag | ld.relaxed flag until set; fence)")
 _HINT_A2G = ("an async-proxy read completed, but its completion bridges no proxy: execute "
              "fence.proxy.async.shared::cta after observing it and before the generic write")
 
@@ -81,7 +85,15 @@ class Pass:
         self.issuer_seq = np.full(self.width, np.inf)    # seq of the event that set an async column's issuer
         self.mb: dict[tuple, dict] = {}           # (cta, addr, gen) -> {"release": row, "bridged": {d: row}, "cols": set}
         self.named: dict[tuple, dict] = {}
-        self.sc_row = np.zeros(self.width, dtype=np.int32)
+        # fence.sc: (seq, lane) -> the earlier fence.sc instances it synchronizes with, and the knowledge of those
+        self.sc_forced = fence_sc.candidates(events, records)
+        self.sc_sources = {c.f1 for cs in self.sc_forced.values() for c in cs}
+        self.sc_rows: dict[tuple, np.ndarray] = {}
+        self.sc_fences: dict[tuple, list] = {}       # (warp, lane) -> seqs of its fence.sc (for the race hint)
+        for ev in events:
+            if ev.kind == "fence.sc":
+                for lane in ev.lane_list():
+                    self.sc_fences.setdefault((ev.warp, lane), []).append(ev.seq)
         zero = np.zeros(self.width, dtype=np.int32)
         self._zero_bridged = {"shared": zero, "global": zero}
         self._members: dict[int, np.ndarray] = {}
@@ -253,9 +265,7 @@ class Pass:
         elif kind == "fence.proxy.async":
             w.fence_proxy(mask, _FENCE_DOMAINS.get(d.get("space", "all"), ("shared", "global")))
         elif kind == "fence.sc":
-            w.acquire(mask, self.sc_row)
-            self.sc_row = np.maximum(self.sc_row, w.release(mask))
-            self._fence_acq_rel(w, mask)
+            self._fence_sc(ev, w, mask)
         elif kind == "fence.acq_rel":
             self._fence_acq_rel(w, mask)
         elif kind == "async.issue":
@@ -323,6 +333,43 @@ class Pass:
                 if w.tc is not None:
                     self.tc.dealloc(actor, w, mask)
                 w.epoch += 1
+
+    def _fence_sc(self, ev, w: WarpState, mask) -> None:
+        """A fence.sc lane acquires what the earlier fence.sc instances the run forces before it knew at theirs
+        (PTX §8.9.4 item 1; never the execution order alone), then acts as fence.acq_rel; its knowledge there is
+        what later forced fences acquire."""
+        lanes = range(32) if mask is None else np.flatnonzero(mask).tolist()
+        for lane in lanes:
+            for cand in self.sc_forced.get((ev.seq, lane), ()):
+                row = self.sc_rows.get(cand.f1)
+                if row is not None and (cand.needs is None or self._write_before(*cand.needs)):
+                    one = np.zeros(32, dtype=np.bool_)
+                    one[lane] = True
+                    w.k.merge(one, row)
+        self._fence_acq_rel(w, mask)
+        for lane in lanes:
+            if (ev.seq, lane) in self.sc_sources:
+                self.sc_rows[(ev.seq, lane)] = w.fence_row[lane]
+
+    def _write_before(self, w_id: tuple, b_id: tuple) -> bool:
+        """Did write (record, lane) `w_id` happen before write `b_id`, as `b`'s lane knew at `b` (the knowledge
+        gathered for their candidate pairs; one lane's accesses are ordered by program order)?"""
+        (wr, wl), (br, bl) = w_id, b_id
+        wrec, brec = self.records[wr], self.records[br]
+        if wrec.actor < 0 and (wrec.warp, wl) == (brec.warp, bl):
+            return True
+        ent, P = self.ent, self.pairs
+        stamp = self.async_stamp[wr] if wrec.actor >= 0 else self.epoch_at[wr]
+        found = False
+        for q in range(int(P.start[br]), int(P.start[br + 1])):
+            if int(ent.lane[P.current[q]]) != bl:
+                continue
+            p = int(P.prior[q])
+            if int(ent.rec[p]) == wr and int(ent.lane[p]) == wl:
+                if self.known[q] < stamp:
+                    return False
+                found = True
+        return found
 
     def _fence_acq_rel(self, w: WarpState, mask) -> None:
         for lane in (range(32) if mask is None else np.flatnonzero(mask)):
@@ -524,7 +571,18 @@ class Pass:
                 return ("completion", "async_lifetime_not_drained",
                         "an asynchronous access is not completed before the conflicting reuse", None, hint)
         return ("execution", "missing_inter_actor_sync", "no synchronization edge orders the actors", None,
-                self._tc_hint(p_rec, c_rec, cur))
+                self._tc_hint(p_rec, c_rec, cur) or self._sc_hint(prior, cur, q))
+
+    def _sc_hint(self, prior, cur, q: int) -> str | None:
+        """Two plain accesses with a fence.sc after the first and one before the second, whose order the run does
+        not force: say so (a flagless fence.sc handoff is the usual case)."""
+        if not self.sc_fences or prior.actor >= 0 or cur.actor >= 0:
+            return None
+        before = self.sc_fences.get((prior.warp, int(self.ent.lane[self.pairs.prior[q]])), ())
+        after = self.sc_fences.get((cur.warp, int(self.ent.lane[self.pairs.current[q]])), ())
+        if any(s > prior.seq for s in before) and any(s < cur.seq for s in after):
+            return HINT_SC
+        return None
 
     def _tc_hint(self, p_rec: int, c_rec: int, cur) -> str | None:
         if self.tc is None:

@@ -130,11 +130,13 @@ def test_memory_synchronization_edges():
     g = h.graph
     assert g.nodes[u]["op"] == "write.release" and g.nodes[v]["op"] == "read.acquire"
     assert g.nodes[u]["warp"] == 0 and g.nodes[v]["warp"] == 1 and d["src_mask"] == 1
-    # fence.sc pairs are ordered in execution order
+    # a fence.sc pair is ordered when the run forces it: P's load of the old turn after its fence, Q's store of
+    # turn before its own; two fence.sc with no such access between them stay unordered
     h2 = _build("race_fence_acq_rel_not_sc_fixed")
     (sc,) = _edges(h2, "sc_order")
     assert h2.graph.nodes[sc[0]]["warp"] == 0 and h2.graph.nodes[sc[1]]["warp"] == 1
     assert not _edges(_build("race_fence_acq_rel_not_sc"), "sc_order")
+    assert not _edges(_build("race_fence_sc_no_flag"), "sc_order")
 
 
 def test_deadlocked_run_has_blocked_nodes_awaiting_generations():

@@ -169,11 +169,12 @@ def test_cta_scoped_release_acquire_across_ctas():
     ("race_relaxed_try_wait", "params", "params[0] = x[0] + 3", "out[lane] = x[lane] * params[0] + params[1]"),
     ("race_flag_relaxed_store", "row", "row[lane] = x[lane] * 5", "out[lane] = row[31 - lane]"),
     ("race_fence_acq_rel_not_sc", "mailbox", "mailbox[0] = 42", "out[0] = mailbox[0]"),
+    ("race_fence_sc_no_flag", "mailbox", "mailbox[0] = 42", "out[0] = mailbox[0]"),
     ("race_ring_write_before_wait", "slot", "slot[0] = r * 10 + 7", "out[r] = slot[0]"),
 ])
 def test_handoffs_that_publish_nothing(name, alloc, writer, reader):
-    """A relaxed poll, a relaxed flag store, a fence.acq_rel without a flag, a store before the
-    back-pressure wait: the data accesses stay unordered across warps; the fixed twin is clean."""
+    """A relaxed poll, a relaxed flag store, a store-buffering handshake with fence.acq_rel, fence.sc
+    without a flag, a store before the back-pressure wait: the data accesses stay unordered across warps; the fixed twin is clean."""
     rep = race(name)
     found = [f for f in rep.findings if f.kind == "data_race" and f.details["overlap"]["allocation"] == alloc
              and f.details["overlap"]["byte_offset"] == 0]
@@ -185,3 +186,18 @@ def test_handoffs_that_publish_nothing(name, alloc, writer, reader):
     assert lines == {line_of(name, writer), line_of(name, reader)}
     assert {x.kind for x in rep.findings} == {"data_race"}
     assert race(name + "_fixed").verdict == "clean"
+
+
+def test_leftover_named_barrier_arrival_is_a_synccheck_error_not_a_race(capsys):
+    """named_barrier_leftover (docs/reference-differences.md, row 2): three workers bar.arrive on a 64-thread
+    barrier.  No two accesses conflict (each thread writes its own out element), so Racecheck has no race to
+    report; the schedule-dependent leftover generation is Synccheck's fixed_sync_nonconfluent, and
+    `modelcheck check` (both checkers) exits 1 on it."""
+    from modelcheck.cli import main
+    name = "named_barrier_leftover"
+    kernel = modelcheck.load(KERNELS / f"{name}.py")
+    rep = modelcheck.racecheck(kernel.func)
+    assert rep.verdict == "clean" and rep.stats["races"] == 0 and rep.stats["accesses"] == 3
+    assert [f.kind for f in modelcheck.synccheck(kernel.func).findings] == ["fixed_sync_nonconfluent"]
+    assert main(["check", str(KERNELS / f"{name}.py")]) == 1
+    assert "fixed_sync_nonconfluent" in capsys.readouterr().out
