@@ -23,16 +23,13 @@ from tests.manifest import KERNELS, manifest_overrides, stage_cases  # noqa: E40
 
 TARGET_S = 2.0
 # configurations the manifest does not state (it has one prove entry per kernel): the persistent GEMM over its
-# tile count, and over K_TILES with one tile per CTA; and the invariant search alone on the realistic kernels, for
-# comparison with the certificate (one run each, with a budget)
-EXTRA = [("gemm_persistent", {"TILES_PER_CTA": [1, None]}, {}, "auto"),
-         ("gemm_persistent", {"K_TILES": [1, None]}, {"TILES_PER_CTA": 1}, "auto"),
-         ("fa4_fwd", {"NKV": [1, None]}, {}, "invariant"), ("kda_ring_dvec", {"NC": [1, None]}, {}, "invariant"),
-         ("gemm_ws", {"K_TILES": [1, None]}, {}, "invariant")]
+# tile count, and over K_TILES with one tile per CTA (one run each)
+EXTRA = [("gemm_persistent", {"TILES_PER_CTA": [1, None]}, {}),
+         ("gemm_persistent", {"K_TILES": [1, None]}, {"TILES_PER_CTA": 1})]
 EXTRA_BUDGET_S = 300.0
 
 
-def run(name: str, entry: dict, expect: dict, repeat: int, budget: float = 60.0, method: str = "auto") -> dict:
+def run(name: str, entry: dict, expect: dict, repeat: int, budget: float = 60.0) -> dict:
     import modelcheck
     from modelcheck.prover import prove
     kernel = modelcheck.load(KERNELS / entry["file"], **entry["constants"])
@@ -42,7 +39,7 @@ def run(name: str, entry: dict, expect: dict, repeat: int, budget: float = 60.0,
     walls, cpus, report = [], [], None
     for _ in range(repeat):
         t0, c0 = time.perf_counter(), time.process_time()
-        report = prove(func, symbolic=list(ranges), ranges=ranges, inputs=inputs, max_seconds=budget, method=method)
+        report = prove(func, symbolic=list(ranges), ranges=ranges, inputs=inputs, max_seconds=budget)
         walls.append(time.perf_counter() - t0)
         cpus.append(time.process_time() - c0)
     families: dict = {}
@@ -80,17 +77,17 @@ def main() -> None:
     if not args.only:
         from tests.manifest import load_manifest
         kernels = load_manifest()["kernels"]
-        for name, symbolic, consts, method in EXTRA:
+        for name, symbolic, consts in EXTRA:
             entry = dict(kernels[name])
             entry["constants"] = {**entry["constants"], **consts}
-            row = run(name, entry, {"verdict": None, "symbolic": symbolic}, 1, EXTRA_BUDGET_S, method)
+            row = run(name, entry, {"verdict": None, "symbolic": symbolic}, 1, EXTRA_BUDGET_S)
             row["extra"] = True
             row["constants"] = entry["constants"]
             rows.append(row)
-            label = f"{name} ({method}, {', '.join(symbolic)})"
+            label = f"{name} ({', '.join(symbolic)})"
             print(f"{label:<36} {row['verdict']:<10} {'-':<10} {row['families']:>8} "
                   f"{row['wall_s']:>8.3f} {row['cpu_s']:>8.3f}  {'; '.join(row['incomplete'])[:60]}")
-    proofs = [r for r in rows if r["expected"] == "proved" or (r.get("extra") and r["method"] != "invariant")]
+    proofs = [r for r in rows if r["expected"] == "proved" or r.get("extra")]
     met = all(r["cpu_s"] / max(1, r["families"]) <= TARGET_S for r in proofs)
     ok = all(r["as_expected"] for r in rows)
     print(f"{len(rows)} kernel(s); all as the manifest expects: {'yes' if ok else 'NO'}; "
@@ -98,10 +95,9 @@ def main() -> None:
     print("wrote", record("prove_corpus", {"rows": rows, "target_seconds_per_family": TARGET_S,
                                            "all_as_expected": ok, "per_family_target_met": met,
                                            "note": "cpu_s covers the whole prove call (skeleton, the happens-before "
-                                                   "certificate or the invariant search, refutation and its "
-                                                   "confirmation by Synccheck and replay); parse excluded; median "
-                                                   "of --repeat runs; extra rows: one run with a "
-                                                   f"{EXTRA_BUDGET_S:.0f} s budget, `method` as recorded"}))
+                                                   "certificate, refutation and its confirmation by Synccheck and "
+                                                   "replay); parse excluded; median of --repeat runs; extra rows: "
+                                                   f"one run with a {EXTRA_BUDGET_S:.0f} s budget"}))
 
 
 if __name__ == "__main__":

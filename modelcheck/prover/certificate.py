@@ -30,11 +30,10 @@ import z3
 
 from .execution import ARRIVALS, ASYNC, MUTATIONS, Executions
 from . import solving
-from .induction import role_members, roles
-from .refute import fmt_sizes
-from .model import Model, lookup
+from .model import Model, lookup, role_members, roles
 from .paths import Pair, PathProver
 from .ranking import Ranking
+from .report import fmt_sizes
 from .symbolic import Ends, SymEvent
 
 SWEEP = 12                 # sizes decided concretely: lo .. lo + SWEEP - 1

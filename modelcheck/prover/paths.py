@@ -22,9 +22,9 @@ import z3
 
 from . import solving
 from .execution import Execution, Executions
-from .induction import role_members
+from .model import role_members
 from .program import evaluate
-from .refute import fmt_sizes
+from .report import fmt_sizes
 from .symbolic import SymEvent, po_le
 
 MAX_ROUNDS = 24

@@ -1,18 +1,17 @@
-"""Each warp's skeleton laid out as numbered steps, with closed-form execution counts.
+"""Each warp's skeleton laid out as numbered steps in blocks, and how its slots and guards repeat.
 
 A warp's program becomes blocks: straight runs of commands (one step each) and loops
 over a symbolic trip count whose body is a fixed run of commands (nested loops with
 small concrete trip counts are unrolled; a command's guard on the loop variable makes
 it a no-op step in iterations where the guard fails, so every iteration has the same
-length B).  The warp's state is one integer, its step counter t: the command at step t
-and its iteration follow from t by floor division.
+length).  A position in the warp's program is (block, iteration, offset in the block).
 
-What the protocol needs is how many times each command has run before step t, per
-barrier slot.  For a loop command that is the number of iterations r in a range whose
-slot `slot(r)` is s and whose guard holds.  Slots and guards on r are periodic patterns
-(evaluated concretely over a period) intersected with ranges whose bounds may be
-symbolic, so the count is `(x // P) * k + #{residues < x % P}` — linear with the
-quotient lowered to variables.
+What the protocol needs is how many times each command has run before a position, per
+barrier slot (`model.State.count`).  For a loop command that is the number of iterations r
+in a range whose slot `slot(r)` is s and whose guard holds.  Slots and guards on r are
+periodic patterns (evaluated concretely over a period, `slot_form`, `guard_set`)
+intersected with ranges whose bounds may be symbolic, so the count is
+`(x // P) * k + #{residues < x % P}` — linear with the quotient lowered to variables.
 """
 from __future__ import annotations
 
@@ -242,16 +241,12 @@ class Step:
 @dataclass
 class Block:
     kind: str                   # straight | loop
-    base: object                # z3 term: first step of the block (affine in symbolic constants)
     length: int                 # straight: commands; loop: body length B
     var: str | None = None
     start: ir.Expr | None = None
     stop: ir.Expr | None = None
     trips: object = None        # z3 term: max(0, stop - start)
     steps: list = field(default_factory=list)
-
-    def size(self):
-        return self.length if self.kind == "straight" else self.trips * self.length
 
 
 def block_index(proc, block) -> int:
@@ -264,22 +259,20 @@ class Proc:
     warp: int
     blocks: list
     steps: list
-    total: object               # z3 term: number of steps
 
 
-def layout(warp: int, items: tuple, symbols: dict, symbolic) -> Proc:
-    """Blocks and steps of one warp; `symbols` maps symbolic constant names to z3 terms."""
-    t = Terms(symbols)
+def layout(warp: int, items: tuple, sizes: Terms, symbolic) -> Proc:
+    """Blocks and steps of one warp; `sizes` builds terms over the symbolic constants (the model's shared ones:
+    the quotients a trip count divides go with the sizes' definitions)."""
+    t = sizes
     blocks: list[Block] = []
     steps: list[Step] = []
-    base = z3.IntVal(0)
     pending: list = []
 
     def flush():
-        nonlocal base
         if not pending:
             return
-        b = Block("straight", base, len(pending))
+        b = Block("straight", len(pending))
         for off, (cmd, guard) in enumerate(pending):
             if guard is not None and free_vars(guard) - set(symbolic):
                 raise OutsideFragment("a guard on a variable outside any loop", cmd.span)
@@ -287,7 +280,6 @@ def layout(warp: int, items: tuple, symbols: dict, symbolic) -> Proc:
             b.steps.append(st)
             steps.append(st)
         blocks.append(b)
-        base = base + len(pending)
         pending.clear()
 
     for item in items:
@@ -298,19 +290,18 @@ def layout(warp: int, items: tuple, symbols: dict, symbolic) -> Proc:
                 continue
             start, stop = t.int_of(item.start), t.int_of(item.stop)
             trips = z3.If(stop - start > 0, stop - start, 0)
-            b = Block("loop", base, len(body), item.var, item.start, item.stop, trips)
+            b = Block("loop", len(body), item.var, item.start, item.stop, trips)
             for off, (cmd, guard) in enumerate(body):
                 st = Step(0, len(steps), cmd, guard, b, off)
                 b.steps.append(st)
                 steps.append(st)
             blocks.append(b)
-            base = base + trips * len(body)
         else:
             pending.extend(_flatten((item,), None, None))
     flush()
     for st in steps:
         st.proc = warp
-    return Proc(warp, blocks, steps, z3.simplify(base))
+    return Proc(warp, blocks, steps)
 
 
 def _flatten(items, guard, loop_var) -> list:

@@ -13,10 +13,36 @@ import math
 
 import z3
 
-from .induction import _check
-
 QUICK_MS = 300
 MAX_PERIOD = 12
+
+
+def _solvers():
+    """A portfolio of configurations, tried in turn with growing timeouts: linear integer queries over
+    floor quotients have heavy-tailed solve times, and a different arithmetic core or seed usually
+    answers at once where another stalls."""
+    for seed, timeout in ((0, 1000), (4, 2000), (10, 3000)):
+        s = z3.Solver()
+        s.set("smt.arith.solver", 2)
+        s.set("random_seed", seed)
+        yield s, timeout
+    yield z3.Solver(), 2000
+    s = z3.Solver()
+    s.set("smt.arith.solver", 2)
+    s.set("random_seed", 6)
+    yield s, 5000
+    yield z3.Then("simplify", "propagate-values", "solve-eqs", "smt").solver(), 5000
+
+
+def _check(constraints):
+    """sat | unsat | unknown (only when every configuration of the portfolio timed out)."""
+    for s, timeout in _solvers():
+        s.set("timeout", timeout)
+        s.add(*constraints)
+        r = s.check()
+        if r != z3.unknown:
+            return r, (s.model() if r == z3.sat else None)
+    return z3.unknown, None
 
 
 def period(m) -> int:

@@ -35,6 +35,13 @@ class Terms:
         self.shared = shared
         self._shared_atoms = None if shared is None else {v.get_id() for v in shared.names.values()}
 
+    def over(self, names: dict) -> "Terms":
+        """Terms over other names that share this one's quotient variables and side constraints."""
+        t = Terms(names, self.shared)
+        t._memo = self._memo
+        t.side = self.side
+        return t
+
     def floordiv(self, x, d: int):
         q, _ = self.divmod(x, d)
         return q

@@ -10,8 +10,8 @@ import modelcheck
 from modelcheck.prover import prove, solving
 from modelcheck.prover.certificate import _Certifier, certify
 from modelcheck.prover.execution import Execution
-from modelcheck.prover.induction import roles
 from modelcheck.prover.execution import Executions
+from modelcheck.prover.model import roles
 from modelcheck.prover.paths import Pair, PathProver, template_of
 from modelcheck.prover.ranking import Ranking
 from modelcheck.prover.symbolic import SymEvent
@@ -111,20 +111,16 @@ def test_realistic_kernels_are_proved_by_the_certificate(name, sym):
                                                                     else ("P1", "P2", "P3", "P4"))}
 
 
-def test_the_report_says_which_engine_and_the_invariant_search_still_works():
+def test_the_report_says_how_the_certificate_was_decided():
     func = modelcheck.load(KERNELS / "ring_arith.py").func
     cert = prove(func, symbolic=["ROUNDS"])
-    assert cert.verdict == "proved" and cert.stats["method"] == "certificate" and not cert.invariant
-    assert "happens-before certificate:" in cert.format()
-    inv = prove(func, symbolic=["ROUNDS"], method="invariant")
-    assert inv.verdict == "proved" and inv.stats["method"] == "invariant" and inv.invariant
-    with pytest.raises(ValueError, match="method must be one of"):
-        prove(func, symbolic=["ROUNDS"], method="guess")
+    assert cert.verdict == "proved" and cert.stats["method"] == "certificate"
+    assert "happens-before certificate:" in cert.format() and "invariant" not in cert.to_dict()
 
 
 def test_a_certificate_out_of_time_is_incomplete_not_proved():
     func = modelcheck.load(KERNELS / "ring_arith.py").func
-    report = prove(func, symbolic=["ROUNDS"], max_seconds=0.0, method="certificate")
+    report = prove(func, symbolic=["ROUNDS"], max_seconds=0.0)
     assert report.verdict == "incomplete"
     assert "the happens-before certificate is open" in report.reasons[0] and "out of time" in report.reasons[0]
 
