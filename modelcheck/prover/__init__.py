@@ -29,7 +29,8 @@ from .certificate import certify
 from .confirm import confirm, confirm_smallest, open_note
 from .model import Model
 from .report import ProofReport, PropertyResult, fmt_sizes
-from .skeleton import OutsideFragment, extract
+from .exprs import OutsideFragment
+from .skeleton import extract
 from .specialize import FailsSmallest, specializer, tma_bytes
 
 __all__ = ["prove", "ProofReport"]

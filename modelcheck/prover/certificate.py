@@ -74,7 +74,7 @@ def certify(m: Model, deadline: float) -> Certificate:
     stats: dict = {"method": "certificate"}
     spent: dict = {}
     cert = Certificate("unknown", stats=stats)
-    c = _Certifier(m, deadline, stats, spent)
+    c = Certifier(m, deadline, stats, spent)
     try:
         c.sweep()
         c.tx_runs()
@@ -100,7 +100,7 @@ def certify(m: Model, deadline: float) -> Certificate:
     return cert
 
 
-class _Certifier:
+class Certifier:
     def __init__(self, m: Model, deadline: float, stats: dict, spent: dict):
         self.m = m
         self.deadline = deadline

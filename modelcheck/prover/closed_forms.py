@@ -15,8 +15,7 @@ import z3
 
 import ir
 
-from .program import evaluate, free_vars, substitute
-from .skeleton import Opaque, OutsideFragment, Sym, _is_lanes, to_expr
+from .exprs import Opaque, OutsideFragment, Sym, evaluate, free_vars, is_lanes, substitute, to_expr
 from .z3expr import Terms
 
 TRIAL = 40
@@ -42,7 +41,7 @@ def summarize(x, s: ir.For, env, locals_, tid, mask, carried, start, stop) -> No
         partners = [(v, _entry_expr(entry[key], v)) for key, v in values.items() if v is not None]
         for key, v0 in entry.items():
             forms[key] = None
-            if isinstance(v0, Opaque) or _is_lanes(v0) or effect.get(key) is None:
+            if isinstance(v0, Opaque) or is_lanes(v0) or effect.get(key) is None:
                 continue
             seq = trajectory.get(key) if trajectory else None
             forms[key] = _fit(seq, k, _entry_expr(v0, values[key]), partners)

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 
 import z3
 
-from .program import Proc, evaluate, guard_set, layout, slot_form
-from .skeleton import OutsideFragment, Skeleton
+from .exprs import OutsideFragment, evaluate
+from .program import Proc, guard_set, layout, slot_form
+from .skeleton import Skeleton
 from .z3expr import Terms
 
 # the commands whose passing a warp's wait counter counts: an mbarrier wait, and a named barrier's sync (it

@@ -23,7 +23,7 @@ import z3
 from . import solving
 from .execution import Execution, Executions
 from .model import role_members
-from .program import evaluate
+from .exprs import evaluate
 from .report import fmt_sizes
 from .symbolic import SymEvent, po_le
 

@@ -21,67 +21,12 @@ import z3
 
 import ir
 
-from .skeleton import Command, Guarded, Loop, OutsideFragment, _apply
+from .exprs import OutsideFragment, conj, evaluate, free_vars, substitute
+from .skeleton import Command, Guarded, Loop
 from .z3expr import Terms
 
 PERIOD_LIMIT = 64
 NESTED_UNROLL = 256
-
-
-# ---------------------------------------------------------------------------------- concrete evaluation
-def evaluate(e: ir.Expr, env: dict):
-    if isinstance(e, ir.Const):
-        return e.value
-    if isinstance(e, (ir.Var, ir.ConstRef)):
-        if e.name not in env:
-            raise KeyError(e.name)
-        return env[e.name]
-    if isinstance(e, ir.Cast):
-        return evaluate(e.value, env)
-    if isinstance(e, ir.BinOp):
-        return _apply(e.op, evaluate(e.a, env), evaluate(e.b, env))
-    if isinstance(e, ir.UnaryOp):
-        a = evaluate(e.a, env)
-        return (not a) if e.op in ("not", "!") else -a if e.op == "-" else ~a
-    if isinstance(e, ir.Select):
-        return evaluate(e.true_value, env) if evaluate(e.cond, env) else evaluate(e.false_value, env)
-    raise KeyError(type(e).__name__)
-
-
-def substitute(e: ir.Expr, table: dict) -> ir.Expr:
-    """e with the variables named in `table` replaced by its expressions (ints become constants)."""
-    if isinstance(e, ir.Var):
-        v = table.get(e.name, e)
-        return v if isinstance(v, ir.Expr) else ir.Const(int(v), "int32")
-    if isinstance(e, ir.BinOp):
-        return ir.BinOp(e.op, substitute(e.a, table), substitute(e.b, table), e.dtype, span=e.span)
-    if isinstance(e, ir.UnaryOp):
-        return ir.UnaryOp(e.op, substitute(e.a, table), e.dtype, span=e.span)
-    if isinstance(e, ir.Select):
-        return ir.Select(substitute(e.cond, table), substitute(e.true_value, table),
-                         substitute(e.false_value, table), e.dtype, e.lazy, span=e.span)
-    if isinstance(e, ir.Cast):
-        return ir.Cast(e.dtype, substitute(e.value, table), span=e.span)
-    return e
-
-
-def free_vars(e: ir.Expr) -> set[str]:
-    if isinstance(e, (ir.Var, ir.ConstRef)):
-        return {e.name}
-    out: set[str] = set()
-    for attr in ("a", "b", "cond", "true_value", "false_value", "value"):
-        sub = getattr(e, attr, None)
-        if isinstance(sub, ir.Expr):
-            out |= free_vars(sub)
-    return out
-
-
-def conj(a: ir.Expr | None, b: ir.Expr | None) -> ir.Expr | None:
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return ir.BinOp("and", a, b, "bool")
 
 
 # ---------------------------------------------------------------------------------- iteration sets

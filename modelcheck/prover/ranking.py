@@ -23,7 +23,8 @@ import z3
 
 from . import solving
 from .execution import ARRIVALS, ASYNC
-from .program import block_index, evaluate
+from .exprs import evaluate
+from .program import block_index
 from .symbolic import SymEvent
 
 MAX_ROUNDS = 40

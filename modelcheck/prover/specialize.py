@@ -12,7 +12,8 @@ import ir
 from .. import kernel as kernel_mod
 from .. import numsim
 from ..common.results import resolve_inputs
-from .skeleton import Command, Guarded, Loop, OutsideFragment, Skeleton
+from .exprs import OutsideFragment
+from .skeleton import Command, Guarded, Loop, Skeleton
 
 
 class FailsSmallest(Exception):

@@ -9,18 +9,14 @@ Booleans are z3 Bools; comparisons and `and`/`or`/`not` map directly.
 from __future__ import annotations
 
 import itertools
-import operator
 
 import z3
 
 import ir
 
+from .exprs import SHARED_OPS
+
 _fresh = itertools.count()
-
-# operators that mean the same on Python ints, numpy lane vectors and z3 terms
-SHARED_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "<": operator.lt, "<=": operator.le,
-              ">": operator.gt, ">=": operator.ge, "==": operator.eq, "!=": operator.ne}
-
 
 class Terms:
     """Builds terms over a variable map and collects the side constraints of their divisions."""

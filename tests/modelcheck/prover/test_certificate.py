@@ -8,7 +8,7 @@ import z3
 
 import modelcheck
 from modelcheck.prover import prove, solving
-from modelcheck.prover.certificate import _Certifier, certify
+from modelcheck.prover.certificate import Certifier, certify
 from modelcheck.prover.execution import Execution
 from modelcheck.prover.execution import Executions
 from modelcheck.prover.model import roles
@@ -19,7 +19,7 @@ from tests.manifest import KERNELS
 from tests.modelcheck.prover.models import model_of
 
 
-def _pair(c: _Certifier, family: str, x: tuple, y: tuple) -> Pair:
+def _pair(c: Certifier, family: str, x: tuple, y: tuple) -> Pair:
     return next(p for p in c.pairs() if (p.family, p.x, p.y) == (family, x, y))
 
 
@@ -39,7 +39,7 @@ def test_refinement_finds_the_templates_from_nothing():
     """With no harvested templates, z3's instances are looked up concretely and their paths become templates
     until one query is unsat."""
     func, m, _ = model_of("kda_ring_m_o", "NC")
-    c = _Certifier(m, time.monotonic() + 60, {}, {})
+    c = Certifier(m, time.monotonic() + 60, {}, {})
     stats: dict = {}
     prover = PathProver(m, roles(m), Executions(m), m.domain(), stats)
     for pair in c.pairs():
@@ -52,7 +52,7 @@ def test_a_pair_without_a_path_is_a_counterexample_with_its_events():
     """One m_o barrier for two accumulators: the store warps' wait of generation 0 does not happen before the
     MMA warp's commit of generation 1 (it is gated only by the other accumulator's o_empty)."""
     func, m, _ = model_of("kda_ring_m_o_single", "NC")
-    c = _Certifier(m, time.monotonic() + 60, {}, {})
+    c = Certifier(m, time.monotonic() + 60, {}, {})
     prover = PathProver(m, roles(m), Executions(m), m.domain(), {})
     wait = next(st for st in m.proc(1).steps if st.cmd.kind == "wait" and st.cmd.family == "m_o")
     commit = next(st for st in m.proc(0).steps if st.cmd.kind == "commit" and st.cmd.family == "m_o")
@@ -143,7 +143,7 @@ def test_a_rounds_later_mutations_are_dominated_by_its_expect_tx():
     """The TMA producer's round is expect_tx, arrive, TMA, TMA on one slot and generation: the arrive and the
     completions follow the expect_tx in program order, so only the expect_tx's pairs are queried."""
     func, m, _ = model_of("gemm_ws", "K_TILES")
-    c = _Certifier(m, time.monotonic() + 60, {}, {})
+    c = Certifier(m, time.monotonic() + 60, {}, {})
     producer = next(p for p in m.procs if any(st.cmd.kind == "expect_tx" for st in p.steps))
     kinds = {st.index: st.cmd.kind for st in producer.steps if st.cmd.family == "full"}
     dominated = {i for w, i in c.dominated() if w == producer.warp}

@@ -7,8 +7,9 @@ import pytest
 
 import ir
 import modelcheck
-from modelcheck.prover.program import evaluate, layout
-from modelcheck.prover.skeleton import Command, Guarded, Loop, OutsideFragment, extract
+from modelcheck.prover.exprs import OutsideFragment, evaluate
+from modelcheck.prover.program import layout
+from modelcheck.prover.skeleton import Command, Guarded, Loop, extract
 
 ROOT = Path(__file__).resolve().parents[3]
 KERNELS = ROOT / "kernels"

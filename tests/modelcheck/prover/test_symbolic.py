@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import z3
 
-from modelcheck.prover.certificate import _Certifier
+from modelcheck.prover.certificate import Certifier
 from modelcheck.prover.execution import ARRIVALS, Execution
 from modelcheck.prover.symbolic import Ends, SymEvent, po_le
 from tests.manifest import KERNELS as KERNEL_DIR
@@ -36,7 +36,7 @@ def test_existence_slot_and_generation_match_the_concrete_execution(name, sym):
     """Every step of every warp at iterations -1 .. size: the event exists exactly when the concrete execution has
     it, with the same slot and intended generation (TMA completions through the expect_tx runs' lemma)."""
     func, m, _ = model_of(name, sym)
-    c = _Certifier(m, float("inf"), {}, {})
+    c = Certifier(m, float("inf"), {}, {})
     c.swept = [{sym: n} for n in (1, 2, 3, 4)]
     c.tx_runs()
     checked = 0
