@@ -31,6 +31,7 @@ from .model import Model
 from .report import ProofReport, PropertyResult, fmt_sizes
 from .exprs import OutsideFragment
 from .skeleton import extract
+from .solving import Ledger
 from .specialize import FailsSmallest, specializer, tma_bytes
 
 __all__ = ["prove", "ProofReport"]
@@ -57,16 +58,17 @@ def prove(func, symbolic, ranges: dict | None = None, inputs=None, *, max_second
         ranges[n] = report.ranges[n]
         consts[n] = report.ranges[n][0]
     specialize = specializer(inputs)
+    ledger = Ledger(deadline)
     # extract
     try:
-        skel = extract(func, symbolic, consts)
+        skel = extract(func, symbolic, consts, ledger)
     except OutsideFragment as err:
         report.incomplete(_fragment_message(err), span=err.span)
-        return report.finish(t0, c0)
+        return report.finish(t0, c0, ledger)
     # layout
     smallest = {n: report.ranges[n][0] for n in symbolic}
     try:
-        model = Model(skel, ranges, tma_bytes(func, skel, ranges, inputs))
+        model = Model(skel, ranges, tma_bytes(func, skel, ranges, inputs), ledger)
     except (FailsSmallest, OutsideFragment) as err:
         # a skeleton the model cannot lay out (arrival counts that change from round to round, a TMA count the
         # run did not observe because it does not complete) is often a kernel that already fails at the smallest
@@ -77,7 +79,7 @@ def prove(func, symbolic, ranges: dict | None = None, inputs=None, *, max_second
             report.incomplete(_fragment_message(fragment), span=fragment.span)
         else:
             report.properties += refuted
-        return report.finish(t0, c0)
+        return report.finish(t0, c0, ledger)
     report.skeleton = _describe(model)
     # certify
     cert = certify(model, deadline)
@@ -85,18 +87,18 @@ def prove(func, symbolic, ranges: dict | None = None, inputs=None, *, max_second
     if cert.status == "proved":
         for fam, prop in cert.properties(model):
             report.properties.append(PropertyResult(fam, prop, "proved", cert.seconds[(fam, prop)]))
-        return report.finish(t0, c0)
+        return report.finish(t0, c0, ledger)
     if cert.status != "failed":
         report.stats["certificate"] = f"is open: {cert.reason}"
         report.incomplete(f"the happens-before certificate {report.stats['certificate']}")
-        return report.finish(t0, c0)
+        return report.finish(t0, c0, ledger)
     # confirm
     refuted = confirm(model, func, cert, specialize)
     sizes, failures = cert.failures[0]
     if refuted is not None:
         report.properties += refuted
         report.stats["certificate"] = f"fails first at {fmt_sizes(sizes)} ({failures[0].condition})"
-        return report.finish(t0, c0)
+        return report.finish(t0, c0, ledger)
     report.stats["certificate"] = (f"fails at {fmt_sizes(sizes)} ({failures[0].condition}), but Synccheck finds no "
                                    f"error there or at the next {len(cert.failures) - 1} failing size(s)")
     report.incomplete(f"the happens-before certificate {report.stats['certificate']}")
@@ -105,7 +107,7 @@ def prove(func, symbolic, ranges: dict | None = None, inputs=None, *, max_second
         hit = (fam, prop) == (failures[0].family, failures[0].prop)
         report.properties.append(PropertyResult(fam, prop, "incomplete", cert.seconds.get((fam, prop), 0.0),
                                                 note=note if hit else open_note(model, sizes)))
-    return report.finish(t0, c0)
+    return report.finish(t0, c0, ledger)
 
 
 def _fragment_message(err: OutsideFragment) -> str:

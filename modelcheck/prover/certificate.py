@@ -37,6 +37,7 @@ from .report import fmt_sizes
 from .symbolic import Ends, SymEvent
 
 SWEEP = 12                 # sizes decided concretely: lo .. lo + SWEEP - 1
+OUT_OF_TIME = "the wall-clock safety net stopped it (the proof's max_seconds ran out)"
 SCAN_LIMIT = 400           # sizes scanned concretely for the smallest failing one
 LADDER = 8                 # failing sizes handed on for confirmation
 
@@ -168,23 +169,24 @@ class Certifier:
             self.m.tx_runs[key] = ns.pop()
 
     # ------------------------------------------------------------------ queries
-    def _solve(self, key: tuple, violation: list):
-        """(sat | unsat | unknown, model) of a fact's violation, its time charged to `key`."""
+    def _solve(self, key: tuple, violation: list) -> solving.Answer:
+        """sat (with a model) | unsat | unknown (with why) of a fact's violation, its time charged to `key`."""
         if time.monotonic() > self.deadline:
-            raise _Unknown("the certificate ran out of time")
+            raise _Unknown(OUT_OF_TIME)
         t0 = time.monotonic()
-        r, model = solving.check(self.m, self.domain + violation)
+        answer = solving.check(self.m, self.domain + violation, "fact")
         self.spent[key] = self.spent.get(key, 0.0) + time.monotonic() - t0
         self.stats["z3_queries"] = self.stats.get("z3_queries", 0) + 1
-        return r, model
+        return answer
 
     def _query(self, key: tuple, constraints: list, what: str) -> None:
         """A violation of a fact: unsat proves it; sat is a counterexample at the model's sizes."""
-        r, model = self._solve(key, constraints)
-        if r == z3.unsat:
+        answer = self._solve(key, constraints)
+        if answer.result == z3.unsat:
             return
-        if r == z3.unknown:
-            raise _Unknown(f"the solver timed out on {what}")
+        if answer.result == z3.unknown:
+            raise _Unknown(f"z3 did not settle {what}: {answer.why}")
+        model = answer.model
         raise _Failed({n: model.eval(v, model_completion=True).as_long() for n, v in self.m.syms.items()}, what)
 
     def _slot(self, fam: str, tag: str):
@@ -350,7 +352,7 @@ class Certifier:
 
     def _holds(self, key: tuple, violation: list) -> bool:
         """The violation is unsat (the fact holds); sat or unknown: it is not established."""
-        return self._solve(key, violation)[0] == z3.unsat
+        return self._solve(key, violation).result == z3.unsat
 
     def happens_before(self) -> None:
         prover = PathProver(self.m, self.role, self.execution, self.domain, self.stats)

@@ -15,6 +15,7 @@ import z3
 
 import ir
 
+from . import solving
 from .exprs import Opaque, OutsideFragment, Sym, evaluate, free_vars, is_lanes, substitute, to_expr
 from .z3expr import Terms
 
@@ -209,13 +210,8 @@ def _prove(x, s, effect, forms, entry, k, start) -> bool:
             eff = substitute(effect[key], subst)
             nxt = substitute(form, {var: _b("+", ir.Var(var, "int32"), _c(1))})
             goals.append(t.int_of(eff) == t.int_of(nxt))
-        solver = z3.Solver()
-        solver.set("timeout", 5000)
-        solver.add(*t.side)
-        solver.add(kk >= 0)
-        for sym in x.symbolic:
-            solver.add(names[sym] >= 0)
-        solver.add(z3.Not(z3.And(*goals)))
-        return solver.check() == z3.unsat
+        query = t.side + [kk >= 0] + [names[sym] >= 0 for sym in x.symbolic] + [z3.Not(z3.And(*goals))]
+        answer = x.ledger.attempts("closed_form", query, solving.BUDGETS["closed_form"])
+        return answer.result == z3.unsat
     except (KeyError, ValueError):
         return False

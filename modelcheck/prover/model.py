@@ -26,6 +26,7 @@ import z3
 from .exprs import OutsideFragment, evaluate
 from .program import Proc, guard_set, layout, slot_form
 from .skeleton import Skeleton
+from .solving import Ledger
 from .z3expr import Terms
 
 # the commands whose passing a warp's wait counter counts: an mbarrier wait, and a named barrier's sync (it
@@ -60,8 +61,9 @@ def lookup(slot, values: tuple):
 
 
 class Model:
-    def __init__(self, skel: Skeleton, ranges: dict, tma_bytes: dict):
+    def __init__(self, skel: Skeleton, ranges: dict, tma_bytes: dict, ledger: Ledger | None = None):
         self.skel = skel
+        self.ledger = Ledger() if ledger is None else ledger     # what z3 spends on the certificate's queries
         self.ranges = ranges                        # symbolic name -> (lo, hi or None)
         self._keyed: dict = {}                      # AST id -> term, for `key`
         self.tx_runs: dict = {}                     # (warp, family) -> its expect_tx commands per generation

@@ -119,19 +119,20 @@ class PathProver:
         built: dict = {}
         for _ in range(MAX_ROUNDS):
             if time.monotonic() > deadline:
-                return "unknown", "out of time"
+                return "unknown", "the wall-clock safety net stopped it (the proof's max_seconds ran out)"
             goals = []
             for t in self.templates.get(_key(pair), []):
                 if t not in built:
                     built[t] = self.valid(t, x, y)
                 goals.append(built[t][0])
             extra = [s for t in self.templates.get(_key(pair), []) for s in built[t][1]]
-            res, model = self.counterexample(premise + [z3.Not(z3.Or(*goals))] if goals else premise,
-                                             x.side + y.side + extra)
-            if res == z3.unsat:
+            answer = self.counterexample(premise + [z3.Not(z3.Or(*goals))] if goals else premise,
+                                         x.side + y.side + extra)
+            if answer.result == z3.unsat:
                 return "proved", None
-            if res == z3.unknown:
-                return "unknown", "the solver timed out on a happens-before query"
+            if answer.result == z3.unknown:
+                return "unknown", f"z3 did not settle a happens-before query: {answer.why}"
+            model = answer.model
             env = {n: model.eval(v, model_completion=True).as_long() for n, v in m.syms.items()}
             rx = None if x.r is None else model.eval(x.r, model_completion=True).as_long()
             ry = None if y.r is None else model.eval(y.r, model_completion=True).as_long()
@@ -159,20 +160,20 @@ class PathProver:
               and e.delivery == pair.y_delivered]
         return (xs[0], ys[0]) if xs and ys else None
 
-    def counterexample(self, constraints: list, sides: list):
-        """An instance violating the goal, at small sizes when there is one there (cheap to look up);
-        (sat, model) | (unsat, None) | (unknown, None)."""
+    def counterexample(self, constraints: list, sides: list) -> solving.Answer:
+        """An instance violating the goal (sat, with a model), at small sizes when there is one there (cheap to
+        look up); unsat; or unknown, with why."""
         base = self.domain + constraints + sides
         t0 = time.monotonic()
-        r, model = solving.check(self.m, base)
-        if r == z3.sat:
+        answer = solving.check(self.m, base, "path")
+        if answer.result == z3.sat:
             cap = [v <= self.m.ranges.get(n, (1, None))[0] + SIZE_CAP for n, v in self.m.syms.items()]
-            small, smodel = solving.check(self.m, base + cap)
-            if small == z3.sat:
-                model = smodel
+            small = solving.check(self.m, base + cap, "path")
+            if small.result == z3.sat:
+                answer = small
         self.stats["path_queries"] = self.stats.get("path_queries", 0) + 1
         self.stats["path_seconds"] = self.stats.get("path_seconds", 0.0) + time.monotonic() - t0
-        return r, model
+        return answer
 
     def valid(self, t: Template, x: SymEvent, y: SymEvent) -> tuple:
         """(the template's path exists for X and Y, side constraints of its terms)."""

@@ -39,7 +39,8 @@ class Ranking:
         self.names = list(m.syms)
         self.reps = sorted(set(role.values()))
         self.rows: set = set()
-        self.lp = z3.Solver()           # incremental: rows only ever get added
+        # incremental: rows only ever get added
+        self.lp = m.ledger.solver(*solving.BUDGETS["ranking_lp"][0])
         self.var: dict = {}
         self.solution: dict = {}
         self.scale = 1
@@ -137,18 +138,19 @@ class Ranking:
                     we = ex.events[wn]
                     self.add((ce.warp, ce.step, ce.r, env, ce.delivery), (we.warp, we.step, we.r, env, False))
 
-    def solve(self) -> bool:
+    def solve(self) -> solving.Answer:
+        """The linear program's answer; when sat, its solution is the current ranking."""
         t0 = time.monotonic()
-        ok = self.lp.check() == z3.sat
+        answer = self.m.ledger.run("ranking_lp", self.lp)
         self.stats["ranking_lp_seconds"] = self.stats.get("ranking_lp_seconds", 0.0) + time.monotonic() - t0
-        if ok:
+        if answer.result == z3.sat:
             model = self.lp.model()
             self.solution = {k: _frac(model.eval(v, model_completion=True)) for k, v in self.var.items()}
             d = 1
             for v in self.solution.values():
                 d = math.lcm(d, v.denominator)
             self.scale = d
-        return ok
+        return answer
 
     # ------------------------------------------------------------------ symbolic terms
     def rank(self, e: SymEvent, delivered: bool = False):
@@ -167,10 +169,10 @@ class Ranking:
     def _has_instances(self, spec: tuple, spent: dict, fam: str) -> bool:
         cons, _, _, sides = spec
         t0 = time.monotonic()
-        r, _ = solving.check(self.m, self.domain + cons + sides)
+        answer = solving.check(self.m, self.domain + cons + sides, "ranking")
         spent[fam] = spent.get(fam, 0.0) + time.monotonic() - t0
         self.stats["ranking_queries"] = self.stats.get("ranking_queries", 0) + 1
-        return r != z3.unsat
+        return answer.result != z3.unsat
 
     def _used(self, ev: tuple) -> frozenset:
         """The coefficients an event's rank is built from."""
@@ -228,13 +230,14 @@ class Ranking:
         checks = self.edge_checks()
         built: dict = {}
         verified: dict = {}             # label -> the coefficients its last passing check used
-        if not self.solve():
-            return "infeasible", None
+        lp = self.solve()
+        if lp.result != z3.sat:
+            return ("infeasible", None) if lp.result == z3.unsat else ("unknown", f"the ranking's program: {lp.why}")
         for _ in range(MAX_ROUNDS):
             broken = False
             for label, fam, builder in checks:
                 if time.monotonic() > deadline:
-                    return "unknown", "out of time"
+                    return "unknown", "the wall-clock safety net stopped it (the proof's max_seconds ran out)"
                 if label not in built:
                     built[label] = builder()
                     if built[label] is not None and fam and not self._has_instances(built[label], spent, fam):
@@ -248,22 +251,25 @@ class Ranking:
                 for _attempt in range(MAX_ROUNDS):
                     t0 = time.monotonic()
                     gap = self.rank(hi[0], hi[1]) - self.rank(lo[0], lo[1])
-                    r, model = solving.check(self.m, self.domain + cons + sides + [gap < self.scale])
+                    answer = solving.check(self.m, self.domain + cons + sides + [gap < self.scale], "ranking")
                     spent[fam] = spent.get(fam, 0.0) + time.monotonic() - t0
                     self.stats["ranking_queries"] = self.stats.get("ranking_queries", 0) + 1
-                    if r == z3.unsat:
+                    if answer.result == z3.unsat:
                         verified[label] = self._values(used)
                         break
-                    if r == z3.unknown:
-                        return "unknown", f"the solver timed out checking the ranking on {label}"
+                    if answer.result == z3.unknown:
+                        return "unknown", f"z3 did not settle the ranking on {label}: {answer.why}"
+                    model = answer.model
                     env = {n: model.eval(v, model_completion=True).as_long() for n, v in self.m.syms.items()}
                     at = lambda e: None if e.r is None else model.eval(e.r, model_completion=True).as_long()  # noqa
                     self.add((lo[0].warp, lo[0].step, at(lo[0]), env, lo[1]),
                              (hi[0].warp, hi[0].step, at(hi[0]), env, hi[1]))
                     self.stats["ranking_refinements"] = self.stats.get("ranking_refinements", 0) + 1
                     broken = True
-                    if not self.solve():
-                        return "infeasible", None
+                    lp = self.solve()
+                    if lp.result != z3.sat:
+                        return (("infeasible", None) if lp.result == z3.unsat else
+                                ("unknown", f"the ranking's program: {lp.why}"))
                 else:
                     return "unknown", f"no ranking orders {label} after {MAX_ROUNDS} refinements"
             if not broken:

@@ -54,8 +54,11 @@ class ProofReport:
     def incomplete(self, reason: str, span=None) -> None:
         self.reasons.append(reason)
 
-    def finish(self, t0: float, c0: float) -> "ProofReport":
-        """Record the wall time and CPU time since t0 (perf_counter) and c0 (process_time)."""
+    def finish(self, t0: float, c0: float, ledger=None) -> "ProofReport":
+        """Record the wall time and CPU time since t0 (perf_counter) and c0 (process_time), and what z3 spent
+        (`solving.Ledger`: checks and rlimit counts per query kind)."""
+        if ledger is not None:
+            self.stats.update(ledger.stats())
         self.stats["wall_time_s"] = time.perf_counter() - t0
         self.stats["cpu_time_s"] = time.process_time() - c0
         self.stats["solver_seconds"] = sum(p.seconds for p in self.properties)

@@ -27,6 +27,7 @@ from ir import ops as irops
 
 from .closed_forms import after_loop, summarize
 from .exprs import Opaque, OutsideFragment, Sym, apply_op, collapse, is_lanes, to_expr
+from .solving import Ledger
 
 UNROLL_LIMIT = 16
 LANES = np.arange(32, dtype=np.int64)
@@ -77,8 +78,9 @@ class Skeleton:
 # ---------------------------------------------------------------------------------- values
 # ---------------------------------------------------------------------------------- extraction
 class Extractor:
-    def __init__(self, func: ir.PrimFunc, symbolic: tuple[str, ...], consts: dict):
+    def __init__(self, func: ir.PrimFunc, symbolic: tuple[str, ...], consts: dict, ledger: Ledger):
         self.func = func
+        self.ledger = ledger               # the z3 checks of the closed forms
         self.symbolic = tuple(symbolic)
         self.consts = consts
         self.inits: dict[tuple[str, int], ir.Expr] = {}
@@ -596,8 +598,8 @@ def _taint(body, locals_) -> None:
         locals_[name] = {k: Opaque(f"local {name} set under data-dependent control") for k in locals_[name]} or {}
 
 
-def extract(func: ir.PrimFunc, symbolic, consts: dict) -> Skeleton:
-    x = Extractor(func, tuple(symbolic), consts)
+def extract(func: ir.PrimFunc, symbolic, consts: dict, ledger: Ledger | None = None) -> Skeleton:
+    x = Extractor(func, tuple(symbolic), consts, Ledger() if ledger is None else ledger)
     warps = {}
     nwarps = (x.nthreads + 31) // 32
     for w in range(nwarps):

@@ -1,48 +1,134 @@
-"""Queries of the certificate: a quick try, then one query per residue of the sizes.
+"""z3 for the prover, set up in one place: fixed seeds, resource budgets, the residue split.
 
-The certificate's facts are small, but their floor quotients of the symbolic sizes (a slot
-`(K % 3 + k) % 3` of a ring crossing tiles) make some of them slow for z3 as one query.
-Fixing each size's residue modulo the kernel's period (the least common multiple of its ring
-sizes, guard periods and the parity's 2), N = L * N' + rho, makes those quotients linear in N'
-and the L queries together fast (measured: 2.1 s as one query, 0.16 s as six).
+Every solver the prover uses is made here (`Ledger.solver`), and every check runs here
+(`Ledger.run`, `check`).  What makes z3 give up on a query is a resource limit -- `rlimit`,
+z3's count of its own elementary steps -- never the clock: a query takes the same count on
+a loaded machine as on an idle one, so it gets the same answer, and so does the proof.  With
+wall-clock timeouts a proof flipped from proved to incomplete under load.  (z3 is
+deterministic for a given history of its context: the same proof in a fresh process takes
+the same counts; a second proof in the same process may take others.)
+
+The clock is only a safety net: a check still running when its proof's `max_seconds` runs
+out (or after SAFETY_S) is stopped, and the query is left unknown with that reason -- no
+other attempt follows, so the net can make a proof incomplete but never decide it another
+way.
+
+A certificate query (`check`) runs whole first, within the QUICK budget.  If that runs out,
+the symbolic sizes' residues modulo the kernel's period are fixed one at a time
+(N = L * N' + rho): the floor quotients of the sizes become linear in N' and the L queries
+together are fast where the whole one is slow (measured: 2.1 s as one query, 0.16 s as six).
+Each residue query goes through ATTEMPTS in turn, a fresh solver each: solve times of these
+linear queries over floor quotients are heavy-tailed, and where one arithmetic core or seed
+stalls another usually answers at once.  sat in any residue is sat; a residue no attempt
+settles leaves the query unknown.  Budgets are per query kind, set well above what the
+corpus needs (see BUDGETS).
 """
 from __future__ import annotations
 
 import itertools
 import math
+import time
+from dataclasses import dataclass, field
 
 import z3
 
-QUICK_MS = 300
 MAX_PERIOD = 12
+SAFETY_S = 30.0
+# z3 rlimit units per attempt (the older arithmetic core counts about 70M a CPU second, the default one about
+# 15M).  Measured over the manifest's prove stages: whole certificate queries take a median of ~100 and at most
+# 8M, except four happens-before queries of the persistent GEMM (60M-380M: the heavy tail QUICK cuts off); a
+# residue query takes at most 27M.  QUICK only decides when a query is split (any budget gives the same
+# verdicts); the residue attempts are generous, the last one very much so.
+QUICK = 10_000_000
+ATTEMPTS = (("arith2", 0, 50_000_000), ("arith2", 4, 50_000_000), ("default", 0, 50_000_000),
+            ("arith2", 10, 400_000_000))
+BUDGETS = {
+    # a cursor's closed form, per loop (measured: at most 0.3M)
+    "closed_form": (("arith2", 0, 20_000_000), ("default", 0, 20_000_000)),
+    # the ranking's linear program over the reals, incremental (measured: at most 0.3M a check)
+    "ranking_lp": (("lp", 0, 100_000_000),),
+}
+CORES = {"arith2": {"smt.arith.solver": 2}, "default": {}, "lp": {}}
 
 
-def _solvers():
-    """A portfolio of configurations, tried in turn with growing timeouts: linear integer queries over
-    floor quotients have heavy-tailed solve times, and a different arithmetic core or seed usually
-    answers at once where another stalls."""
-    for seed, timeout in ((0, 1000), (4, 2000), (10, 3000)):
+@dataclass
+class Answer:
+    result: object                 # z3.sat | z3.unsat | z3.unknown
+    model: object = None           # for sat
+    why: str = ""                  # for unknown: the budget ran out, or the safety net stopped it
+
+
+@dataclass
+class Ledger:
+    """What z3 spent on one proof, per query kind: checks, rlimit count, CPU seconds; and the wall-clock
+    deadline of the safety net."""
+
+    deadline: float = math.inf     # time.monotonic() after which the safety net stops checks
+    checks: dict = field(default_factory=dict)
+    rlimit: dict = field(default_factory=dict)
+    seconds: dict = field(default_factory=dict)
+    stopped: int = 0               # checks the safety net stopped
+
+    def solver(self, core: str, seed: int, budget: int) -> z3.Solver:
+        """A fresh solver: the given arithmetic core, fixed seed, rlimit budget, and the safety net."""
         s = z3.Solver()
-        s.set("smt.arith.solver", 2)
+        for k, v in CORES[core].items():
+            s.set(k, v)
         s.set("random_seed", seed)
-        yield s, timeout
-    yield z3.Solver(), 2000
-    s = z3.Solver()
-    s.set("smt.arith.solver", 2)
-    s.set("random_seed", 6)
-    yield s, 5000
-    yield z3.Then("simplify", "propagate-values", "solve-eqs", "smt").solver(), 5000
+        s.set("rlimit", budget)
+        return s
+
+    def run(self, kind: str, s: z3.Solver, *assumptions) -> Answer:
+        """s.check() with the safety net armed for the time left, counted under `kind`."""
+        left = min(SAFETY_S, self.deadline - time.monotonic())
+        if left <= 0:
+            self.stopped += 1
+            return Answer(z3.unknown, why="the wall-clock safety net (the proof's max_seconds ran out)")
+        s.set("timeout", max(1, int(left * 1000)))
+        before = _rlimit(s)
+        c0 = time.process_time()
+        r = s.check(*assumptions)
+        self.seconds[kind] = self.seconds.get(kind, 0.0) + time.process_time() - c0
+        self.rlimit[kind] = self.rlimit.get(kind, 0) + _rlimit(s) - before
+        self.checks[kind] = self.checks.get(kind, 0) + 1
+        if r == z3.sat:
+            return Answer(r, s.model())
+        if r == z3.unsat:
+            return Answer(r)
+        why = s.reason_unknown()
+        if why == "timeout":
+            self.stopped += 1
+            return Answer(r, why=f"the wall-clock safety net stopped z3 after {left:.0f} s")
+        return Answer(r, why=f"z3's rlimit budget ran out ({why})" if why == "canceled" else f"z3: {why}")
+
+    def attempts(self, kind: str, constraints: list, attempts) -> Answer:
+        """The attempts in turn on one query until one settles it (a safety-net stop ends the turn)."""
+        answer = Answer(z3.unknown, why="no attempt")
+        for core, seed, budget in attempts:
+            s = self.solver(core, seed, budget)
+            s.add(*constraints)
+            answer = self.run(kind, s)
+            if answer.result != z3.unknown or "safety net" in answer.why:
+                return answer
+        return answer
+
+    def stats(self) -> dict:
+        out = {"z3_rlimit": sum(self.rlimit.values()), "z3_checks": sum(self.checks.values()),
+               "z3_rlimit_by_kind": dict(sorted(self.rlimit.items())),
+               "z3_checks_by_kind": dict(sorted(self.checks.items()))}
+        if self.stopped:
+            out["z3_safety_net_stops"] = self.stopped
+        return out
 
 
-def _check(constraints):
-    """sat | unsat | unknown (only when every configuration of the portfolio timed out)."""
-    for s, timeout in _solvers():
-        s.set("timeout", timeout)
-        s.add(*constraints)
-        r = s.check()
-        if r != z3.unknown:
-            return r, (s.model() if r == z3.sat else None)
-    return z3.unknown, None
+def _rlimit(s: z3.Solver) -> int:
+    """z3's rlimit count so far (of the whole context: checks are told apart by differences)."""
+    st = s.statistics()
+    for i in range(len(st)):
+        k, v = st[i]
+        if k == "rlimit count":
+            return int(v)
+    return 0
 
 
 def period(m) -> int:
@@ -58,32 +144,31 @@ def period(m) -> int:
     return L if L <= MAX_PERIOD else 1
 
 
-def check(m, constraints: list):
-    """(sat | unsat | unknown, model or None).  The shared quotients of the sizes are added here, after every
-    term of the query was built."""
+def check(m, constraints: list, kind: str) -> Answer:
+    """A certificate query: sat (with a model), unsat, or unknown (with why).  The shared quotients of the sizes
+    are added here, after every term of the query was built."""
+    ledger = m.ledger
     constraints = list(constraints) + list(m.size_terms.side)
-    s = z3.Solver()
-    s.set("smt.arith.solver", 2)
-    s.set("timeout", QUICK_MS)
+    s = ledger.solver("arith2", 0, QUICK)
     s.add(*constraints)
-    r = s.check()
-    if r != z3.unknown:
-        return r, (s.model() if r == z3.sat else None)
+    answer = ledger.run(kind, s)
+    if answer.result != z3.unknown or "safety net" in answer.why:
+        return answer
     if m.query_period is None:
         m.query_period = period(m)
     L = m.query_period
     if L == 1 or not m.syms:
-        return _check(constraints)
+        return ledger.attempts(kind, constraints, ATTEMPTS)
     names = sorted(m.syms)[:2]
-    verdict = z3.unsat
+    out = Answer(z3.unsat)
     for residues in itertools.product(range(L), repeat=len(names)):
         split = []
         for n, rho in zip(names, residues):
             k = z3.Int(f"{n}_div{L}")
             split += [m.syms[n] == L * k + rho, k >= 0]
-        r, model = _check(constraints + split)
-        if r == z3.sat:
-            return r, model
-        if r == z3.unknown:
-            verdict = z3.unknown
-    return verdict, None
+        answer = ledger.attempts(kind, constraints + split, ATTEMPTS)
+        if answer.result == z3.sat or "safety net" in answer.why:
+            return answer
+        if answer.result == z3.unknown:
+            out = answer
+    return out
