@@ -111,6 +111,18 @@ def collapse(v):
 
 
 def evaluate(e: ir.Expr, env: dict):
+    """The value of `e` with the variables (and constants) named in `env` bound to Python ints; KeyError for an
+    unbound name.  Compiled to a Python function on first use (the prover evaluates the same slots and guards
+    at thousands of iterations); `walk_evaluate` is the readable form, and the tests hold the two to agree."""
+    hit = _COMPILED.get(id(e))
+    if hit is None or hit[0] is not e:
+        if len(_COMPILED) > _COMPILED_LIMIT:
+            _COMPILED.clear()
+        hit = _COMPILED[id(e)] = (e, _compile(e))
+    return hit[1](env)
+
+
+def walk_evaluate(e: ir.Expr, env: dict):
     if isinstance(e, ir.Const):
         return e.value
     if isinstance(e, (ir.Var, ir.ConstRef)):
@@ -118,15 +130,57 @@ def evaluate(e: ir.Expr, env: dict):
             raise KeyError(e.name)
         return env[e.name]
     if isinstance(e, ir.Cast):
-        return evaluate(e.value, env)
+        return walk_evaluate(e.value, env)
     if isinstance(e, ir.BinOp):
-        return apply_op(e.op, evaluate(e.a, env), evaluate(e.b, env))
+        return apply_op(e.op, walk_evaluate(e.a, env), walk_evaluate(e.b, env))
     if isinstance(e, ir.UnaryOp):
-        a = evaluate(e.a, env)
+        a = walk_evaluate(e.a, env)
         return (not a) if e.op in ("not", "!") else -a if e.op == "-" else ~a
     if isinstance(e, ir.Select):
-        return evaluate(e.true_value, env) if evaluate(e.cond, env) else evaluate(e.false_value, env)
+        return walk_evaluate(e.true_value, env) if walk_evaluate(e.cond, env) else walk_evaluate(e.false_value, env)
     raise KeyError(type(e).__name__)
+
+
+_COMPILED: dict = {}        # id(expr) -> (expr, function): the entry keeps expr alive, so its id is not reused
+_COMPILED_LIMIT = 50_000
+# operators that mean the same in Python source on ints as in apply_op; the others call apply_op
+_INFIX = {"+", "-", "*", "<", "<=", ">", ">=", "==", "!=", "//", "%", "&", "|", "^", "<<", ">>"}
+_SPELLED = {"floordiv": "//", "floormod": "%"}
+
+
+def _compile(e: ir.Expr):
+    consts: list = []
+
+    def src(x) -> str:
+        if isinstance(x, ir.Const):
+            consts.append(x.value)
+            return f"_c[{len(consts) - 1}]"
+        if isinstance(x, (ir.Var, ir.ConstRef)):
+            return f"env[{x.name!r}]"
+        if isinstance(x, ir.Cast):
+            return src(x.value)
+        if isinstance(x, ir.BinOp):
+            a, b = src(x.a), src(x.b)
+            op = _SPELLED.get(x.op, x.op)
+            if op in _INFIX:
+                return f"({a} {op} {b})"
+            return f"_apply({x.op!r}, {a}, {b})"
+        if isinstance(x, ir.UnaryOp):
+            a = src(x.a)
+            return f"(not {a})" if x.op in ("not", "!") else f"(-{a})" if x.op == "-" else f"(~{a})"
+        if isinstance(x, ir.Select):
+            return f"({src(x.true_value)} if {src(x.cond)} else {src(x.false_value)})"
+        return f"_unknown({type(x).__name__!r})"
+    try:
+        body = src(e)
+        fn = eval(f"lambda env: {body}", {"_c": consts, "_apply": apply_op, "_unknown": _unknown})  # noqa: S307
+    except (RecursionError, SyntaxError, MemoryError):
+        return lambda env: walk_evaluate(e, env)
+    return fn
+
+
+def _unknown(name: str):
+    raise KeyError(name)
 
 
 def substitute(e: ir.Expr, table: dict) -> ir.Expr:
