@@ -27,7 +27,7 @@ from .exprs import OutsideFragment, evaluate
 from .program import Proc, guard_set, layout, slot_form
 from .skeleton import Skeleton
 from .solving import Ledger
-from .z3expr import Terms
+from .z3expr import Terms, eq, gt, if_, max_, min_
 
 # the commands whose passing a warp's wait counter counts: an mbarrier wait, and a named barrier's sync (it
 # passes once its generation completes, so the counter ties the warp's position to that generation)
@@ -67,12 +67,13 @@ class Model:
         self.ranges = ranges                        # symbolic name -> (lo, hi or None)
         self._keyed: dict = {}                      # AST id -> term, for `key`
         self.tx_runs: dict = {}                     # (warp, family) -> its expect_tx commands per generation
+        self.events: dict = {}                      # (warp, step index) -> its symbolic event (symbolic.event)
         self.query_period: int | None = None        # residues the certificate's queries split on (solving.period)
         self.syms = {name: z3.Int(name) for name in skel.symbolic}
         self.size_terms = Terms(dict(self.syms))    # quotients of the sizes alone, shared by every state
         self.procs: list[Proc] = []
         for w, items in sorted(skel.warps.items()):
-            p = layout(w, items, self.size_terms, skel.symbolic)
+            p = layout(w, items, self.size_terms, skel.symbolic, {n: lo for n, (lo, _) in ranges.items()})
             if p.steps:
                 self.procs.append(p)
         self.tma_bytes = tma_bytes                  # site -> bytes per TMA execution
@@ -322,7 +323,7 @@ class State:
             else:
                 n = sum((self._below(v, gs.period, e) - self._below(u, gs.period, e)
                          for e, on in enumerate(gs.pattern) if on), z3.IntVal(0))
-            return n if slot is None else z3.If(slot == self._slot_of(form), n, 0)
+            return n if slot is None else if_(eq(slot, self._slot_of(form)), n, z3.IntVal(0))
         if form.kind == "rot" and (gs is None or gs.period == 1):
             if gs is not None and not gs.pattern[0]:
                 return z3.IntVal(0)
@@ -336,7 +337,8 @@ class State:
         n = z3.IntVal(0)
         for e in range(period):
             if pat[e % gp]:
-                n = n + z3.If(slot == vals[e % len(vals)], self._below(v, period, e) - self._below(u, period, e), 0)
+                n = n + if_(eq(slot, vals[e % len(vals)]), self._below(v, period, e) - self._below(u, period, e),
+                            z3.IntVal(0))
         return n
 
     def _iterations_done(self, st, at_end: bool):
@@ -346,8 +348,8 @@ class State:
             return b.trips
         w = st.proc
         i = self.m.proc(w).blocks.index(b)
-        here = self.q[w] + z3.If(self.pos[w] > st.offset, 1, 0)
-        return z3.If(self.blk[w] > i, b.trips, z3.If(self.blk[w] == i, here, 0))
+        here = self.q[w] + if_(gt(self.pos[w], st.offset), 1, 0)
+        return if_(gt(self.blk[w], i), b.trips, if_(eq(self.blk[w], i), here, z3.IntVal(0)))
 
     def count(self, st, slot, at_end: bool = False):
         """Executions of step st on `slot` (a z3 term; None = any slot) before its warp's position (over the
@@ -365,21 +367,23 @@ class State:
             else:
                 w = st.proc
                 i = self.m.proc(w).blocks.index(b)
-                n = z3.If(z3.Or(self.blk[w] > i, z3.And(self.blk[w] == i, self.pos[w] > st.offset)), 1, 0)
+                blk, pos = self.blk[w], self.pos[w]
+                n = if_(gt(blk, i), z3.IntVal(1), if_(eq(blk, i), if_(gt(pos, st.offset), z3.IntVal(1), z3.IntVal(0)),
+                                                     z3.IntVal(0)))
             if st.guard is not None:
-                n = z3.If(T.bool_of(st.guard), n, 0)
+                n = if_(T.bool_of(st.guard), n, z3.IntVal(0))
             if slot is not None:
-                n = z3.If(slot == self._slot_of(form), n, 0)
+                n = if_(eq(slot, self._slot_of(form)), n, z3.IntVal(0))
         else:
             start = T.int_of(b.start)
             done = self._iterations_done(st, at_end)
-            u = start if gs.lo is None else _max(start, T.int_of(gs.lo))
-            v = start + done if gs.hi is None else _min(start + done, T.int_of(gs.hi))
+            u = start if gs.lo is None else max_(start, T.int_of(gs.lo))
+            v = start + done if gs.hi is None else min_(start + done, T.int_of(gs.hi))
             if gs.lo is not None or gs.hi is not None:
-                v = _max(u, v)
+                v = max_(u, v)
             n = self._count_between(u, v, gs, form, slot)
             if gs.factor is not None:
-                n = z3.If(T.bool_of(gs.factor), n, 0)
+                n = if_(T.bool_of(gs.factor), n, z3.IntVal(0))
         self._cache[key] = n
         return n
 
@@ -407,11 +411,3 @@ class State:
 
     def k0(self, warp, fam, slot):
         return lookup(slot, self.m.params[fam].k0[warp])
-
-
-def _max(a, b):
-    return z3.If(a >= b, a, b)
-
-
-def _min(a, b):
-    return z3.If(a <= b, a, b)

@@ -23,7 +23,7 @@ import ir
 
 from .exprs import OutsideFragment, conj, evaluate, free_vars, substitute
 from .skeleton import Command, Guarded, Loop
-from .z3expr import Terms
+from .z3expr import Terms, affine
 
 PERIOD_LIMIT = 64
 NESTED_UNROLL = 256
@@ -206,9 +206,9 @@ class Proc:
     steps: list
 
 
-def layout(warp: int, items: tuple, sizes: Terms, symbolic) -> Proc:
+def layout(warp: int, items: tuple, sizes: Terms, symbolic, lows: dict | None = None) -> Proc:
     """Blocks and steps of one warp; `sizes` builds terms over the symbolic constants (the model's shared ones:
-    the quotients a trip count divides go with the sizes' definitions)."""
+    the quotients a trip count divides go with the sizes' definitions); `lows`: their lower bounds."""
     t = sizes
     blocks: list[Block] = []
     steps: list[Step] = []
@@ -234,7 +234,7 @@ def layout(warp: int, items: tuple, sizes: Terms, symbolic) -> Proc:
             if not body:
                 continue
             start, stop = t.int_of(item.start), t.int_of(item.stop)
-            trips = z3.If(stop - start > 0, stop - start, 0)
+            trips = _trips(start, stop, t, lows or {})
             b = Block("loop", len(body), item.var, item.start, item.stop, trips)
             for off, (cmd, guard) in enumerate(body):
                 st = Step(0, len(steps), cmd, guard, b, off)
@@ -247,6 +247,20 @@ def layout(warp: int, items: tuple, sizes: Terms, symbolic) -> Proc:
     for st in steps:
         st.proc = warp
     return Proc(warp, blocks, steps)
+
+
+def _trips(start, stop, sizes: Terms, lows: dict):
+    """max(0, stop - start); just stop - start when that is an affine term in the sizes with nonnegative
+    coefficients and nonnegative at their lower bounds (so for every size in range)."""
+    n = stop - start
+    form = affine(n)
+    if form is not None:
+        coeffs, const = form
+        names = {v.get_id(): name for name, v in sizes.names.items()}
+        if all(i in names and c >= 0 and names[i] in lows for i, (_, c) in coeffs.items()) and \
+                const + sum(c * lows[names[i]] for i, (_, c) in coeffs.items()) >= 0:
+            return n
+    return z3.If(n > 0, n, 0)
 
 
 def _flatten(items, guard, loop_var) -> list:
