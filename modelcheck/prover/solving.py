@@ -14,14 +14,14 @@ other attempt follows, so the net can make a proof incomplete but never decide i
 way.
 
 A certificate query (`check`) runs whole first, within the QUICK budget.  If that runs out,
-the symbolic sizes' residues modulo the kernel's period are fixed one at a time
-(N = L * N' + rho): the floor quotients of the sizes become linear in N' and the L queries
-together are fast where the whole one is slow (measured: 2.1 s as one query, 0.16 s as six).
-Each residue query goes through ATTEMPTS in turn, a fresh solver each: solve times of these
-linear queries over floor quotients are heavy-tailed, and where one arithmetic core or seed
-stalls another usually answers at once.  sat in any residue is sat; a residue no attempt
-settles leaves the query unknown.  Budgets are per query kind, set well above what the
-corpus needs (see BUDGETS).
+it is split by residues: the symbolic sizes and the iteration of the query's main event
+modulo its family's ring size, then (if that leaves it open) the sizes modulo the kernel's
+period (N = L * N' + rho): the floor quotients become linear in N' and the smaller queries
+together are fast where the whole one is slow.  Each residue query goes through ATTEMPTS in
+turn, a fresh solver each: solve times of these linear queries over floor quotients are
+heavy-tailed, and where one arithmetic core or seed stalls another usually answers at once.
+sat in any residue is sat; a residue no attempt settles leaves the query unknown.  Budgets
+are per query kind, set well above what the corpus needs (see QUICK and BUDGETS).
 """
 from __future__ import annotations
 
@@ -34,20 +34,20 @@ import z3
 from z3 import z3core
 
 MAX_PERIOD = 12
+MAX_SPLIT = 64             # residue queries a split on an event's iteration may take
 SAFETY_S = 30.0
-# z3 rlimit units per attempt (the older arithmetic core counts about 70M a CPU second, the default one about
-# 15M).  Measured over the manifest's prove stages: whole certificate queries take a median of ~100 and at most
-# 8M, except four happens-before queries of the persistent GEMM (60M-380M: the heavy tail QUICK cuts off); a
-# residue query takes at most 27M.  QUICK only decides when a query is split (any budget gives the same
-# verdicts); the residue attempts are generous, the last one very much so.
-QUICK = 1_000_000
-ATTEMPTS = (("arith2", 0, 50_000_000), ("arith2", 4, 50_000_000), ("default", 0, 50_000_000),
-            ("arith2", 10, 400_000_000))
+# z3 rlimit units per attempt (the older arithmetic core behind simplify and solve-eqs counts about 45M a CPU
+# second, the default core about 15M).  Measured over the manifest's prove stages, every query of every kind
+# run whole: a median of 50-200 units, at most 3.2M (a happens-before query of the persistent GEMM); every query
+# split by residues: at most 0.33M a residue query; the closed forms at most 65k, the ranking's program at most
+# 0.25M a check.  QUICK only decides when a query is split, not its answer; the other
+# budgets are 60x and more above what the corpus needs, the last attempt 600x.
+QUICK = 5_000_000
+ATTEMPTS = (("arith2", 0, 20_000_000), ("arith2", 4, 20_000_000), ("default", 0, 20_000_000),
+            ("arith2", 10, 200_000_000))
 BUDGETS = {
-    # a cursor's closed form, per loop (measured: at most 0.3M)
-    "closed_form": (("arith2", 0, 20_000_000), ("default", 0, 20_000_000)),
-    # the ranking's linear program over the reals, incremental (measured: at most 0.3M a check)
-    "ranking_lp": (("lp", 0, 100_000_000),),
+    "closed_form": (("arith2", 0, 20_000_000), ("default", 0, 20_000_000)),   # a cursor's closed form, per loop
+    "ranking_lp": (("lp", 0, 100_000_000),),   # the ranking's linear program over the reals, incremental
 }
 CORES = {"arith2": {"smt.arith.solver": 2}, "default": {}, "lp": {}}
 
@@ -69,6 +69,7 @@ class Ledger:
     rlimit: dict = field(default_factory=dict)
     seconds: dict = field(default_factory=dict)
     stopped: int = 0               # checks the safety net stopped
+    splits: int = 0                # queries split by residues (their whole check ran out of QUICK)
     tactic: object = None          # the pipeline of certificate queries, built once
 
     def solver(self, core: str, seed: int, budget: int) -> z3.Solver:
@@ -116,7 +117,7 @@ class Ledger:
         answer = Answer(z3.unknown, why="no attempt")
         for core, seed, budget in attempts:
             s = self.solver(core, seed, budget)
-            s.add(*constraints)
+            assert_all(s, constraints)
             answer = self.run(kind, s)
             if answer.result != z3.unknown or "safety net" in answer.why:
                 return answer
@@ -126,9 +127,23 @@ class Ledger:
         out = {"z3_rlimit": sum(self.rlimit.values()), "z3_checks": sum(self.checks.values()),
                "z3_rlimit_by_kind": dict(sorted(self.rlimit.items())),
                "z3_checks_by_kind": dict(sorted(self.checks.items()))}
+        if self.splits:
+            out["z3_split_queries"] = self.splits
         if self.stopped:
             out["z3_safety_net_stops"] = self.stopped
         return out
+
+
+def assert_all(s: z3.Solver, constraints: list) -> None:
+    """s.add(*constraints) without the bindings' per-argument coercion (the constraints are z3 Booleans already),
+    each distinct constraint once."""
+    ctx = s.ctx.ref()
+    seen = set()
+    for c in constraints:
+        i = c.get_id()
+        if i not in seen:
+            seen.add(i)
+            z3core.Z3_solver_assert(ctx, s.solver, c.as_ast())
 
 
 def _rlimit(s: z3.Solver) -> int:
@@ -165,18 +180,22 @@ def check(m, constraints: list, kind: str, split_on=None) -> Answer:
 
     `split_on`: (iteration term, ring size) of the query's main event, when it has one: if the whole query runs
     out of its budget, the sizes and that iteration are first fixed modulo the ring size (its slot, and with it
-    every count over the ring, is then linear: measured on the persistent GEMM's hardest happens-before query,
-    0.06 s as nine queries, 0.3-0.4 s split over the sizes' residues alone, 0.4-5 s whole); if that leaves it
-    open, the sizes alone modulo the kernel's period."""
+    every count over the ring, is then linear: measured on the persistent GEMM's hardest happens-before query
+    under an earlier encoding, 0.06 s as nine queries, 0.3-0.4 s split over the sizes' residues alone, 0.4-5 s
+    whole); if that leaves it open (or would take more than MAX_SPLIT queries), the sizes alone modulo the
+    kernel's period."""
     ledger = m.ledger
     constraints = list(constraints) + list(m.size_terms.side)
     s = ledger.solver("arith2", 0, QUICK)
-    s.add(*constraints)
+    assert_all(s, constraints)
     answer = ledger.run(kind, s)
-    if answer.result != z3.unknown or "safety net" in answer.why or not m.syms:
+    if answer.result != z3.unknown or "safety net" in answer.why:
         return answer
+    if not m.syms:
+        return ledger.attempts(kind, constraints, ATTEMPTS)
+    ledger.splits += 1
     names = sorted(m.syms)[:2]
-    if split_on is not None and split_on[0] is not None and split_on[1] > 1:
+    if split_on is not None and split_on[0] is not None and 1 < split_on[1] ** (len(names) + 1) <= MAX_SPLIT:
         r, D = split_on
         answer = _by_residues(m, kind, constraints, [m.syms[n] for n in names] + [r], D)
         if answer.result != z3.unknown or "safety net" in answer.why:
