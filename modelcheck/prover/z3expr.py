@@ -2,9 +2,14 @@
 
 z3's own `/` and `%` on compound terms have heavy-tailed solve times; a quotient and a
 remainder variable per division by a constant (x = d*q + r, 0 <= r < d) keep every
-query linear and fast (engineering-measurements §3).  Division by a symbolic divisor
-falls back to z3's operators (Euclidean, equal to floor division for positive divisors).
-Booleans are z3 Bools; comparisons and `and`/`or`/`not` map directly.
+query linear and fast (engineering-measurements §3).  For small divisors (ring sizes,
+parities) the division goes atom by atom: each atom of x's affine form (a variable, a
+quotient, an if-then-else) is divided once, a = d*Q + R, and x // d is stated through those
+pairs and a small table over the remainders -- so the many counts of one ring slot at one
+iteration share one pair instead of each bringing an unrelated quotient.  Terms over the
+symbolic sizes alone are divided once for the whole model (`shared`).  Division by a
+symbolic divisor falls back to z3's operators (Euclidean, equal to floor division for
+positive divisors).  Booleans are z3 Bools; comparisons and `and`/`or`/`not` map directly.
 """
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ from .exprs import SHARED_OPS
 
 _fresh = itertools.count()
 ATOM_SPLIT_MAX = 8          # divisors up to this are split atom by atom (`Terms._by_atoms`)
+
 
 class _Definitions:
     """Quotient variables and their side constraints, shared by the Terms built over one state."""
