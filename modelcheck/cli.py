@@ -305,8 +305,7 @@ def _prove(args) -> int:
     if unknown:
         raise UsageError(f"--symbolic {', '.join(unknown)}: not a module constant of {kernel.name} "
                          f"(constants: {', '.join(sorted(names)) or 'none'})")
-    report = prove(kernel.func, symbolic=list(ranges), ranges=ranges, max_seconds=args.max_seconds,
-                   method=args.method)
+    report = prove(kernel.func, symbolic=list(ranges), ranges=ranges, max_seconds=args.max_seconds)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, default=str))
     else:
@@ -491,9 +490,6 @@ def _parser() -> argparse.ArgumentParser:
                     help="a module constant to leave symbolic, with its range (default 1..)")
     pv.add_argument("--const", action="append", default=[], metavar="N=V", help="fix another module constant")
     pv.add_argument("--max-seconds", type=float, default=60.0, help="time limit for the whole proof")
-    pv.add_argument("--method", choices=("auto", "certificate", "invariant"), default="auto",
-                    help="the happens-before certificate, the Houdini invariant search, or the certificate and then "
-                         "the invariant search when it cannot settle the proof (default)")
     pv.add_argument("--json", action="store_true", help="print the report as JSON")
     gp = sub.add_parser("graph", help="export the happens-before graph of one run (DOT, GraphML, JSON, SVG timeline)")
     gp.add_argument("kernel")

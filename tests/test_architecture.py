@@ -18,7 +18,7 @@ CHECKERS = ("modelcheck.synccheck", "modelcheck.racecheck", "modelcheck.explorer
 ALLOWED_CROSS = {
     ("modelcheck.synccheck", "modelcheck.explorer"),  # phase B searches the fixed sync programs
     ("modelcheck.prover", "modelcheck.replay"),     # a refutation is confirmed by replay on NumSim
-    ("modelcheck.prover", "modelcheck.synccheck"),  # ... and by Synccheck on the specialized kernel
+    ("modelcheck.prover", "modelcheck.synccheck"),  # ... and by Synccheck (its package) on the specialized kernel
     ("modelcheck.replay", "modelcheck.explorer"),   # replay follows explorer witness schedules
     ("modelcheck.hb", "modelcheck.explorer"),
 }
@@ -44,16 +44,50 @@ def imports_of(path: Path) -> set[str]:
         if isinstance(node, ast.Import):
             out.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - (node.level - 1)]
-                mod = ".".join(base + ([node.module] if node.module else []))
-            else:
-                mod = node.module or ""
+            mod = _from_package(node, package)
             out.add(mod)
             # `from . import x` imports a submodule
             out.update(f"{mod}.{alias.name}" for alias in node.names)
     return out
+
+
+def _from_package(node: ast.ImportFrom, package: str) -> str:
+    """The module an `from X import ...` statement imports from, relative levels resolved."""
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def names_from(path: Path, source: str, name: str | None = None) -> set[str]:
+    """The names `path` (module `name`, by default from its place in the tree) imports with
+    `from <source> import name` (relative forms included)."""
+    tree = ast.parse(path.read_text(), str(path))
+    name = name or module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    return {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+            and _from_package(node, package) == source for alias in node.names}
+
+
+def shadowed(facade: Path, modules) -> set[str]:
+    """Names the facade binds at its top level (def, class, assignment) that are also its submodules' names: an
+    import of such a name from the facade gets the function, not the package."""
+    bound = set()
+    for node in ast.parse(facade.read_text(), str(facade)).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            bound.update(t.id for t in targets if isinstance(t, ast.Name))
+    return {n for n in bound if f"{FACADE}.{n}" in modules}
+
+
+def shadowing_violations(shadows: set[str], imported: dict[str, set[str]]) -> list[str]:
+    """`imported`: module -> the names it imports from the facade."""
+    return sorted(f"{mod} -> {FACADE}.{n}: gets the facade's {n}, which shadows the package {FACADE}.{n}; import "
+                  f"from the package ({FACADE}.{n})" for mod, names in imported.items() if mod != FACADE
+                  for n in names & shadows)
 
 
 def graph() -> dict[str, set[str]]:
@@ -95,6 +129,26 @@ def test_real_tree_has_no_backward_imports():
     g = graph()
     assert "ir.build" in g and "modelcheck.cli" in g
     assert violations(g) == []
+
+
+def test_nothing_imports_a_facade_name_that_shadows_a_package():
+    """modelcheck/__init__.py defines functions named like its packages (synccheck, racecheck, replay); a module
+    that imports such a name from the facade goes through the top layer, whatever its import line suggests."""
+    g = graph()
+    shadows = shadowed(ROOT / "modelcheck" / "__init__.py", g)
+    assert {"synccheck", "racecheck", "replay"} <= shadows
+    imported = {module_name(p): names_from(p, FACADE) for p in (ROOT / "modelcheck").rglob("*.py")}
+    assert shadowing_violations(shadows, imported) == []
+    # the rule fails on such an import (the prover once confirmed refutations this way)
+    assert shadowing_violations(shadows, {"modelcheck.prover.confirm": {"synccheck", "kernel"}}) == [
+        "modelcheck.prover.confirm -> modelcheck.synccheck: gets the facade's synccheck, which shadows the package "
+        "modelcheck.synccheck; import from the package (modelcheck.synccheck)"]
+
+
+def test_a_relative_import_from_the_facade_is_seen(tmp_path):
+    src = tmp_path / "x.py"
+    src.write_text("from .. import synccheck\nfrom ..synccheck import check\nfrom modelcheck import replay\n")
+    assert names_from(src, FACADE, "modelcheck.prover.x") == {"synccheck", "replay"}
 
 
 def test_rules_catch_each_kind_of_backward_edge():

@@ -30,14 +30,14 @@ import z3
 
 from .execution import ARRIVALS, ASYNC, MUTATIONS, Executions
 from . import solving
-from .induction import role_members, roles
-from .refute import fmt_sizes
-from .model import Model, lookup
+from .model import Model, lookup, role_members, roles
 from .paths import Pair, PathProver
 from .ranking import Ranking
-from .symbolic import Ends, SymEvent
+from .report import fmt_sizes
+from .symbolic import Ends, event, event_at, split_of
 
 SWEEP = 12                 # sizes decided concretely: lo .. lo + SWEEP - 1
+OUT_OF_TIME = "the wall-clock safety net stopped it (the proof's max_seconds ran out)"
 SCAN_LIMIT = 400           # sizes scanned concretely for the smallest failing one
 LADDER = 8                 # failing sizes handed on for confirmation
 
@@ -71,11 +71,11 @@ class _Unknown(Exception):
 
 
 def certify(m: Model, deadline: float) -> Certificate:
-    t0 = time.monotonic()
+    t0 = time.process_time()
     stats: dict = {"method": "certificate"}
     spent: dict = {}
     cert = Certificate("unknown", stats=stats)
-    c = _Certifier(m, deadline, stats, spent)
+    c = Certifier(m, deadline, stats, spent)
     try:
         c.sweep()
         c.tx_runs()
@@ -91,7 +91,7 @@ def certify(m: Model, deadline: float) -> Certificate:
                                                    f"execution there satisfies the certificate: the encodings disagree")
     except _Unknown as u:
         cert.reason = str(u)
-    total = time.monotonic() - t0
+    total = time.process_time() - t0
     fams = sorted(m.params)
     shared = (total - sum(spent.values())) / max(1, len(fams))
     for fam in fams:
@@ -101,7 +101,7 @@ def certify(m: Model, deadline: float) -> Certificate:
     return cert
 
 
-class _Certifier:
+class Certifier:
     def __init__(self, m: Model, deadline: float, stats: dict, spent: dict):
         self.m = m
         self.deadline = deadline
@@ -169,23 +169,25 @@ class _Certifier:
             self.m.tx_runs[key] = ns.pop()
 
     # ------------------------------------------------------------------ queries
-    def _solve(self, key: tuple, violation: list):
-        """(sat | unsat | unknown, model) of a fact's violation, its time charged to `key`."""
+    def _solve(self, key: tuple, violation: list, e=None) -> solving.Answer:
+        """sat (with a model) | unsat | unknown (with why) of a fact's violation, its time charged to `key`; `e`:
+        the event the fact is about, if any (its iteration is split on when the query is hard)."""
         if time.monotonic() > self.deadline:
-            raise _Unknown("the certificate ran out of time")
-        t0 = time.monotonic()
-        r, model = solving.check(self.m, self.domain + violation)
-        self.spent[key] = self.spent.get(key, 0.0) + time.monotonic() - t0
+            raise _Unknown(OUT_OF_TIME)
+        t0 = time.process_time()
+        answer = solving.check(self.m, self.domain + violation, "fact", split_of(self.m, e))
+        self.spent[key] = self.spent.get(key, 0.0) + time.process_time() - t0
         self.stats["z3_queries"] = self.stats.get("z3_queries", 0) + 1
-        return r, model
+        return answer
 
-    def _query(self, key: tuple, constraints: list, what: str) -> None:
+    def _query(self, key: tuple, constraints: list, what: str, e=None) -> None:
         """A violation of a fact: unsat proves it; sat is a counterexample at the model's sizes."""
-        r, model = self._solve(key, constraints)
-        if r == z3.unsat:
+        answer = self._solve(key, constraints, e)
+        if answer.result == z3.unsat:
             return
-        if r == z3.unknown:
-            raise _Unknown(f"the solver timed out on {what}")
+        if answer.result == z3.unknown:
+            raise _Unknown(f"z3 did not settle {what}: {answer.why}")
+        model = answer.model
         raise _Failed({n: model.eval(v, model_completion=True).as_long() for n, v in self.m.syms.items()}, what)
 
     def _slot(self, fam: str, tag: str):
@@ -239,9 +241,9 @@ class _Certifier:
         for w in self.reps:
             for st in m.proc(w).steps:
                 if st.cmd.family == fam:
-                    e = SymEvent(m, m.proc(w), st)
+                    e = event(m, m.proc(w), st)
                     self._query((fam, "P1"), [e.exists, z3.Or(e.slot < 0, e.slot >= size)] + e.side,
-                                f"warp {w}'s {st.cmd.kind} on {fam} at a slot outside 0..{size - 1}")
+                                f"warp {w}'s {st.cmd.kind} on {fam} at a slot outside 0..{size - 1}", e)
 
     def _straddle(self, fam: str) -> None:
         m = self.m
@@ -252,12 +254,12 @@ class _Certifier:
             if not steps or (len(shares) == 1 and all(st.cmd.units == next(iter(shares)) for st in steps)):
                 continue                         # whole shares only: never split
             for st in steps:
-                e = SymEvent(m, m.proc(w), st)
+                e = event(m, m.proc(w), st)
                 have = e.units_before()
                 split = [z3.And(e.slot == slot, e.T.floormod(have, share) + st.cmd.units > share)
                          for slot, share in enumerate(prm.share.get(w, ())) if share]
                 self._query((fam, "P1"), [e.exists, z3.Or(*split)] + e.side,
-                            f"warp {w}'s arrival on {fam} spanning two generations")
+                            f"warp {w}'s arrival on {fam} spanning two generations", e)
 
     def _bytes(self, fam: str, ends: Ends, s, rng: list) -> None:
         m = self.m
@@ -271,24 +273,24 @@ class _Certifier:
             if per is None:
                 raise _Unknown(f"warp {w}'s expect_tx on {fam} do not come in runs of one length per generation")
             for st in expects:
-                e = SymEvent(m, p, st)
+                e = event(m, p, st)
                 # its generation completes: the warp has a share there and arrives in it later (after its last
                 # arrival an expect_tx would open a generation nobody completes)
                 every = self._all_units({v: ends.units(v, fam, e.slot) for v in self.reps})
                 last = ends.state.terms.floordiv(every, m.params[fam].count)
                 self._query((fam, "P4"), [e.exists, z3.Or(e.share() == 0, e.gen() >= last)] + e.side + ends.side,
-                            f"warp {w}'s expect_tx on {fam} for a generation that never completes")
+                            f"warp {w}'s expect_tx on {fam} for a generation that never completes", e)
                 before = e.expects_before()
                 self._query((fam, "P1"), [e.exists, e.T.floordiv(before, per) != e.gen()] + e.side,
-                            f"warp {w}'s expect_tx on {fam} outside its run of {per} per generation")
+                            f"warp {w}'s expect_tx on {fam} outside its run of {per} per generation", e)
                 tma_b = sum((m.tma_bytes[t.cmd.site] * e.state.count(t, e.slot) for t in tmas), z3.IntVal(0))
                 exp_b = sum((x.cmd.units * e.state.count(x, e.slot) for x in expects), z3.IntVal(0))
                 self._query((fam, "P1"), [e.exists, e.T.floormod(before, per) == 0, tma_b != exp_b] + e.side,
-                            f"TMA bytes on {fam} not matching the generation's expect_tx")
+                            f"TMA bytes on {fam} not matching the generation's expect_tx", e)
             for st in tmas:
-                e = SymEvent(m, p, st)
+                e = event(m, p, st)
                 self._query((fam, "P1"), [e.exists, e.expects_before() == 0] + e.side,
-                            f"a TMA completing on {fam} before its warp's first expect_tx there")
+                            f"a TMA completing on {fam} before its warp's first expect_tx there", e)
             self._query((fam, "P1"), rng + [ends.tx_bytes(w, fam, s, "tma") != ends.tx_bytes(w, fam, s, "expect_tx")]
                         + ends.side, f"TMA bytes on {fam} not matching the expect_tx at exit")
 
@@ -298,11 +300,11 @@ class _Certifier:
             for st in m.proc(w).steps:
                 if st.cmd.family != fam or st.cmd.kind != "wait":
                     continue
-                e = SymEvent(m, m.proc(w), st)
+                e = event(m, m.proc(w), st)
                 par = e.T.int_of(st.cmd.parity)
                 bad = z3.Or(par < 0, par > 1, par != e.T.floormod(e.gen(), 2))
                 self._query((fam, "P2"), [e.exists, bad] + e.side,
-                            f"warp {w}'s wait on {fam} with the parity of another generation")
+                            f"warp {w}'s wait on {fam} with the parity of another generation", e)
 
     # ------------------------------------------------------------------ happens-before
     def pairs(self) -> list:
@@ -341,17 +343,17 @@ class _Certifier:
                     if z is y or z.block is not y.block or z.offset >= y.offset or z.cmd.family != y.cmd.family or \
                             z.cmd.kind not in MUTATIONS or (w, z.index) in out:
                         continue
-                    ey = SymEvent(m, p, y)
-                    ez = SymEvent(m, p, z, ey.r)
+                    ey = event(m, p, y)
+                    ez = event_at(m, p, z, ey.r)
                     same = z3.And(ez.exists, ez.slot == ey.slot, ez.gen() == ey.gen())
-                    if self._holds((y.cmd.family, "P3"), [ey.exists, z3.Not(same)] + ey.side + ez.side):
+                    if self._holds((y.cmd.family, "P3"), [ey.exists, z3.Not(same)] + ey.side + ez.side, ey):
                         out.add((w, y.index))
                         break
         return out
 
-    def _holds(self, key: tuple, violation: list) -> bool:
+    def _holds(self, key: tuple, violation: list, e=None) -> bool:
         """The violation is unsat (the fact holds); sat or unknown: it is not established."""
-        return self._solve(key, violation)[0] == z3.unsat
+        return self._solve(key, violation, e).result == z3.unsat
 
     def happens_before(self) -> None:
         prover = PathProver(self.m, self.role, self.execution, self.domain, self.stats)
@@ -361,10 +363,10 @@ class _Certifier:
         for env in _harvest_sizes(self.swept):
             prover.harvest(self.execution(env), pairs)
         for pair in pairs:
-            t0 = time.monotonic()
+            t0 = time.process_time()
             status, info = prover.prove(pair, self.deadline)
             key = (pair.family, pair.prop)
-            self.spent[key] = self.spent.get(key, 0.0) + time.monotonic() - t0
+            self.spent[key] = self.spent.get(key, 0.0) + time.process_time() - t0
             if status == "failed":
                 env = info[0]
                 raise _Failed(env, f"a {pair.family} event pair with no happens-before path")
@@ -376,7 +378,7 @@ class _Certifier:
         rank = Ranking(self.m, self.role, self.domain, self.stats)
         spent: dict = {}
         seeds = [self.execution(env) for env in _harvest_sizes(self.swept)]
-        status, why = rank.prove(seeds, self.deadline, spent)
+        status, why = rank.prove(seeds, self.deadline, spent, [self.execution(env) for env in self.swept])
         for fam, sec in spent.items():
             if fam:
                 self.spent[(fam, "P4")] = self.spent.get((fam, "P4"), 0.0) + sec

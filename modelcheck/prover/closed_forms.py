@@ -15,8 +15,8 @@ import z3
 
 import ir
 
-from .program import evaluate, free_vars, substitute
-from .skeleton import Opaque, OutsideFragment, Sym, _is_lanes, to_expr
+from . import solving
+from .exprs import Opaque, OutsideFragment, Sym, evaluate, free_vars, is_lanes, substitute, to_expr
 from .z3expr import Terms
 
 TRIAL = 40
@@ -42,7 +42,7 @@ def summarize(x, s: ir.For, env, locals_, tid, mask, carried, start, stop) -> No
         partners = [(v, _entry_expr(entry[key], v)) for key, v in values.items() if v is not None]
         for key, v0 in entry.items():
             forms[key] = None
-            if isinstance(v0, Opaque) or _is_lanes(v0) or effect.get(key) is None:
+            if isinstance(v0, Opaque) or is_lanes(v0) or effect.get(key) is None:
                 continue
             seq = trajectory.get(key) if trajectory else None
             forms[key] = _fit(seq, k, _entry_expr(v0, values[key]), partners)
@@ -210,13 +210,8 @@ def _prove(x, s, effect, forms, entry, k, start) -> bool:
             eff = substitute(effect[key], subst)
             nxt = substitute(form, {var: _b("+", ir.Var(var, "int32"), _c(1))})
             goals.append(t.int_of(eff) == t.int_of(nxt))
-        solver = z3.Solver()
-        solver.set("timeout", 5000)
-        solver.add(*t.side)
-        solver.add(kk >= 0)
-        for sym in x.symbolic:
-            solver.add(names[sym] >= 0)
-        solver.add(z3.Not(z3.And(*goals)))
-        return solver.check() == z3.unsat
+        query = t.side + [kk >= 0] + [names[sym] >= 0 for sym in x.symbolic] + [z3.Not(z3.And(*goals))]
+        answer = x.ledger.attempts("closed_form", query, solving.BUDGETS["closed_form"])
+        return answer.result == z3.unsat
     except (KeyError, ValueError):
         return False

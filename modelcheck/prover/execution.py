@@ -32,7 +32,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from .model import Model
-from .program import evaluate
+from .exprs import evaluate
 
 ARRIVALS = ("arrive", "bar_arrive", "commit")      # commands whose units fill a generation
 MUTATIONS = ("arrive", "expect_tx", "commit", "tma")

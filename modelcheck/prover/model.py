@@ -1,46 +1,34 @@
-"""The sync skeleton as a symbolic transition system, for all values of the symbolic constants.
+"""The sync skeleton laid out over the symbolic sizes: per-family parameters and closed-form counts.
 
-State: per warp its position (block, iteration q, offset in the block), plus one
-delivery counter per asynchronous command (TMA `complete_tx`, `tcgen05.commit`), whose
-completions land later, in issue order.  A loop block has an exit position (q = trips)
-left by a silent move, so an empty loop needs no special case.  Barrier state is not
-stored: the arrivals on a slot are the closed-form execution counts of the arrive
-commands before each warp's position, so a slot's completed generations are
-`min(arrivals // count, delivered bytes // bytes per generation)`.  A transition moves
-one warp one step (a wait only when the hardware parity test passes), leaves a loop, or
-delivers one completion.  Positions need no division (a step counter would: measured
-seconds per deadlock query against milliseconds).
+Each warp's skeleton becomes numbered steps in blocks (`program.layout`): straight runs and
+loops over a symbolic trip count.  `Model` holds, per barrier family, what every size has in
+common, read off concrete evaluations at sampled sizes: the count, each warp's arrival units
+per generation on each slot (its share), the offset of its first wait (k0 = -1 when it waits
+with parity 1 first: the phase before init), the expect_tx bytes and TMA executions per
+generation.  The slot and guard of every command are classified once (`program.slot_form`,
+`program.guard_set`).
 
-Slots are z3 terms, not enumerated: a ring's D slots are one symbolic slot, so a
-command `bar[r % D]` counts `#{r < x : (r + b) % D == s} = (x - ((s - b) mod D) + D - 1) // D`
-and the size of every query is independent of D.  Per-slot parameters that differ
-between slots (a warp that waits only on some of them) are looked up by the slot term.
-
-The properties (DESIGN §8), each a predicate on a state and the transition taken:
-  P1  an arrival (or a delivery) lands on the generation it is meant for: a warp's k-th
-      arrival unit on a slot belongs to generation k // m (m = its units per generation),
-      and nothing arrives on a generation whose arrivals are complete but whose bytes are
-      pending;
-  P2  a wait passes on the generation it intends: a warp's j-th wait on a slot intends
-      generation j + k0 (k0 = -1 when its first wait has parity 1: the pre-init phase);
-  P3  before anything mutates generation g + 1 of a slot, every wait meant for generation
-      g (all waiting warps) has passed;
-  P4  no reachable state is stuck short of the end, and at the end every slot is balanced
-      (no partial generation, no pending bytes).
+`State` gives, for warps placed at a position (block, iteration q, offset in the block), the
+number of times each command ran before that position on a given slot, as z3 terms in the
+symbolic sizes: loops count `#{r < x : (r + b) % D == s} = (x - ((s - b) mod D) + D - 1) // D`,
+so slots are z3 terms, not enumerated, and the size of a query does not grow with D.  Floor
+divisions are lowered to quotient variables (`z3expr.Terms`).  The happens-before certificate
+places one warp per event (`symbolic.SymEvent`) or none at all (`symbolic.Ends`: the counts at
+the end of the run).
 """
 from __future__ import annotations
 
 import math
-from collections import ChainMap
 from dataclasses import dataclass
 
 import z3
 
-from .program import Proc, evaluate, guard_set, layout, slot_form
-from .skeleton import OutsideFragment, Skeleton
-from .z3expr import Terms
+from .exprs import OutsideFragment, evaluate
+from .program import Proc, guard_set, layout, slot_form
+from .skeleton import Skeleton
+from .solving import Ledger
+from .z3expr import Terms, eq, gt, if_, max_, min_
 
-PROPERTIES = ("P1", "P2", "P3", "P4")
 # the commands whose passing a warp's wait counter counts: an mbarrier wait, and a named barrier's sync (it
 # passes once its generation completes, so the counter ties the warp's position to that generation)
 WAITS = ("wait", "bar_wait")
@@ -60,8 +48,6 @@ class FamilyParams:
     share: dict                     # warp -> arrival units per generation, per slot (0: never arrives there)
     k0: dict                        # warp -> generation offset of its first wait, per slot (0 if it never waits)
     waiters: dict                   # warp -> per slot: does it wait there at all
-    bytes_per_gen: tuple            # expect_tx bytes per generation, per slot (0: no tx)
-    tma_per_gen: dict               # (warp, step index) -> TMA executions per generation, per slot
 
 
 def lookup(slot, values: tuple):
@@ -75,18 +61,19 @@ def lookup(slot, values: tuple):
 
 
 class Model:
-    def __init__(self, skel: Skeleton, ranges: dict, tma_bytes: dict):
+    def __init__(self, skel: Skeleton, ranges: dict, tma_bytes: dict, ledger: Ledger | None = None):
         self.skel = skel
+        self.ledger = Ledger() if ledger is None else ledger     # what z3 spends on the certificate's queries
         self.ranges = ranges                        # symbolic name -> (lo, hi or None)
         self._keyed: dict = {}                      # AST id -> term, for `key`
-        self.wait_lemma_valid: dict = {}            # (warp, step index) -> its wait-parity fact holds everywhere
         self.tx_runs: dict = {}                     # (warp, family) -> its expect_tx commands per generation
+        self.events: dict = {}                      # (warp, step index) -> its symbolic event (symbolic.event)
         self.query_period: int | None = None        # residues the certificate's queries split on (solving.period)
         self.syms = {name: z3.Int(name) for name in skel.symbolic}
         self.size_terms = Terms(dict(self.syms))    # quotients of the sizes alone, shared by every state
         self.procs: list[Proc] = []
         for w, items in sorted(skel.warps.items()):
-            p = layout(w, items, self.syms, skel.symbolic)
+            p = layout(w, items, self.size_terms, skel.symbolic, {n: lo for n, (lo, _) in ranges.items()})
             if p.steps:
                 self.procs.append(p)
         self.tma_bytes = tma_bytes                  # site -> bytes per TMA execution
@@ -130,36 +117,7 @@ class Model:
             return term.sexpr()
         return i
 
-    # ------------------------------------------------------------------ concrete evaluation (parameters)
-    def concrete_count(self, st, slot_value, t: int, env: dict) -> int:
-        """Executions of step `st` on `slot_value` (None = any) before step t, for concrete constants."""
-        b = st.block
-        base = _ev(b.base, env)
-        if b.kind == "straight":
-            if t <= base + st.offset:
-                return 0
-            if st.guard is not None and not evaluate(st.guard, env):
-                return 0
-            if slot_value is not None and int(evaluate(st.cmd.slot, env)) != slot_value:
-                return 0
-            return 1
-        start, stop = int(evaluate(b.start, env)), int(evaluate(b.stop, env))
-        trips = max(0, stop - start)
-        done = min(max(0, -(-(t - base - st.offset) // b.length)), trips)
-        n = 0
-        for r in range(start, start + done):
-            e = dict(env)
-            e[b.var] = r
-            if st.guard is not None and not evaluate(st.guard, e):
-                continue
-            if slot_value is not None and int(evaluate(st.cmd.slot, e)) != slot_value:
-                continue
-            n += 1
-        return n
-
-    def total_steps(self, p: Proc, env: dict) -> int:
-        return _ev(p.total, env)
-
+    # ------------------------------------------------------------------ parameters (concrete evaluation)
     def _envs(self) -> list[dict]:
         envs = []
         for k in (0, 1, 2, 3, 5, 8, 13, 21, 34, 66, 130):
@@ -190,13 +148,9 @@ class Model:
         share = {p.warp: [0] * size for p in self.procs}
         k0 = {p.warp: [0] * size for p in self.procs}
         waiters = {p.warp: [False] * size for p in self.procs}
-        per_gen_bytes = [0] * size
-        tma = {(p.warp, st.index): [0] * size for p, st in self.async_steps if st.cmd.family == fam}
         for s in range(size):
             whole = self._whole_shares(fam, s, count, envs)
             for env in envs:
-                gens = None
-                expect, tma_counts = 0, {}
                 for p in self.procs:
                     units, visits = self._visits(p, fam, s, env)
                     if visits and whole is None:
@@ -211,29 +165,13 @@ class Model:
                         share[p.warp][s] = m
                     elif visits:
                         share[p.warp][s] = whole.get(p.warp, 0)
-                    T = self.total_steps(p, env)
-                    for st in p.steps:
-                        if st.cmd.family == fam and st.cmd.kind == "expect_tx":
-                            expect += st.cmd.units * self.concrete_count(st, s, T, env)
-                        elif st.cmd.family == fam and st.cmd.kind == "tma":
-                            tma_counts[(p.warp, st.index)] = self.concrete_count(st, s, T, env)
-                arrivals = sum(self._visits(p, fam, s, env)[0] for p in self.procs)
-                if arrivals and arrivals % count == 0:
-                    gens = arrivals // count
-                if gens:
-                    if expect % gens == 0 and not per_gen_bytes[s]:
-                        per_gen_bytes[s] = expect // gens
-                    for key, n in tma_counts.items():
-                        if n % gens == 0 and not tma[key][s]:
-                            tma[key][s] = n // gens
             for p in self.procs:
                 first = next((f for f in (self._first_wait(p, fam, s, env) for env in envs) if f is not None), None)
                 if first is not None:
                     waiters[p.warp][s] = True
                     k0[p.warp][s] = -1 if first % 2 == 1 else 0
         freeze = lambda d: {w: tuple(v) for w, v in d.items()}   # noqa: E731
-        return FamilyParams(size, count, freeze(share), freeze(k0), freeze(waiters), tuple(per_gen_bytes),
-                            freeze(tma))
+        return FamilyParams(size, count, freeze(share), freeze(k0), freeze(waiters))
 
     def _whole_shares(self, fam, s, count, envs) -> dict | None:
         """warp -> its arrival units per generation, when every size gives whole generations with the same
@@ -315,87 +253,56 @@ class Model:
                 out.append(v <= hi)
         return out + list(self.size_terms.side)
 
-    def sizes(self) -> list[int]:
-        return sorted(set(self.families.values()))
+
+def roles(m: Model) -> dict:
+    """warp -> the lowest warp with the same sync program (same commands, slots, parities, guards, loops).  Warps
+    of one role are interchangeable: a fact shown for the role's first warp holds for every warp of it."""
+    def program(p):
+        return [(st.cmd, st.guard, st.block.kind, st.block.var, st.block.start, st.block.stop, st.offset)
+                for st in p.steps]
+    firsts: list = []
+    out = {}
+    for p in m.procs:
+        prog = program(p)
+        rep = next((w for w, other in firsts if other == prog), None)
+        if rep is None:
+            firsts.append((p.warp, prog))
+            rep = p.warp
+        out[p.warp] = rep
+    return out
 
 
-def _ev(term, env) -> int:
-    sub = [(z3.Int(k), z3.IntVal(v)) for k, v in env.items()]
-    return z3.simplify(z3.substitute(term, *sub) if sub else term).as_long()
+def role_members(role: dict) -> dict:
+    """representative warp -> the warps of its role, in order."""
+    out: dict = {}
+    for w, rep in sorted(role.items()):
+        out.setdefault(rep, []).append(w)
+    return out
 
 
 class State:
-    """One symbolic state: warp positions, delivery counters, and the derived barrier terms."""
+    """Positions of some warps, and the counts of their commands before those positions, as z3 terms."""
 
     def __init__(self, model: Model, tag: str, warps=None):
-        """`warps`: the warps whose positions the state has variables for (all by default; the certificate's
-        events place one warp each)."""
+        """`warps`: the warps whose positions the state has variables for (all by default; an event places its
+        own warp, `symbolic.Ends` none)."""
         self.m = model
         self.tag = tag
         procs = model.procs if warps is None else [model.proc(w) for w in warps]
         self.blk = {p.warp: z3.Int(f"b{p.warp}_{tag}") for p in procs}
         self.q = {p.warp: z3.Int(f"q{p.warp}_{tag}") for p in procs}
         self.pos = {p.warp: z3.Int(f"o{p.warp}_{tag}") for p in procs}
-        self.d = {(p.warp, st.index): z3.Int(f"d{p.warp}_{st.index}_{tag}") for p, st in model.async_steps
-                  if warps is None or p.warp in warps}
         self.terms = Terms(dict(model.syms), model.size_terms)
         self._cache: dict = {}
 
-    def after(self, effect) -> "State":
-        """The state a move leads to, as terms over this state's variables: every warp the move leaves alone
-        keeps this state's very terms, so its counters are the same z3 terms with the same quotient variables
-        (an induction query then reasons only about what the move changed; with a fresh successor state and
-        frame equalities the solver had to re-derive that equal dividends give equal quotients, which is what
-        made queries over roles of several warps time out).  `effect`: ("pos", warp, (block, q, offset)) or
-        ("deliver", (warp, step index))."""
-        s = State.__new__(State)
-        s.m, s.tag = self.m, self.tag + "'"
-        s.blk, s.q, s.pos, s.d = dict(self.blk), dict(self.q), dict(self.pos), dict(self.d)
-        if effect[0] == "pos":
-            _, w, (blk, q, pos) = effect
-            s.blk[w], s.q[w], s.pos[w] = (v if z3.is_expr(v) else z3.IntVal(v) for v in (blk, q, pos))
-        else:
-            s.d[effect[1]] = self.d[effect[1]] + 1
-        # quotients of terms this state already divided are reused; new ones (and their side constraints)
-        # stay with the successor, so a query carries only its own move's
-        s.terms = Terms(dict(self.m.syms), self.m.size_terms)
-        s.terms._memo = ChainMap({}, self.terms._memo)
-        s._cache = {}
-        return s
-
     @property
     def side(self) -> list:
+        """The definitions of the quotient variables the state's terms use."""
         return self.terms.side
-
-    def vars(self) -> list:
-        return list(self.blk.values()) + list(self.q.values()) + list(self.pos.values()) + list(self.d.values())
-
-    def well_formed(self) -> list:
-        """Positions that exist: a block index up to the end, an offset inside the block, an iteration up to
-        the loop's exit (whose offset is 0); deliveries between 0 and the issued count."""
-        out = []
-        for p in self.m.procs:
-            w = p.warp
-            blk, q, pos = self.blk[w], self.q[w], self.pos[w]
-            cases = [z3.And(blk == len(p.blocks), q == 0, pos == 0)]
-            for i, b in enumerate(p.blocks):
-                if b.kind == "straight":
-                    cases.append(z3.And(blk == i, q == 0, pos >= 0, pos < b.length))
-                else:
-                    cases.append(z3.And(blk == i, q >= 0, q <= b.trips, pos >= 0, pos < b.length,
-                                        z3.Implies(q == b.trips, pos == 0)))
-            out.append(z3.Or(*cases))
-        for p, st in self.m.async_steps:
-            d = self.d[(p.warp, st.index)]
-            out.append(z3.And(d >= 0, d <= self.issued(p.warp, st)))
-        return out
 
     def terms_for(self, names: dict) -> Terms:
         """Terms over other names whose quotient variables and side constraints are this state's."""
-        t = Terms(names, self.m.size_terms)
-        t._memo = self.terms._memo
-        t.side = self.terms.side
-        return t
+        return self.terms.over(names)
 
     # ------------------------------------------------------------------ counting
     def _below(self, x, period: int, residue):
@@ -416,7 +323,7 @@ class State:
             else:
                 n = sum((self._below(v, gs.period, e) - self._below(u, gs.period, e)
                          for e, on in enumerate(gs.pattern) if on), z3.IntVal(0))
-            return n if slot is None else z3.If(slot == self._slot_of(form), n, 0)
+            return n if slot is None else if_(eq(slot, self._slot_of(form)), n, z3.IntVal(0))
         if form.kind == "rot" and (gs is None or gs.period == 1):
             if gs is not None and not gs.pattern[0]:
                 return z3.IntVal(0)
@@ -430,7 +337,8 @@ class State:
         n = z3.IntVal(0)
         for e in range(period):
             if pat[e % gp]:
-                n = n + z3.If(slot == vals[e % len(vals)], self._below(v, period, e) - self._below(u, period, e), 0)
+                n = n + if_(eq(slot, vals[e % len(vals)]), self._below(v, period, e) - self._below(u, period, e),
+                            z3.IntVal(0))
         return n
 
     def _iterations_done(self, st, at_end: bool):
@@ -440,13 +348,13 @@ class State:
             return b.trips
         w = st.proc
         i = self.m.proc(w).blocks.index(b)
-        here = self.q[w] + z3.If(self.pos[w] > st.offset, 1, 0)
-        return z3.If(self.blk[w] > i, b.trips, z3.If(self.blk[w] == i, here, 0))
+        here = self.q[w] + if_(gt(self.pos[w], st.offset), 1, 0)
+        return if_(gt(self.blk[w], i), b.trips, if_(eq(self.blk[w], i), here, z3.IntVal(0)))
 
-    def count(self, st, slot, upto=None, at_end: bool = False):
-        """Executions of step st on `slot` (a z3 term; None = any slot) before the warp's current step (at its
-        last step with `at_end`; or among the first `upto` iterations of its loop, for deliveries)."""
-        key = ("count", st.proc, st.index, self.m.key(slot), self.m.key(upto), at_end)
+    def count(self, st, slot, at_end: bool = False):
+        """Executions of step st on `slot` (a z3 term; None = any slot) before its warp's position (over the
+        whole run with `at_end`)."""
+        key = ("count", st.proc, st.index, self.m.key(slot), at_end)
         hit = self._cache.get(key)
         if hit is not None:
             return hit
@@ -454,72 +362,38 @@ class State:
         T = self.terms
         gs, form = self.m.form(st)
         if b.kind == "straight":
-            if upto is not None:
-                n = z3.If(upto >= 1, 1, 0)
-            elif at_end:
+            if at_end:
                 n = z3.IntVal(1)
             else:
                 w = st.proc
                 i = self.m.proc(w).blocks.index(b)
-                n = z3.If(z3.Or(self.blk[w] > i, z3.And(self.blk[w] == i, self.pos[w] > st.offset)), 1, 0)
+                blk, pos = self.blk[w], self.pos[w]
+                n = if_(gt(blk, i), z3.IntVal(1), if_(eq(blk, i), if_(gt(pos, st.offset), z3.IntVal(1), z3.IntVal(0)),
+                                                     z3.IntVal(0)))
             if st.guard is not None:
-                n = z3.If(T.bool_of(st.guard), n, 0)
+                n = if_(T.bool_of(st.guard), n, z3.IntVal(0))
             if slot is not None:
-                n = z3.If(slot == self._slot_of(form), n, 0)
+                n = if_(eq(slot, self._slot_of(form)), n, z3.IntVal(0))
         else:
             start = T.int_of(b.start)
-            done = upto if upto is not None else self._iterations_done(st, at_end)
-            u = start if gs.lo is None else _max(start, T.int_of(gs.lo))
-            v = start + done if gs.hi is None else _min(start + done, T.int_of(gs.hi))
+            done = self._iterations_done(st, at_end)
+            u = start if gs.lo is None else max_(start, T.int_of(gs.lo))
+            v = start + done if gs.hi is None else min_(start + done, T.int_of(gs.hi))
             if gs.lo is not None or gs.hi is not None:
-                v = _max(u, v)
+                v = max_(u, v)
             n = self._count_between(u, v, gs, form, slot)
             if gs.factor is not None:
-                n = z3.If(T.bool_of(gs.factor), n, 0)
+                n = if_(T.bool_of(gs.factor), n, z3.IntVal(0))
         self._cache[key] = n
         return n
 
-    def _sum(self, key, parts):
-        if key not in self._cache:
-            self._cache[key] = sum(parts(), z3.IntVal(0))
-        return self._cache[key]
-
-    def arrivals(self, warp, fam, slot):
-        """Arrival units of `warp` on fam[slot] so far (commands run, commits delivered)."""
-        def parts():
-            for st in self.m.proc(warp).steps:
-                if st.cmd.family != fam:
-                    continue
-                if st.cmd.kind in ("arrive", "bar_arrive"):
-                    yield st.cmd.units * self.count(st, slot)
-                elif st.cmd.kind == "commit":
-                    yield self.count(st, slot, upto=self.d[(warp, st.index)])
-        return self._sum(("A", warp, fam, self.m.key(slot)), parts)
-
-    def total_arrivals(self, fam, slot):
-        return self._sum(("SA", fam, self.m.key(slot)), lambda: (self.arrivals(p.warp, fam, slot) for p in self.m.procs))
-
     def waits(self, warp, fam, slot, at_end: bool = False):
         """Waits warp has passed on fam[slot] (all it will ever pass, with at_end)."""
-        return self._sum(("W", warp, fam, self.m.key(slot), at_end),
-                         lambda: (self.count(st, slot, at_end=at_end) for st in self.m.proc(warp).steps
-                                  if st.cmd.family == fam and st.cmd.kind in WAITS))
-
-    def issued(self, warp, st, at_end: bool = False):
-        return self.count(st, None, at_end=at_end)
-
-    def expected_bytes(self, fam, slot):
-        return self._sum(("E", fam, self.m.key(slot)),
-                         lambda: (st.cmd.units * self.count(st, slot) for p in self.m.procs for st in p.steps
-                                  if st.cmd.family == fam and st.cmd.kind == "expect_tx"))
-
-    def delivered(self, warp, st, slot):
-        return self.count(st, slot, upto=self.d[(warp, st.index)])
-
-    def delivered_bytes(self, fam, slot):
-        return self._sum(("DB", fam, self.m.key(slot)),
-                         lambda: (self.m.tma_bytes[st.cmd.site] * self.delivered(p.warp, st, slot)
-                                  for p, st in self.m.async_steps if st.cmd.family == fam and st.cmd.kind == "tma"))
+        key = ("W", warp, fam, self.m.key(slot), at_end)
+        if key not in self._cache:
+            self._cache[key] = sum((self.count(st, slot, at_end=at_end) for st in self.m.proc(warp).steps
+                                    if st.cmd.family == fam and st.cmd.kind in WAITS), z3.IntVal(0))
+        return self._cache[key]
 
     def share_gens(self, warp, fam, slot, units):
         """units // (warp's share per generation on this slot), per slot."""
@@ -535,53 +409,5 @@ class State:
                 out = z3.If(slot == s, self.terms.floordiv(units, shares[s]), out)
         return out
 
-    def gen(self, fam, slot):
-        """Completed generations of fam[slot]."""
-        key = ("G", fam, self.m.key(slot))
-        if key not in self._cache:
-            prm = self.m.params[fam]
-            g = self.terms.floordiv(self.total_arrivals(fam, slot), prm.count)
-            if any(prm.bytes_per_gen):
-                if len(set(prm.bytes_per_gen)) != 1:
-                    raise OutsideFragment(f"the slots of {fam} expect different tx bytes per generation")
-                g = _min(g, self.terms.floordiv(self.delivered_bytes(fam, slot), prm.bytes_per_gen[0]))
-            self._cache[key] = g
-        return self._cache[key]
-
     def k0(self, warp, fam, slot):
         return lookup(slot, self.m.params[fam].k0[warp])
-
-    # ------------------------------------------------------------------ the current position
-    def at(self, p: Proc, st):
-        """Warp p is about to run step st: (condition, Terms binding the step's loop variable)."""
-        b = st.block
-        i = p.blocks.index(b)
-        w = p.warp
-        names = dict(self.m.syms)
-        cond = z3.And(self.blk[w] == i, self.pos[w] == st.offset)
-        if b.kind == "loop":
-            names[b.var] = self.terms.int_of(b.start) + self.q[w]
-            cond = z3.And(cond, self.q[w] < b.trips)
-        return cond, self.terms_for(names)
-
-    def at_exit(self, p: Proc, i: int):
-        """Warp p is at the exit of its loop block i (all iterations run)."""
-        b = p.blocks[i]
-        return z3.And(self.blk[p.warp] == i, self.q[p.warp] == b.trips)
-
-    def finished(self, p: Proc):
-        return self.blk[p.warp] == len(p.blocks)
-
-    def done(self):
-        parts = [self.finished(p) for p in self.m.procs]
-        for p, st in self.m.async_steps:
-            parts.append(self.d[(p.warp, st.index)] == self.issued(p.warp, st, at_end=True))
-        return z3.And(*parts)
-
-
-def _max(a, b):
-    return z3.If(a >= b, a, b)
-
-
-def _min(a, b):
-    return z3.If(a <= b, a, b)

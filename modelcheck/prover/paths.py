@@ -22,10 +22,10 @@ import z3
 
 from . import solving
 from .execution import Execution, Executions
-from .induction import role_members
-from .program import evaluate
-from .refute import fmt_sizes
-from .symbolic import SymEvent, po_le
+from .model import role_members
+from .exprs import evaluate
+from .report import fmt_sizes
+from .symbolic import SymEvent, event, event_at, event_fresh, po_le, split_of
 
 MAX_ROUNDS = 24
 SIZE_CAP = 24             # counterexamples are first sought at sizes up to lo + this (cheap to look up)
@@ -113,25 +113,27 @@ class PathProver:
     def prove(self, pair: Pair, deadline: float) -> tuple:
         """("proved", None) | ("failed", (env, X node, Y node, execution)) | ("unknown", why)."""
         m = self.m
-        x = SymEvent(m, m.proc(pair.x[0]), m.proc(pair.x[0]).steps[pair.x[1]])
-        y = SymEvent(m, m.proc(pair.y[0]), m.proc(pair.y[0]).steps[pair.y[1]])
+        x = event(m, m.proc(pair.x[0]), m.proc(pair.x[0]).steps[pair.x[1]])
+        # (two events of one step -- contributions of a named barrier -- need their own iterations)
+        y = (event if pair.y != pair.x else event_fresh)(m, m.proc(pair.y[0]), m.proc(pair.y[0]).steps[pair.y[1]])
         premise = [x.exists, y.exists, x.slot == y.slot, y.gen() == x.gen() + 1]
         built: dict = {}
         for _ in range(MAX_ROUNDS):
             if time.monotonic() > deadline:
-                return "unknown", "out of time"
+                return "unknown", "the wall-clock safety net stopped it (the proof's max_seconds ran out)"
             goals = []
             for t in self.templates.get(_key(pair), []):
                 if t not in built:
                     built[t] = self.valid(t, x, y)
                 goals.append(built[t][0])
             extra = [s for t in self.templates.get(_key(pair), []) for s in built[t][1]]
-            res, model = self.counterexample(premise + [z3.Not(z3.Or(*goals))] if goals else premise,
-                                             x.side + y.side + extra)
-            if res == z3.unsat:
+            answer = self.counterexample(premise + [z3.Not(z3.Or(*goals))] if goals else premise,
+                                         x.side + y.side + extra, split_of(m, x))
+            if answer.result == z3.unsat:
                 return "proved", None
-            if res == z3.unknown:
-                return "unknown", "the solver timed out on a happens-before query"
+            if answer.result == z3.unknown:
+                return "unknown", f"z3 did not settle a happens-before query: {answer.why}"
+            model = answer.model
             env = {n: model.eval(v, model_completion=True).as_long() for n, v in m.syms.items()}
             rx = None if x.r is None else model.eval(x.r, model_completion=True).as_long()
             ry = None if y.r is None else model.eval(y.r, model_completion=True).as_long()
@@ -159,20 +161,20 @@ class PathProver:
               and e.delivery == pair.y_delivered]
         return (xs[0], ys[0]) if xs and ys else None
 
-    def counterexample(self, constraints: list, sides: list):
-        """An instance violating the goal, at small sizes when there is one there (cheap to look up);
-        (sat, model) | (unsat, None) | (unknown, None)."""
+    def counterexample(self, constraints: list, sides: list, split_on=None) -> solving.Answer:
+        """An instance violating the goal (sat, with a model), at small sizes when there is one there (cheap to
+        look up); unsat; or unknown, with why."""
         base = self.domain + constraints + sides
-        t0 = time.monotonic()
-        r, model = solving.check(self.m, base)
-        if r == z3.sat:
+        t0 = time.process_time()
+        answer = solving.check(self.m, base, "path", split_on)
+        if answer.result == z3.sat:
             cap = [v <= self.m.ranges.get(n, (1, None))[0] + SIZE_CAP for n, v in self.m.syms.items()]
-            small, smodel = solving.check(self.m, base + cap)
-            if small == z3.sat:
-                model = smodel
+            small = solving.check(self.m, base + cap, "path", split_on)
+            if small.result == z3.sat:
+                answer = small
         self.stats["path_queries"] = self.stats.get("path_queries", 0) + 1
-        self.stats["path_seconds"] = self.stats.get("path_seconds", 0.0) + time.monotonic() - t0
-        return r, model
+        self.stats["path_seconds"] = self.stats.get("path_seconds", 0.0) + time.process_time() - t0
+        return answer
 
     def valid(self, t: Template, x: SymEvent, y: SymEvent) -> tuple:
         """(the template's path exists for X and Y, side constraints of its terms)."""
@@ -194,7 +196,7 @@ class PathProver:
                 elif kind == "start":
                     base = x.state.terms.int_of(b.start)
                 r = base + off
-            e = SymEvent(m, proc, step, r)
+            e = event_at(m, proc, step, r)
             conds.append(e.exists)
             events.append(e)
         events.append(y)

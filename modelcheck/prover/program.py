@@ -1,18 +1,17 @@
-"""Each warp's skeleton laid out as numbered steps, with closed-form execution counts.
+"""Each warp's skeleton laid out as numbered steps in blocks, and how its slots and guards repeat.
 
 A warp's program becomes blocks: straight runs of commands (one step each) and loops
 over a symbolic trip count whose body is a fixed run of commands (nested loops with
 small concrete trip counts are unrolled; a command's guard on the loop variable makes
 it a no-op step in iterations where the guard fails, so every iteration has the same
-length B).  The warp's state is one integer, its step counter t: the command at step t
-and its iteration follow from t by floor division.
+length).  A position in the warp's program is (block, iteration, offset in the block).
 
-What the protocol needs is how many times each command has run before step t, per
-barrier slot.  For a loop command that is the number of iterations r in a range whose
-slot `slot(r)` is s and whose guard holds.  Slots and guards on r are periodic patterns
-(evaluated concretely over a period) intersected with ranges whose bounds may be
-symbolic, so the count is `(x // P) * k + #{residues < x % P}` — linear with the
-quotient lowered to variables.
+What the protocol needs is how many times each command has run before a position, per
+barrier slot (`model.State.count`).  For a loop command that is the number of iterations r
+in a range whose slot `slot(r)` is s and whose guard holds.  Slots and guards on r are
+periodic patterns (evaluated concretely over a period, `slot_form`, `guard_set`)
+intersected with ranges whose bounds may be symbolic, so the count is
+`(x // P) * k + #{residues < x % P}` — linear with the quotient lowered to variables.
 """
 from __future__ import annotations
 
@@ -22,67 +21,12 @@ import z3
 
 import ir
 
-from .skeleton import Command, Guarded, Loop, OutsideFragment, _apply
-from .z3expr import Terms
+from .exprs import OutsideFragment, conj, evaluate, free_vars, substitute
+from .skeleton import Command, Guarded, Loop
+from .z3expr import Terms, affine
 
 PERIOD_LIMIT = 64
 NESTED_UNROLL = 256
-
-
-# ---------------------------------------------------------------------------------- concrete evaluation
-def evaluate(e: ir.Expr, env: dict):
-    if isinstance(e, ir.Const):
-        return e.value
-    if isinstance(e, (ir.Var, ir.ConstRef)):
-        if e.name not in env:
-            raise KeyError(e.name)
-        return env[e.name]
-    if isinstance(e, ir.Cast):
-        return evaluate(e.value, env)
-    if isinstance(e, ir.BinOp):
-        return _apply(e.op, evaluate(e.a, env), evaluate(e.b, env))
-    if isinstance(e, ir.UnaryOp):
-        a = evaluate(e.a, env)
-        return (not a) if e.op in ("not", "!") else -a if e.op == "-" else ~a
-    if isinstance(e, ir.Select):
-        return evaluate(e.true_value, env) if evaluate(e.cond, env) else evaluate(e.false_value, env)
-    raise KeyError(type(e).__name__)
-
-
-def substitute(e: ir.Expr, table: dict) -> ir.Expr:
-    """e with the variables named in `table` replaced by its expressions (ints become constants)."""
-    if isinstance(e, ir.Var):
-        v = table.get(e.name, e)
-        return v if isinstance(v, ir.Expr) else ir.Const(int(v), "int32")
-    if isinstance(e, ir.BinOp):
-        return ir.BinOp(e.op, substitute(e.a, table), substitute(e.b, table), e.dtype, span=e.span)
-    if isinstance(e, ir.UnaryOp):
-        return ir.UnaryOp(e.op, substitute(e.a, table), e.dtype, span=e.span)
-    if isinstance(e, ir.Select):
-        return ir.Select(substitute(e.cond, table), substitute(e.true_value, table),
-                         substitute(e.false_value, table), e.dtype, e.lazy, span=e.span)
-    if isinstance(e, ir.Cast):
-        return ir.Cast(e.dtype, substitute(e.value, table), span=e.span)
-    return e
-
-
-def free_vars(e: ir.Expr) -> set[str]:
-    if isinstance(e, (ir.Var, ir.ConstRef)):
-        return {e.name}
-    out: set[str] = set()
-    for attr in ("a", "b", "cond", "true_value", "false_value", "value"):
-        sub = getattr(e, attr, None)
-        if isinstance(sub, ir.Expr):
-            out |= free_vars(sub)
-    return out
-
-
-def conj(a: ir.Expr | None, b: ir.Expr | None) -> ir.Expr | None:
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return ir.BinOp("and", a, b, "bool")
 
 
 # ---------------------------------------------------------------------------------- iteration sets
@@ -242,16 +186,12 @@ class Step:
 @dataclass
 class Block:
     kind: str                   # straight | loop
-    base: object                # z3 term: first step of the block (affine in symbolic constants)
     length: int                 # straight: commands; loop: body length B
     var: str | None = None
     start: ir.Expr | None = None
     stop: ir.Expr | None = None
     trips: object = None        # z3 term: max(0, stop - start)
     steps: list = field(default_factory=list)
-
-    def size(self):
-        return self.length if self.kind == "straight" else self.trips * self.length
 
 
 def block_index(proc, block) -> int:
@@ -264,22 +204,20 @@ class Proc:
     warp: int
     blocks: list
     steps: list
-    total: object               # z3 term: number of steps
 
 
-def layout(warp: int, items: tuple, symbols: dict, symbolic) -> Proc:
-    """Blocks and steps of one warp; `symbols` maps symbolic constant names to z3 terms."""
-    t = Terms(symbols)
+def layout(warp: int, items: tuple, sizes: Terms, symbolic, lows: dict | None = None) -> Proc:
+    """Blocks and steps of one warp; `sizes` builds terms over the symbolic constants (the model's shared ones:
+    the quotients a trip count divides go with the sizes' definitions); `lows`: their lower bounds."""
+    t = sizes
     blocks: list[Block] = []
     steps: list[Step] = []
-    base = z3.IntVal(0)
     pending: list = []
 
     def flush():
-        nonlocal base
         if not pending:
             return
-        b = Block("straight", base, len(pending))
+        b = Block("straight", len(pending))
         for off, (cmd, guard) in enumerate(pending):
             if guard is not None and free_vars(guard) - set(symbolic):
                 raise OutsideFragment("a guard on a variable outside any loop", cmd.span)
@@ -287,7 +225,6 @@ def layout(warp: int, items: tuple, symbols: dict, symbolic) -> Proc:
             b.steps.append(st)
             steps.append(st)
         blocks.append(b)
-        base = base + len(pending)
         pending.clear()
 
     for item in items:
@@ -297,20 +234,33 @@ def layout(warp: int, items: tuple, symbols: dict, symbolic) -> Proc:
             if not body:
                 continue
             start, stop = t.int_of(item.start), t.int_of(item.stop)
-            trips = z3.If(stop - start > 0, stop - start, 0)
-            b = Block("loop", base, len(body), item.var, item.start, item.stop, trips)
+            trips = _trips(start, stop, t, lows or {})
+            b = Block("loop", len(body), item.var, item.start, item.stop, trips)
             for off, (cmd, guard) in enumerate(body):
                 st = Step(0, len(steps), cmd, guard, b, off)
                 b.steps.append(st)
                 steps.append(st)
             blocks.append(b)
-            base = base + trips * len(body)
         else:
             pending.extend(_flatten((item,), None, None))
     flush()
     for st in steps:
         st.proc = warp
-    return Proc(warp, blocks, steps, z3.simplify(base))
+    return Proc(warp, blocks, steps)
+
+
+def _trips(start, stop, sizes: Terms, lows: dict):
+    """max(0, stop - start); just stop - start when that is an affine term in the sizes with nonnegative
+    coefficients and nonnegative at their lower bounds (so for every size in range)."""
+    n = stop - start
+    form = affine(n)
+    if form is not None:
+        coeffs, const = form
+        names = {v.get_id(): name for name, v in sizes.names.items()}
+        if all(i in names and c >= 0 and names[i] in lows for i, (_, c) in coeffs.items()) and \
+                const + sum(c * lows[names[i]] for i, (_, c) in coeffs.items()) >= 0:
+            return n
+    return z3.If(n > 0, n, 0)
 
 
 def _flatten(items, guard, loop_var) -> list:

@@ -23,8 +23,9 @@ import z3
 
 from . import solving
 from .execution import ARRIVALS, ASYNC
-from .program import block_index, evaluate
-from .symbolic import SymEvent
+from .exprs import evaluate
+from .program import block_index
+from .symbolic import SymEvent, event, event_at, split_of
 
 MAX_ROUNDS = 40
 
@@ -38,8 +39,10 @@ class Ranking:
         self.names = list(m.syms)
         self.reps = sorted(set(role.values()))
         self.rows: set = set()
-        self.lp = z3.Solver()           # incremental: rows only ever get added
+        # incremental: rows only ever get added
+        self.lp = m.ledger.solver(*solving.BUDGETS["ranking_lp"][0])
         self.var: dict = {}
+        self.pending: list = []         # rows not yet given to the solver, as SMT-LIB text
         self.solution: dict = {}
         self.scale = 1
 
@@ -67,6 +70,8 @@ class Ranking:
         return out
 
     def _row(self, hi: dict, lo: dict, rhs: int) -> None:
+        """rank(hi) - rank(lo) >= rhs, as a row of the program (written as SMT-LIB text, asserted in batches by
+        `solve`: thousands of rows through the Python bindings cost more than the program's solution)."""
         row = dict(hi)
         for k, v in lo.items():
             row[k] = row.get(k, 0) - v
@@ -78,10 +83,11 @@ class Ranking:
         for k, v in key[0]:
             if k not in self.var:
                 self.var[k] = z3.Real(k)
+                self.pending.append(f"(declare-const {k} Real)")
                 if k.startswith("a_"):
-                    self.lp.add(self.var[k] >= 0)
-            terms.append(z3.RealVal(f"{v.numerator}/{v.denominator}") * self.var[k])
-        self.lp.add(z3.Sum(terms) >= rhs)
+                    self.pending.append(f"(assert (>= {k} 0.0))")
+            terms.append(f"(* {_real(v)} {k})")
+        self.pending.append(f"(assert (>= (+ 0.0 {' '.join(terms)}) {_real(Fraction(rhs))}))")
 
     def add(self, lo: tuple, hi: tuple) -> None:
         """rank(hi) >= rank(lo) + 1 at this instance, and -- where both events clearly sit near a loop bound or
@@ -136,18 +142,34 @@ class Ranking:
                     we = ex.events[wn]
                     self.add((ce.warp, ce.step, ce.r, env, ce.delivery), (we.warp, we.step, we.r, env, False))
 
-    def solve(self) -> bool:
-        t0 = time.monotonic()
-        ok = self.lp.check() == z3.sat
-        self.stats["ranking_lp_seconds"] = self.stats.get("ranking_lp_seconds", 0.0) + time.monotonic() - t0
-        if ok:
+    def meetings(self, ex) -> set:
+        """The labels of the barrier edge templates with an instance in the concrete execution `ex`."""
+        out = set()
+        for (fam, _, _), entry in ex.gens.items():
+            for c in entry["contrib"]:
+                ce = ex.events[c]
+                for wn in entry["waits"]:
+                    we = ex.events[wn]
+                    out.add(_barrier_label(fam, self.role[ce.warp], ce.step.index, self.role[we.warp],
+                                           we.step.index))
+        return out
+
+    def solve(self) -> solving.Answer:
+        """The linear program's answer; when sat, its solution is the current ranking."""
+        t0 = time.process_time()
+        if self.pending:
+            self.lp.from_string(" ".join(self.pending))
+            self.pending.clear()
+        answer = self.m.ledger.run("ranking_lp", self.lp)
+        self.stats["ranking_lp_seconds"] = self.stats.get("ranking_lp_seconds", 0.0) + time.process_time() - t0
+        if answer.result == z3.sat:
             model = self.lp.model()
             self.solution = {k: _frac(model.eval(v, model_completion=True)) for k, v in self.var.items()}
             d = 1
             for v in self.solution.values():
                 d = math.lcm(d, v.denominator)
             self.scale = d
-        return ok
+        return answer
 
     # ------------------------------------------------------------------ symbolic terms
     def rank(self, e: SymEvent, delivered: bool = False):
@@ -165,11 +187,11 @@ class Ranking:
 
     def _has_instances(self, spec: tuple, spent: dict, fam: str) -> bool:
         cons, _, _, sides = spec
-        t0 = time.monotonic()
-        r, _ = solving.check(self.m, self.domain + cons + sides)
-        spent[fam] = spent.get(fam, 0.0) + time.monotonic() - t0
+        t0 = time.process_time()
+        answer = solving.check(self.m, self.domain + cons + sides, "ranking", split_of(self.m, spec[1][0]))
+        spent[fam] = spent.get(fam, 0.0) + time.process_time() - t0
         self.stats["ranking_queries"] = self.stats.get("ranking_queries", 0) + 1
-        return r != z3.unsat
+        return answer.result != z3.unsat
 
     def _used(self, ev: tuple) -> frozenset:
         """The coefficients an event's rank is built from."""
@@ -214,29 +236,36 @@ class Ranking:
                      if st.cmd.family == fam and st.cmd.kind in ("wait", "bar_wait")]
             for cw, cs in contrib:
                 for ww, ws in waits:
-                    out.append((f"{fam} w{cw}.s{cs.index} -> w{ww}.s{ws.index}", fam, _barrier(m, cw, cs, ww, ws)))
+                    out.append((_barrier_label(fam, cw, cs.index, ww, ws.index), fam, _barrier(m, cw, cs, ww, ws)))
         return out
 
-    def prove(self, executions: list, deadline: float, spent: dict) -> tuple:
-        """("proved", None) | ("infeasible", None) | ("unknown", why).  `spent`: family -> seconds.
+    def prove(self, executions: list, deadline: float, spent: dict, witnesses: list = ()) -> tuple:
+        """("proved", None) | ("infeasible", None) | ("unknown", why).  `spent`: family -> seconds.  The ranking's
+        program starts from the edges of `executions`; `witnesses` (concrete executions too) show which
+        contribution and wait steps meet, so only the others are asked whether they ever do.
 
         Passes over every edge template; a template found broken adds its instance's rows and the program is
         solved again at once, so the rest of the pass checks the new ranking.  Done after a pass finds nothing."""
         for ex in executions:
             self.seed(ex)
+        met = set()
+        for ex in list(executions) + list(witnesses):
+            met |= self.meetings(ex)
         checks = self.edge_checks()
         built: dict = {}
         verified: dict = {}             # label -> the coefficients its last passing check used
-        if not self.solve():
-            return "infeasible", None
+        lp = self.solve()
+        if lp.result != z3.sat:
+            return ("infeasible", None) if lp.result == z3.unsat else ("unknown", f"the ranking's program: {lp.why}")
         for _ in range(MAX_ROUNDS):
             broken = False
             for label, fam, builder in checks:
                 if time.monotonic() > deadline:
-                    return "unknown", "out of time"
+                    return "unknown", "the wall-clock safety net stopped it (the proof's max_seconds ran out)"
                 if label not in built:
                     built[label] = builder()
-                    if built[label] is not None and fam and not self._has_instances(built[label], spent, fam):
+                    if built[label] is not None and fam and label not in met and \
+                            not self._has_instances(built[label], spent, fam):
                         built[label] = None      # a contribution and a wait that never meet: no edge to order
                 if built[label] is None:
                     continue
@@ -245,24 +274,28 @@ class Ranking:
                 if verified.get(label) == self._values(used):
                     continue            # the ranking on its two events has not changed since it passed
                 for _attempt in range(MAX_ROUNDS):
-                    t0 = time.monotonic()
+                    t0 = time.process_time()
                     gap = self.rank(hi[0], hi[1]) - self.rank(lo[0], lo[1])
-                    r, model = solving.check(self.m, self.domain + cons + sides + [gap < self.scale])
-                    spent[fam] = spent.get(fam, 0.0) + time.monotonic() - t0
+                    answer = solving.check(self.m, self.domain + cons + sides + [gap < self.scale], "ranking",
+                                           split_of(self.m, lo[0]))
+                    spent[fam] = spent.get(fam, 0.0) + time.process_time() - t0
                     self.stats["ranking_queries"] = self.stats.get("ranking_queries", 0) + 1
-                    if r == z3.unsat:
+                    if answer.result == z3.unsat:
                         verified[label] = self._values(used)
                         break
-                    if r == z3.unknown:
-                        return "unknown", f"the solver timed out checking the ranking on {label}"
+                    if answer.result == z3.unknown:
+                        return "unknown", f"z3 did not settle the ranking on {label}: {answer.why}"
+                    model = answer.model
                     env = {n: model.eval(v, model_completion=True).as_long() for n, v in self.m.syms.items()}
                     at = lambda e: None if e.r is None else model.eval(e.r, model_completion=True).as_long()  # noqa
                     self.add((lo[0].warp, lo[0].step, at(lo[0]), env, lo[1]),
                              (hi[0].warp, hi[0].step, at(hi[0]), env, hi[1]))
                     self.stats["ranking_refinements"] = self.stats.get("ranking_refinements", 0) + 1
                     broken = True
-                    if not self.solve():
-                        return "infeasible", None
+                    lp = self.solve()
+                    if lp.result != z3.sat:
+                        return (("infeasible", None) if lp.result == z3.unsat else
+                                ("unknown", f"the ranking's program: {lp.why}"))
                 else:
                     return "unknown", f"no ranking orders {label} after {MAX_ROUNDS} refinements"
             if not broken:
@@ -273,8 +306,8 @@ class Ranking:
 # ---------------------------------------------------------------------------------- edge templates
 def _po_within(m, p, b, k):
     def build():
-        a = SymEvent(m, p, b.steps[k])
-        c = SymEvent(m, p, b.steps[k + 1], a.r)
+        a = event(m, p, b.steps[k])
+        c = event_at(m, p, b.steps[k + 1], a.r)
         # positions, not events: a guard that skips a step leaves its position in the order
         cons = [] if a.r is None else [a.r >= a.state.terms.int_of(b.start), a.r < a.state.terms.int_of(b.stop)]
         return cons, (a, False), (c, False), a.side + c.side
@@ -283,8 +316,8 @@ def _po_within(m, p, b, k):
 
 def _po_loop(m, p, b):
     def build():
-        a = SymEvent(m, p, b.steps[-1])
-        c = SymEvent(m, p, b.steps[0], a.r + 1)
+        a = event(m, p, b.steps[-1])
+        c = event_at(m, p, b.steps[0], a.r + 1)
         start, stop = a.state.terms.int_of(b.start), a.state.terms.int_of(b.stop)
         return [a.r >= start, a.r + 1 < stop], (a, False), (c, False), a.side + c.side
     return build
@@ -303,33 +336,43 @@ def _po_across(m, p, i, j):
             cons.append(T.int_of(mid.stop) <= T.int_of(mid.start))
         last = bi.steps[-1]
         if bi.kind == "loop":
-            a = SymEvent(m, p, last, T.int_of(bi.stop) - 1)
+            a = event_at(m, p, last, T.int_of(bi.stop) - 1)
             cons.append(T.int_of(bi.stop) > T.int_of(bi.start))
         else:
-            a = SymEvent(m, p, last)
+            a = event(m, p, last)
         if bj.kind == "loop":
-            c = SymEvent(m, p, bj.steps[0], T.int_of(bj.start))
+            c = event_at(m, p, bj.steps[0], T.int_of(bj.start))
             cons.append(T.int_of(bj.stop) > T.int_of(bj.start))
         else:
-            c = SymEvent(m, p, bj.steps[0])
+            c = event(m, p, bj.steps[0])
         return cons, (a, False), (c, False), a.side + c.side + probe.side
     return build
 
 
 def _async(m, p, st):
     def build():
-        a = SymEvent(m, p, st)
+        a = event(m, p, st)
         return [a.exists], (a, False), (a, True), a.side
     return build
 
 
+def _barrier_label(fam: str, cw: int, cs: int, ww: int, ws: int) -> str:
+    return f"{fam} w{cw}.s{cs} -> w{ww}.s{ws}"
+
+
 def _barrier(m, cw, cs, ww, ws):
     def build():
-        a = SymEvent(m, m.proc(cw), cs)
-        b = SymEvent(m, m.proc(ww), ws)
+        a = event(m, m.proc(cw), cs)
+        b = event(m, m.proc(ww), ws)
         cons = [a.exists, b.exists, a.slot == b.slot, a.gen() == b.gen(), b.gen() >= 0]
         return cons, (a, cs.cmd.kind in ASYNC), (b, False), a.side + b.side
     return build
+
+
+def _real(v: Fraction) -> str:
+    """A rational as an SMT-LIB real literal."""
+    mag = f"{abs(v.numerator)}.0" if v.denominator == 1 else f"(/ {abs(v.numerator)}.0 {v.denominator}.0)"
+    return f"(- {mag})" if v < 0 else mag
 
 
 def _frac(v) -> Fraction:

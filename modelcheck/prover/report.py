@@ -19,7 +19,6 @@ class PropertyResult:
     status: str                  # proved | refuted | incomplete
     seconds: float
     sizes: dict = field(default_factory=dict)
-    depth: int | None = None
     note: str = ""
     finding: object = None
     replay: dict | None = None   # the confirming finding replayed on NumSim (ReplayReport.summary())
@@ -29,7 +28,7 @@ class PropertyResult:
         out = {"family": self.family, "property": self.prop, "meaning": NAMES[self.prop], "status": self.status,
                "solver_seconds": round(self.seconds, 4)}
         if self.status == "refuted":
-            out["counterexample"] = {"sizes": self.sizes, "trace_depth": self.depth}
+            out["counterexample"] = {"sizes": self.sizes}
             if self.events:
                 out["counterexample"]["events"] = list(self.events)
             if self.finding is not None:
@@ -50,14 +49,18 @@ class ProofReport:
     properties: list = field(default_factory=list)
     reasons: list = field(default_factory=list)       # why the proof is incomplete as a whole
     skeleton: dict = field(default_factory=dict)
-    invariant: list = field(default_factory=list)
     stats: dict = field(default_factory=dict)
 
     def incomplete(self, reason: str, span=None) -> None:
         self.reasons.append(reason)
 
-    def finish(self, t0: float) -> "ProofReport":
+    def finish(self, t0: float, c0: float, ledger=None) -> "ProofReport":
+        """Record the wall time and CPU time since t0 (perf_counter) and c0 (process_time), and what z3 spent
+        (`solving.Ledger`: checks and rlimit counts per query kind)."""
+        if ledger is not None:
+            self.stats.update(ledger.stats())
         self.stats["wall_time_s"] = time.perf_counter() - t0
+        self.stats["cpu_time_s"] = time.process_time() - c0
         self.stats["solver_seconds"] = sum(p.seconds for p in self.properties)
         return self
 
@@ -91,9 +94,8 @@ class ProofReport:
                 line = f"    {p.prop} {p.status:<10} {p.seconds:7.3f} s  {NAMES[p.prop]}"
                 lines.append(line)
                 if p.status == "refuted":
-                    sizes = ", ".join(f"{k}={v}" for k, v in sorted(p.sizes.items()))
-                    how = f"trace of {p.depth} steps" if p.depth is not None else "found by the size sweep"
-                    lines.append(f"       counterexample: {sizes} ({how})")
+                    lines.append(f"       counterexample: {fmt_sizes(p.sizes)} (the smallest failing size Synccheck "
+                                 f"confirms)")
                     for ev in p.events:
                         lines.append(f"       event: {_event_text(ev)}")
                 if p.note:
@@ -101,18 +103,14 @@ class ProofReport:
                 if p.status == "refuted" and p.replay is not None:
                     lines.append(f"       replay: {p.replay.get('headline', p.replay.get('outcome'))}")
         st = self.stats
-        if st.get("method") == "certificate" and self.verdict == "refuted":
+        if self.verdict == "refuted":
             how = (f"happens-before certificate: decided concretely at {st.get('concrete_sizes', 0)} size(s); "
                    f"{st.get('certificate', '')}")
-        elif st.get("method") == "certificate":
+        else:
             how = (f"happens-before certificate: {st.get('z3_queries', 0) + st.get('path_queries', 0)} z3 queries, "
                    f"{st.get('path_templates', 0)} path templates, {st.get('ranking_queries', 0)} ranking checks "
                    f"over {st.get('ranking_coefficients', 0)} coefficients, decided concretely at "
                    f"{st.get('concrete_sizes', 0)} sizes")
-        else:
-            how = f"invariant of {len(self.invariant)} clause(s), {st.get('houdini_queries', 0)} Houdini queries"
-            if st.get("certificate"):
-                how += f" (the happens-before certificate {st['certificate']})"
         lines.append(f"  solver {st.get('solver_seconds', 0.0):.3f} s, wall {st.get('wall_time_s', 0):.3f} s, {how}")
         return "\n".join(lines) + "\n"
 
@@ -123,8 +121,13 @@ class ProofReport:
         return {"schema_version": 1, "checker": "prove", "kernel": self.kernel, "verdict": self.verdict,
                 "symbolic": {n: {"lo": lo, "hi": hi} for n, (lo, hi) in self.ranges.items()},
                 "properties": [p.to_dict() for p in self.properties], "incomplete": list(self.reasons),
-                "counterexample": self.counterexample, "skeleton": self.skeleton, "invariant": list(self.invariant),
+                "counterexample": self.counterexample, "skeleton": self.skeleton,
                 "stats": {k: (round(v, 4) if isinstance(v, float) else v) for k, v in self.stats.items()}}
+
+
+def fmt_sizes(sizes: dict) -> str:
+    """Sizes as `N=3, M=2`, in name order."""
+    return ", ".join(f"{k}={v}" for k, v in sorted(sizes.items()))
 
 
 def _event_text(ev: dict) -> str:

@@ -25,20 +25,12 @@ import numpy as np
 import ir
 from ir import ops as irops
 
-from .z3expr import SHARED_OPS
+from .closed_forms import after_loop, summarize
+from .exprs import Opaque, OutsideFragment, Sym, apply_op, collapse, is_lanes, to_expr
+from .solving import Ledger
 
 UNROLL_LIMIT = 16
 LANES = np.arange(32, dtype=np.int64)
-
-
-class OutsideFragment(Exception):
-    """The kernel leaves the prover's fragment; `construct` names what, `span` where."""
-
-    def __init__(self, construct: str, span=None, hint: str = ""):
-        super().__init__(construct)
-        self.construct = construct
-        self.span = span
-        self.hint = hint
 
 
 # ---------------------------------------------------------------------------------- skeleton items
@@ -84,93 +76,11 @@ class Skeleton:
 
 
 # ---------------------------------------------------------------------------------- values
-class Sym:
-    """A lane-uniform value symbolic in loop variables / symbolic constants (an IR expression)."""
-
-    __slots__ = ("e",)
-
-    def __init__(self, e: ir.Expr):
-        self.e = e
-
-
-class Opaque:
-    """A value the skeleton cannot know (memory, results of non-sync ops)."""
-
-    __slots__ = ("why", "span")
-
-    def __init__(self, why: str, span=None):
-        self.why, self.span = why, span
-
-
-def _is_lanes(v) -> bool:
-    return isinstance(v, np.ndarray)
-
-
-def to_expr(v, dtype: str = "int32") -> ir.Expr:
-    if isinstance(v, Sym):
-        return v.e
-    if isinstance(v, (bool, np.bool_)):
-        return ir.Const(bool(v), "bool")
-    return ir.Const(int(v), dtype)
-
-
-_CMP = {"<", "<=", ">", ">=", "==", "!="}
-
-
-def _floordiv(a, b):
-    return np.floor_divide(a, b) if _is_lanes(a) or _is_lanes(b) else a // b
-
-
-def _apply(op: str, a, b):
-    if op in SHARED_OPS:
-        return SHARED_OPS[op](a, b)
-    if op in ("//", "floordiv"):
-        return _floordiv(a, b)
-    if op in ("%", "floormod"):
-        return np.mod(a, b) if _is_lanes(a) or _is_lanes(b) else a % b
-    if op in ("tdiv", "tmod"):
-        if _is_lanes(a) or _is_lanes(b):
-            q = np.sign(a) * np.sign(b) * (np.abs(a) // np.abs(b))
-        else:
-            q = (abs(a) // abs(b)) * (1 if (a >= 0) == (b >= 0) else -1)
-        return q if op == "tdiv" else a - b * q
-    if op in ("and", "&&"):
-        return np.logical_and(a, b) if _is_lanes(a) or _is_lanes(b) else bool(a) and bool(b)
-    if op in ("or", "||"):
-        return np.logical_or(a, b) if _is_lanes(a) or _is_lanes(b) else bool(a) or bool(b)
-    if op == "&":
-        return a & b
-    if op == "|":
-        return a | b
-    if op == "^":
-        return a ^ b
-    if op == "<<":
-        return a << b
-    if op == ">>":
-        return a >> b
-    if op == "min":
-        return np.minimum(a, b) if _is_lanes(a) or _is_lanes(b) else min(a, b)
-    if op == "max":
-        return np.maximum(a, b) if _is_lanes(a) or _is_lanes(b) else max(a, b)
-    raise OutsideFragment(f"operator {op}")
-
-
-def _norm(v):
-    """Lane vectors that agree on every lane collapse to a scalar."""
-    if _is_lanes(v) and v.size and (v == v.flat[0]).all():
-        x = v.flat[0]
-        return bool(x) if v.dtype == np.bool_ else int(x)
-    if isinstance(v, np.integer):
-        return int(v)
-    if isinstance(v, np.bool_):
-        return bool(v)
-    return v
-
-
 # ---------------------------------------------------------------------------------- extraction
 class Extractor:
-    def __init__(self, func: ir.PrimFunc, symbolic: tuple[str, ...], consts: dict):
+    def __init__(self, func: ir.PrimFunc, symbolic: tuple[str, ...], consts: dict, ledger: Ledger):
         self.func = func
+        self.ledger = ledger               # the z3 checks of the closed forms
         self.symbolic = tuple(symbolic)
         self.consts = consts
         self.inits: dict[tuple[str, int], ir.Expr] = {}
@@ -232,7 +142,7 @@ class Extractor:
             if isinstance(a, Sym):
                 return Sym(ir.UnaryOp(e.op, a.e, e.dtype, span=e.span))
             if e.op in ("not", "!"):
-                return np.logical_not(a) if _is_lanes(a) else not a
+                return np.logical_not(a) if is_lanes(a) else not a
             if e.op == "-":
                 return -a
             if e.op == "~":
@@ -251,11 +161,11 @@ class Extractor:
                 if isinstance(x, Opaque):
                     return x
             if isinstance(c, Sym) or isinstance(t, Sym) or isinstance(f, Sym):
-                if any(_is_lanes(x) for x in (c, t, f)):
+                if any(is_lanes(x) for x in (c, t, f)):
                     return Opaque("a value depending on both the lane and a loop variable", e.span)
                 return Sym(ir.Select(to_expr(c, "bool"), to_expr(t, e.dtype), to_expr(f, e.dtype), e.dtype, True,
                                      span=e.span))
-            return _norm(np.where(c, t, f)) if _is_lanes(c) else (t if c else f)
+            return collapse(np.where(c, t, f)) if is_lanes(c) else (t if c else f)
         if isinstance(e, ir.Load):
             if e.buffer in locals_:
                 key = self._local_key(e, env, locals_, tid)
@@ -278,7 +188,7 @@ class Extractor:
         if isinstance(b, Opaque):
             return b
         if isinstance(a, Sym) or isinstance(b, Sym):
-            if _is_lanes(a) or _is_lanes(b):
+            if is_lanes(a) or is_lanes(b):
                 return Opaque("a value depending on both the lane and a loop variable", e.span)
             if isinstance(a, tuple) or isinstance(b, tuple):
                 return Opaque("elect_sync combined with a symbolic value", e.span)
@@ -287,7 +197,7 @@ class Extractor:
             return Opaque("elect_sync inside an expression", e.span)
         if isinstance(a, float) or isinstance(b, float):
             return Opaque("a floating-point value", e.span)
-        return _norm(_apply(e.op, a, b))
+        return collapse(apply_op(e.op, a, b))
 
     def _thread_index(self, e: ir.ThreadIndex, tid):
         tag = e.tag
@@ -297,11 +207,11 @@ class Extractor:
             raise OutsideFragment(f"{tag} outside the thread body", e.span)
         bx, by, _ = self.block
         if tag == "threadIdx.x":
-            return _norm(tid % bx)
+            return collapse(tid % bx)
         if tag == "threadIdx.y":
-            return _norm((tid // bx) % by)
+            return collapse((tid // bx) % by)
         if tag == "threadIdx.z":
-            return _norm(tid // (bx * by))
+            return collapse(tid // (bx * by))
         raise OutsideFragment(f"thread index {tag}", e.span)
 
     def _local_key(self, e, env, locals_, tid):
@@ -371,7 +281,7 @@ class Extractor:
             if _norm_eq(new, old):
                 return new
             return Opaque("a local updated by some lanes only", None)
-        return _norm(np.where(mask, new, old))
+        return collapse(np.where(mask, new, old))
 
     def branch(self, s: ir.If, env, locals_, tid, mask) -> list:
         c = self.eval(s.cond, env, locals_, tid)
@@ -404,7 +314,7 @@ class Extractor:
                     elif isinstance(va, Opaque) or isinstance(vb, Opaque):
                         # an unknown value stays unknown after the join; only a use of it in sync fails
                         merged[key] = va if isinstance(va, Opaque) else vb
-                    elif any(_is_lanes(x) for x in (va, vb)):
+                    elif any(is_lanes(x) for x in (va, vb)):
                         merged[key] = Opaque("a local depending on both the lane and a loop variable", s.span)
                     else:
                         merged[key] = Sym(ir.Select(c.e, to_expr(va), to_expr(vb), "int32", True, span=s.span))
@@ -415,7 +325,7 @@ class Extractor:
             if other:
                 out.append(Guarded(ir.UnaryOp("not", c.e, "bool", span=s.span), tuple(other)))
             return out
-        if _is_lanes(c):
+        if is_lanes(c):
             m_then = mask & c.astype(np.bool_)
             m_else = mask & ~c.astype(np.bool_)
             out = []
@@ -433,7 +343,7 @@ class Extractor:
         if step != 1:
             raise OutsideFragment("a loop with a step other than 1", s.span)
         for v in (start, stop):
-            if isinstance(v, Opaque) or _is_lanes(v):
+            if isinstance(v, Opaque) or is_lanes(v):
                 raise OutsideFragment("a loop bound that depends on data or the lane", s.span)
         sync = _has_sync(s.body)
         if not sync and not _assigns_locals(s.body, locals_):
@@ -445,7 +355,6 @@ class Extractor:
                 env[s.var.name] = i
                 out.extend(self.stmts(s.body, env, locals_, tid, mask))
             return out
-        from .closed_forms import summarize   # the loop-carried locals
         carried = _assigned_locals(s.body, locals_)
         if carried:
             summarize(self, s, env, locals_, tid, mask, carried, start, stop)
@@ -454,7 +363,6 @@ class Extractor:
         env[s.var.name] = Sym(s.var)
         body = self.stmts(s.body, env, locals_, tid, mask)
         if carried:
-            from .closed_forms import after_loop
             for n in carried:
                 locals_[n] = at_k[n]
             after_loop(self, s, locals_, carried, start, stop)
@@ -495,7 +403,7 @@ class Extractor:
         pred = self.eval(call.pred, env, locals_, tid) if call.pred is not None else True
         if isinstance(pred, (Sym, Opaque)):
             raise OutsideFragment("a predicated sync operation with a non-lane predicate", call.span)
-        lanes = mask & (np.asarray(pred, dtype=np.bool_) if _is_lanes(pred) else bool(pred))
+        lanes = mask & (np.asarray(pred, dtype=np.bool_) if is_lanes(pred) else bool(pred))
         nlanes = int(np.count_nonzero(lanes))
         if not nlanes:
             return []
@@ -509,7 +417,7 @@ class Extractor:
             if nlanes != 1:
                 raise OutsideFragment(f"mbarrier.init of {fam}[{slot}] by {nlanes} lanes", call.span)
             count = self.eval(ops["count"], env, locals_, tid)
-            if isinstance(count, Opaque) or _is_lanes(count):
+            if isinstance(count, Opaque) or is_lanes(count):
                 raise OutsideFragment("an mbarrier count from data", call.span)
             if (fam, slot) in self.inits:
                 raise OutsideFragment(f"{fam}[{slot}] initialized twice", call.span)
@@ -550,7 +458,7 @@ class Extractor:
                 raise OutsideFragment(f"{name} without .parity", call.span)
             fam, slot = self._barrier(ops["addr"], env, locals_, tid, call)
             par = self.eval(ops.get("parity", ops.get("phase")), env, locals_, tid)
-            if isinstance(par, Opaque) or _is_lanes(par):
+            if isinstance(par, Opaque) or is_lanes(par):
                 raise OutsideFragment("a wait parity from data or the lane", call.span)
             return [Command("wait", fam, _sx(slot), parity=to_expr(par), units=nlanes, site=site, span=call.span)]
         if name in ("cp.async.bulk.g2s", "cp.async.bulk.tensor.g2s") and "mbar" in ops:
@@ -614,7 +522,7 @@ class Extractor:
         if len(addr.indices) != 1:
             raise OutsideFragment("a multi-dimensional mbarrier array", call.span)
         slot = self.eval(addr.indices[0], env, locals_, tid)
-        if isinstance(slot, Opaque) or _is_lanes(slot):
+        if isinstance(slot, Opaque) or is_lanes(slot):
             raise OutsideFragment("an mbarrier slot chosen by data or the lane", call.span)
         return addr.buffer, (slot.e if isinstance(slot, Sym) else int(slot))
 
@@ -625,7 +533,7 @@ def _sx(slot) -> ir.Expr:
 
 def _fold(e: ir.BinOp) -> ir.Expr:
     if isinstance(e.a, ir.Const) and isinstance(e.b, ir.Const) and not isinstance(e.a.value, float):
-        v = _apply(e.op, e.a.value, e.b.value)
+        v = apply_op(e.op, e.a.value, e.b.value)
         return ir.Const(v if isinstance(v, bool) else int(v), e.dtype)
     return e
 
@@ -637,7 +545,7 @@ def _norm_eq(a, b) -> bool:
         return a.e == b.e
     if isinstance(a, (Sym, Opaque)) or isinstance(b, (Sym, Opaque)):
         return False
-    if _is_lanes(a) or _is_lanes(b):
+    if is_lanes(a) or is_lanes(b):
         return bool(np.all(np.asarray(a) == np.asarray(b)))
     return a == b
 
@@ -690,8 +598,8 @@ def _taint(body, locals_) -> None:
         locals_[name] = {k: Opaque(f"local {name} set under data-dependent control") for k in locals_[name]} or {}
 
 
-def extract(func: ir.PrimFunc, symbolic, consts: dict) -> Skeleton:
-    x = Extractor(func, tuple(symbolic), consts)
+def extract(func: ir.PrimFunc, symbolic, consts: dict, ledger: Ledger | None = None) -> Skeleton:
+    x = Extractor(func, tuple(symbolic), consts, Ledger() if ledger is None else ledger)
     warps = {}
     nwarps = (x.nthreads + 31) // 32
     for w in range(nwarps):

@@ -6,6 +6,12 @@ constrained warp is the event's own, placed at that step: the counts of the warp
 commands there are the closed forms `State.count` gives, so the generation an event intends
 is a term in `r` and the symbolic sizes.  The generation rules are those of
 `execution.Execution` (tested against it at sampled sizes).
+
+Terms are built once per step (`event`: the step at a free iteration, cached on the model)
+and reused by every query.  The same step at another iteration (`event_at`: a path's hop at
+X's iteration plus one, the next iteration of a loop) is a copy: the step's terms with its
+iteration variable replaced and its quotient variables renamed, by `z3.substitute`, so no
+term is built again through the Python bindings.
 """
 from __future__ import annotations
 
@@ -20,9 +26,32 @@ from .program import block_index
 _tags = itertools.count()
 
 
+def event(m: Model, proc, step) -> "SymEvent":
+    """The step's event at a free iteration, built once per model."""
+    key = (proc.warp, step.index)
+    e = m.events.get(key)
+    if e is None:
+        e = m.events[key] = SymEvent(m, proc, step, tag=f"w{proc.warp}s{step.index}")
+    return e
+
+
+def event_at(m: Model, proc, step, r):
+    """The step's event at iteration `r` (a term; None in a straight block): a copy of `event`'s terms."""
+    base = event(m, proc, step)
+    return base if base.r is None else EventCopy(base, r)
+
+
+def event_fresh(m: Model, proc, step):
+    """The step's event at an iteration of its own (a copy with a fresh iteration variable), for a query that
+    needs two events of one step."""
+    base = event(m, proc, step)
+    return base if base.r is None else EventCopy(base, z3.Int(f"r_{base.tag}_{next(_tags)}"))
+
+
 class SymEvent:
     def __init__(self, m: Model, proc, step, r=None, tag: str | None = None):
-        """`r`: the iteration term (a fresh variable when None, for a loop step)."""
+        """`r`: the iteration term (a fresh variable when None, for a loop step).  Use `event` and `event_at`,
+        which build each step's terms once."""
         self.m, self.proc, self.step = m, proc, step
         tag = tag or f"e{next(_tags)}"
         self.tag = tag
@@ -47,6 +76,9 @@ class SymEvent:
         self.exists = z3.And(in_range, guard)
         self.slot = self.T.int_of(step.cmd.slot)
         self._gen = None
+        self._units = None
+        self._expects = None
+        self._side_conj = (0, None)
 
     @property
     def warp(self) -> int:
@@ -60,15 +92,27 @@ class SymEvent:
     def side(self) -> list:
         return self.state.side
 
-    def units_before(self, fam: str | None = None):
-        """Arrival units of this warp on fam[slot] before the event (commits counted at issue)."""
-        fam = fam or self.cmd.family
-        return sum((st.cmd.units * self.state.count(st, self.slot) for st in self.proc.steps
-                    if st.cmd.family == fam and st.cmd.kind in ARRIVALS), z3.IntVal(0))
+    def side_conj(self):
+        """The side constraints as one conjunction (rebuilt when terms built since added some)."""
+        n, conj = self._side_conj
+        if n != len(self.side) or conj is None:
+            conj = z3.And(*self.side) if self.side else z3.BoolVal(True)
+            self._side_conj = (len(self.side), conj)
+        return conj
+
+    def units_before(self):
+        """Arrival units of this warp on the event's family and slot before it (commits counted at issue)."""
+        if self._units is None:
+            fam = self.cmd.family
+            self._units = sum((st.cmd.units * self.state.count(st, self.slot) for st in self.proc.steps
+                               if st.cmd.family == fam and st.cmd.kind in ARRIVALS), z3.IntVal(0))
+        return self._units
 
     def expects_before(self):
-        return sum((self.state.count(st, self.slot) for st in self.proc.steps
-                    if st.cmd.family == self.cmd.family and st.cmd.kind == "expect_tx"), z3.IntVal(0))
+        if self._expects is None:
+            self._expects = sum((self.state.count(st, self.slot) for st in self.proc.steps
+                                 if st.cmd.family == self.cmd.family and st.cmd.kind == "expect_tx"), z3.IntVal(0))
+        return self._expects
 
     def gen(self):
         """The generation the event intends (see execution.Execution)."""
@@ -100,6 +144,65 @@ class SymEvent:
     def key(self):
         """(block index, iteration term or None, offset): program order is lexicographic on it."""
         return block_index(self.proc, self.step.block), self.r, self.step.offset
+
+
+_copies = itertools.count()
+
+
+class EventCopy:
+    """The event of `base`'s step at iteration `r`: base's terms with its iteration variable replaced by r and its
+    own quotient variables by fresh ones (shared quotients of the sizes stay).  Terms are substituted when first
+    asked for; its side constraints are one conjunction, read last (after the query's terms are built)."""
+
+    def __init__(self, base: SymEvent, r):
+        self.base, self.m, self.proc, self.step, self.r = base, base.m, base.proc, base.step, r
+        self._tag = next(_copies)
+        self._pairs = [(base.r, r)]
+        self._renamed = 0
+        self._memo: dict = {}
+
+    @property
+    def warp(self) -> int:
+        return self.proc.warp
+
+    @property
+    def cmd(self):
+        return self.step.cmd
+
+    def _copy(self, name: str, term):
+        hit = self._memo.get(name)
+        if hit is None or hit[0] is not term:
+            fresh = self.base.T.fresh
+            for i in range(self._renamed, len(fresh)):
+                self._pairs.append((fresh[i], z3.Int(f"c{self._tag}_{i}")))
+            self._renamed = len(fresh)
+            hit = self._memo[name] = (term, z3.substitute(term, *self._pairs))
+        return hit[1]
+
+    @property
+    def exists(self):
+        return self._copy("exists", self.base.exists)
+
+    @property
+    def slot(self):
+        return self._copy("slot", self.base.slot)
+
+    def gen(self):
+        return self._copy("gen", self.base.gen())
+
+    @property
+    def side(self) -> list:
+        return [self._copy("side", self.base.side_conj())]
+
+    def key(self):
+        return block_index(self.proc, self.step.block), self.r, self.step.offset
+
+
+def split_of(m: Model, e) -> tuple | None:
+    """(iteration term, ring size of its family) of an event, for splitting a hard query on (`solving.check`)."""
+    if e is None or e.r is None:
+        return None
+    return e.r, m.params[e.cmd.family].size
 
 
 def po_le(a: SymEvent, b: SymEvent, strict: bool = False):

@@ -2,10 +2,17 @@
 from __future__ import annotations
 
 import modelcheck
-from modelcheck.prover import _specializer, _tma_bytes
 from modelcheck.prover.model import Model
 from modelcheck.prover.skeleton import extract
+from modelcheck.prover.specialize import specializer, tma_bytes
 from tests.manifest import KERNELS, load_manifest, manifest_overrides
+
+
+def model_at(path, sym: str, **consts):
+    """(kernel function, prover Model with `sym` symbolic from 1) of a kernel file without TMA."""
+    func = modelcheck.load(path, **consts).func
+    values = {c.name: c.value for c in func.constants} | {sym: 1}
+    return func, Model(extract(func, (sym,), values), {sym: (1, None)}, {})
 
 
 def model_of(name: str, sym: str, **consts):
@@ -16,4 +23,4 @@ def model_of(name: str, sym: str, **consts):
     values = {c.name: c.value for c in func.constants} | {sym: 1}
     ranges = {sym: (1, None)}
     skel = extract(func, (sym,), values)
-    return func, Model(skel, ranges, _tma_bytes(func, skel, ranges, inputs)), _specializer(inputs)
+    return func, Model(skel, ranges, tma_bytes(func, skel, ranges, inputs)), specializer(inputs)

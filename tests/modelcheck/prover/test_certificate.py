@@ -8,10 +8,10 @@ import z3
 
 import modelcheck
 from modelcheck.prover import prove, solving
-from modelcheck.prover.certificate import _Certifier, certify
+from modelcheck.prover.certificate import Certifier, certify
 from modelcheck.prover.execution import Execution
-from modelcheck.prover.induction import roles
 from modelcheck.prover.execution import Executions
+from modelcheck.prover.model import roles
 from modelcheck.prover.paths import Pair, PathProver, template_of
 from modelcheck.prover.ranking import Ranking
 from modelcheck.prover.symbolic import SymEvent
@@ -19,7 +19,7 @@ from tests.manifest import KERNELS
 from tests.modelcheck.prover.models import model_of
 
 
-def _pair(c: _Certifier, family: str, x: tuple, y: tuple) -> Pair:
+def _pair(c: Certifier, family: str, x: tuple, y: tuple) -> Pair:
     return next(p for p in c.pairs() if (p.family, p.x, p.y) == (family, x, y))
 
 
@@ -39,7 +39,7 @@ def test_refinement_finds_the_templates_from_nothing():
     """With no harvested templates, z3's instances are looked up concretely and their paths become templates
     until one query is unsat."""
     func, m, _ = model_of("kda_ring_m_o", "NC")
-    c = _Certifier(m, time.monotonic() + 60, {}, {})
+    c = Certifier(m, time.monotonic() + 60, {}, {})
     stats: dict = {}
     prover = PathProver(m, roles(m), Executions(m), m.domain(), stats)
     for pair in c.pairs():
@@ -52,7 +52,7 @@ def test_a_pair_without_a_path_is_a_counterexample_with_its_events():
     """One m_o barrier for two accumulators: the store warps' wait of generation 0 does not happen before the
     MMA warp's commit of generation 1 (it is gated only by the other accumulator's o_empty)."""
     func, m, _ = model_of("kda_ring_m_o_single", "NC")
-    c = _Certifier(m, time.monotonic() + 60, {}, {})
+    c = Certifier(m, time.monotonic() + 60, {}, {})
     prover = PathProver(m, roles(m), Executions(m), m.domain(), {})
     wait = next(st for st in m.proc(1).steps if st.cmd.kind == "wait" and st.cmd.family == "m_o")
     commit = next(st for st in m.proc(0).steps if st.cmd.kind == "commit" and st.cmd.family == "m_o")
@@ -92,13 +92,16 @@ def test_no_ranking_orders_a_cyclic_happens_before():
     assert rank.prove([Execution(m, {"ROUNDS": 3})], time.monotonic() + 60, {})[0] == "infeasible"
 
 
-def test_residue_splitting_uses_the_kernels_period():
+def test_residue_splitting_uses_the_kernels_period(monkeypatch):
+    """A query the quick budget does not settle is asked once per residue of the size modulo the period."""
     func, m, _ = model_of("gemm_persistent", "K_TILES")
     assert solving.period(m) == 6                 # three ring stages, two accumulators, parities
     k = m.syms["K_TILES"]
     q = m.size_terms.floormod(k, 3)
-    r, _ = solving.check(m, [k >= 1, (k + 1) % 3 != (q + 1) % 3])
-    assert r == z3.unsat
+    monkeypatch.setattr(solving, "QUICK", 1)      # the whole query runs out of budget at once
+    answer = solving.check(m, [k >= 1, (k + 1) % 3 != (q + 1) % 3], "fact")
+    assert answer.result == z3.unsat
+    assert m.ledger.checks["fact"] == 1 + 6 and m.ledger.rlimit["fact"] > 0
 
 
 @pytest.mark.parametrize("name,sym", [("kda_fwd", "NC"), ("fa4_fwd", "NKV"), ("gemm_ws", "K_TILES")])
@@ -111,22 +114,19 @@ def test_realistic_kernels_are_proved_by_the_certificate(name, sym):
                                                                     else ("P1", "P2", "P3", "P4"))}
 
 
-def test_the_report_says_which_engine_and_the_invariant_search_still_works():
+def test_the_report_says_how_the_certificate_was_decided():
     func = modelcheck.load(KERNELS / "ring_arith.py").func
     cert = prove(func, symbolic=["ROUNDS"])
-    assert cert.verdict == "proved" and cert.stats["method"] == "certificate" and not cert.invariant
-    assert "happens-before certificate:" in cert.format()
-    inv = prove(func, symbolic=["ROUNDS"], method="invariant")
-    assert inv.verdict == "proved" and inv.stats["method"] == "invariant" and inv.invariant
-    with pytest.raises(ValueError, match="method must be one of"):
-        prove(func, symbolic=["ROUNDS"], method="guess")
+    assert cert.verdict == "proved" and cert.stats["method"] == "certificate"
+    assert "happens-before certificate:" in cert.format() and "invariant" not in cert.to_dict()
 
 
 def test_a_certificate_out_of_time_is_incomplete_not_proved():
     func = modelcheck.load(KERNELS / "ring_arith.py").func
-    report = prove(func, symbolic=["ROUNDS"], max_seconds=0.0, method="certificate")
+    report = prove(func, symbolic=["ROUNDS"], max_seconds=0.0)
     assert report.verdict == "incomplete"
-    assert "the happens-before certificate is open" in report.reasons[0] and "out of time" in report.reasons[0]
+    assert "the happens-before certificate is open" in report.reasons[0]
+    assert "wall-clock safety net" in report.reasons[0] and "max_seconds" in report.reasons[0]
 
 
 def test_a_failure_synccheck_does_not_confirm_is_incomplete_with_the_condition():
@@ -147,7 +147,7 @@ def test_a_rounds_later_mutations_are_dominated_by_its_expect_tx():
     """The TMA producer's round is expect_tx, arrive, TMA, TMA on one slot and generation: the arrive and the
     completions follow the expect_tx in program order, so only the expect_tx's pairs are queried."""
     func, m, _ = model_of("gemm_ws", "K_TILES")
-    c = _Certifier(m, time.monotonic() + 60, {}, {})
+    c = Certifier(m, time.monotonic() + 60, {}, {})
     producer = next(p for p in m.procs if any(st.cmd.kind == "expect_tx" for st in p.steps))
     kinds = {st.index: st.cmd.kind for st in producer.steps if st.cmd.family == "full"}
     dominated = {i for w, i in c.dominated() if w == producer.warp}

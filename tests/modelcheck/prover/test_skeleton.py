@@ -7,8 +7,9 @@ import pytest
 
 import ir
 import modelcheck
-from modelcheck.prover.program import evaluate, layout
-from modelcheck.prover.skeleton import Command, Guarded, Loop, OutsideFragment, extract
+from modelcheck.prover.exprs import OutsideFragment, evaluate
+from modelcheck.prover.program import layout
+from modelcheck.prover.skeleton import Command, Guarded, Loop, extract
 
 ROOT = Path(__file__).resolve().parents[3]
 KERNELS = ROOT / "kernels"
@@ -83,9 +84,11 @@ def test_outside_the_fragment_names_the_construct(fixture, symbolic, phrase):
 def test_nested_symbolic_loops_are_refused_at_layout():
     skel = _skeleton(FIXTURES / "nested_symbolic.py", symbolic=("TILES", "K"))
     import z3
-    syms = {n: z3.Int(n) for n in ("TILES", "K")}
+
+    from modelcheck.prover.z3expr import Terms
+    sizes = Terms({n: z3.Int(n) for n in ("TILES", "K")})
     with pytest.raises(OutsideFragment) as info:
-        layout(0, skel.warps[0], syms, ("TILES", "K"))
+        layout(0, skel.warps[0], sizes, ("TILES", "K"))
     assert "nested loop with a symbolic trip count" in info.value.construct
 
 
