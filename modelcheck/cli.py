@@ -489,7 +489,9 @@ def _parser() -> argparse.ArgumentParser:
     pv.add_argument("--symbolic", action="append", default=[], metavar="NAME[=LO..HI]", required=True,
                     help="a module constant to leave symbolic, with its range (default 1..)")
     pv.add_argument("--const", action="append", default=[], metavar="N=V", help="fix another module constant")
-    pv.add_argument("--max-seconds", type=float, default=60.0, help="time limit for the whole proof")
+    pv.add_argument("--max-seconds", type=float, default=60.0,
+                    help="wall-clock safety net for the whole proof (the solver's budgets are resource counts, so "
+                         "a verdict does not depend on the machine's load); past it: incomplete")
     pv.add_argument("--json", action="store_true", help="print the report as JSON")
     gp = sub.add_parser("graph", help="export the happens-before graph of one run (DOT, GraphML, JSON, SVG timeline)")
     gp.add_argument("kernel")

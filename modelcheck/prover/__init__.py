@@ -25,6 +25,7 @@ import time
 
 import ir
 
+from ..numsim import unmodeled_operations
 from .certificate import certify
 from .confirm import confirm, confirm_smallest, open_note
 from .model import Model
@@ -53,6 +54,13 @@ def prove(func, symbolic, ranges: dict | None = None, inputs=None, *, max_second
     if unknown:
         report.incomplete(f"{', '.join(unknown)} {'is not a module constant' if len(unknown) == 1 else 'are not module constants'} "
                           f"of {func.name} (module constants: {', '.join(sorted(consts)) or 'none'})")
+        return report.finish(t0, c0)
+    unmodeled = unmodeled_operations(func)
+    if unmodeled:
+        # whatever the sizes, the concrete runs the proof relies on cannot execute it: never `proved`
+        name, why, span = unmodeled[0]
+        more = f" (and {len(unmodeled) - 1} more)" if len(unmodeled) > 1 else ""
+        report.incomplete(f"{name} is outside the modeled set ({why}){more}", span=span)
         return report.finish(t0, c0)
     for n in symbolic:
         ranges[n] = report.ranges[n]
