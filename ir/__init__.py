@@ -13,8 +13,9 @@ from .build import build
 from .canonical import canonical, same_ir
 from .errors import ParseError, Span, TIRxError, UsageError, excerpt
 from .nodes import (Address, Assert, BinOp, Break, Buffer, Cast, Const, ConstRef, Constant, Continue, DeclBuffer,
-                    Evaluate, Expr, For, If, Launch, Let, Load, Node, OpCall, Param, PrimFunc, Select, Stmt, Store,
-                    StrConst, ThreadIndex, UnaryOp, Unsupported, Var, While, children, walk)
+                    Evaluate, Expr, For, If, Launch, Let, Load, Node, OpCall, Param, PrimFunc, Return, Select, Stmt, Store,
+                    StrConst, TensorMapEncode, ThreadIndex, UnaryOp, Unsupported, Var, While, children,
+                    walk)
 from .ops import OpInfo, classify
 from .printer import print_func
 from .syntax import parse_syntax
@@ -25,16 +26,18 @@ __all__ = [
     "TIRxError", "excerpt", "walk", "children",
     "Address", "Assert", "BinOp", "Break", "Buffer", "Cast", "Const", "ConstRef", "Constant", "Continue",
     "DeclBuffer", "Evaluate", "Expr", "For", "If", "Launch", "Let", "Load", "Node", "OpCall", "Param", "PrimFunc",
-    "Select", "Stmt", "Store", "StrConst", "ThreadIndex", "UnaryOp", "Unsupported", "Var", "While",
+    "Return", "Select", "Stmt", "Store", "StrConst", "TensorMapEncode", "ThreadIndex", "UnaryOp", "Unsupported",
+    "Var", "While",
 ]
 
 
-def parse(text: str, path: str = "<string>", **consts) -> PrimFunc:
-    """Parse TIRx text into a PrimFunc; module constants can be overridden by keyword."""
+def parse(text: str, path: str = "<string>", *, kernel_name: str | None = None, **consts) -> PrimFunc:
+    """Parse TIRx text into a PrimFunc; module constants can be overridden by keyword.  A file with several
+    kernels needs `kernel_name`."""
     if "\r" in text:   # CRLF and CR-only line endings are Python too; lines are numbered the same either way
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     module = parse_syntax(text, path)
-    return build(module, path, text, consts)
+    return build(module, path, text, consts, kernel_name)
 
 
 def as_func(kernel) -> PrimFunc:
@@ -53,7 +56,7 @@ def as_func(kernel) -> PrimFunc:
                     f"{type(kernel).__name__}")
 
 
-def parse_file(path: str | Path, **consts) -> PrimFunc:
+def parse_file(path: str | Path, *, kernel_name: str | None = None, **consts) -> PrimFunc:
     p = Path(path)
     data = p.read_bytes()
     try:
@@ -66,4 +69,4 @@ def parse_file(path: str | Path, **consts) -> PrimFunc:
         raise ParseError(f"{p} is not UTF-8 text: byte 0x{data[err.start]:02x} ({err.reason})",
                          Span(str(path), line, col, line, col + 1), hint="save the kernel as UTF-8",
                          expected="UTF-8 encoded text", source=data.decode("utf-8", "replace")) from None
-    return parse(text, str(path), **consts)
+    return parse(text, str(path), kernel_name=kernel_name, **consts)

@@ -15,18 +15,19 @@ from . import dtypes as dt
 from . import syntax as sx
 from . import typing as ty
 from .build_expr import ExprBuilder
+from .host import HostPrelude, is_device_entry
+from .module import ModuleScan, const_node
 from .errors import ParseError, UsageError
 from .nodes import (Assert, BinOp, Break, Buffer, Cast, Const, ConstRef, Constant, Continue, DeclBuffer, Evaluate,
-                    Expr, For, If, Launch, Let, Load, Param, PrimFunc, Select, Stmt, Store, StrConst, ThreadIndex,
+                    Expr, For, If, Launch, Let, Load, Param, PrimFunc, Return, Select, Stmt, Store, StrConst, ThreadIndex,
                     UnaryOp, Var, While, walk)
 from .scope import BUFFER, BUILTIN, CONST, LET, NAMESPACE, PARAM, THREAD, Binding, Scope  # noqa: F401
 
 _LAUNCH_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z",
                 "clusterCtaIdx.x", "clusterCtaIdx.y", "clusterCtaIdx.z")
-_SCOPES = ("shared", "shared.dyn", "local", "global")
+_SCOPES = ("shared", "shared.dyn", "local", "global", "param")
 _ALLOCS = ("alloc_tensor", "alloc_buffer", "decl_buffer", "decl_tensor", "alloc_local", "alloc_shared",
-           "local_scalar")
-_DECORATORS = ("function", "prim_func")
+           "local_scalar", "decl_scalar", "shared_scalar")
 
 
 @dataclass
@@ -46,10 +47,11 @@ _SCOPE_IDS = {
 }
 
 
-def build(module: sx.Module, file: str, source: str, overrides: dict | None = None) -> PrimFunc:
-    """The one entry point: a parsed module to a `PrimFunc`."""
+def build(module: sx.Module, file: str, source: str, overrides: dict | None = None,
+          kernel_name: str | None = None) -> PrimFunc:
+    """The one entry point: a parsed module to a `PrimFunc` (of the kernel named `kernel_name`, else the only one)."""
     try:
-        return _Builder(file, source, dict(overrides or {})).module(module)
+        return _Builder(file, source, dict(overrides or {})).module(module, kernel_name)
     except RecursionError:  # too deep outside any statement (e.g. a parameter's annotation)
         raise ParseError("expression nested too deeply", sx.Pos(1, 1, 1, 1).span(file), source=source,
                          hint="split the expression into named `T.let` steps") from None
@@ -68,8 +70,11 @@ class _Builder:
         self.block_hints: list[tuple[int, sx.Node]] = []
         self.attrs: list[tuple[str, object]] = []
         self.loop_depth = 0
-        self.constants: list[Constant] = []
-        self.const_env: dict[str, int | float] = {}     # name -> value of the constants so far
+        self.mod = ModuleScan(self)      # imports, constants, symbolic dimensions, functions
+        self.host = HostPrelude(self)    # statements before the device entry
+        self.ex.dim = self.mod.dim
+        self.ex.constant_values = lambda: self.mod.env
+        self.param_buffers: dict[str, Buffer] = {}   # handle parameter -> the global buffer bound to it
         self.scope.define("T", Binding(NAMESPACE, None))
         self.scope.define("range", Binding(BUILTIN, None))
 
@@ -91,150 +96,71 @@ class _Builder:
         return f"{name}_{k}"
 
     # ------------------------------------------------------------------ module
-    def module(self, m: sx.Module) -> PrimFunc:
-        func_node: sx.FunctionDef | None = None
-        for node in m.body:
-            if isinstance(node, sx.Import):
-                self.import_(node)
-            elif isinstance(node, (sx.Assign, sx.AnnAssign)):
-                try:
-                    self.constant(node)
-                except RecursionError:
-                    raise self.too_deep(node) from None
-            elif isinstance(node, sx.FunctionDef):
-                if func_node is not None:
-                    raise self.error(f"a second function '{node.name}' in the same file", node.header,
-                                     hint=f"one kernel per file; '{func_node.name}' is defined at line "
-                                          f"{func_node.header.line}")
-                func_node = node
-            elif isinstance(node, sx.ExprStmt) and isinstance(node.value, sx.Str):
-                continue  # module docstring
-            elif isinstance(node, sx.If) and _is_main_guard(node.test):
-                continue  # `if __name__ == "__main__":` host code, not part of the kernel
-            elif isinstance(node, sx.Pass):
-                continue
-            else:
-                raise self.error("statement outside the function", node,
-                                 hint="the module level holds imports, integer constants and the @T.function kernel;"
-                                      " move this statement into the kernel body")
-        unknown = sorted(set(self.overrides) - {c.name for c in self.constants})
-        if unknown:
-            known = ", ".join(c.name for c in self.constants) or "none"
-            raise UsageError(f"unknown constant(s) {', '.join(unknown)} for {self.file}; module constants: {known}")
-        if func_node is None:
-            raise ParseError("no kernel function in this file", sx.Pos(1, 1, 1, 1).span(self.file),
-                             hint="define one function decorated with @T.function", source=self.source)
-        return self.function(func_node)
-
-    def import_(self, node: sx.Import) -> None:
-        for name, alias in node.names:
-            if name in ("tirx", "tir") and node.module.endswith("script"):
-                self.scope.define(alias or name, Binding(NAMESPACE, node.pos))
-        if not node.names and node.alias and node.module.endswith(("script.tirx", "script.tir")):
-            self.scope.define(node.alias, Binding(NAMESPACE, node.pos))
-
-    def constant(self, node: sx.Assign | sx.AnnAssign) -> None:
-        if isinstance(node, sx.Assign):
-            if len(node.targets) != 1 or not isinstance(node.targets[0], sx.Name):
-                raise self.error("statement outside the function", node,
-                                 hint="module level assignments must be `NAME = <integer expression>`")
-            target, value = node.targets[0], node.value
-        else:
-            if not isinstance(node.target, sx.Name) or node.value is None:
-                raise self.error("statement outside the function", node,
-                                 hint="module level assignments must be `NAME = <integer expression>`")
-            target, value = node.target, node.value
-        if isinstance(value, sx.Call) and not (isinstance(value.func, sx.Name) and value.func.id in ("min", "max", "abs")):
-            # `x = foo()`, `bar = T.alloc_tensor(...)`: kernel code written at module level
-            raise self.error("statement outside the function", node,
-                             hint="the module level holds imports, integer constants (`NAME = <integer expression>`,"
-                                  " with min/max/abs) and the @T.function kernel; move this statement into the "
-                                  "kernel body")
-        name = target.id
-        env = self.const_env
-        if name in env:
-            raise self.error(f"module constant '{name}' is defined twice", target,
-                             hint="give each constant one definition; override values with load(path, NAME=value)")
-        if name in self.overrides:
-            v = self.overrides[name]
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                try:
-                    v = int(v)
-                except (TypeError, ValueError):
-                    raise UsageError(f"override for constant {name} must be a number, got {v!r}") from None
-            expr = _const_node(v)
-        else:
-            v = self.py_eval(value, env, name)
-            if isinstance(v, int) and abs(v).bit_length() > MAX_CONST_BITS:
-                raise self.error(f"module-level constant '{name}' is too large: more than {MAX_CONST_BITS} bits",
-                                 value, hint="kernel constants fit in 64 bits; check the expression")
-            try:
-                expr = self.ex.expr(value)
-            except ParseError:
-                expr = _const_node(v)
-            if isinstance(expr, Const):
-                # folded to a constant: the Python value is the definition (TIR folding wraps at int32, and
-                # its dtype is not what the printed number reads back as)
-                expr = _const_node(v)
-        self.used.add(name)
-        self.constants.append(Constant(name, v, expr, span=self.ex.span(node)))
-        env[name] = v
-        self.scope.define(name, Binding(CONST, target.pos, expr=ConstRef(name, _const_node(v).dtype)))
-
-    def py_eval(self, node: sx.Node, env: dict, owner: str):
-        """Module constants are Python values: evaluate with Python semantics."""
-        def bad():
-            return self.error(f"module-level constant '{owner}' must be an integer expression", node,
-                              hint="use literals, earlier constants and + - * // % << >> & | ^ ** min max")
-        if isinstance(node, sx.Num):
-            return node.value
-        if isinstance(node, sx.Lit) and isinstance(node.value, bool):
-            return int(node.value)
-        if isinstance(node, sx.Name):
-            if node.id in env:
-                return env[node.id]
-            raise self.ex.undefined(node.id, node) if node.id not in ("T",) else bad()
-        if isinstance(node, sx.UnaryOp):
-            v = self.py_eval(node.operand, env, owner)
-            return {"-": lambda: -v, "+": lambda: v, "~": lambda: ~int(v), "not": lambda: int(not v)}[node.op]()
-        if isinstance(node, sx.BinOp):
-            a, b = self.py_eval(node.left, env, owner), self.py_eval(node.right, env, owner)
-            if _too_big(node.op, a, b):
-                raise self.error(f"module-level constant '{owner}' is too large: more than {MAX_CONST_BITS} bits",
-                                 node, hint="kernel constants fit in 64 bits; check the expression")
-            try:
-                return {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "//": lambda: a // b,
-                        "%": lambda: a % b, "**": lambda: a ** b, "<<": lambda: a << b, ">>": lambda: a >> b,
-                        "&": lambda: a & b, "|": lambda: a | b, "^": lambda: a ^ b, "/": lambda: a / b}[node.op]()
-            except (ZeroDivisionError, KeyError, TypeError, ValueError, OverflowError):
-                raise bad() from None
-        if isinstance(node, sx.Call) and isinstance(node.func, sx.Name) and node.func.id in ("min", "max", "abs") \
-                and not node.kwargs:
-            vals = [self.py_eval(a, env, owner) for a in node.args]
-            if not vals or (node.func.id == "abs" and len(vals) != 1):
-                raise self.error(f"{node.func.id}() in module-level constant '{owner}' needs "
-                                 f"{'one argument' if node.func.id == 'abs' else 'at least one argument'}", node,
-                                 hint="give min/max one or more values, abs exactly one")
-            return {"min": min, "max": max, "abs": lambda *x: abs(x[0])}[node.func.id](*vals)
-        raise bad()
+    def module(self, m: sx.Module, kernel_name: str | None = None) -> PrimFunc:
+        self.mod.scan(m)
+        return self.function(self.mod.pick(kernel_name))
 
     # ------------------------------------------------------------------ function
     def function(self, fn: sx.FunctionDef) -> PrimFunc:
-        if not fn.decorators:
-            raise self.error(f"function '{fn.name}' has no @T.function decorator", fn.header,
-                             hint="decorate the kernel with @T.function (or @T.prim_func)")
-        for dec in fn.decorators:
-            target = dec.func if isinstance(dec, sx.Call) else dec
-            path = self.ex.namespace_path(target)
-            if path is None or len(path) != 1 or path[0] not in _DECORATORS:
-                raise self.error("unknown decorator", dec, expected="@T.function or @T.prim_func",
-                                 hint="kernels are written as `@T.function def name(...):`")
         name = self.fresh(fn.name)
         params = self.params(fn)
-        body = self.body(fn.body)
+        host, body = self.split_body(fn.body)
         launch = self.make_launch(fn)
-        return PrimFunc(name, tuple(params), tuple(self.constants), launch, tuple(body), tuple(self.attrs),
-                        self.source, self.file, span=self.ex.span(fn.header))
+        # handle parameters a match_buffer / decl_buffer(data=ptr) turned into global buffers
+        params = [Param(p.name, "buffer", self.param_buffers[p.name].dtype, self.param_buffers[p.name], span=p.span)
+                  if p.name in self.param_buffers else p for p in params]
+        return PrimFunc(name, tuple(params), tuple(self.mod.constants), launch, tuple(body), tuple(self.attrs),
+                        self.source, self.file, tuple(self.mod.dims.values()), tuple(host),
+                        span=self.ex.span(fn.header))
+
+    def split_body(self, nodes) -> tuple[list[Stmt], list[Stmt]]:
+        """Host prelude and device body: the statements before a device-entry statement are host code (all are
+        device code when there is none, as in the forms that open with `T.launch_thread`)."""
+        entry = next((k for k, n in enumerate(nodes) if is_device_entry(self, n)), None)
+        if entry is None:
+            return [], self.body(nodes)
+        host: list[Stmt] = []
+        for node in nodes[:entry]:
+            try:
+                host.extend(self.host.stmt(node))
+            except RecursionError:
+                raise self.too_deep(node) from None
+        return host, self.body(nodes[entry:])
+
+    def bind_param_buffer(self, handle: sx.Name, target: sx.Name, shape, dtype: str, align: int, at) -> Buffer:
+        """`target` is the global buffer behind handle parameter `handle` (T.match_buffer, or
+        T.decl_buffer(data=ptr) in the lowered form); a second such buffer is an alias of the first."""
+        b = self.scope.lookup(handle.id)
+        if b is None:
+            raise self.ex.undefined(handle.id, handle)
+        if b.kind != PARAM or b.expr.dtype != "handle":
+            raise self.error(f"'{handle.id}' is a {b.describe()}, not a handle parameter", handle,
+                             hint="declare the parameter as `name: T.handle`")
+        first = self.param_buffers.get(handle.id)
+        if first is not None:
+            return self.declare(target, shape, dtype, "global", at, first.name, Const(0, "int64"), align)
+        existing = self.scope.lookup(target.id)
+        if existing is not None and existing.kind not in (NAMESPACE, BUILTIN):
+            raise self.error(f"'{target.id}' is already defined", target)
+        self.check_extents(shape, at)
+        name = target.id if target.id == handle.id else self.fresh(target.id)
+        buf = Buffer(name, tuple(shape), dtype, "global", align=align, span=self.ex.span(at))
+        self.param_buffers[handle.id] = buf
+        self.buffers[name] = buf
+        self.scope.define(target.id, Binding(BUFFER, target.pos, buffer=buf))
+        return buf
+
+    def splat(self, args) -> list:
+        """Call arguments with `*xs` expanded (xs a tuple or list literal)."""
+        out = []
+        for a in args:
+            if isinstance(a, sx.Starred):
+                if a.double or not isinstance(a.value, (sx.TupleLit, sx.ListLit)):
+                    raise self.error("only a tuple or list literal can be splatted here", a)
+                out.extend(a.value.elts)
+            else:
+                out.append(a)
+        return out
 
     def params(self, fn: sx.FunctionDef) -> list[Param]:
         out: list[Param] = []
@@ -263,11 +189,13 @@ class _Builder:
             path = self.ex.namespace_path(ann.func)
             if path in (["Tensor"], ["Buffer"]):
                 buf = self.tensor_type(ann, p.name, "global")
-                buf = Buffer(p.name, buf.shape, buf.dtype, "global", span=span)
+                buf = Buffer(p.name, buf.shape, buf.dtype, "global", align=buf.align, layout=buf.layout, span=span)
                 self.buffers[p.name] = buf
                 self.scope.define(p.name, Binding(BUFFER, p.pos, buffer=buf))
                 return Param(p.name, "buffer", buf.dtype, buf, span=span)
-            if path == ["Ptr"]:
+            if path in (["Ptr"], ["handle"], ["TensorMap"]):
+                # a pointer (T.handle("float16", "global") in the lowered form: a buffer binds to it) or a
+                # tensor map (T.TensorMap(), a CUtensorMap passed by value)
                 return self._handle_param(p, span)
         path = self.ex.namespace_path(ann)
         if path == ["handle"]:
@@ -295,11 +223,11 @@ class _Builder:
         align_node = kw.pop("align", None)
         data_alignment = kw.pop("data_alignment", None)   # the TVM printer's name for align=
         align = self.align(align_node if align_node is not None else data_alignment)
+        layout = self.layout(kw.pop("layout", None))
         for extra in kw:
-            if extra not in ("strides", "elem_offset", "offset_factor", "buffer_type", "axis_separators",
-                             "layout"):
+            if extra not in ("strides", "elem_offset", "offset_factor", "buffer_type", "axis_separators"):
                 raise self.error(f"unexpected argument '{extra}' in a tensor type", call)
-        return Buffer(owner, shape, dtype, scope, align=align)
+        return Buffer(owner, shape, dtype, scope, align=align, layout=layout)
 
     def scope_name(self, node, default: str, owner: str, at) -> str:
         if node is None:
@@ -350,33 +278,49 @@ class _Builder:
                              expected='T.launch_thread("threadIdx.x", 128)')
         return self.bind_launch(call.args[0], call.args[1], call)
 
-    def scope_id(self, name: str, call: sx.Call) -> Expr:
+    def scope_id(self, name: str, call: sx.Call) -> tuple[Expr, ...]:
+        """The values of a scope id, one per extent: `T.cta_id([a, b, c])` is (blockIdx.x, .y, .z) and sets
+        their launch extents (`parent="cluster"`: the CTA's place in its cluster); `T.thread_id([x, y])` likewise
+        for threads; `T.warp_id([n])`, `T.lane_id([32])`, `T.warpgroup_id([n])` ... take one extent."""
         sid = _SCOPE_IDS[name]
-        if len(call.args) != 1 or not isinstance(call.args[0], sx.ListLit) or len(call.args[0].elts) != 1:
-            raise self.error(f"T.{name} takes a one-element list of extents", call, expected=f"T.{name}([n])")
-        extent = self.launch_extent(call.args[0].elts[0], "a scope extent")
+        kw = {k.name: k.value for k in call.kwargs}
+        parent = kw.pop("parent", None)
+        kw.pop("preferred", None)    # a preferred cluster shape (non-uniform clusters): the launch's is what runs
+        if kw or len(call.args) != 1 or not isinstance(call.args[0], (sx.ListLit, sx.TupleLit)) \
+                or not 1 <= len(call.args[0].elts) <= 3:
+            raise self.error(f"T.{name} takes a list of one to three extents", call, expected=f"T.{name}([n])")
+        if parent is not None and not isinstance(parent, sx.Str):
+            raise self.error("parent= takes a string", parent, expected='parent="cluster" or parent="kernel"')
+        extents = [self.launch_extent(e, "a scope extent") for e in call.args[0].elts]
         span = self.ex.span(call)
-        tx = ThreadIndex("threadIdx.x")
+        tag = sid.tag
+        if name == "cta_id" and parent is not None and parent.value == "cluster":
+            tag = "clusterCtaIdx.x"
+        if tag in ("blockIdx.x", "clusterCtaIdx.x") or (name == "thread_id" and len(extents) > 1):
+            base = tag.split(".")[0]
+            out = []
+            for axis, extent in zip("xyz", extents):
+                self.set_launch(f"{base}.{axis}", extent, call)
+                out.append(ThreadIndex(f"{base}.{axis}", span=span))
+            return tuple(out)
+        if len(extents) != 1:
+            raise self.error(f"T.{name} takes a one-element list of extents", call, expected=f"T.{name}([n])")
+        extent = extents[0]
         value = self.const_value(extent)
-        if sid.tag == "blockIdx.x":
-            self.set_launch("blockIdx.x", extent, call)
-            return ThreadIndex("blockIdx.x", span=span)
-        if sid.tag == "clusterCtaIdx.x":
-            self.set_launch("clusterCtaIdx.x", extent, call)
-            return ThreadIndex("clusterCtaIdx.x", span=span)
+        tx = ThreadIndex("threadIdx.x")
         if sid.threads_per_unit is not None:
             if value is None:
                 raise self.error(f"T.{name} needs a constant extent", call.args[0])
             self.block_hints.append((value * sid.threads_per_unit, call))
         c = lambda v: Const(v, "int32")  # noqa: E731
-        return {
+        return ({
             "thread_id": tx,
             "warp_id": ty.binop("//", tx, c(32)),
             "lane_id": ty.binop("%", tx, c(32)),
             "warpgroup_id": ty.binop("//", tx, c(128)),
             "warp_id_in_wg": ty.binop("%", ty.binop("//", tx, c(32)), c(4)),
             "thread_id_in_wg": ty.binop("%", tx, c(128)),
-        }[name]
+        }[name],)
 
     def set_launch(self, tag: str, extent: Expr, at) -> None:
         old = self.launch.get(tag)
@@ -388,7 +332,7 @@ class _Builder:
         if isinstance(e, Const):
             return int(e.value)
         if isinstance(e, ConstRef):
-            v = self.const_env.get(e.name)
+            v = self.mod.env.get(e.name)
             return int(v) if isinstance(v, (int, bool)) else None
         if isinstance(e, BinOp):  # `N * 32` over module constants
             a, b = self.const_value(e.a), self.const_value(e.b)
@@ -451,8 +395,10 @@ class _Builder:
                          hint="inline the helper's statements into the kernel")
 
     def s_Return(self, node) -> list[Stmt]:
-        raise self.error("return is not supported in a kernel", node,
-                         hint="structure the body with if/else, or break out of loops")
+        if node.value is not None and not (isinstance(node.value, sx.Num) or
+                                           (isinstance(node.value, sx.Lit) and node.value.value is None)):
+            raise self.error("a kernel returns no value", node.value, hint="write `return` (or the printed `return 0`)")
+        return [Return(span=self.ex.span(node))]
 
     def s_Break(self, node) -> list[Stmt]:
         if not self.loop_depth:
@@ -484,7 +430,8 @@ class _Builder:
             path = self.ex.namespace_path(value.func)
             if path == ["device_entry"]:
                 return []
-            if path == ["func_attr"]:
+            if path in (["func_attr"], ["attr"]):
+                # T.attr({...}) as a statement (the 0.27 printer's device-entry marker) applies to the rest
                 self.attrs.extend(self.attr_items(value))
                 return []
             if path == ["evaluate"]:
@@ -497,6 +444,9 @@ class _Builder:
             if path == ["launch_thread"]:
                 raise self.error("T.launch_thread must be bound to a name", value,
                                  expected='with T.launch_thread("threadIdx.x", n) as tx:')
+            if path and len(path) == 1 and path[0] in _SCOPE_IDS:
+                self.scope_id(path[0], value)   # a bare scope id only sets launch extents
+                return []
             if path and path[0] in _ALLOCS:
                 raise self.error(f"T.{path[0]}(...) must be assigned to a name", value, expected="x = T.alloc_...(...)")
         return [Evaluate(self.ex.expr(value), span=self.ex.span(node))]
@@ -519,9 +469,9 @@ class _Builder:
         for item in node.items:
             ctx = item.context
             path = self.ex.namespace_path(ctx.func) if isinstance(ctx, sx.Call) else None
-            if path == ["device_entry"]:
+            if path in (["device_entry"], ["kernel"]):
                 if item.name is not None:
-                    raise self.error("T.device_entry() binds no name", item)
+                    raise self.error(f"T.{path[0]}() binds no name", item)
                 continue
             if path == ["launch_thread"]:
                 if item.name is None:
@@ -602,9 +552,18 @@ class _Builder:
         return For(var, start, stop, step, kind, body, span=self.ex.span(node))
 
     def range_args(self, call: sx.Call, allow_step: bool):
-        if call.kwargs:
-            raise self.error("unexpected keyword argument in a loop range", call.kwargs[0])
         args = [self.ex.int_expr(a, "a loop bound") for a in call.args]
+        for kw in call.kwargs:
+            # T.serial(n, unroll=False), T.serial(a, b, unroll=4, step=8192): unroll is a hint
+            if kw.name == "step" and not allow_step and len(args) in (1, 2):
+                if len(args) == 1:
+                    args.insert(0, ty.cast(args[0].dtype, Const(0, "int32")))
+                args.append(self.ex.int_expr(kw.value, "a loop step"))
+            elif kw.name not in ("unroll", "annotations"):
+                raise self.error("unexpected keyword argument in a loop range", kw,
+                                 expected="step=, unroll= (a hint)")
+        if len(args) == 3 and not allow_step:
+            allow_step = True
         if len(args) == 1:   # the implicit start takes the extent's type: range(u8) counts in uint8, as in TVM
             return Const(0, args[0].dtype), args[0], Const(1, "int32")
         if len(args) == 2:
@@ -622,6 +581,8 @@ class _Builder:
             raise self.error("chained assignment is not supported", node, hint="assign one target per statement")
         target, value = node.targets[0], node.value
         span = self.ex.span(node)
+        if isinstance(target, sx.TupleLit):
+            return self.unpack(target, value, span)
         if isinstance(target, sx.Subscript):
             buf, indices = self.ex.element(target)
             return [Store(buf.name, indices, self.store_value(buf, value), span=span)]
@@ -634,11 +595,14 @@ class _Builder:
                 self.define_thread(target, index)
                 return []
             if path and len(path) == 1 and path[0] in _SCOPE_IDS:
-                if self.scope.lookup(target.id) is not None and self.scope.lookup(target.id).kind not in (NAMESPACE,):
-                    raise self.error(f"'{target.id}' is already defined", target)
-                return [self.let(target, self.scope_id(path[0], value), span, annotated=False)]
+                return self.unpack(sx.TupleLit(target.pos, (target,)), value, span)
             if path and len(path) == 1 and path[0] in _ALLOCS:
                 return self.allocate(target, path[0], value, span)
+            if isinstance(value.func, sx.Attr) and value.func.attr == "view" and isinstance(value.func.value, sx.Name):
+                return self.view(target, value, span)
+            if path in (["int64"], ["int32"]) and not value.args and not value.kwargs:
+                self.mod.dim(target.id, target)     # `n = T.int64()`: the lowered form's symbolic extent
+                return []
         existing = self.scope.lookup(target.id)
         if existing is None or existing.kind in (NAMESPACE, BUILTIN):
             e = self.ex.expr(value)
@@ -662,6 +626,29 @@ class _Builder:
                                   f"a new name")
         raise self.error(f"cannot assign to {existing.describe()} '{target.id}'", target,
                          hint="bind a new name instead")
+
+    def unpack(self, targets: sx.TupleLit, value: sx.Node, span) -> list[Stmt]:
+        """`a, b = T.cta_id([m, n])` (one name per extent), `a, b = x, y` (a tuple of values)."""
+        names = targets.elts
+        if not all(isinstance(t, sx.Name) for t in names):
+            raise self.error("unpack into names only", targets, hint="assign to names, e.g. `bx, by = ...`")
+        path = self.ex.namespace_path(value.func) if isinstance(value, sx.Call) else None
+        if path and len(path) == 1 and path[0] in _SCOPE_IDS:
+            values = self.scope_id(path[0], value)
+        elif isinstance(value, sx.TupleLit):
+            values = tuple(self.ex.expr(v) for v in value.elts)
+        else:
+            raise self.error("only a scope id or a tuple of values can be unpacked here", value,
+                             expected="bx, by = T.cta_id([m, n])")
+        if len(values) != len(names):
+            raise self.error(f"{len(names)} name(s) for {len(values)} value(s)", targets)
+        out = []
+        for t, v in zip(names, values):
+            existing = self.scope.lookup(t.id)
+            if existing is not None and existing.kind not in (NAMESPACE, BUILTIN):
+                raise self.error(f"'{t.id}' is already defined", t)
+            out.append(self.let(t, v, span, annotated=False))
+        return out
 
     def store_value(self, buf: Buffer, node: sx.Node) -> Expr:
         return ty.cast(buf.dtype, self.ex.number(self.ex.expr(node), node, "a store", address_ok=True))
@@ -696,8 +683,9 @@ class _Builder:
             if len(ann.indices) != 1:
                 raise self.error("T.let takes one dtype", ann, expected="T.let[T.int32]")
             index = ann.indices[0]
-            if isinstance(index, sx.Call) and self.ex.namespace_path(index.func) == ["Ptr"]:
-                let_dtype = "handle"   # the TVM printer's T.let[T.Ptr(T.uint64, "shared")]: an address
+            if isinstance(index, sx.Call) and self.ex.namespace_path(index.func) in (["Ptr"], ["handle"], ["TensorMap"]):
+                # T.let[T.Ptr(T.uint64, "shared")], T.let[T.handle("uint64", "shared")]: an address
+                let_dtype = "handle"
             else:
                 let_dtype = self.ex.dtype(index)
         elif self.ex.namespace_path(ann) == ["let"]:
@@ -751,11 +739,11 @@ class _Builder:
                                  hint="give every dimension a size of zero or more")
 
     def declare(self, target: sx.Name, shape, dtype: str, scope: str, at, data: str | None = None,
-                byte_offset: Expr | None = None, align: int = 0) -> Buffer:
+                byte_offset: Expr | None = None, align: int = 0, layout: str = "") -> Buffer:
         self.check_extents(shape, at)
         name = self.fresh(target.id)
         buf = Buffer(name, tuple(shape), dtype, scope, data, byte_offset if byte_offset is not None
-                     else Const(0, "int64"), align, span=self.ex.span(at))
+                     else Const(0, "int64"), align, layout, span=self.ex.span(at))
         self.buffers[name] = buf
         self.scope.define(target.id, Binding(BUFFER, target.pos, buffer=buf))
         return buf
@@ -776,7 +764,8 @@ class _Builder:
             if proto.scope == "global":
                 raise self.error(f"buffer '{target.id}' needs a scope", ty_args.elts[0],
                                  expected='scope="shared", "shared.dyn" or "local"')
-            buf = self.declare(target, proto.shape, proto.dtype, proto.scope, call, align=proto.align)
+            buf = self.declare(target, proto.shape, proto.dtype, proto.scope, call, align=proto.align,
+                               layout=proto.layout)
         elif kind == "decl_tensor":
             buf = self.decl_tensor(target, call, args, kw)
         elif kind in ("alloc_buffer", "decl_buffer", "alloc_local", "alloc_shared"):
@@ -794,15 +783,17 @@ class _Builder:
                 if extra not in ("strides", "offset_factor", "buffer_type", "axis_separators", "layout",
                                  "allocated_addr"):
                     raise self.error(f"unexpected argument '{extra}' to T.{kind}", call)
+            layout = self.layout(kw.pop("layout", None))
             data, offset = None, None
             if data_node is not None:
                 if kind != "decl_buffer":
                     raise self.error(f"T.{kind} does not take data=", data_node)
-                if not (isinstance(data_node, sx.Attr) and data_node.attr == "data"):
-                    raise self.error("data= takes another buffer's .data", data_node, expected="data=pool.data")
-                root = self.ex.buffer_named(data_node.value)
+                if isinstance(data_node, sx.Name) and getattr(self.scope.lookup(data_node.id), "kind", None) == PARAM:
+                    # the lowered form: the global buffer behind a pointer parameter
+                    buf = self.bind_param_buffer(data_node, target, shape, dtype, align, call)
+                    return [DeclBuffer(buf, span=span)] if buf.data is not None else []
+                root, offset = self.data_pointer(data_node)
                 data = root.data or root.name
-                offset = root.byte_offset
                 if scope == "global" and "scope" not in {k.name for k in call.kwargs}:
                     scope = root.scope
                 if elem_offset is not None:
@@ -816,7 +807,28 @@ class _Builder:
                 raise self.error(f"buffer '{target.id}' needs a scope", call,
                                  expected='scope="shared", "shared.dyn" or "local"',
                                  hint="device code allocates shared or local memory; global tensors are parameters")
-            buf = self.declare(target, shape, dtype, scope, call, data, offset, align)
+            buf = self.declare(target, shape, dtype, scope, call, data, offset, align, layout)
+        elif kind in ("decl_scalar", "shared_scalar"):
+            # one element: of an allocation (decl_scalar(dtype, data=pool.data, elem_offset=k, scope=...)), or a
+            # shared one of its own (shared_scalar(dtype))
+            dtype_node = args[0] if args else kw.pop("dtype", None)
+            if dtype_node is None:
+                raise self.error(f"T.{kind} needs a dtype", call, expected=f"T.{kind}(T.uint32, ...)")
+            dtype = self.ex.dtype(dtype_node)
+            data_node = kw.pop("data", None)
+            scope = self.scope_name(kw.pop("scope", None), "shared" if kind == "shared_scalar" else "local",
+                                    target.id, call)
+            data, offset = None, None
+            if data_node is not None:
+                root, offset = self.data_pointer(data_node)
+                data = root.data or root.name
+                if "scope" not in {k.name for k in call.kwargs}:
+                    scope = root.scope
+                e = kw.pop("elem_offset", None)
+                if e is not None:
+                    offset = _add_offset(offset, ty.binop("*", ty.cast("int64", self.ex.int_expr(e, "elem_offset")),
+                                                          Const(dt.nbytes(dtype), "int64")))
+            buf = self.declare(target, (Const(1, "int32"),), dtype, scope, call, data, offset)
         else:  # local_scalar
             dtype_node = args[0] if args else kw.pop("dtype", None)
             if dtype_node is None:
@@ -828,6 +840,76 @@ class _Builder:
         if init is not None:
             out.append(Store(buf.name, (Const(0, "int32"),), self.store_value(buf, init), span=span))
         return out
+
+    def data_pointer(self, node) -> tuple[Buffer, Expr]:
+        """The allocation a `data=` pointer names and the byte offset into it: `pool.data`, or
+        `T.reinterpret(T.handle(dtype, scope).ty, T.address_of(pool[i]))` (a pointer to an element)."""
+        if isinstance(node, sx.Call) and self.ex.namespace_path(node.func) == ["reinterpret"] and len(node.args) == 2:
+            node = node.args[1]
+        if isinstance(node, sx.Call) and self.ex.namespace_path(node.func) == ["address_of"] and len(node.args) == 1:
+            inner = node.args[0]
+            if isinstance(inner, sx.Subscript):
+                root, indices = self.ex.element(inner)
+                strides = [Const(1, "int64")]
+                for extent in reversed(root.shape[1:]):
+                    strides.insert(0, ty.binop("*", strides[0], ty.cast("int64", extent)))
+                elems = None
+                for i, st in zip(indices, strides):
+                    term = ty.binop("*", ty.cast("int64", i), st)
+                    elems = term if elems is None else ty.binop("+", elems, term)
+                offset = ty.binop("*", elems, Const(dt.nbytes(root.dtype), "int64"))
+                return root, _add_offset(root.byte_offset, offset)
+            node = inner
+        if isinstance(node, sx.Attr) and node.attr == "source":      # a view's underlying buffer
+            node = node.value
+        if isinstance(node, sx.Attr) and node.attr == "data":
+            node = node.value
+            if isinstance(node, sx.Attr) and node.attr == "source":
+                node = node.value
+        if isinstance(node, sx.Name):
+            b = self.scope.lookup(node.id)
+            if b is not None and b.kind == LET and b.expr.dtype == "handle":
+                # a pointer the kernel computed (e.g. a peer CTA's shared memory through mapa): no allocation of
+                # ours; NumSim reports a buffer over it as not modeled
+                return Buffer(b.expr.name, (), "uint8", "pointer"), Const(0, "int64")
+            root = self.ex.buffer_named(node)
+            return root, root.byte_offset
+        raise self.error("data= takes another buffer's .data", node, expected="data=pool.data")
+
+    def view(self, target: sx.Name, call: sx.Call, span) -> list[Stmt]:
+        """`v = buf.view(dtype)` (the same bytes as another dtype: the last dimension scales by the width ratio)
+        or `v = buf.view(*shape)` (the same elements in another shape): an alias of `buf`."""
+        root = self.ex.buffer_named(call.func.value)
+        args = list(call.args)
+        if call.kwargs:
+            raise self.error("view takes a dtype or a shape", call.kwargs[0])
+        if len(args) == 1 and (isinstance(args[0], sx.Str) or self.ex.namespace_path(args[0]) is not None):
+            dtype = self.ex.dtype(args[0])
+            old, new = dt.bits(root.dtype), dt.bits(dtype)
+            last = root.shape[-1]
+            if new > old:
+                last = ty.binop("//", last, Const(new // old, last.dtype))
+            elif new < old:
+                last = ty.binop("*", last, Const(old // new, last.dtype))
+            shape = root.shape[:-1] + (last,)
+        else:
+            dtype = root.dtype
+            shape = tuple(self.ex.int_expr(a, "a view extent") for a in self.splat(args))
+        buf = self.declare(target, shape, dtype, root.scope, call, root.data or root.name, root.byte_offset,
+                           root.align, root.layout)
+        return [DeclBuffer(buf, span=span)]
+
+    def layout(self, node) -> str:
+        """A buffer's `layout=`: "" for none (row-major), else its text (checked where the buffer is used)."""
+        if node is None or (isinstance(node, sx.Lit) and node.value is None):
+            return ""
+        pos = node.pos
+        lines = self.source.split("\n")[pos.line - 1:pos.end_line]
+        if not lines:
+            return "layout"
+        if len(lines) == 1:
+            return lines[0][pos.col - 1:pos.end_col - 1]
+        return " ".join([lines[0][pos.col - 1:]] + [x.strip() for x in lines[1:-1]] + [lines[-1][:pos.end_col - 1].strip()])
 
     def decl_tensor(self, target: sx.Name, call: sx.Call, args: list, kw: dict) -> Buffer:
         """Gen-3 alias: `T.decl_tensor(X.data | T.ptr_byte_offset(X.data, bytes, ty=...), ty_args=[T.Tensor(...)])`."""
@@ -853,23 +935,7 @@ class _Builder:
             offset = _add_offset(offset, ty.cast("int64", self.ex.int_expr(extra, "a byte offset")))
         proto = self.tensor_type(ty_args.elts[0], target.id, root.scope)
         return self.declare(target, proto.shape, proto.dtype, proto.scope, call, root.data or root.name, offset,
-                            proto.align)
-
-
-MAX_CONST_BITS = 256
-
-
-def _too_big(op: str, a, b) -> bool:
-    """Could `a op b` exceed MAX_CONST_BITS?  Decided from an upper bound before computing it (`10 ** 10 ** 9`
-    never finishes); `constant` checks the exact size of what passes."""
-    if isinstance(a, float) or isinstance(b, float):
-        return op == "**" and isinstance(b, (int, float)) and abs(b) > 1e4
-    bits = max(abs(a).bit_length(), 1)
-    if op == "**":
-        return b > 0 and abs(a) > 1 and bits * b > 2 * MAX_CONST_BITS
-    if op == "<<":
-        return b > 0 and a != 0 and bits + b > 2 * MAX_CONST_BITS
-    return False        # + - * // % & | ^ >> of operands that passed stay within twice the bound
+                            proto.align, proto.layout)
 
 
 def _loop_dtype(a: str, b: str) -> str:
@@ -886,17 +952,3 @@ def _add_offset(base: Expr, extra: Expr) -> Expr:
     if isinstance(base, Const) and base.value == 0:
         return extra
     return ty.binop("+", base, extra)
-
-
-def _const_node(v) -> Expr:
-    if isinstance(v, bool):
-        return Const(v, "bool")
-    if isinstance(v, float):
-        return ty.const(v, "float32")
-    return Const(v, dt.literal_int_dtype(v))
-
-
-def _is_main_guard(test: sx.Node) -> bool:
-    return (isinstance(test, sx.Compare) and isinstance(test.left, sx.Name) and test.left.id == "__name__"
-            and test.ops == ("==",))
-

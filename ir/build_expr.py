@@ -19,7 +19,7 @@ from . import syntax as sx
 from . import typing as ty
 from .errors import ParseError, Span
 from .nodes import Address, BinOp, Buffer, Cast, Const, ConstRef, Expr, Load, OpCall, StrConst, Unsupported
-from .scope import BUFFER, BUILTIN, CONST, LET, NAMESPACE, PARAM, THREAD, Scope
+from .scope import BUFFER, BUILTIN, CONST, DIM, LET, NAMESPACE, PARAM, THREAD, Scope
 
 _BINOPS = {"+": "+", "-": "-", "*": "*", "/": "/", "//": "//", "%": "%", "<<": "<<", ">>": ">>",
            "&": "&", "|": "|", "^": "^"}
@@ -56,6 +56,8 @@ class ExprBuilder:
         self.scope = scope
         self.file = file
         self.source = source
+        self.dim = None                  # (name, node) -> the symbolic dimension's Var (set by the builder)
+        self.constant_values = dict      # () -> module constant values so far (set by the builder)
 
     # ------------------------------------------------------------------ helpers
     def span(self, node: sx.Node | sx.Pos | None) -> Span | None:
@@ -109,6 +111,9 @@ class ExprBuilder:
                 name = path[0]
             elif isinstance(node, sx.Name):
                 name = node.id
+        if name is None and isinstance(node, sx.Attr) and node.attr == "ty" and isinstance(node.value, sx.Call) \
+                and self.namespace_path(node.value.func) in (["handle"], ["Ptr"]):
+            name = "handle"      # `T.handle().ty`, `T.handle("uint32", "global").ty`: a pointer type
         if name is None:
             raise self.error(f"expected a {what} here", node, expected="a dtype such as T.int32 or \"float32\"")
         canon = dt.canonical(name)
@@ -132,7 +137,18 @@ class ExprBuilder:
         elts = node.elts if isinstance(node, (sx.TupleLit, sx.ListLit)) else (node,)
         if not elts:
             raise self.error(f"buffer '{owner}' has an empty shape", node, hint="use (1,) for a single element")
-        return tuple(self.int_expr(e, "a shape extent") for e in elts)
+        # a string extent ("total_k") is a symbolic dimension, as a TypeVar is
+        return tuple(self.dim(e.value, e) if isinstance(e, sx.Str) and self.dim is not None
+                     else self.int_expr(e, "a shape extent") for e in elts)
+
+    def const_int(self, node: sx.Node, what: str) -> int:
+        """An integer known while building (a literal, a module constant, arithmetic over them)."""
+        e = self.int_expr(node, what)
+        from .canonical import fold_expr
+        c = fold_expr(e, self.constant_values())
+        if not isinstance(c, Const):
+            raise self.error(f"{what} must be a constant", node)
+        return int(c.value)
 
     def index_list(self, node: sx.Node) -> tuple[Expr, ...]:
         elts = node.elts if isinstance(node, (sx.ListLit, sx.TupleLit)) else (node,)
@@ -161,7 +177,18 @@ class ExprBuilder:
         self.check_indices(buf, indices, node)
         return buf, indices
 
-    def address(self, node: sx.Node, ctx: str) -> Address:
+    def address(self, node: sx.Node, ctx: str) -> Expr:
+        """The address of a buffer element (`buf[i]`), of a whole buffer (`buf`: its first element), or of a
+        tensor map (`m`: the handle names the map, as the grid-constant parameter's address does)."""
+        if isinstance(node, sx.Name):
+            b = self.scope.lookup(node.id)
+            if b is not None and b.kind == BUFFER:
+                buf = b.buffer
+                return Address(buf.name, tuple(Const(0, "int32") for _ in buf.shape), span=self.span(node))
+            if b is not None and b.kind in (LET, PARAM) and b.expr.dtype == "handle":
+                return replace(b.expr, span=self.span(node))
+        if isinstance(node, sx.Attr) and node.attr == "data":
+            return self.address(node.value, ctx)
         if not isinstance(node, sx.Subscript):
             raise self.error(f"{ctx} takes a buffer element such as buf[i]", node)
         buf, indices = self.element(node)
@@ -191,7 +218,7 @@ class ExprBuilder:
         b = self.scope.lookup(node.id)
         if b is None:
             raise self.undefined(node.id, node)
-        if b.kind in (CONST, LET, PARAM, THREAD):
+        if b.kind in (CONST, LET, PARAM, THREAD, DIM):
             return replace(b.expr, span=self.span(node))
         if b.kind == BUFFER:
             buf = b.buffer
@@ -202,6 +229,10 @@ class ExprBuilder:
         raise self.error(f"'{node.id}' is a {b.describe()}, not a value", node)
 
     def _Attr(self, node: sx.Attr) -> Expr:
+        if node.attr == "data" and isinstance(node.value, sx.Name):
+            b = self.scope.lookup(node.value.id)
+            if b is not None and b.kind == BUFFER:     # `buf.data`: the buffer's address
+                return self.address(node.value, "a buffer's data")
         path = self.namespace_path(node)
         if path is not None:
             raise self.error(f"'T.{'.'.join(path)}' is not a value", node,
@@ -209,6 +240,10 @@ class ExprBuilder:
         raise self.error(f"attribute '.{node.attr}' is not supported here", node)
 
     def _Subscript(self, node: sx.Subscript) -> Expr:
+        if isinstance(node.value, sx.Subscript) and isinstance(node.value.value, sx.Name) \
+                and node.value.value.id == "metadata" and self.scope.lookup("metadata") is None:
+            # `metadata["ir.StringImm"][k]`: a string the printer moved out of line (a printf format)
+            return StrConst("<metadata string>", span=self.span(node))
         buf, indices = self.element(node)
         return Load(buf.name, indices, buf.dtype, span=self.span(node))
 
@@ -216,7 +251,7 @@ class ExprBuilder:
         if node.op in ("**", "@"):
             raise self.error(f"operator '{node.op}' is not supported in TIRx", node,
                              hint="write the product out, or use T.pow for floats" if node.op == "**" else "")
-        a, b = self.expr(node.left), self.expr(node.right)
+        a, b = self.shared_number(node.left), self.shared_number(node.right)
         self.number(a, node.left, f"'{node.op}'")
         self.number(b, node.right, f"'{node.op}'")
         folded = self.python_literal_op(node, a, b)
@@ -227,6 +262,23 @@ class ExprBuilder:
                              hint="use '//' (floor division) or T.truncdiv(a, b) (C division)")
         return ty.binop(_BINOPS[node.op], a, b, self.span(node), self.is_literal(node.left),
                         self.is_literal(node.right))
+
+    def shared_number(self, node: sx.Node) -> Expr:
+        """An arithmetic operand; `T.cuda.cvta_generic_to_shared(...)` there (also inside a select) is the
+        shared-window address as a number (a uint64, as TVM types it), as in descriptor arithmetic
+        (`cvta(...) >> 4`)."""
+        e = self.expr(node)
+        if e.dtype == "handle" and self.has_cvta(node):
+            return ty.cast("uint64", e)
+        return e
+
+    def has_cvta(self, node: sx.Node) -> bool:
+        if isinstance(node, sx.Call):
+            if self.namespace_path(node.func) == ["cuda", "cvta_generic_to_shared"]:
+                return True
+            if self.namespace_path(node.func) in (["Select"], ["if_then_else"]):
+                return any(self.has_cvta(a) for a in node.args[1:])
+        return False
 
     def python_literal_op(self, node: sx.BinOp, a: Expr, b: Expr) -> Expr | None:
         """Arithmetic on two number literals is Python's, done before TVM sees a value: `256 >> 32` is 0,
@@ -532,8 +584,11 @@ class ExprBuilder:
                 raise self.error(f"T.{name} takes two operands", node)
             a, b = (self.number(self.expr(x), x, f"T.{name}") for x in node.args)
             x, y = node.args
-            if name in ("min", "max") and isinstance(x, sx.Name) and isinstance(y, sx.Name) and x.id == y.id:
-                return a   # TVM folds min(x, x) when both are the same object: one name, used twice
+            if name in ("min", "max") and isinstance(x, sx.Name) and isinstance(y, sx.Name) and x.id == y.id \
+                    and getattr(self.scope.lookup(x.id), "kind", None) != CONST:
+                # TVM folds min(x, x) when both are the same object: one variable, used twice (a module constant
+                # stays a named constant here; constant folding settles it, as it does for TVM's two numbers)
+                return a
             return ty.binop(_T_BINARY[name], a, b, span, self.is_literal(node.args[0]), self.is_literal(node.args[1]))
         if name == "Not":
             return ty.unary("not", self.number(self.one_operand(node, "T.Not"), node.args[0], "T.Not"), span)
@@ -563,7 +618,7 @@ class ExprBuilder:
             zero = ty.const(0, a.dtype)
             return ty.select(ty.binop(">=", a, zero), a, ty.binop("-", zero, a), False, span)
         if name == "address_of":
-            if len(node.args) != 1:
+            if len(node.args) != 1 or node.kwargs:
                 raise self.error("T.address_of takes one buffer element", node)
             return self.address(node.args[0], "T.address_of")
         if name == "reinterpret":
@@ -571,6 +626,11 @@ class ExprBuilder:
                 raise self.error("T.reinterpret takes (dtype, value)", node)
             target = self.dtype(node.args[0])
             value = self.number(self.expr(node.args[1]), node.args[1], "T.reinterpret", address_ok=True)
+            if target == "handle" and value.dtype == "handle":
+                return value             # an address seen as another pointer type: still that address
+            if target == "handle":
+                # an integer made a pointer (a shared::cluster address from mapa): not an allocation of ours
+                return Unsupported("T.reinterpret(handle, integer address)", (value,), "handle", span=span)
             if dt.bits(target) != dt.bits(value.dtype):
                 raise self.error(f"T.reinterpret to {target} needs a {dt.bits(target)}-bit value, got {value.dtype}",
                                  node)

@@ -80,6 +80,13 @@ def fold(e):
     return e
 
 
+def fold_expr(e, values: dict):
+    """`e` with module constants substituted (`values`: name -> value) and folded."""
+    c = _Canon.__new__(_Canon)
+    c.values, c.renames, c.counter = values, {}, 0
+    return c.node(e)
+
+
 def canonical(func: PrimFunc) -> PrimFunc:
     """The one entry point: `func` with constants substituted, folded, and variables alpha-renamed."""
     c = _Canon(func)

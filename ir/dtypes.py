@@ -10,7 +10,12 @@ INT_TYPES = ("int8", "int16", "int32", "int64")
 UINT_TYPES = ("uint8", "uint16", "uint32", "uint64")
 FLOAT_TYPES = ("float16", "float32", "float64", "bfloat16",
                "float8_e4m3fn", "float8_e5m2", "float8_e4m3", "float8_e8m0fnu")
-SCALAR_TYPES = INT_TYPES + UINT_TYPES + FLOAT_TYPES + ("bool",)
+# sub-byte floats (packed two or more to a byte): recognized, so kernels that name them parse; NumSim reports
+# their use as not modeled
+SUBBYTE_TYPES = ("float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn")
+# wider than any NumPy scalar: a 16-byte value (a cluster-launch-control response); NumSim reports its use
+WIDE_TYPES = ("uint128", "int128")
+SCALAR_TYPES = INT_TYPES + UINT_TYPES + FLOAT_TYPES + ("bool",) + SUBBYTE_TYPES + WIDE_TYPES
 HANDLE = "handle"
 VOID = "void"
 
@@ -19,6 +24,7 @@ _BITS = {
     "uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64,
     "float16": 16, "float32": 32, "float64": 64, "bfloat16": 16,
     "float8_e4m3fn": 8, "float8_e5m2": 8, "float8_e4m3": 8, "float8_e8m0fnu": 8,
+    "float4_e2m1fn": 4, "float6_e2m3fn": 6, "float6_e3m2fn": 6, "uint128": 128, "int128": 128,
     "bool": 1, HANDLE: 64, VOID: 0,
 }
 

@@ -84,7 +84,7 @@ def _cut(line: str, window: tuple[int, int]) -> tuple[str, int]:
     return head + line[lo:hi] + tail, lo - len(head)
 
 
-def shorten(text: str, limit: int = 240) -> str:
+def shorten(text: str, limit: int = 480) -> str:
     """A message part cut to about `limit` characters (names and numbers from the kernel can be huge)."""
     if len(text) <= limit:
         return text

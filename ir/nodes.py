@@ -157,7 +157,9 @@ class Buffer(Node):
     """A tensor: a parameter (global), an allocation, or an alias of another allocation.
 
     `data` is the root allocation's name for an alias (`T.decl_buffer(data=X.data, ...)`),
-    else None; `byte_offset` is the alias's offset into the root, in bytes."""
+    else None; `byte_offset` is the alias's offset into the root, in bytes.  `layout` is "" for
+    the row-major layout, else the text of the layout the kernel gives (a swizzle, a tile layout):
+    NumSim reports a buffer whose layout it does not model as incomplete."""
 
     name: str
     shape: tuple[Expr, ...]
@@ -166,6 +168,7 @@ class Buffer(Node):
     data: str | None = None
     byte_offset: Expr = Const(0, "int64")
     align: int = 0
+    layout: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,13 +267,44 @@ class Continue(Stmt):
 
 
 @dataclass(frozen=True, slots=True)
+class Return(Stmt):
+    """The executing threads leave the kernel (the printed forms' `return 0` after a uniform test)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Assert(Stmt):
     cond: Expr
     message: str
 
 
 @dataclass(frozen=True, slots=True)
+class TensorMapEncode(Stmt):
+    """Host prelude: `var` (a handle) is a CUtensorMap that `cuTensorMapEncodeTiled` encodes over global buffer
+    `buffer`, starting `byte_offset` bytes into it.  Lists are innermost dimension first; `strides` are in bytes
+    and cover dimensions 1..rank-1; `interleave`, `swizzle` (0 none, 1 32B, 2 64B, 3 128B), `l2` and `oob` are
+    the enum codes of the call, `cu_dtype` an element type that overrides `dtype` (-1 for none)."""
+
+    var: Var
+    buffer: str
+    byte_offset: Expr
+    dtype: str
+    shape: tuple[Expr, ...]
+    strides: tuple[Expr, ...]
+    box: tuple[Expr, ...]
+    elem_strides: tuple[Expr, ...]
+    interleave: Expr
+    swizzle: Expr
+    l2: Expr
+    oob: Expr
+    cu_dtype: Expr = Const(-1, "int32")    # a forced CUtensorMapDataType code, -1 for none
+
+
+@dataclass(frozen=True, slots=True)
 class PrimFunc(Node):
+    """A kernel.  `dims` are its symbolic sizes (a buffer dimension written as a TypeVar, a string, or
+    `T.int64()`), bound when it runs from the inputs' shapes or given values; `host` is the host prelude that
+    runs before the launch: integer `Let`s, `Assert`s and `TensorMapEncode`s."""
+
     name: str
     params: tuple[Param, ...]
     constants: tuple[Constant, ...]
@@ -279,6 +313,8 @@ class PrimFunc(Node):
     attrs: tuple[tuple[str, object], ...] = field(default=(), compare=False)
     source: str | None = field(default=None, compare=False, repr=False)
     path: str | None = field(default=None, compare=False)
+    dims: tuple[Var, ...] = ()
+    host: tuple[Stmt, ...] = ()
 
     def constant(self, name: str) -> int:
         for c in self.constants:

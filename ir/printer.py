@@ -12,8 +12,8 @@ import math
 from . import dtypes as dt
 from . import ops as opreg
 from .nodes import (Address, Assert, BinOp, Break, Buffer, Cast, Const, ConstRef, Continue, DeclBuffer, Evaluate,
-                    Expr, For, If, Let, Load, OpCall, Param, PrimFunc, Select, Stmt, Store, StrConst, ThreadIndex,
-                    UnaryOp, Unsupported, Var, While, walk)
+                    Expr, For, If, Let, Load, OpCall, Param, PrimFunc, Return, Select, Stmt, Store, StrConst,
+                    TensorMapEncode, ThreadIndex, UnaryOp, Unsupported, Var, While, walk)
 
 # Python precedence, loosest first
 _PREC_TERNARY, _PREC_OR, _PREC_AND, _PREC_NOT, _PREC_CMP = 0, 1, 2, 3, 4
@@ -50,6 +50,9 @@ class _Printer:
                 used.add(node.name)
             elif isinstance(node, DeclBuffer):
                 used.add(node.buffer.name)
+        # handle lets a buffer may be declared over (a pointer the kernel computed)
+        self.pointers = {node.var.name for node in walk(func.body) if isinstance(node, Let)
+                         and node.var.dtype == "handle"}
         # thread indices the body refers to: their launch is printed even when its extent is 1
         self.used_tags = {node.tag for node in walk(func.body) if isinstance(node, ThreadIndex)}
         self.thread_names: dict[str, str] = {}
@@ -186,6 +189,10 @@ class _Printer:
             self.stmts(s.body, indent + 4, out)
         elif isinstance(s, If):
             self.if_stmt(s, indent, out, "if")
+        elif isinstance(s, Return):
+            out.append(pad + "return")
+        elif isinstance(s, TensorMapEncode):
+            out.extend(self.tensor_map(s, pad))
         elif isinstance(s, Break):
             out.append(pad + "break")
         elif isinstance(s, Continue):
@@ -223,8 +230,10 @@ class _Printer:
     def decl(self, b: Buffer) -> str:
         """The real parser's spellings: T.alloc_tensor, and T.decl_tensor for an alias (T.alloc_buffer and
         T.decl_buffer are not in its namespace)."""
-        tensor = (f"T.Tensor({self.shape(b.shape)}, {dtype_text(b.dtype)}, scope={_quote(b.scope)}"
-                  + (f", align={b.align})" if b.align else ")"))
+        tensor = f"T.Tensor({self.shape(b.shape)}, {dtype_text(b.dtype)}, scope={_quote(b.scope)}{self.extras(b)})"
+        if b.scope == "pointer" or (b.data is not None and b.data in self.pointers):
+            return (f"{b.name} = T.decl_buffer({self.shape(b.shape)}, {dtype_text(b.dtype)}, data={b.data}"
+                    f"{self.extras(b)})")
         if b.data is not None:
             pointer = f"{b.data}.data"
             if not (isinstance(b.byte_offset, Const) and b.byte_offset.value == 0):
@@ -234,11 +243,26 @@ class _Printer:
         return f"{b.name} = T.alloc_tensor(ty_args=[{tensor}])"
 
     def param(self, p: Param) -> str:
-        if p.kind == "buffer":
-            return f"{p.name}: T.Tensor({self.shape(p.buffer.shape)}, {dtype_text(p.dtype)})"
-        if p.kind == "handle":
-            return f"{p.name}: T.Ptr(T.void)"
+        if p.kind == "buffer" and p.buffer.name == p.name:
+            return f"{p.name}: T.Tensor({self.shape(p.buffer.shape)}, {dtype_text(p.dtype)}{self.extras(p.buffer)})"
+        if p.kind in ("handle", "buffer"):
+            return f"{p.name}: T.handle"        # a buffer behind it is matched in the host prelude
         return f"{p.name}: {dtype_text(p.dtype)}"
+
+    def extras(self, b: Buffer) -> str:
+        return (f", align={b.align}" if b.align else "") + (f", layout={b.layout}" if b.layout else "")
+
+    def tensor_map(self, s: TensorMapEncode, pad: str) -> list[str]:
+        base = f"{s.buffer}.data"
+        if not (isinstance(s.byte_offset, Const) and s.byte_offset.value == 0):
+            base = f"T.handle_add_byte_offset({base}, {self.expr(s.byte_offset)})"
+        fields = [*s.shape, *s.strides, *s.box, *s.elem_strides, s.interleave, s.swizzle, s.l2, s.oob]
+        if not (isinstance(s.cu_dtype, Const) and s.cu_dtype.value == -1):
+            fields.append(s.cu_dtype)
+        args = ", ".join(self.expr(f) for f in fields)
+        return [f'{pad}{s.var.name}: T.let[T.handle("tensormap")] = T.tvm_stack_alloca("tensormap", 1)',
+                f'{pad}T.call_packed("runtime.cuTensorMapEncodeTiled", {s.var.name}, {_quote(s.dtype)}, '
+                f'{len(s.shape)}, {base}, {args})']
 
     def render(self) -> str:
         f = self.func
@@ -248,8 +272,19 @@ class _Printer:
         if f.constants:
             out.append("")
         out.append("")
+        for d in f.dims:
+            out.append(f'{d.name} = TypeVar("{d.name}")')
+        if f.dims:
+            out.append("")
         out.append("@T.function")
         out.append(f"def {f.name}({', '.join(self.param(p) for p in f.params)}):")
+        for p in f.params:
+            if p.kind == "buffer" and p.buffer.name != p.name:
+                b = p.buffer
+                out.append(f"    {b.name} = T.match_buffer({p.name}, {self.shape(b.shape)}, {dtype_text(b.dtype)}"
+                           f"{self.extras(b)})")
+        for h in f.host:
+            self.stmt(h, 4, out)
         out.append("    with T.device_entry():")
         indent = 8
         launches = [("blockIdx.x", f.launch.grid[0]), ("blockIdx.y", f.launch.grid[1]),

@@ -16,6 +16,7 @@ BUFFER = "buffer"        # tensor (parameter, allocation or alias)
 THREAD = "thread"        # a launch_thread variable (ThreadIndex)
 NAMESPACE = "namespace"  # the `T` module
 BUILTIN = "builtin"      # range
+DIM = "dim"              # a symbolic dimension (TypeVar, string extent, T.int64()): a Var bound when the kernel runs
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +32,7 @@ class Binding:
         if self.kind == LET:
             return "loop variable" if self.loop else ("T.let" if self.annotated else "let binding")
         return {CONST: "module constant", PARAM: "parameter", BUFFER: "buffer", THREAD: "thread index",
-                NAMESPACE: "namespace", BUILTIN: "builtin"}[self.kind]
+                NAMESPACE: "namespace", BUILTIN: "builtin", DIM: "symbolic dimension"}[self.kind]
 
 
 class Scope:

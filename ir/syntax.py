@@ -90,10 +90,18 @@ class Keyword(Node):
 
 
 @dataclass(frozen=True, slots=True)
+class Starred(Node):
+    """`*value` in a call's arguments (`**value` when `double`)."""
+
+    value: Node
+    double: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Call(Node):
     func: Node
-    args: tuple[Node, ...]
-    kwargs: tuple[Keyword, ...]
+    args: tuple[Node, ...]       # Starred among them for `*xs`
+    kwargs: tuple[Keyword, ...]  # and `**d` as a Keyword named "**"
 
 
 @dataclass(frozen=True, slots=True)
@@ -630,6 +638,15 @@ class _ToSyntax(Transformer):
     def kwarg(self, children):
         name, value = children
         return Keyword(_bounds(children), str(name), value)
+
+    def star_arg(self, children):
+        return Starred(_bounds(children), children[-1])
+
+    def double_star_arg(self, children):
+        return Keyword(_bounds(children), "**", Starred(_bounds(children), children[-1], double=True))
+
+    def bare_tuple(self, children):
+        return TupleLit(_bounds(children), tuple(_nodes(children)))
 
     def getitem(self, children):
         return Subscript(_bounds(children), children[0], children[2])

@@ -9,6 +9,7 @@ import numpy as np
 import ir
 
 from .. import numsim
+from ..numsim.inputs import normalize
 from . import findings as F
 
 
@@ -17,7 +18,7 @@ def resolve_inputs(func: ir.PrimFunc, inputs, max_memory_mb: float = numsim.budg
     Raises `numsim.ResourceLimit` when the default buffers would not fit the memory budget."""
     if inputs is None:
         inputs = numsim.default_inputs(func, max_memory_mb=max_memory_mb)
-    inputs = dict(inputs)
+    inputs = normalize(func, inputs)
     missing = [p.name for p in func.params if p.name not in inputs]
     return inputs, missing
 

@@ -34,11 +34,19 @@ class _Continue(Exception):
     pass
 
 
+class _Return(Exception):
+    """Lanes leave the kernel (`return`): they drop out of every enclosing loop and branch."""
+
+
+_ESCAPES = (_Break, _Continue, _Return)
+
+
 class Program:
     """A kernel compiled for one launch: `body(w)` is the generator every warp runs."""
 
     def __init__(self, func, body, sites, buffers, layout, nslots, global_slot, shared_infos, unsupported=None):
         self.func = func
+        self.buffers_alloc = lambda name: buffers[name].alloc      # a buffer's global allocation name
         self.unsupported = unsupported or {}     # site -> (op name, why): operations outside the modeled set
         self.body = body
         self.sites = sites
@@ -126,28 +134,42 @@ class Compiler:
         return tuple(out)
 
     def _collect_buffers(self) -> None:
+        """Every buffer's place: parameters in global memory (under the parameter's name, reached by the
+        buffer's name), shared allocations laid out in declaration order, aliases at their root's offset.  A
+        shared root is as large as its largest alias reaches (a zero-length dynamic pool `alloc_buffer((0,), ...,
+        scope="shared.dyn")` that views carve up)."""
         views = 0   # global view slots: one per parameter and per alias of one
         for p in self.func.params:
             if p.kind == "buffer":
+                _check_modeled(p.buffer)
                 self.global_slot[p.name] = len(self.global_slot)
-                self.buffers[p.name] = BufferInfo(p.name, "global", p.dtype, self._shape(p.buffer), p.name, 0, views,
-                                                  p.span)
+                self.buffers[p.buffer.name] = BufferInfo(p.buffer.name, "global", p.dtype, self._shape(p.buffer),
+                                                         p.name, 0, views, p.span)
                 views += 1
-        local_slot = 0
-        for node in ir.walk(self.func.body):
-            if not isinstance(node, ir.DeclBuffer):
+        decls = [node.buffer for node in ir.walk(self.func.body) if isinstance(node, ir.DeclBuffer)]
+        extents = {b.name: 0 for b in decls if b.data is None}      # bytes each shared root must cover
+        placed: dict[str, tuple[str, int]] = {}                       # alias name -> (root, byte offset)
+        for b in decls:
+            _check_modeled(b)
+            if b.data is None:
                 continue
-            b = node.buffer
+            root, base = placed.get(b.data, (b.data, 0))
+            offset = _static(b.byte_offset, self.constants, self.scalars)
+            if offset is None:
+                raise UnsupportedTIRxError(f"alias {b.name}", b.span,
+                                           "alias offsets must be constants or scalar parameters")
+            placed[b.name] = (root, base + int(offset))
+            if root in extents:
+                size = _numel(self._shape(b)) * _itemsize(b.dtype)
+                extents[root] = max(extents[root], base + int(offset) + size)
+        local_slot = 0
+        for b in decls:
             shape = self._shape(b)
             if b.data is not None:
                 root = self.buffers.get(b.data)
                 if root is None:
                     raise UnsupportedTIRxError(f"alias {b.name}", b.span, f"aliased buffer {b.data} is unknown")
-                offset = _static(b.byte_offset, self.constants, self.scalars)
-                if offset is None:
-                    raise UnsupportedTIRxError(f"alias {b.name}", b.span,
-                                               "alias offsets must be constants or scalar parameters")
-                offset = int(offset) + root.offset
+                offset = int(_static(b.byte_offset, self.constants, self.scalars)) + root.offset
                 if root.space == "shared":
                     slot = len(self.shared_infos)
                     info = BufferInfo(b.name, "shared", b.dtype, shape, root.alloc, offset, slot, b.span)
@@ -156,11 +178,11 @@ class Compiler:
                     info = BufferInfo(b.name, "global", b.dtype, shape, root.alloc, offset, views, b.span)
                     views += 1
                 else:
-                    raise UnsupportedTIRxError(f"alias {b.name}", b.span, "aliases of local buffers")
+                    raise UnsupportedTIRxError(f"alias {b.name}", b.span, "aliases of local buffers (register views)")
             elif b.scope in ("shared", "shared.dyn"):
                 slot = len(self.shared_infos)
                 info = BufferInfo(b.name, "shared", b.dtype, shape, b.name, 0, slot, b.span)
-                self.layout.add(b.name, info.numel * info.itemsize, b.align)
+                self.layout.add(b.name, max(info.numel * info.itemsize, extents.get(b.name, 0)), b.align)
                 self.shared_infos.append(info)
             elif b.scope == "local":
                 info = BufferInfo(b.name, "local", b.dtype, shape, b.name, 0, local_slot, b.span)
@@ -176,14 +198,22 @@ class Compiler:
             plain = body
 
             def program(w):
-                plain(w)
+                try:
+                    plain(w)
+                except _Return:
+                    pass
                 return
                 yield  # noqa: the program is always a generator
             entry = program
         else:
-            entry = body
-        return Program(self.func, entry, self.ops.sites, self.buffers, self.layout, len(self.exprs.slots),
-                       self.global_slot, self.shared_infos, self.ops.unsupported_sites)
+            def entry(w):
+                try:
+                    yield from body(w)
+                except _Return:
+                    pass
+        program = Program(self.func, entry, self.ops.sites, self.buffers, self.layout, len(self.exprs.slots),
+                          self.global_slot, self.shared_infos, self.ops.unsupported_sites)
+        return program
 
     def block(self, stmts):
         compiled = [self.stmt(s) for s in stmts]
@@ -297,6 +327,11 @@ class Compiler:
             raise _Break
         return run, False
 
+    def _Return(self, s):
+        def run(w):
+            raise _Return
+        return run, False
+
     def _Continue(self, s):
         def run(w):
             raise _Continue
@@ -401,6 +436,7 @@ class Compiler:
                 w.loops.pop()
                 w.iters.pop()
                 w.mask = saved
+            _left_loop(w, saved)
         return run_gen, True
 
 
@@ -502,6 +538,7 @@ def _run_for(w, slot, a, b, st, body, span):
         w.loops.pop()
         w.iters.pop()
         w.mask = saved
+    _left_loop(w, saved)
 
 
 def _run_for_gen(w, slot, a, b, st, body, span):
@@ -547,10 +584,17 @@ def _run_for_gen(w, slot, a, b, st, body, span):
         w.loops.pop()
         w.iters.pop()
         w.mask = saved
+    _left_loop(w, saved)
 
 
 def _escaped(w, lanes, exc) -> None:
-    """Lanes of a divergent branch left the iteration (continue) or the loop (break)."""
+    """Lanes of a divergent branch left the iteration (continue), the loop (break) or the kernel (return:
+    they leave every enclosing loop, and `w.exited` keeps them out of the code after the loops)."""
+    if isinstance(exc, _Return):
+        w.exited = _or(w.exited, lanes)
+        for loop in w.loops:
+            loop.brk = _or(loop.brk, lanes)
+        return
     loop = w.loops[-1]
     if isinstance(exc, _Break):
         loop.brk = _or(loop.brk, lanes)
@@ -566,10 +610,23 @@ def _after_divergence(w, saved):
             remaining &= ~loop.brk
         if loop.cont is not None:
             remaining &= ~loop.cont
+    if w.exited is not None:
+        remaining &= ~w.exited
     if not np.count_nonzero(remaining):
         w.mask = saved
-        raise _Continue
+        raise _Continue if loop is not None else _Return
     w.mask = None if (saved is None and remaining.all()) else remaining
+
+
+def _left_loop(w, saved) -> None:
+    """After a loop: the lanes that entered it, less those that returned inside it (none left: they all
+    returned, so the warp leaves the enclosing code too)."""
+    if w.exited is None:
+        return
+    remaining = (V.FULL if saved is None else saved) & ~w.exited
+    if not np.count_nonzero(remaining):
+        raise _Return
+    w.mask = remaining
 
 
 def _divergent_if(w, c, then_fn, else_fn):
@@ -581,7 +638,7 @@ def _divergent_if(w, c, then_fn, else_fn):
         w.mask = t
         try:
             then_fn(w)
-        except (_Break, _Continue) as exc:
+        except _ESCAPES as exc:
             _escaped(w, t, exc)
             escaped = True
     if else_fn is not None:
@@ -590,7 +647,7 @@ def _divergent_if(w, c, then_fn, else_fn):
             w.mask = f
             try:
                 else_fn(w)
-            except (_Break, _Continue) as exc:
+            except _ESCAPES as exc:
                 _escaped(w, f, exc)
                 escaped = True
     if escaped:
@@ -622,7 +679,7 @@ def _divergent_if_gen(w, c, then_fn, then_b, else_fn, else_b):
                 yield from fn(w)
             else:
                 fn(w)
-        except (_Break, _Continue) as exc:
+        except _ESCAPES as exc:
             _escaped(w, lanes, exc)
             escaped = True
     if escaped:
@@ -702,7 +759,7 @@ def _paths(w, branches):
                 except StopIteration:
                     p.done = True
                     continue
-                except (_Break, _Continue) as exc:
+                except _ESCAPES as exc:
                     leave()
                     w.loops = base_loops
                     _escaped(w, p.lanes, exc)
@@ -751,6 +808,29 @@ def _paths(w, branches):
                     leave()
         w.iters, w.loops = base_iters, base_loops
     return escaped
+
+
+def _check_modeled(b: ir.Buffer) -> None:
+    """Buffers NumSim cannot lay out: an unmodeled layout, scope or element type -- never guessed."""
+    if b.layout:
+        raise UnsupportedTIRxError(f"buffer {b.name} with layout={b.layout}", b.span,
+                                   "buffer layouts other than row-major are not modeled")
+    if b.scope in ("param", "pointer"):
+        what = "a tensor-map parameter's bytes" if b.scope == "param" else "a pointer the kernel computed"
+        raise UnsupportedTIRxError(f"buffer {b.name}", b.span, f"a buffer over {what} is not modeled")
+    if b.dtype not in V.NP_DTYPE:
+        raise UnsupportedTIRxError(f"buffer {b.name} of {b.dtype}", b.span, f"{b.dtype} elements are not modeled")
+
+
+def _numel(shape) -> int:
+    n = 1
+    for x in shape:
+        n *= x
+    return n
+
+
+def _itemsize(dtype: str) -> int:
+    return 1 if dtype == "bool" else np.dtype(V.NP_DTYPE[dtype]).itemsize
 
 
 def _static(e: ir.Expr, constants: dict, scalars: dict):

@@ -21,11 +21,11 @@ from . import budget, targets
 from . import values as V
 from .compile_stmt import Compiler, _static
 from .errors import Diagnostic, EngineError, ResourceLimit, UnsupportedTIRxError
-from .inputs import bind_scalars, buffer_array, check_inputs
+from .inputs import bind_scalars, buffer_array, check_inputs, normalize, resolve_dims
 from .memory import GlobalMemory, SharedMemory
 from .runtime import CTARuntime, EngineState, Scheduler, Warp, id_ranges
 from .schedule import Gate, GatedScheduler, GatedState, Schedule, ScheduleStuck
-from .tensormap import bind_tensor_maps, handle_scalars
+from .tensormap import bind_host_maps, bind_tensor_maps, handle_scalars
 from .tmem import live_at_exit
 from .memory import SHARED_BASE
 from .trace import Halt, RunInfo
@@ -107,9 +107,11 @@ class Engine:
         func = self.func
         t0 = time.perf_counter()
         meter = meter if meter is not None else self.meter()
+        inputs = normalize(func, inputs)
         check_inputs(func, inputs)
         scalars = bind_scalars(func, inputs)
-        scalars.update(handle_scalars(func))     # tensor-map parameters: a param-space address each
+        scalars.update(resolve_dims(func, inputs))
+        scalars.update(handle_scalars(func))     # tensor maps (parameters, host-encoded): a param-space address each
         gate = None
         if schedule is not None:
             gate = Gate(schedule)
@@ -125,6 +127,7 @@ class Engine:
         started = False
         gc_was = gc.isenabled()
         try:
+            host_values(func, scalars)           # the host prelude's integer bindings and assertions
             grid, block = self.launch_dims(scalars)
             program = Compiler(func, scalars, block, None if gate is None else schedule.sites()).compile()
             limits = targets.violations(self.target, grid, block, program.layout.total)
@@ -151,6 +154,7 @@ class Engine:
             eng.loop_budget = self.max_loop_iterations
             eng.meter = meter
             eng.tensor_maps = bind_tensor_maps(func, inputs, gmem)   # may add global allocations: before first_id
+            eng.tensor_maps.update(bind_host_maps(func, scalars, gmem, program.buffers_alloc))
             for info in program.buffers.values():
                 if info.space == "global":
                     eng.global_views[info.slot] = _view(gmem.allocs[info.alloc].data, info)
@@ -238,6 +242,26 @@ class Engine:
                 observer.on_end(None)
         return NumSimResult(out, tuple(diagnostics), stats, termination, sites, halt,
                             None if gate is None else gate.progress())
+
+
+def host_values(func, scalars: dict) -> None:
+    """Run the host prelude's integer `Let`s (into `scalars`, which the device code then reads) and its
+    `Assert`s (a failing one stops the launch as the host would)."""
+    consts = func.constant_values
+    for h in func.host:
+        if isinstance(h, ir.Let):
+            v = _static(h.value, consts, scalars)
+            if v is None:
+                raise UnsupportedTIRxError(f"host binding {h.var.name}", h.span,
+                                           "its value needs something not known before the launch")
+            scalars[h.var.name] = v
+        elif isinstance(h, ir.Assert):
+            v = _static(h.cond, consts, scalars)
+            if v is None:
+                raise UnsupportedTIRxError("host assertion", h.span, "its condition is not known before the launch")
+            if not v:
+                raise EngineError("assertion_failed", f"host assertion failed: {h.message or 'condition is false'}",
+                                  h.span)
 
 
 def _advisories(eng, program) -> list:

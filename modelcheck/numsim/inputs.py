@@ -44,6 +44,16 @@ def bind_scalars(func: ir.PrimFunc, inputs: dict) -> dict:
     return scalars
 
 
+def normalize(func: ir.PrimFunc, inputs: dict) -> dict:
+    """Inputs keyed by parameter name: a buffer bound to a handle parameter (T.match_buffer, the lowered
+    form's pointer parameters) may be given under the buffer's name too."""
+    out = dict(inputs)
+    for p in func.params:
+        if p.buffer is not None and p.buffer.name != p.name and p.name not in out and p.buffer.name in out:
+            out[p.name] = out.pop(p.buffer.name)
+    return out
+
+
 def missing(func: ir.PrimFunc, inputs: dict) -> list[str]:
     return [p.name for p in func.params if p.name not in inputs]
 
@@ -54,10 +64,63 @@ def check_inputs(func: ir.PrimFunc, inputs: dict) -> None:
         wanted = ", ".join(_describe(p) for p in func.params if p.name in absent)
         raise InputError(f"missing input bindings for {', '.join(absent)}; the kernel takes: {wanted}",
                          tuple(absent))
-    known = {p.name for p in func.params}
+    known = {p.name for p in func.params} | {d.name for d in func.dims}
     extra = sorted(set(inputs) - known)
     if extra:
         raise InputError(f"unknown input(s) {', '.join(extra)}; parameters are {', '.join(sorted(known))}")
+
+
+def resolve_dims(func: ir.PrimFunc, inputs: dict) -> dict:
+    """Values of the symbolic dimensions: given by name in `inputs`, or read off the shapes of buffer inputs
+    (an extent that is the dimension itself, or the lowered form's flat product of dimensions when the array
+    has one axis per factor).  Two disagreeing sources are an `InputError` naming the dimension."""
+    names = {d.name for d in func.dims}
+    if not names:
+        return {}
+    dims: dict = {}
+    for name in names:
+        v = inputs.get(name)
+        if v is not None and not isinstance(v, (str, np.ndarray)):
+            dims[name] = int(v)
+    for p in func.params:
+        arr = inputs.get(p.name)
+        if p.buffer is None or not isinstance(arr, np.ndarray):
+            continue
+        shape = p.buffer.shape
+        if arr.ndim == len(shape):
+            pairs = zip(shape, arr.shape)
+        else:
+            factors = _product_of_dims(shape[0], names) if len(shape) == 1 else None
+            if factors is None or len(factors) != arr.ndim:
+                continue
+            pairs = zip(factors, arr.shape)
+        for e, n in pairs:
+            if isinstance(e, ir.Var) and e.name in names:
+                if dims.setdefault(e.name, int(n)) != int(n):
+                    raise InputError(f"dimension {e.name} is {dims[e.name]}, but input {p.name!r} has shape "
+                                     f"{arr.shape} (it gives {n})")
+    return dims
+
+
+def _product_of_dims(e, names):
+    """The dimensions (in order) whose product `e` is, or None."""
+    while isinstance(e, ir.Cast):
+        e = e.value
+    if isinstance(e, ir.Var) and e.name in names:
+        return [e]
+    if isinstance(e, ir.BinOp) and e.op == "*":
+        a, b = _product_of_dims(e.a, names), _product_of_dims(e.b, names)
+        return None if a is None or b is None else a + b
+    return None
+
+
+def unbound_extent(func: ir.PrimFunc, p: ir.Param, scalars: dict) -> str:
+    """Why a buffer's shape cannot be evaluated: the dimensions (or scalars) it needs that have no value."""
+    need = sorted({n.name for e in p.buffer.shape for n in ir.walk(e) if isinstance(n, ir.Var)} - set(scalars))
+    dims = {d.name for d in func.dims}
+    parts = [f"dimension {n} (give it with --dim {n}=V, or an input array whose shape fixes it)" if n in dims
+             else f"scalar {n}" for n in need]
+    return f"the shape of {p.name!r} needs {', '.join(parts) or 'values that are not bound'}"
 
 
 def _describe(p: ir.Param) -> str:
@@ -79,7 +142,7 @@ def buffer_array(func: ir.PrimFunc, p: ir.Param, value, scalars: dict) -> np.nda
     for e in p.buffer.shape:
         v = _static(e, func.constant_values, scalars)
         if v is None:
-            raise InputError(f"the extent of {p.name!r} depends on a scalar input that is not bound")
+            raise InputError(unbound_extent(func, p, scalars))
         numel *= int(v)
     if value.size != numel:
         raise InputError(f"input {p.name!r} has {value.size} elements, the kernel parameter has {numel}")
@@ -95,8 +158,11 @@ def default_inputs(func: ir.PrimFunc, overrides: dict | None = None, seed: int =
     overrides = dict(overrides or {})
     made = 0
     constants = func.constant_values
-    out: dict = {}
+    overrides = normalize(func, overrides)
     scalars = {k: v for k, v in overrides.items() if not isinstance(v, (str, np.ndarray))}
+    dims = resolve_dims(func, overrides)
+    scalars.update(dims)
+    out: dict = dict(dims)
     for p in func.params:
         spec = overrides.get(p.name)
         if spec is not None and not isinstance(spec, str):

@@ -70,7 +70,7 @@ class Loop:
 class Warp:
     __slots__ = ("gid", "cta", "index", "nthreads", "mask", "full_mask", "env", "local", "tid", "tid_yz", "lane",
                  "warp_base", "block_idx", "iters", "rt", "eng", "effects", "loops", "status", "waiting",
-                 "last_poll", "groups", "gen", "async_state", "instr", "instr_seen", "async_regs")
+                 "last_poll", "groups", "gen", "async_state", "instr", "instr_seen", "async_regs", "exited")
 
     def __init__(self, gid, cta_rt, index, nthreads, block_dims, eng, nslots):
         self.gid = gid
@@ -103,6 +103,7 @@ class Warp:
         self.instr = 0
         self.instr_seen = 0       # warp-instructions already charged to the step budget
         self.async_regs = None    # (slot, index) -> pending async results (numsim.registers)
+        self.exited = None        # lanes that returned from the kernel (a `return` under a divergent branch)
 
     def active(self) -> np.ndarray:
         """The active-lane mask as a bool vector."""

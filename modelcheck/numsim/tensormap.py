@@ -39,6 +39,8 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
+import ir
+
 from .descriptors import swizzle as _swizzle
 
 MAGIC = b"MCTMAP\x00\x01"
@@ -302,13 +304,68 @@ def fill_bits(f: TensorMapFields) -> int:
 # --------------------------------------------------------------------------- engine binding
 
 def handle_scalars(func) -> dict:
-    """Values of tensor-map (handle) parameters: a distinct 'param space' address each."""
+    """Values of tensor-map handles -- parameters and the host prelude's encoded maps: a distinct 'param
+    space' address each."""
     out = {}
     k = 0
     for p in func.params:
         if p.kind == "handle":
             out[p.name] = TMAP_PARAM_BASE + 256 * k
             k += 1
+    for h in func.host:
+        if isinstance(h, ir.TensorMapEncode):
+            out[h.var.name] = TMAP_PARAM_BASE + 256 * k
+            k += 1
+    return out
+
+
+# CUtensorMapSwizzle codes modeled (NONE, 32B, 64B, 128B) and CUtensorMapFloatOOBfill (NONE = zeros, NAN)
+_HOST_SWIZZLES = {0, 1, 2, 3}
+
+
+def bind_host_maps(func, scalars: dict, gmem, base_of) -> dict:
+    """{handle value: BoundTensorMap} for the tensor maps the host prelude encodes (`ir.TensorMapEncode`) over
+    the kernel's own global buffers: the map refers to that buffer's allocation, so TMA loads read and stores
+    write the memory the kernel (and `outputs`) see.  `base_of(buffer)` gives the parameter's allocation
+    name.  A field NumSim does not model raises `UnsupportedTIRxError`; an invalid map is bound with its
+    error, reported at the first TMA op that uses it (as for a parameter)."""
+    from .compile_stmt import _static
+    from .errors import UnsupportedTIRxError
+    handles = handle_scalars(func)
+    consts = func.constant_values
+    out = {}
+    for h in func.host:
+        if not isinstance(h, ir.TensorMapEncode):
+            continue
+
+        def val(e, what, h=h):
+            v = _static(e, consts, scalars)
+            if v is None:
+                raise UnsupportedTIRxError(f"tensor map {h.var.name}", h.span,
+                                           f"its {what} is not known before the launch")
+            return int(v)
+        name = h.var.name
+        if h.dtype not in DTYPES or val(h.cu_dtype, "element type") != -1:
+            raise UnsupportedTIRxError(f"tensor map {name} of {h.dtype}", h.span,
+                                       "packed sub-byte tensor-map element types are not modeled")
+        if val(h.interleave, "interleave") != 0:
+            raise UnsupportedTIRxError(f"tensor map {name}", h.span, "interleaved tensor maps are not modeled")
+        swizzle = val(h.swizzle, "swizzle")
+        if swizzle not in _HOST_SWIZZLES:
+            raise UnsupportedTIRxError(f"tensor map {name}", h.span, f"swizzle mode {swizzle} is not modeled")
+        alloc = gmem.allocs[base_of(h.buffer)]
+        off = val(h.byte_offset, "base offset")
+        fields = TensorMapFields(len(h.shape), h.dtype, swizzle, 1 if val(h.oob, "oob fill") else 0,
+                                 alloc.base + off, max(alloc.nbytes - off, 0),
+                                 tuple(val(e, "shape") for e in h.shape), tuple(val(e, "stride") for e in h.strides),
+                                 tuple(val(e, "box") for e in h.box),
+                                 tuple(val(e, "element stride") for e in h.elem_strides))
+        bound = BoundTensorMap(name, fields, alloc=alloc, base_off=off)
+        try:
+            validate(fields)
+        except TensorMapError as err:
+            bound.error = err
+        out[handles[name]] = bound
     return out
 
 

@@ -206,12 +206,20 @@ def test_statement_outside_the_function(stmt):
     check(err, text, line=4, col=1, what="statement outside the function", hint=OUTSIDE_HINT)
 
 
-def test_a_second_kernel_function():
+def test_a_second_kernel_function_needs_a_choice():
     text = KERNEL + "\n\n@T.function\ndef other(a: T.int32):\n    pass\n"
     line = text.split("\n").index("def other(a: T.int32):") + 1
     err = parse_error(text)
-    check(err, text, line=line, col=5, what="a second function 'other'",
-          hint="one kernel per file; 'producer_overtaking' is defined at line 7")
+    check(err, text, line=line, col=5, what="several kernels in this file (producer_overtaking, other): choose one",
+          hint="pass --kernel NAME (load(path, kernel_name=...)); 'producer_overtaking' is defined at line 7")
+    assert ir.parse(text, PATH, kernel_name="producer_overtaking").name == "producer_overtaking"
+    with pytest.raises(ValueError, match=r"no kernel named 'nope' .*its kernels: producer_overtaking, other"):
+        ir.parse(text, PATH, kernel_name="nope")
+
+
+def test_plain_functions_beside_the_kernel_are_host_code():
+    text = KERNEL + "\n\ndef launch(n):\n    return n * 2\n"
+    assert ir.parse(text, PATH).name == "producer_overtaking"
 
 
 def test_unknown_constant_override_lists_the_known_ones():
@@ -410,10 +418,17 @@ def test_loop_control_outside_a_loop(word):
     check(err, text, line=BODY_LINE, col=17, what=f"'{word}' outside a loop", hint="inside a for or while loop")
 
 
-def test_return():
-    text = body("return")
+def test_return_with_a_value():
+    text = body("return tx")
     err = parse_error(text)
-    check(err, text, line=BODY_LINE, col=17, what="return is not supported", hint="if/else")
+    check(err, text, line=BODY_LINE, col=24, what="a kernel returns no value", hint="return 0")
+
+
+def test_return_is_a_statement():
+    func = ir.parse(body("if tx == 0:", "    return", "return 0"), PATH)
+    returns = [n for n in ir.walk(func.body) if isinstance(n, ir.Return)]
+    assert len(returns) == 2
+    assert ir.parse(ir.print_func(func), PATH) == func
 
 
 def test_nested_def():
