@@ -30,7 +30,9 @@ _ORDER = {o: i for i, o in enumerate(ORDERS)}
 _SCOPE = {s: i for i, s in enumerate(SCOPES)}
 ROW_FIELDS = ("seq", "cta", "warp", "site", "iters", "lanes", "alloc", "offsets", "size", "kind", "proxy", "order",
               "scope", "actor")
-_FULL = np.ones(32, dtype=np.bool_)
+_LANE8 = np.arange(32, dtype=np.int8)
+_FLAGS: dict = {}                   # (kind, proxy, order, scope) -> code, and the codes of each
+_FLAG_TABLE: list = []
 
 
 def _code(table: dict, names: list, value: str) -> int:
@@ -39,6 +41,16 @@ def _code(table: dict, names: list, value: str) -> int:
     if code is None:
         code = table[value] = len(names)
         names.append(value)
+    return code
+
+
+def _flag(f: tuple) -> int:
+    code = _FLAGS.get(f)
+    if code is not None:
+        return code
+    code = _FLAGS[f] = len(_FLAG_TABLE)
+    kind, proxy, order, scope = f
+    _FLAG_TABLE.append((_KIND[kind], _PROXY[proxy], _code(_ORDER, ORDERS, order), _code(_SCOPE, SCOPES, scope)))
     return code
 
 
@@ -181,21 +193,27 @@ class AccessColumns:
         offs = np.empty((n, 32), dtype=np.int64)
         offset0 = np.zeros(n, dtype=np.int64)
         if scalar.any():
-            offset0[scalar] = [int(o) for o in offsets if type(o) is not ndarray]
+            offset0[scalar] = [o for o in offsets if type(o) is not ndarray]
             offs[scalar] = offset0[scalar, None]
         if not scalar.all():
-            offs[~scalar] = np.array([o for o in offsets if type(o) is ndarray], dtype=np.int64)
-        r, lane = np.nonzero(mask)
+            offs[~scalar] = np.concatenate([o for o in offsets if type(o) is ndarray]).reshape(-1, 32)
+        # kind, proxy, order and scope together: one code per distinct combination
+        get = _FLAGS.get
+        flags = [get(f, -1) for f in zip(kind, proxy, order, scope)]
+        if -1 in flags:
+            flags = [_flag(f) if c < 0 else c for f, c in zip(zip(kind, proxy, order, scope), flags)]
+        table = np.array(_FLAG_TABLE, dtype=np.int8)[np.array(flags, dtype=np.int32)]
+        known = self.alloc_index.get
+        alloc = np.array([known(id(a), -1) for a in allocs], dtype=np.int32)
+        if (alloc < 0).any():
+            alloc = self._alloc_codes(allocs)
+        flat = mask.reshape(-1)
         cols = {"seq": np.array(seq, dtype=np.int64), "cta": np.array(cta, dtype=np.int64),
                 "warp": np.array(warp, dtype=np.int64), "site": np.array(site, dtype=np.int64),
-                "alloc": self._alloc_codes(allocs), "size": np.array(size, dtype=np.int64),
-                "kind": np.array([_KIND[k] for k in kind], dtype=np.int8),
-                "proxy": np.array([_PROXY[p] for p in proxy], dtype=np.int8),
-                "order": np.array([_code(_ORDER, ORDERS, o) for o in order], dtype=np.int8),
-                "scope": np.array([_code(_SCOPE, SCOPES, s) for s in scope], dtype=np.int8),
-                "actor": np.array(actor, dtype=np.int64), "all_lanes": all_lanes, "scalar": scalar,
-                "offset0": offset0}
-        return cols, list(iters), np.count_nonzero(mask, axis=1), lane.astype(np.int8), offs[r, lane]
+                "alloc": alloc, "size": np.array(size, dtype=np.int64), "kind": table[:, 0], "proxy": table[:, 1],
+                "order": table[:, 2], "scope": table[:, 3], "actor": np.array(actor, dtype=np.int64),
+                "all_lanes": all_lanes, "scalar": scalar, "offset0": offset0}
+        return cols, list(iters), np.count_nonzero(mask, axis=1), np.tile(_LANE8, n)[flat], offs.reshape(-1)[flat]
 
     def _bulk_part(self, bulks):
         """Columns of the bulk records' runs: one row (one lane: the issuing thread's) per run."""

@@ -46,7 +46,7 @@ _VIA_FENCE = ("relaxed", "volatile")
 class _Chunk:
     """What the analysis knows while it handles one chunk."""
 
-    __slots__ = ("units", "pairs", "nlive", "strong", "pcol", "ccol", "known", "known_bridged", "known_issuer", "cross_any",
+    __slots__ = ("units", "pairs", "nlive", "strong", "pcol", "known", "known_bridged", "known_issuer", "cross_any",
                  "async_prior_any", "tc_prior_any", "prior_tc", "wu", "wcur")
 
 
@@ -169,8 +169,9 @@ class Analysis(Observer):
         self._gather_async(c)
         self.races.extend(judge(self, c))
         if self.keep_pairs:
-            self.candidates.append(np.stack([U.index[P.prior], P.prior_lane, U.index[P.current], P.cur_lane, P.lo,
-                                             P.gsize], axis=1))
+            every = slice(None)
+            self.candidates.append(np.stack([U.index[P.prior], P.prior_lane(every), U.index[P.current], P.cur_lane,
+                                             P.lo(every), P.gsize(every)], axis=1))
         self._forget(c)
         self.chunks += 1
         if self.meter is not None:
@@ -189,7 +190,7 @@ class Analysis(Observer):
     def _prepare(self, c: _Chunk) -> None:
         U, P, n = c.units, c.pairs, c.units.n - c.nlive
         pr, cr = P.prior, P.current
-        c.pcol, c.ccol = P.pcol, P.ccol
+        c.pcol = P.pcol
         npairs = pr.size
         c.known = np.zeros(npairs, dtype=np.int32)
         c.known_bridged = np.zeros(npairs, dtype=np.int32)
@@ -341,7 +342,7 @@ class Analysis(Observer):
             self._flush_warp(c, int(U.warp[t]), float(U.seq[c.nlive + r]))     # its stamp
         stamp = U.stamp[t] if U.actor[t] >= 0 else U.epoch_at[t]
         s, e = int(P.start[r]), int(P.start[r + 1])
-        sel = (P.cur_lane[s:e] == lane) & (P.prior[s:e] == t) & (P.prior_lane[s:e] == src[1])
+        sel = (P.cur_lane[s:e] == lane) & (P.prior[s:e] == t) & (P.prior_lane(slice(s, e)) == src[1])
         return bool(sel.any()) and bool((c.known[s:e][sel] >= stamp).all())
 
     def _gather_async(self, c: _Chunk) -> None:
@@ -353,7 +354,8 @@ class Analysis(Observer):
             return
         actor = U.actor[nlive + recs]
         seq = U.seq[nlive + recs]
-        fork_seq = np.array([flow.fork_seq.get(a, _INF) for a in actor.tolist()])
+        ops, inv = np.unique(actor, return_inverse=True)
+        fork_seq = np.array([flow.fork_seq.get(a, _INF) for a in ops.tolist()])[inv]
         ok = fork_seq < seq                        # an operation never forked knows nothing
         recs, actor, seq = recs[ok], actor[ok], seq[ok]
         if not recs.size:
@@ -376,8 +378,8 @@ class Analysis(Observer):
         table = np.stack([flow.fork[op][0] for op in opl])
         c.known[q] = table[inv, cols]
         if flow.tc is not None:
-            tc_op = np.array([U.tc[nlive + x] != 0 and c.tc_prior_any[x] and a in flow.tc.fork
-                              for x, a in zip(recs.tolist(), actor.tolist())], dtype=np.bool_)
+            forked = np.array([op in flow.tc.fork for op in opl], dtype=np.bool_)[inv_rec]
+            tc_op = (U.tc[nlive + recs] != 0) & c.tc_prior_any[recs] & forked
             sel = tc_op[run] & c.prior_tc[q]
             if sel.any():
                 # tcgen05 against tcgen05: ordered only by tcgen05 ordering (pipelines, waits, thread fences)

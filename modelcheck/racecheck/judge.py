@@ -73,7 +73,7 @@ def judge(an, c) -> list:
     cross = U.proxy[bp] != U.proxy[bc]
     ordered = np.zeros(bad.size, dtype=np.bool_)
     if flow.tc is not None:
-        ordered |= flow.tc.ordered(U.tc[bp], U.tc[bc], c.pcol[bad], c.ccol[bad], bknown, flow.issuer_col)
+        ordered |= flow.tc.ordered(U.tc[bp], U.tc[bc], c.pcol[bad], P.ccol(bad), bknown, flow.issuer_col)
     ps, cs = U.strength[bp], U.strength[bc]
     need = np.where(U.cta[bp] == U.cta[bc], 1, 3)
     ordered |= (ps >= need) & (cs >= need) & ~cross
@@ -85,16 +85,16 @@ def judge(an, c) -> list:
     order = np.lexsort((gc, gp))
     bad, gp, gc = bad[order], gp[order], gc[order]
     firsts = np.flatnonzero(np.r_[True, (gp[1:] != gp[:-1]) | (gc[1:] != gc[:-1])])
-    lo_byte = P.lo[bad]
+    lo_byte, gsize = P.lo(bad), P.gsize(bad)
     los = np.minimum.reduceat(lo_byte, firsts)
-    his = np.maximum.reduceat(lo_byte + P.gsize[bad], firsts)
-    nbytes = np.add.reduceat(P.gsize[bad], firsts)
+    his = np.maximum.reduceat(lo_byte + gsize, firsts)
+    nbytes = np.add.reduceat(gsize, firsts)
     out = []
     for g, i in enumerate(firsts.tolist()):
         q = int(bad[i])
         p, k = int(pr[q]), int(cr[q])
         prior, cur = U.record(p, an.allocs), U.record(k, an.allocs)
-        race = Race(int(U.index[p]), int(U.index[k]), int(P.prior_lane[q]), int(P.cur_lane[q]), int(los[g]),
+        race = Race(int(U.index[p]), int(U.index[k]), int(P.prior_lane(q)), int(P.cur_lane[q]), int(los[g]),
                     int(his[g]), int(nbytes[g]), "write" if U.write[p] else "read", KINDS[int(U.kind[k])])
         race.key = int(U.key[k])
         race.prior_rec, race.current_rec = prior, cur

@@ -64,12 +64,26 @@ def _segments(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 class ChunkPairs:
-    """The candidate pairs closed by one chunk's records, grouped by the later record (`start`); and, for the strong
-    records the caller named, their entries grouped by record (`ent_start`) with the last write before each (what a
-    strong read reads from)."""
+    """The candidate pairs closed by one chunk's records, grouped by the later record (`start`): the records
+    (`prior`, `current`, local indices), the later access's lane and the earlier one's actor column; the rest for
+    the pairs asked about (`prior_lane(q)`, `ccol(q)`, `lo(q)`, `gsize(q)`: most pairs are never asked).  And, for
+    the strong records the caller named, their entries grouped by record (`ent_start`) with the last write before
+    each (what a strong read reads from)."""
 
-    __slots__ = ("prior", "current", "prior_lane", "cur_lane", "pcol", "ccol", "lo", "gsize", "start", "ent_unit",
-                 "ent_lane", "ent_pw_unit", "ent_pw_lane", "ent_start")
+    __slots__ = ("prior", "current", "cur_lane", "pcol", "start", "ent_unit", "ent_lane", "ent_pw_unit",
+                 "ent_pw_lane", "ent_start", "_pe", "_ce", "_lane", "_ecol", "_gid", "_gran")
+
+    def prior_lane(self, q) -> np.ndarray:
+        return self._lane[self._pe[q]].astype(np.int64)
+
+    def ccol(self, q) -> np.ndarray:
+        return self._ecol[self._ce[q]]
+
+    def lo(self, q) -> np.ndarray:
+        return self._gid[self._ce[q]] & _BYTE_MASK
+
+    def gsize(self, q) -> np.ndarray:
+        return self._gran[self._gid[self._ce[q]] >> GID_SHIFT]
 
 
 class Shadow:
@@ -84,8 +98,8 @@ class Shadow:
         self.gran = np.zeros(0, dtype=np.int64)       # allocation key -> granule size (0: not seen)
         self.written = np.zeros(0, dtype=np.bool_)    # allocation key -> some write seen
         self.gid = np.zeros(0, dtype=np.int64)
-        self.unit = np.zeros(0, dtype=np.int64)
-        self.lane = np.zeros(0, dtype=np.int64)
+        self.unit = np.zeros(0, dtype=np.int32)        # (record tables stay below 2**31 rows)
+        self.lane = np.zeros(0, dtype=np.int8)
         self.cold: dict[int, list] = {}                # key -> [(record number, lane, offset, size) arrays], in order
         self.cold_rows = 0
         self.new_cold = np.zeros(0, dtype=np.int64)      # records whose accesses the last chunk left waiting
@@ -139,8 +153,8 @@ class Shadow:
         self._grow(nkeys)
         n = units.n - nlive
         counts = np.diff(units.lane_start)
-        row = nlive + _segments(counts)[0]
-        lane, off = units.lane, units.offset
+        row = (nlive + _segments(counts)[0]).astype(np.int32)
+        lane, off = units.lane.astype(np.int8), units.offset
         key, size = units.key[row], units.size[row]
         self._granules(key, off, size, nkeys)
         # allocations nobody has written: their accesses wait, unexpanded, for a first write
@@ -160,7 +174,7 @@ class Shadow:
         if woken:
             parts = [p for k in woken for p in self.cold.pop(k)]
             self.cold_rows -= sum(p[0].size for p in parts)
-            old = np.searchsorted(units.index[:nlive], np.concatenate([p[0] for p in parts]))
+            old = np.searchsorted(units.index[:nlive], np.concatenate([p[0] for p in parts])).astype(np.int32)
             row, lane, off, size = (np.concatenate([a0] + [a]) for a0, a in
                                     zip((old, *(np.concatenate([p[i] for p in parts]) for i in (1, 2, 3))),
                                         (row, lane, off, size)))
@@ -244,28 +258,27 @@ class Shadow:
         # the actor column of each entry: one actor's accesses (one lane's, one async operation's) are ordered by
         # program order, so its own pairs are left out
         ecol = ucol[unit] + np.where(units.actor[unit] < 0, lane, 0)
-        pc, cc = ecol[prior], ecol[current]
-        sel = np.flatnonzero(pc != cc)
+        pc = ecol[prior]
+        sel = np.flatnonzero(pc != ecol[current])
         cur = unit[current[sel]] - nlive
         order = stable_order(cur, n)
         sel = sel[order]
+        cur = cur[order]
         cp = ChunkPairs()
-        pe, ce = prior[sel], current[sel]
-        cp.prior, cp.current = unit[pe], unit[ce]
-        cp.prior_lane, cp.cur_lane = lane[pe], lane[ce]
-        cp.pcol, cp.ccol = pc[sel], cc[sel]
-        cg = gid[ce]
-        cp.lo = cg & _BYTE_MASK
-        cp.gsize = self.gran[cg >> GID_SHIFT]
+        cp._pe, cp._ce = pe, ce = prior[sel], current[sel]
+        cp._lane, cp._ecol, cp._gid, cp._gran = lane, ecol, gid, self.gran.copy()
+        cp.prior, cp.current = unit[pe], cur + nlive
+        cp.cur_lane = lane[ce].astype(np.int64)
+        cp.pcol = pc[sel]
         cp.start = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(cur[order], minlength=n), out=cp.start[1:])
+        np.cumsum(np.bincount(cur, minlength=n), out=cp.start[1:])
         # the strong records' entries, grouped by record (granule order within one)
         mine = np.flatnonzero(is_new & strong[np.maximum(unit - nlive, 0)]) if strong.any() else idx[:0]
         grouped = mine[stable_order(unit[mine] - nlive, n)]
         pwg = pw[grouped]
-        cp.ent_unit, cp.ent_lane = unit[grouped], lane[grouped]
+        cp.ent_unit, cp.ent_lane = unit[grouped], lane[grouped].astype(np.int64)
         cp.ent_pw_unit = np.where(pwg >= 0, unit[pwg], -1)
-        cp.ent_pw_lane = np.where(pwg >= 0, lane[pwg], -1)
+        cp.ent_pw_lane = np.where(pwg >= 0, lane[pwg].astype(np.int64), -1)
         cp.ent_start = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(np.bincount(unit[grouped] - nlive, minlength=n), out=cp.ent_start[1:])
         # carry: per granule its last write and what follows (all of it while it has no write)
@@ -283,4 +296,4 @@ class Shadow:
 
     def relabel(self, new_index: np.ndarray) -> None:
         """Carried entries now index a new table: old local index -> new (`new_index[old]`)."""
-        self.unit = new_index[self.unit]
+        self.unit = new_index[self.unit].astype(np.int32)

@@ -208,8 +208,11 @@ def _derive(u: Units, allocs: Allocs, op_kind: dict) -> None:
     u.tc = np.zeros(u.n, dtype=np.int8)
     asy = np.flatnonzero(~ordinary)
     if asy.size:
-        kinds = [op_kind.get(a, "") for a in actor[asy].tolist()]
-        ks = kind[asy].tolist()
-        u.bulk_write[asy] = [k == WRITE and o.startswith(("bulk", "tma", "cp.async.bulk")) for k, o in zip(ks, kinds)]
-        u.stamp[asy] = [1 if k == READ and o in ("bulk.s2g", "tma.s2g") else 2 for k, o in zip(ks, kinds)]
-        u.tc[asy] = [TC_CODE.get(o, 0) for o in kinds]
+        ops, inv = np.unique(actor[asy], return_inverse=True)
+        kinds = [op_kind.get(o, "") for o in ops.tolist()]
+        bulk = np.array([o.startswith(("bulk", "tma", "cp.async.bulk")) for o in kinds], dtype=np.bool_)[inv]
+        s2g = np.array([o in ("bulk.s2g", "tma.s2g") for o in kinds], dtype=np.bool_)[inv]
+        k = kind[asy]
+        u.bulk_write[asy] = (k == WRITE) & bulk
+        u.stamp[asy] = np.where((k == READ) & s2g, 1, 2)
+        u.tc[asy] = np.array([TC_CODE.get(o, 0) for o in kinds], dtype=np.int8)[inv]

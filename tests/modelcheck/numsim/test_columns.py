@@ -103,3 +103,18 @@ def test_a_bulk_record_is_one_call_per_box():
         COLUMNS.AccessColumns.bulk = real
     async_rows = sum(int(np.count_nonzero(c.actor >= 0)) for c in chunks.chunks)
     assert calls["bulk"] * 10 < async_rows
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_byte_runs_sorts_instead_of_unique(seed):
+    """descriptors.byte_runs dedupes a sorted copy (readable form: np.unique, which hashes and was the GEMM
+    recording's largest cost); same runs on swizzled, repeated and empty footprints."""
+    from modelcheck.numsim.descriptors import byte_runs
+    rng = np.random.default_rng(seed)
+    for size in (2, 4, 16):
+        addrs = rng.choice(np.arange(0, 4096, size), size=rng.integers(0, 300)) if seed else np.zeros(0, np.int64)
+        a = np.unique(addrs.astype(np.int64))
+        brk = np.flatnonzero(np.diff(a) != size) + 1
+        want = (a[np.r_[0, brk]], a[np.r_[brk - 1, a.size - 1]] + size - a[np.r_[0, brk]]) if a.size else (a, a)
+        got = byte_runs(addrs, size)
+        assert all((x == y).all() for x, y in zip(got, want))
