@@ -19,9 +19,13 @@ operation (a bulk record holds several, with consecutive `seq`s); `None` lanes m
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .columns import AccessChunk
 
 
 class Halt(Exception):

@@ -21,7 +21,7 @@ from ..common import findings as F
 from ..common.async_effects import UnobservedEffects
 from ..common.phase_a import Causality, StrictProtocol
 from ..common.results import digest_inputs, engine_findings, limit_finding, resolve_inputs
-from .analysis import Analysis, Pass
+from .analysis import Analysis
 
 CHECKER = "racecheck"
 SPACES = ("global", "shared", "tmem")

@@ -315,7 +315,7 @@ class Analysis(Observer):
     def _fence_sc_access(self, c, r, u, g, wid, level, lanes, ent_lane, pw_unit, pw_lane) -> None:
         """A morally strong access, for the fence.sc tracker: per lane the write it read (or overwrote), and for a
         write whether that write happened before it (what a forced fence.sc pair may have to check)."""
-        U, P, flow = c.units, c.pairs, self.flow
+        U, flow = c.units, self.flow
         sources: dict = {}
         for lane, t, wl in zip(ent_lane, pw_unit, pw_lane):
             sources.setdefault(lane, set()).add(None if t < 0 else (int(U.index[t]), wl))
