@@ -5,19 +5,35 @@ See ARCHITECTURE.md for the stages and their entry points.
 """
 from __future__ import annotations
 
+import sys as _sys
+import types as _types
+from importlib import import_module as _import
+
 from ir import ParseError, PrimFunc
 
-from . import racecheck as _racecheck
-from . import replay as _replay_pkg     # loaded here, so the `replay` function below keeps the name
-from . import synccheck as _synccheck
-from .kernel import Kernel, as_func, load, parse
-from .report import CheckFailed, RaceReport, SyncCheckReport
+_NAMED_LIKE_PACKAGES = ("synccheck", "racecheck", "replay")
+
+
+class _Facade(_types.ModuleType):
+    """This package's module: the functions synccheck, racecheck and replay keep their names when the packages of
+    the same names load (on first use, so `import modelcheck` stays light; loading a subpackage would otherwise
+    bind it as an attribute of its parent)."""
+
+    def __setattr__(self, name, value):
+        if name in _NAMED_LIKE_PACKAGES and isinstance(value, _types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Facade
+
+from .kernel import Kernel, as_func, load, parse  # noqa: E402  (after the facade guard)
+from .report import CheckFailed, RaceReport, SyncCheckReport  # noqa: E402
 
 __version__ = "0.1.0"
 
 __all__ = ["Kernel", "ParseError", "PrimFunc", "as_func", "load", "parse", "synccheck", "racecheck", "prove",
            "replay", "CheckFailed", "SyncCheckReport", "RaceReport", "ProofReport", "ReplayReport", "__version__"]
-ReplayReport = _replay_pkg.ReplayReport
 
 
 def synccheck(kernel, inputs=None, *, max_polls: int = 1_000_000, max_loop_iterations: int = 1_000_000,
@@ -31,7 +47,7 @@ def synccheck(kernel, inputs=None, *, max_polls: int = 1_000_000, max_loop_itera
     whole check, `max_steps` the warp-instructions simulated, `max_memory_mb` what the check may add to the
     process, `target` the hardware whose launch limits apply (default sm_100a).  Exceeding a limit gives
     verdict incomplete, never clean."""
-    return SyncCheckReport(_synccheck.check(as_func(kernel), inputs, max_polls=max_polls,
+    return SyncCheckReport(_import("modelcheck.synccheck").check(as_func(kernel), inputs, max_polls=max_polls,
                                             max_loop_iterations=max_loop_iterations, max_states=max_states,
                                             max_transitions=max_transitions, max_seconds=max_seconds,
                                             max_steps=max_steps, max_memory_mb=max_memory_mb, target=target))
@@ -43,7 +59,7 @@ def racecheck(kernel, inputs=None, *, max_polls: int = 1_000_000, max_loop_itera
     """Are conflicting memory accesses (global, shared, TMEM) unordered for these inputs?
 
     Same arguments as `synccheck`; Synccheck's phase-A findings are embedded as errors."""
-    return RaceReport(_racecheck.check(as_func(kernel), inputs, max_polls=max_polls,
+    return RaceReport(_import("modelcheck.racecheck").check(as_func(kernel), inputs, max_polls=max_polls,
                                        max_loop_iterations=max_loop_iterations, max_seconds=max_seconds,
                                        max_steps=max_steps, max_memory_mb=max_memory_mb, target=target))
 
@@ -63,12 +79,14 @@ def replay(kernel, inputs=None, finding_or_witness=None, *, max_polls: int = 1_0
     output elements that differ, the reads that observed another write (from which iteration), the blocked
     warps if the forced schedule deadlocks.  `finding_or_witness`: a Synccheck/Racecheck Finding (or its
     to_dict()), or an explorer witness (list of transitions); `inputs`: the ones the finding came from."""
-    return _replay_pkg.replay(as_func(kernel), inputs, finding_or_witness, max_polls=max_polls,
+    return _import("modelcheck.replay").replay(as_func(kernel), inputs, finding_or_witness, max_polls=max_polls,
                               max_loop_iterations=max_loop_iterations, max_steps=max_steps,
                               max_seconds=max_seconds, max_memory_mb=max_memory_mb, target=target)
 
 
 def __getattr__(name):
+    if name == "ReplayReport":
+        return _import("modelcheck.replay").ReplayReport
     if name == "ProofReport":
         from .prover.report import ProofReport
         return ProofReport

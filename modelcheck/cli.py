@@ -14,8 +14,6 @@ import sys
 import traceback
 from pathlib import Path
 
-import numpy as np
-
 import ir
 from ir.errors import UsageError, shorten
 
@@ -68,6 +66,7 @@ def _split_consts(kernel_path: str, consts: dict):
 def build_inputs(func: ir.PrimFunc, specs: list[str], npz: str | None, scalars: dict,
                  max_memory_mb: float = numsim.budget.DEFAULT_MAX_MEMORY_MB) -> dict:
     """Inputs for a CLI run: the embedded default (zero-filled buffers) plus --inputs/--input/--const."""
+    import numpy as np      # (here, not at the top: `modelcheck --version` and `parse` start without numpy)
     overrides: dict = dict(scalars)
     if npz:
         with np.load(npz) as data:
@@ -88,7 +87,8 @@ def build_inputs(func: ir.PrimFunc, specs: list[str], npz: str | None, scalars: 
     return numsim.default_inputs(func, overrides, max_memory_mb=max_memory_mb)
 
 
-def _format_array(a: np.ndarray) -> str:
+def _format_array(a) -> str:
+    import numpy as np
     with np.printoptions(threshold=64, edgeitems=8, linewidth=110):
         return np.array2string(a)
 
@@ -150,6 +150,7 @@ def _run(args) -> int:
         return EXIT_FOR_VERDICT["incomplete"]
     print(f"numsim {res.verdict.upper()} - {kernel.name} ({res.termination})")
     if args.out:
+        import numpy as np
         buf = io.BytesIO()
         np.savez(buf, **res.outputs)
         write_output(args.out, buf.getvalue(), _protected(args))

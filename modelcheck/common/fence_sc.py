@@ -33,7 +33,11 @@ own threads; the latest such access of each thread is used.
 Assumes: one trace's sync events and access records, in one `seq` order.  Guarantees:
 `candidates` maps each fence.sc lane instance (event seq, lane) to the earlier instances it
 synchronizes with, each with the happens-before condition (or None) that must hold; it is empty
-when fewer than two threads fence.sc.
+when fewer than two threads fence.sc.  `Tracker` finds the same as the run goes (what a
+streaming checker needs): a fence's candidates depend only on what came before it, because
+of each pair of accesses the fence after `b` is the earliest one of its thread that is strong
+enough for the two threads' CTAs, whatever comes later; `candidates` is the tracker fed a
+whole trace.
 """
 from __future__ import annotations
 
@@ -57,78 +61,97 @@ def _need(cta_a: int, cta_b: int) -> int:
     return 1 if cta_a == cta_b else SCOPE_LEVEL["gpu"]
 
 
-def _fences(events) -> dict:
-    """(warp, lane) -> [(seq, cta, scope level)] of its fence.sc, in execution order."""
-    out: dict = {}
-    for ev in events:
-        if ev.kind != "fence.sc":
-            continue
-        level = SCOPE_LEVEL.get(ev.details.get("scope", "gpu"), SCOPE_LEVEL["gpu"])
-        for lane in ev.lane_list():
-            out.setdefault((ev.warp, lane), []).append((ev.seq, ev.cta, level))
-    return out
-
-
 class _Access:
-    __slots__ = ("seq", "id", "thread", "cta", "level", "kind")
+    __slots__ = ("seq", "ident", "thread", "cta", "level", "kind", "source")
 
     def __init__(self, seq, ident, thread, cta, level, kind):
-        self.seq, self.id, self.thread, self.cta, self.level, self.kind = seq, ident, thread, cta, level, kind
+        self.seq, self.ident, self.thread, self.cta, self.level, self.kind = seq, ident, thread, cta, level, kind
+        self.source = None
+
+
+class Tracker:
+    """`candidates` incrementally: feed fence.sc events (`fence`) and strong accesses (`access`, with the write each
+    lane read from) in seq order; after a fence.sc event, `at(seq, lane)` gives that instance's candidates."""
+
+    def __init__(self):
+        self.fences: dict = {}       # (warp, lane) -> [(seq, cta, scope level)] of its fence.sc so far
+        self.locs: dict = {}         # (space, allocation, offset, size) -> (by id, {thread: accesses}), in seq order
+        self.pending: dict = {}      # thread -> [(need, Candidate)] waiting for the thread's next strong fence
+        self.found: dict = {}        # (F2 seq, F2 lane) -> {Candidate}
+
+    def fence(self, ev) -> None:
+        level = SCOPE_LEVEL.get(ev.details.get("scope", "gpu"), SCOPE_LEVEL["gpu"])
+        for lane in ev.lane_list():
+            thread = (ev.warp, lane)
+            self.fences.setdefault(thread, []).append((ev.seq, ev.cta, level))
+            waiting = self.pending.get(thread)
+            if waiting:
+                self.found.setdefault((ev.seq, lane), set()).update(c for need, c in waiting if level >= need)
+                self.pending[thread] = [(need, c) for need, c in waiting if level < need]
+
+    def access(self, seq, ident, thread, cta, level, kind, loc, source) -> None:
+        """A morally strong lane access (not an async operation's): `ident` (record, lane); `source`: the (record,
+        lane) of the one write that last wrote all its bytes before it, None if no write did, "mixed" if several."""
+        b = _Access(seq, ident, thread, cta, level, kind)
+        b.source = source
+        by_id, earlier = self.locs.setdefault(loc, ({}, {}))
+        for a, needs in _communicating(b, earlier, by_id):
+            need = _need(a.cta, b.cta)
+            f1 = next((f for f in _before(self.fences.get(a.thread, []), a.seq) if f[2] >= need), None)
+            if f1 is not None:
+                self.pending.setdefault(b.thread, []).append((need, Candidate((f1[0], a.thread[1]), needs)))
+        by_id[ident] = b
+        earlier.setdefault(thread, []).append(b)
+
+    def at(self, seq, lane) -> list:
+        return sorted(self.found.get((seq, lane), ()), key=lambda c: (c.f1, c.needs or ()))
+
+    def result(self) -> dict:
+        return {k: self.at(*k) for k in self.found if self.found[k]}
 
 
 def candidates(events, records) -> dict:
     """{(F2 seq, F2 lane): [Candidate, ...]}: the earlier fence.sc instances the run may force before F2."""
-    fences = _fences(events)
-    if len(fences) < 2:
+    if len({(ev.warp, lane) for ev in events if ev.kind == "fence.sc" for lane in ev.lane_list()}) < 2:
         return {}
-    # the strong accesses of fencing threads, per location (space, allocation, offset, size), in seq order
-    locs: dict = {}
-    spaces = set()
-    for i, rec in enumerate(records):
-        if rec.actor >= 0 or strength(rec) == 0:
-            continue
+    strong = [(i, rec) for i, rec in enumerate(records) if rec.actor < 0 and strength(rec) > 0]
+    if not strong:
+        return {}
+    source = _sources(records, {(rec.space, rec.alloc) for _, rec in strong})
+    tracker = Tracker()
+    fences = [ev for ev in events if ev.kind == "fence.sc"]
+    k = 0
+    for i, rec in strong:
+        while k < len(fences) and fences[k].seq < rec.seq:
+            tracker.fence(fences[k])
+            k += 1
         for lane, off in rec.lane_offsets().items():
-            if (rec.warp, lane) in fences:
-                acc = _Access(rec.seq, (i, lane), (rec.warp, lane), rec.cta, strength(rec), rec.kind)
-                locs.setdefault((rec.space, rec.alloc, off, rec.size), []).append(acc)
-                spaces.add((rec.space, rec.alloc))
-    if not locs:
-        return {}
-    source = _sources(records, spaces)
-    seqs = {t: [f[0] for f in fs] for t, fs in fences.items()}
-    out: dict = {}
-    for accs in locs.values():
-        by_id = {acc.id: acc for acc in accs}
-        earlier: dict = {}              # thread -> its accesses so far
-        for b in accs:
-            for a, needs in _communicating(b, earlier, by_id, source):
-                pair = _strong_pair(_before(fences[a.thread], seqs[a.thread], a.seq),
-                                    _after(fences[b.thread], seqs[b.thread], b.seq))
-                if pair is not None:
-                    (s1, _, _), (s2, _, _) = pair
-                    out.setdefault((s2, b.thread[1]), set()).add(Candidate((s1, a.thread[1]), needs))
-            earlier.setdefault(b.thread, []).append(b)
-    return {k: sorted(v, key=lambda c: (c.f1, c.needs or ())) for k, v in out.items()}
+            src = source.get((i, lane)) if rec.kind in ("read", "rmw") else source.get(("before", (i, lane)))
+            tracker.access(rec.seq, (i, lane), (rec.warp, lane), rec.cta, strength(rec), rec.kind,
+                           (rec.space, rec.alloc, off, rec.size), src)
+    for ev in fences[k:]:
+        tracker.fence(ev)
+    return tracker.result()
 
 
-def _communicating(b, earlier, by_id, source) -> list:
+def _communicating(b, earlier, by_id) -> list:
     """(a, needs) for the latest access `a` of each other thread that precedes `b` in communication order and
     is morally strong with it (see the module docstring)."""
     found = []
     if b.kind in ("read", "rmw"):
-        a = by_id.get(source.get(b.id))
+        a = by_id.get(b.source)
         if a is not None and a.thread != b.thread and a.kind in ("write", "rmw") and _morally_strong(a, b):
             found.append((a, None))
     if b.kind in ("write", "rmw"):
-        prior = source.get(("before", b.id))          # the last write of b's bytes before b, or None
+        prior = b.source                              # the last write of b's bytes before b, or None
         if prior == "mixed":
             return found
         for thread, accs in earlier.items():
             if thread == b.thread:
                 continue
             for a in reversed(accs):
-                if a.kind in ("read", "rmw") and _morally_strong(a, b) and source.get(a.id, "?") == prior:
-                    found.append((a, None if prior is None else (prior, b.id)))
+                if a.kind in ("read", "rmw") and _morally_strong(a, b) and a.source == prior:
+                    found.append((a, None if prior is None else (prior, b.ident)))
                     break
     return found
 
@@ -139,24 +162,9 @@ def _morally_strong(a, b) -> bool:
     return a.level >= need and b.level >= need
 
 
-def _before(fs, seqs, seq) -> list:
+def _before(fs, seq) -> list:
     """The thread's fence.sc instances before `seq`, latest first."""
-    return fs[:bisect_left(seqs, seq)][::-1]
-
-
-def _after(fs, seqs, seq) -> list:
-    """The thread's fence.sc instances after `seq`, earliest first."""
-    return fs[bisect_left(seqs, seq):]
-
-
-def _strong_pair(f1s, f2s):
-    """The latest fence before `a` and the earliest after `b` that are morally strong with each other."""
-    for f1 in f1s:
-        for f2 in f2s:
-            need = _need(f1[1], f2[1])
-            if f1[2] >= need and f2[2] >= need:
-                return f1, f2
-    return None
+    return fs[:bisect_left([f[0] for f in fs], seq)][::-1]
 
 
 def _sources(records, spaces) -> dict:

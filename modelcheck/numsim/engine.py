@@ -180,6 +180,7 @@ class Engine:
             scheduler = (Scheduler if gate is None else GatedScheduler)(eng, warps, self.max_polls)
             gc.disable()   # the cyclic GC scanning a growing trace costs ~10% (engineering measurements §1)
             scheduler.run(program.body)
+            eng.finish_accesses()       # the last access records, inside the run's error handling
         except EngineError as err:
             termination = "error"
             details = _with_warp(err.details, eng) if eng is not None else dict(err.details)
@@ -204,6 +205,8 @@ class Engine:
         finally:
             if gc_was:
                 gc.enable()
+        if started and eng.columns is not None and eng.columns.pending():
+            eng.finish_accesses()       # the run stopped early: the records it made still go to the observers
         sites = tuple(program.sites) if program is not None else ()
         if termination == "completed":
             live = live_at_exit(ctas, program.sites)     # TMEM allocations never freed (DESIGN §6)

@@ -21,6 +21,7 @@ import numpy as np
 from . import values as V
 from .errors import EngineError, ResourceLimit
 from .sync import MBarrier, NamedBarrier
+from .columns import AccessColumns
 from .trace import AccessRecord, SyncEvent
 
 RUNNABLE, BLOCKED, DONE = 0, 1, 2
@@ -290,15 +291,18 @@ class EngineState:
         self.globals = globals_
         self.global_views: dict[int, np.ndarray] = {}
         self.sites = sites
+        self.stats = dict(self.EMPTY_STATS)
         self.sync_obs = [o.on_sync for o in observers]
-        self.access_obs = [o.on_access for o in observers if getattr(o, "wants_accesses", True)]
-        self.tracing = bool(self.access_obs)
+        wanting = [o for o in observers if getattr(o, "wants_accesses", True)]
+        self.access_obs = [o.on_access for o in wanting if not getattr(o, "wants_columns", False)]
+        sinks = [o.on_access_chunk for o in wanting if getattr(o, "wants_columns", False)]
+        self.columns = AccessColumns(sinks, self.stats) if sinks else None
+        self.tracing = bool(wanting)
         self.seq = 0
         self.pending: deque = deque()
         self.dirty: dict = {}           # ids of touched objects, in touch order (a set's order varies by address)
         self.waiters: dict[int, list[Warp]] = {}
         self.current: Warp | None = None
-        self.stats = dict(self.EMPTY_STATS)
         self.meter = None               # the run's budgets (numsim.budget.Meter)
         self.unsupported_reached: set[int] = set()
         self.uninitialized: dict[int, dict] = {}
@@ -338,11 +342,27 @@ class EngineState:
     def access(self, w: Warp | None, site: int, alloc, offsets, size: int, kind: str, proxy="generic",
                order="weak", scope="cta", lanes=None, actor=-1, iters=None, warp=None, cta=None) -> None:
         """Report one memory instruction (`w` None: an async operation, named by warp/cta/iters/lanes)."""
-        self.stats["accesses"] += 1
-        if lanes is not None:
-            self.stats["lane_accesses"] += int(np.count_nonzero(lanes))
-        else:
-            self.stats["lane_accesses"] += 32 if w.mask is None else int(np.count_nonzero(w.mask))
+        cols = self.columns
+        if cols is not None and not self.access_obs:
+            # the columnar fast path: one tuple, counted when the chunk is made
+            self.seq += 1
+            rows = cols.rows
+            if w is not None:
+                rows.append((self.seq, w.cta, w.gid, site, tuple(w.iters) if iters is None else iters,
+                             w.mask if lanes is None else lanes, alloc, offsets, size, kind, proxy, order, scope,
+                             actor))
+            else:
+                rows.append((self.seq, cta, warp, site, iters, lanes, alloc, offsets, size, kind, proxy, order, scope,
+                             actor))
+            if len(rows) + cols.bulk_rows >= cols.limit:
+                cols.flush()
+            return
+        if not self.tracing or cols is None:
+            self.stats["accesses"] += 1
+            if lanes is not None:
+                self.stats["lane_accesses"] += int(np.count_nonzero(lanes))
+            else:
+                self.stats["lane_accesses"] += 32 if w.mask is None else int(np.count_nonzero(w.mask))
         if not self.tracing:
             return
         self.seq += 1
@@ -355,6 +375,48 @@ class EngineState:
                            kind, proxy, order, scope, actor)
         for cb in self.access_obs:
             cb(rec)
+        if cols is not None:
+            cols.rows.append((self.seq, cta, warp, site, iters, lanes, alloc, offsets, size, kind, proxy, order, scope,
+                              actor))
+            if cols.full():
+                cols.flush()
+
+    def access_runs(self, op, site: int, alloc, starts, sizes, kind: str, proxy: str = "async") -> None:
+        """Report an async operation's footprint: byte runs [starts[i], starts[i] + sizes[i]) of `alloc`, one
+        record each (one bulk record for column observers), actor and lane the operation's."""
+        starts = np.asarray(starts, dtype=np.int64).reshape(-1)
+        n = starts.size
+        if not self.tracing:
+            self.stats["accesses"] += 1
+            return
+        if not n:
+            return
+        seq0 = self.seq + 1
+        self.seq += n
+        cols = self.columns
+        if self.access_obs:
+            if cols is None:
+                self.stats["accesses"] += n
+                self.stats["lane_accesses"] += n
+            lanes = np.zeros(32, dtype=np.bool_)
+            lanes[op.lane] = True
+            for i, (s, z) in enumerate(zip(starts.tolist(), np.broadcast_to(sizes, (n,)).tolist())):
+                rec = AccessRecord(seq0 + i, op.cta, op.warp, site, op.iters, lanes, alloc.space, alloc.id, alloc.name,
+                                   s, z, kind, proxy, "weak", "cta", op.id)
+                for cb in self.access_obs:
+                    cb(rec)
+        if cols is not None:
+            cols.bulk(seq0, op.cta, op.warp, site, op.iters, op.lane, alloc, starts, sizes, kind, proxy, op.id)
+
+    def retire(self, op) -> None:
+        """Async operation `op` is complete: it makes no more accesses (column observers may forget it)."""
+        if self.columns is not None:
+            self.columns.retire(op.id)
+
+    def finish_accesses(self) -> None:
+        """Hand the last buffered access records to the column observers."""
+        if self.columns is not None:
+            self.columns.flush()
 
     def enqueue(self, completion) -> None:
         """Queue an async completion (a callable) for delivery between rounds."""

@@ -36,7 +36,6 @@ import math
 import struct
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 
 import ir
@@ -47,8 +46,6 @@ MAGIC = b"MCTMAP\x00\x01"
 HEADER = 256
 DTYPES = ("uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64", "float16", "bfloat16",
           "float32", "float64", "float8_e4m3fn", "float8_e5m2")
-_NP = {"bfloat16": ml_dtypes.bfloat16, "float8_e4m3fn": ml_dtypes.float8_e4m3fn,
-       "float8_e5m2": ml_dtypes.float8_e5m2}
 SWIZZLE_CODES = {"none": 0, "32B": 1, "64B": 2, "128B": 3}
 SWIZZLE_NAMES = {v: k for k, v in SWIZZLE_CODES.items()}
 SWIZZLE_SPAN = {0: None, 1: 32, 2: 64, 3: 128}
@@ -68,7 +65,8 @@ class TensorMapError(ValueError):
 
 
 def np_dtype(name: str) -> np.dtype:
-    return np.dtype(_NP.get(name, name))
+    from .values import NP_DTYPE       # (ml_dtypes loads on first use)
+    return np.dtype(NP_DTYPE.get(name, name))
 
 
 def _dtype_name(dtype) -> str:

@@ -187,12 +187,13 @@ def record_cells(eng, site, alloc, lanes, cols, kind, *, w=None, op=None, lane_m
 
 
 def record_rows(eng, site, alloc, lanes, col0: int, ncols: int, kind, op) -> None:
-    """Async op records: `ncols` columns from `col0` in each TMEM lane of `lanes` (one record per lane)."""
+    """Async op records: `ncols` columns from `col0` in each TMEM lane of `lanes` (one record per lane, in one bulk
+    record)."""
     if not eng.tracing:
         eng.stats["accesses"] += 1
         return
-    for lane in np.asarray(lanes).reshape(-1):
-        _emit(eng, site, alloc, int(alloc.offsets(int(lane), col0)), 4 * ncols, kind, None, op, None)
+    lanes = np.asarray(lanes, dtype=np.int64).reshape(-1)
+    eng.access_runs(op, site, alloc, alloc.offsets(lanes, col0), 4 * ncols, kind)
 
 
 def _emit(eng, site, alloc, offs, size, kind, w, op, lane_mask) -> None:

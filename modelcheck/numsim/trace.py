@@ -1,16 +1,31 @@
 """What NumSim tells observers: sync events and memory access records (DESIGN §5).
 
-NumSim knows nothing of the checkers; it calls `on_sync(event)` and `on_access(record)`
-on every registered observer, in execution order, and `on_end(result)` when the run
-stops.  An observer may raise `Halt` to stop the run (phase-A protocol checks do).
-Records are compact: lane masks and per-lane byte offsets are numpy arrays per
-instruction, not per-lane objects; `None` lanes means all 32 lanes of the warp.
+NumSim knows nothing of the checkers; it calls `on_sync(event)` on every registered
+observer, in execution order, and `on_end(result)` when the run stops.  An observer may
+raise `Halt` to stop the run (phase-A protocol checks do).
+
+Access records come in one of two forms, as the observer asks:
+- columns (`wants_columns = True`): NumSim appends each record to `AccessColumns` (one
+  tuple per memory instruction, one *bulk* record per TMA box, MMA operand or TMEM row
+  block: its byte runs as arrays, not one call per run) and hands observers an
+  `AccessChunk` of numpy columns every `CHUNK_ROWS` records and once at the end of the
+  run.  A chunk's records all come after every sync event delivered before it and before
+  every sync event delivered after it.  Racecheck streams these; `Trace` keeps them.
+- objects (`on_access(record)`): one `AccessRecord` per record, as it happens (forced
+  schedules and replay's observers, which act on each access at once).
+A record is one memory instruction of one warp, or one contiguous byte run of an async
+operation (a bulk record holds several, with consecutive `seq`s); `None` lanes means all
+32 lanes of the warp.  Both forms carry the same records (`AccessChunk.records()`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .columns import AccessChunk
 
 
 class Halt(Exception):
@@ -115,9 +130,11 @@ class RunInfo:
 
 
 class Observer:
-    """Base class; override what you need."""
+    """Base class; override what you need.  `wants_accesses = False`: no access records at all;
+    `wants_columns = True`: access records as `AccessChunk`s (`on_access_chunk`) instead of objects."""
 
     wants_accesses = True
+    wants_columns = False
 
     def on_start(self, run: RunInfo) -> None:
         pass
@@ -128,22 +145,47 @@ class Observer:
     def on_access(self, record: AccessRecord) -> None:
         pass
 
+    def on_access_chunk(self, chunk: "AccessChunk") -> None:
+        pass
+
     def on_end(self, result) -> None:
         pass
 
 
-@dataclass
-class Trace(Observer):
-    """Records every event and access record of a run."""
 
-    sync: list = field(default_factory=list)
-    accesses: list = field(default_factory=list)
+
+class Trace(Observer):
+    """Records every event and access record of a run (access records as columns, objects on demand)."""
+
+    wants_columns = True
+
+    def __init__(self):
+        self.sync: list = []
+        self.chunks: list = []           # AccessChunk, in order
+        self._records: list = []         # records handed over one at a time (`on_access`)
+        self._materialized = None
 
     def on_sync(self, event: SyncEvent) -> None:
         self.sync.append(event)
 
     def on_access(self, record: AccessRecord) -> None:
-        self.accesses.append(record)
+        self._records.append(record)
+        self._materialized = None
+
+    def on_access_chunk(self, chunk) -> None:
+        self.chunks.append(chunk)
+        self._materialized = None
+
+    @property
+    def accesses(self) -> list:
+        """Every access record as an `AccessRecord`, in execution order (built once, on first use)."""
+        if self._materialized is None:
+            out = [r for c in self.chunks for r in c.records()]
+            if self._records:
+                out = sorted(out + self._records, key=lambda r: r.seq) if out else list(self._records)
+            self._materialized = out
+        return self._materialized
 
     def lane_accesses(self) -> int:
-        return sum(32 if r.lanes is None else int(np.count_nonzero(r.lanes)) for r in self.accesses)
+        return (sum(int(c.lane.size) for c in self.chunks)
+                + sum(32 if r.lanes is None else int(np.count_nonzero(r.lanes)) for r in self._records))

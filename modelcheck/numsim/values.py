@@ -10,18 +10,46 @@ from __future__ import annotations
 
 import math
 
-import ml_dtypes
 import numpy as np
 
 from ir import dtypes as dt
 
-NP_DTYPE = {
+
+def ml_dtype(name: str):
+    """An ml_dtypes scalar type (bfloat16, fp8) by name.  ml_dtypes loads on first use: importing it is most of
+    `import modelcheck`'s time, and most runs never touch a bfloat16 or fp8 value."""
+    import ml_dtypes
+    return getattr(ml_dtypes, name)
+
+
+class LazyTypes(dict):
+    """A name -> numpy scalar type table whose ml_dtypes entries (`lazy`: name -> ml_dtypes attribute) are looked
+    up on first use; otherwise a plain dict (lookups of loaded names take dict's own path)."""
+
+    def __init__(self, eager: dict, lazy: dict):
+        super().__init__(eager)
+        self._lazy = dict(lazy)
+
+    def __missing__(self, key):
+        attr = self._lazy.get(key)
+        if attr is None:
+            raise KeyError(key)
+        value = self[key] = ml_dtype(attr)
+        return value
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+    def __contains__(self, key) -> bool:
+        return dict.__contains__(self, key) or key in self._lazy
+
+
+NP_DTYPE = LazyTypes({
     "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
     "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
-    "float16": np.float16, "float32": np.float32, "float64": np.float64, "bool": np.bool_,
-    "bfloat16": ml_dtypes.bfloat16, "float8_e4m3fn": ml_dtypes.float8_e4m3fn, "float8_e5m2": ml_dtypes.float8_e5m2,
-    "float8_e4m3": ml_dtypes.float8_e4m3fn, "handle": np.uint64,
-}
+    "float16": np.float16, "float32": np.float32, "float64": np.float64, "bool": np.bool_, "handle": np.uint64,
+}, {"bfloat16": "bfloat16", "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2",
+    "float8_e4m3": "float8_e4m3fn"})
 
 WARP = 32
 LANES = np.arange(WARP, dtype=np.int32)

@@ -1,10 +1,11 @@
 """Racecheck: are two conflicting memory accesses unordered, for these inputs?
 
-Entry point: `check(func, inputs=None, **limits)` -> `RaceResult`.  One NumSim run
-records sync events and access records (with the phase-A observers of Synccheck
-attached, whose findings Racecheck embeds as errors); then an offline pass
-(`analysis.Pass`) replays the trace with happens-before knowledge per lane and async
-operation and judges every conflicting pair of accesses to global, shared and TMEM bytes.
+Entry point: `check(func, inputs=None, **limits)` -> `RaceResult`.  One NumSim run, with
+the phase-A observers of Synccheck attached (whose findings Racecheck embeds as errors)
+and Racecheck's analysis (`analysis.Analysis`) taking the access records as columns while
+the run goes: it follows happens-before knowledge per lane and async operation through the
+sync events and judges every conflicting pair of accesses to global, shared and TMEM
+bytes, a chunk of records at a time, keeping only what later accesses can still pair with.
 Races are classified (proxy bridge, same-warp lane order, release/acquire, async
 lifetime, inter-actor sync) and deduplicated by (site pair, allocation).
 """
@@ -18,10 +19,9 @@ import ir
 from .. import numsim
 from ..common import findings as F
 from ..common.async_effects import UnobservedEffects
-from ..common.gcpause import paused_gc
 from ..common.phase_a import Causality, StrictProtocol
 from ..common.results import digest_inputs, engine_findings, limit_finding, resolve_inputs
-from .analysis import Pass
+from .analysis import Analysis
 
 CHECKER = "racecheck"
 SPACES = ("global", "shared", "tmem")
@@ -68,39 +68,35 @@ def check(func, inputs=None, **limits) -> RaceResult:
     strict, causality = StrictProtocol(CHECKER), Causality(CHECKER)
     causality.record_clocks = False
     effects = UnobservedEffects(CHECKER)
-    trace = numsim.Trace()
     engine = numsim.Engine(func, unsupported="incomplete", **limits)
     meter = engine.meter()
+    analysis = Analysis(meter)
     try:
-        res = engine.run(inputs, observers=(strict, causality, effects, trace), meter=meter)
+        res = engine.run(inputs, observers=(strict, causality, effects, analysis), meter=meter)
     except numsim.InputError as err:
         f = F.make(CHECKER, "analysis_incomplete", str(err), {"reason": "missing_input_bindings",
                                                               "parameters": list(err.missing)})
         return RaceResult(func, [f], {"wall_time_s": time.perf_counter() - t0}, inputs)
-    t1 = time.perf_counter()
     found = []
     if res.halt is not None and isinstance(res.halt.payload, F.Finding):
         sync_finding = res.halt.payload
         found.append(F.make(CHECKER, sync_finding.kind, sync_finding.message,
                             dict(sync_finding.details, domain="synchronization")))
-    found.extend(engine_findings(CHECKER, res, trace.sync))
+    found.extend(engine_findings(CHECKER, res))
     if res.termination == "completed":
         found.extend(effects.findings())
-    p = None
-    try:
-        with paused_gc():
-            p = Pass(res.stats["warps"], _warps_per_cta(res), trace.sync, trace.accesses)
-            p.run(meter)
-    except numsim.ResourceLimit as err:
-        found.append(limit_finding(CHECKER, err))
-        p = None
-    t2 = time.perf_counter()
-    if p is not None:
-        found.extend(race_findings(p, res.sites))
-    stats.update({"numsim": dict(res.stats), "termination": res.termination, "accesses": len(trace.accesses),
-                  "semantic_accesses": len(trace.accesses), "lane_accesses": p.lane_accesses if p else 0,
-                  "races": len(p.races) if p else 0, "simulation_wall_time_s": t1 - t0,
-                  "analysis_wall_time_s": t2 - t1,
+    analysis.finish()
+    ok = analysis.limit is None
+    if ok:
+        found.extend(race_findings(analysis, res.sites))
+    else:
+        found.append(limit_finding(CHECKER, analysis.limit))
+    spent = analysis.wall_time_s
+    stats.update({"numsim": dict(res.stats), "termination": res.termination, "accesses": res.stats["accesses"],
+                  "semantic_accesses": res.stats["accesses"], "lane_accesses": analysis.lane_accesses if ok else 0,
+                  "races": len(analysis.races) if ok else 0,
+                  "simulation_wall_time_s": time.perf_counter() - t0 - spent, "analysis_wall_time_s": spent,
+                  "analysis_chunks": analysis.chunks, "peak_live_entries": analysis.peak_live_entries,
                   "wall_time_s": time.perf_counter() - t0})
     return RaceResult(func, F.sort_findings(found), stats, inputs, digest_inputs(inputs), res.sites)
 
@@ -110,10 +106,8 @@ def _warps_per_cta(res) -> int:
     return (block[0] * block[1] * block[2] + 31) // 32
 
 
-def _operation(p: Pass, sites, index: int, lane: int) -> dict:
-    rec = p.records[index]
+def _operation(sites, rec, info: dict, lane: int) -> dict:
     if rec.actor >= 0:
-        info = p.async_info.get(rec.actor, {})
         op = F.operation(sites, rec.warp, rec.site, rec.iters,
                          extra={"lane": info.get("lane", lane), "async_op": True, "access": rec.kind,
                                 "space": rec.space})
@@ -123,27 +117,28 @@ def _operation(p: Pass, sites, index: int, lane: int) -> dict:
                        extra={"lane": lane, "access": rec.kind, "space": rec.space, "order": rec.order})
 
 
-def _is_review(p: Pass, race) -> bool:
+def _is_review(race) -> bool:
     """An unwaited tcgen05.ld, then a conflicting tcgen05 write by the same warp: a register dependency the checker
     cannot see may already order them (DESIGN §6), so this is a review, not an error.  A dealloc has no such
     dependency."""
-    prior, cur = p.records[race.prior], p.records[race.current]
+    prior, cur = race.prior_rec, race.current_rec
     if prior.actor < 0 or prior.space != "tmem" or cur.warp != prior.warp or race.current_kind == "read":
         return False
-    return (p.async_info.get(prior.actor, {}).get("kind") == "tcgen05.ld"
-            and p.async_info.get(cur.actor, {}).get("kind") != "tcgen05.dealloc")
+    return race.prior_info.get("kind") == "tcgen05.ld" and race.current_info.get("kind") != "tcgen05.dealloc"
 
 
-def race_findings(p: Pass, sites) -> list:
+def race_findings(p, sites) -> list:
+    """Findings of an analysis (`Analysis` or `Pass`): races grouped by (site pair, allocation, failure), then the
+    first scope mismatches."""
     groups: dict[tuple, list] = {}
     for race in p.races:
-        prior, cur = p.records[race.prior], p.records[race.current]
-        key = (prior.site, cur.site, prior.alloc, prior.space, race.how[1], _is_review(p, race))
+        prior, cur = race.prior_rec, race.current_rec
+        key = (prior.site, cur.site, prior.alloc, prior.space, race.how[1], _is_review(race))
         groups.setdefault(key, []).append(race)
     out = []
     for (psite, csite, alloc, space, failure, review), races in groups.items():
         first = races[0]
-        prior, cur = p.records[first.prior], p.records[first.current]
+        prior, cur = first.prior_rec, first.current_rec
         lo = min(r.lo for r in races)
         hi = max(r.hi for r in races)
         domain, failure, text, bridge, hint = first.how
@@ -153,8 +148,8 @@ def race_findings(p: Pass, sites) -> list:
         message = (f"unordered {pair} on {label} {prior.alloc_name}:[{lo}, {hi}) ... {domain} ordering failure: "
                    f"{text}")
         details = {"access_pair": pair.replace("/", "_"), "ordering_domain": domain, "ordering_failure": failure,
-                   "prior": _operation(p, sites, first.prior, first.prior_lane),
-                   "current": _operation(p, sites, first.current, first.current_lane),
+                   "prior": _operation(sites, prior, first.prior_info, first.prior_lane),
+                   "current": _operation(sites, cur, first.current_info, first.current_lane),
                    "overlap": {"allocation": prior.alloc_name, "space": space, "byte_offset": lo, "byte_len": hi - lo,
                                "byte_end": hi},
                    "occurrences": sum(r.count for r in races)}
@@ -166,11 +161,11 @@ def race_findings(p: Pass, sites) -> list:
             details["reason"] = ("the earlier tcgen05.ld may be complete through a register dependency the checker "
                                  "cannot see; otherwise add tcgen05.wait::ld before reusing the TMEM columns")
         out.append(F.make(CHECKER, kind, message, details))
-    for t, cur_index, wlevel, level, cross in p.scope_mismatches[:16]:
+    for t, cur, wlevel, level, cross in p.scope_mismatches[:16]:
         names = {1: "cta", 2: "cluster", 3: "gpu", 4: "sys", 0: "weak"}
         out.append(F.make(CHECKER, "scope_mismatch",
                           f"memory accesses use scopes .{names[wlevel]} and .{names[level]}, which do not mutually "
                           f"cover {'different-CTA' if cross else 'same-CTA'} actors",
                           {"ordering_domain": "memory", "ordering_failure": "scope_mismatch",
-                           "prior": _operation(p, sites, t, 0), "current": _operation(p, sites, cur_index, 0)}))
+                           "prior": _operation(sites, t, {}, 0), "current": _operation(sites, cur, {}, 0)}))
     return out

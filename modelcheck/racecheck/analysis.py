@@ -1,658 +1,477 @@
-"""The Racecheck pass: judge a trace's conflicting pairs by happens-before knowledge.
+"""The Racecheck pass: judge a run's conflicting pairs by happens-before knowledge, as the run goes.
 
-Three steps.  `pairs` finds, vectorized, every conflicting candidate pair (DESIGN §7's
-shadow of last writes and reads since, unrolled over the trace).  Then one pass in
-execution order moves knowledge at sync events (DESIGN §6): mbarrier arrive ->
-generation -> wait (per lane; relaxed waits take only async completions), named-barrier
-contributions -> resumers, warp syncs over their member lanes, fence.sc pairs whose
-order the run forces (`common.fence_sc`), release stores/atomics -> acquire loads reading from them with covering scopes,
-fence.proxy.async (bridges per domain), async operations forked at issue and known
-after their completion is observed (a bulk store's source reads already at
-wait_group.read), tcgen05 operations by their own ordering (`tcgen`); at each access that closes pairs it gathers what
-the accessing actor knows of each earlier access.  Last, `judge` decides every pair at
-once, and the unordered ones are classified in DESIGN §7's order.
+`Analysis` is a NumSim observer that takes access records as columns (`numsim.columns`): a
+chunk at a time, with the sync events delivered since the previous one, it
+
+1. finds the chunk's candidate pairs against the shadow carried from earlier chunks
+   (`pairs.Shadow`: last write / reads since, per granule, vectorized);
+2. applies the events in seq order (`flow.Flow`: DESIGN §6), and at each access that moves
+   knowledge (a strong read or write, a fence.sc participant) stops to handle it;
+   every other access of a warp only needs what its warp knew then, which cannot change
+   before the warp's next event, so they are handled in one vectorized step per warp at
+   that event (stamp and gather together);
+3. gathers what each async access knows (its operation's fork, fixed at issue);
+4. judges all the chunk's pairs at once (`judge`), keeping the races;
+5. forgets what no later access can pair with: records off the shadow, async operations
+   NumSim retired with none of their accesses left, barrier generations no event can name
+   (memory follows the accesses in flight, not the trace).
+`finish()` handles the last events and settles the races (counts, fence.sc hints).
+
+`Pass` runs the same analysis over a recorded trace (events and AccessRecords), for tests
+and benchmarks; there `records` lists the trace's records with Racecheck's synthetic ones
+(a tcgen05.dealloc as a write of its allocation), which is how races number records.
 """
 from __future__ import annotations
 
+import time
+from bisect import bisect_left
+
 import numpy as np
 
-from ..common import fence_sc
-from ..common.ordering import ACQUIRING_ORDERS, GROUP_FAMILY, RELEASING_ORDERS, strength
-from .clocks import WarpState
-from .pairs import expand, pair, stable_order
-from .tcgen import CODE as _TC_CODE
-from .tcgen import DEALLOC_ACTOR, TcgenOrder, with_deallocs
+from ..common.gcpause import paused_gc
+from ..numsim.columns import ORDERS, AccessColumns
+from ..numsim.errors import ResourceLimit
+from ..numsim.trace import Observer
+from .flow import Flow
+from .judge import judge
+from .pairs import Shadow, _segments, stable_order
+from .tcgen import dealloc_record, with_deallocs
+from .units import DOMAIN_NAMES, Allocs, Units, from_chunk
 
-_DOMAIN = {"shared": "shared", "global": "global"}
-_FENCE_DOMAINS = {"all": ("shared", "global"), "shared::cta": ("shared",), "shared::cluster": ("shared",),
-                  "shared": ("shared",), "global": ("global",)}
-_PROXY_DOMAIN = {"shared": "shared::cta", "global": "global", "tmem": "other"}
-_BULK_KINDS = ("bulk", "tma", "cp.async.bulk")
-_S2G = ("bulk.s2g", "tma.s2g")
-_LANES = np.arange(32)
-# what knowing an async column means: a bulk store's source reads are done (wait_group.read), or the whole
-# operation is (its accesses are stamped DONE, except a bulk store's source reads, stamped READ_DONE)
-READ_DONE, DONE = 1, 2
-HINT_SC = ("a fence.sc after the first access and one before the second synchronize only in the order the run "
-           "forces (PTX ISA 8.9.3: the Fence-SC order is determined at runtime), and nothing observed here forces the "
-           "writer's first: publish through a flag (fence; st.relaxed flag | ld.relaxed flag until set; fence)")
-_HINT_A2G = ("an async-proxy read completed, but its completion bridges no proxy: execute "
-             "fence.proxy.async.shared::cta after observing it and before the generic write")
+_INF = float("inf")
+_RELEASE = ("release", "acq_rel")
+_VIA_FENCE = ("relaxed", "volatile")
 
 
-class Race:
-    """The unordered pairs between one earlier and one later access record: byte hull and witness lanes."""
+class _Chunk:
+    """What the analysis knows while it handles one chunk."""
 
-    __slots__ = ("prior", "current", "prior_lane", "current_lane", "lo", "hi", "count", "prior_kind",
-                 "current_kind", "how")
-
-    def __init__(self, prior, current, prior_lane, current_lane, lo, hi, count, prior_kind, current_kind):
-        self.prior, self.current = prior, current
-        self.prior_lane, self.current_lane = prior_lane, current_lane
-        self.lo, self.hi, self.count = lo, hi, count
-        self.prior_kind, self.current_kind = prior_kind, current_kind
+    __slots__ = ("units", "pairs", "nlive", "strong", "pcol", "known", "known_bridged", "known_issuer", "cross_any",
+                 "async_prior_any", "tc_prior_any", "prior_tc", "wu", "wcur")
 
 
-class Pass:
-    def __init__(self, run_warps: int, warps_per_cta: int, events, records):
-        self.nw = run_warps
-        self.wpc = warps_per_cta
-        self.events = events
-        self.records = records = with_deallocs(events, records)
-        self.async_col: dict[int, int] = {}
-        self.async_info: dict[int, dict] = {}
-        self.op_kind: dict[int, str] = {}
-        for ev in events:
-            if ev.kind == "async.issue" and ev.details.get("op") is not None:
-                self.async_col.setdefault(ev.details["op"], run_warps * 32 + len(self.async_col))
-                self.op_kind[ev.details["op"]] = ev.details.get("kind", "")
-            elif ev.kind == "tcgen05.dealloc":
-                self.op_kind[DEALLOC_ACTOR + ev.seq] = "tcgen05.dealloc"
-        self.has_tc = any(k.startswith("tcgen05") for k in self.op_kind.values())
-        for rec in records:
-            if rec.actor >= 0 and rec.actor not in self.async_col:
-                self.async_col[rec.actor] = run_warps * 32 + len(self.async_col)
-        self.width = run_warps * 32 + len(self.async_col)
-        self.warps = [WarpState(w, w // max(warps_per_cta, 1), self.width) for w in range(run_warps)]
-        self.tc = TcgenOrder(self.width, self.async_col) if self.has_tc else None
-        if self.has_tc:
-            for w in self.warps:
-                w.tc_start(self.width)
-        self.fork: dict[int, tuple] = {}          # async op -> (ordinary row, {domain: bridged row}, (warp, lane, epoch))
-        self.fork_seq: dict[int, float] = {}      # async op -> seq of the event that forked it
-        # an async column's issuing lane column (a lane's column maps to itself): classifies lifetime races
-        self.issuer_col = np.arange(self.width, dtype=np.int64)
-        self.issuer_seq = np.full(self.width, np.inf)    # seq of the event that set an async column's issuer
-        self.mb: dict[tuple, dict] = {}           # (cta, addr, gen) -> {"release": row, "bridged": {d: row}, "cols": set}
-        self.named: dict[tuple, dict] = {}
-        # fence.sc: (seq, lane) -> the earlier fence.sc instances it synchronizes with, and the knowledge of those
-        self.sc_forced = fence_sc.candidates(events, records)
-        self.sc_sources = {c.f1 for cs in self.sc_forced.values() for c in cs}
-        self.sc_rows: dict[tuple, np.ndarray] = {}
-        self.sc_fences: dict[tuple, list] = {}       # (warp, lane) -> seqs of its fence.sc (for the race hint)
-        for ev in events:
-            if ev.kind == "fence.sc":
-                for lane in ev.lane_list():
-                    self.sc_fences.setdefault((ev.warp, lane), []).append(ev.seq)
-        zero = np.zeros(self.width, dtype=np.int32)
-        self._zero_bridged = {"shared": zero, "global": zero}
-        self._members: dict[int, np.ndarray] = {}
-        self.release_rows: dict[tuple, tuple] = {}   # (record index, lane) -> (row, scope level, cta)
-        self.tc_rows: dict[tuple, np.ndarray] = {}   # (record index, lane) -> fenced tcgen05 knowledge it publishes
-        self.races: list[Race] = []
+class _EmptyChunk:
+    n = 0
+    seq = cta = warp = site = alloc = kind = proxy = order = scope = actor = size = offset0 = lane = offset = \
+        np.zeros(0, dtype=np.int64)
+    all_lanes = scalar = np.zeros(0, dtype=np.bool_)
+    lane_start = np.zeros(1, dtype=np.int64)
+    iters: list = []
+    allocs: list = []
+    retired: tuple = ()
+
+
+class Analysis(Observer):
+    """Racecheck's analysis of one run, fed as NumSim runs (see the module docstring)."""
+
+    wants_columns = True
+
+    def __init__(self, meter=None, keep_pairs: bool = False):
+        self.meter = meter
+        self.keep_pairs = keep_pairs
+        self.flow: Flow | None = None
+        self.allocs = Allocs()
+        self.shadow = Shadow()
+        self.live = Units.empty()          # records carried entries belong to
+        self.cold: list = []               # Units of records whose accesses wait in the shadow for a first write
+        self.cold_ops: set = set()
+        self.events: list = []
+        self.next_index = 0
+        self.races: list = []
         self.scope_mismatches: list = []
-        self._by_rec = None
-        self._prepare(records)
+        self.lane_accesses = 0
+        self.records = 0
+        self.limit: ResourceLimit | None = None
+        self.candidates: list = []
+        self.peak_live_entries = 0
+        self.chunks = 0
+        self.wall_time_s = 0.0           # spent in the analysis (it runs inside the NumSim run)
 
-    # ------------------------------------------------------------------ setup
-    def _prepare(self, records) -> None:
-        n = len(records)
-        self.ent = ent = expand(records)
-        self.pairs = P = pair(ent, n)
-        self.lane_accesses = ent.lane_accesses
-        self.rec_actor = np.fromiter((r.actor for r in records), dtype=np.int64, count=n)
-        self.rec_warp = np.fromiter((r.warp for r in records), dtype=np.int64, count=n)
-        self.rec_cta = np.fromiter((r.cta for r in records), dtype=np.int64, count=n)
-        self.rec_proxy = np.fromiter((r.proxy == "async" for r in records), dtype=np.int8, count=n)
-        self.rec_strength = np.fromiter((strength(r) for r in records), dtype=np.int8, count=n)
-        self.rec_domain = np.fromiter((r.space in _DOMAIN for r in records), dtype=np.bool_, count=n)
-        self.acquiring = np.fromiter((r.actor < 0 and r.kind in ("read", "rmw")
-                                      and r.order in ACQUIRING_ORDERS
-                                      for r in records), dtype=np.bool_, count=n)
-        kinds = self.op_kind
-        self.bulk_write = np.fromiter((r.actor >= 0 and r.kind == "write"
-                                       and kinds.get(r.actor, "").startswith(_BULK_KINDS) for r in records),
-                                      dtype=np.bool_, count=n)
-        acol = np.full(n, -1, dtype=np.int64)
-        self.async_stamp = np.full(n, DONE, dtype=np.int64)
-        self.rec_tc = np.zeros(n, dtype=np.int64)
-        for r, rec in enumerate(records):
-            if rec.actor >= 0:
-                acol[r] = self.async_col[rec.actor]
-                kind = kinds.get(rec.actor, "")
-                if rec.kind == "read" and kind in _S2G:
-                    self.async_stamp[r] = READ_DONE
-                self.rec_tc[r] = _TC_CODE.get(kind, 0)
-        er = ent.rec
-        self.col = np.where(acol[er] >= 0, acol[er], self.rec_warp[er] * 32 + ent.lane)
-        self.prior_col = self.col[P.prior]
-        self.cur_lane = ent.lane[P.current]
-        npairs = P.prior.size
-        # epochs, as in the knowledge rows (int32)
-        self.known = np.zeros(npairs, dtype=np.int32)
-        self.known_bridged = np.zeros(npairs, dtype=np.int32)
-        self.known_issuer = np.zeros(npairs, dtype=np.int32)
-        self.prior_rec = prior_rec = er[P.prior]
-        self.cur_rec = cur_rec = er[P.current]
-        self.prior_tc = self.rec_tc[prior_rec] > 0
-        cross = self.rec_proxy[prior_rec] != self.rec_proxy[cur_rec]
-        # per current record: does any of its pairs cross proxies / have an async or a tcgen05 prior?
-        self.cross_any = np.bincount(cur_rec[cross], minlength=n).astype(np.bool_)
-        self.async_prior_any = np.bincount(cur_rec[self.rec_actor[prior_rec] >= 0], minlength=n).astype(np.bool_)
-        self.tc_prior_any = np.bincount(cur_rec[self.prior_tc], minlength=n).astype(np.bool_)
-        self.epoch_at = np.ones(n, dtype=np.int64)
-        # records the knowledge pass must visit: those closing pairs, stamped as priors, or synchronizing
-        visit = np.diff(P.start) > 0
-        visit[prior_rec] = True
-        visit |= self.acquiring
-        visit |= np.fromiter((r.actor < 0 and r.order in RELEASING_ORDERS
-                              and r.kind in ("write", "rmw") for r in records), dtype=np.bool_, count=n)
-        # an async operation's accesses know exactly its fork (fixed at issue): gathered after the pass, at once
-        ordinary = self.rec_actor < 0
-        self.visit = np.flatnonzero(visit & ordinary)
-        self.async_closing = np.flatnonzero(~ordinary & (np.diff(P.start) > 0))
+    # ------------------------------------------------------------------ observer
+    def on_start(self, run) -> None:
+        self.setup(run.warps, run.warps_per_cta)
 
-    # ------------------------------------------------------------------ driver
-    def run(self, meter=None) -> None:
-        """`meter`: the run's budgets (numsim.budget.Meter), whose clock and memory are checked as it goes."""
-        events, records = self.events, self.records
-        visit = self.visit.tolist()
+    def setup(self, run_warps: int, warps_per_cta: int) -> None:
+        self.flow = Flow(run_warps, warps_per_cta)
+
+    def on_sync(self, ev) -> None:
+        if self.limit is None:
+            self.events.append(ev)
+
+    def on_access_chunk(self, chunk) -> None:
+        self._step(chunk)
+
+    def finish(self) -> None:
+        """The events after the last chunk, then the races settled and in record order."""
+        self._step(None)
+        if self.limit is not None:
+            return
+        gran = self.shadow.gran
+        for race in self.races:
+            race.settle(int(gran[race.key]), self.flow.sc_fences)
+        self.races.sort(key=lambda r: (r.prior, r.current))
+
+    def _step(self, chunk) -> None:
+        if self.limit is not None or self.flow is None:
+            self.events = []
+            return
+        t0 = time.perf_counter()
+        try:
+            with paused_gc():
+                self._process(chunk if chunk is not None else _EmptyChunk())
+        except ResourceLimit as err:
+            # over budget: stop analysing (the checker reports it) and let go of what the analysis holds
+            self.limit = err
+            self.events, self.live, self.shadow, self.flow = [], Units.empty(), Shadow(), None
+        finally:
+            self.wall_time_s += time.perf_counter() - t0
+
+    # ------------------------------------------------------------------ one chunk
+    def _process(self, chunk) -> None:
+        events, self.events = self.events, []
+        flow = self.flow
+        extra = []
+        for ev in events:
+            flow.register(ev)
+            rec = dealloc_record(ev)
+            if rec is not None:
+                extra.append(rec)
+                flow.column(rec.actor)
+                flow.retired.add(rec.actor)
+        new = from_chunk(chunk, self.allocs, self.next_index, flow.op_kind, extra)
+        self.next_index += new.n
+        self.records += new.n
+        self.lane_accesses += int(new.lane.size)
+        flow.retired.update(chunk.retired)
+        for a in np.unique(new.actor[new.actor >= 0]).tolist():
+            flow.column(a)            # an async access whose operation was never issued still gets a column
+        c = _Chunk()
+        live = self.live
+        wrote = np.unique(new.key[new.write & (np.diff(new.lane_start) > 0)]).tolist()
+        wake = self.shadow.waking(wrote)
+        if wake.size:            # a first write to an allocation: its waiting accesses' records join the table
+            cold = self.cold[0]
+            for part in self.cold[1:]:
+                cold = cold.concat(part)
+            pos = np.searchsorted(cold.index, wake)
+            live = live.merge(cold.take(pos))
+            rest = np.ones(cold.n, dtype=np.bool_)
+            rest[pos] = False
+            cold = cold.take(np.flatnonzero(rest))
+            self.cold = [cold] if cold.n else []
+            self.cold_ops = set(cold.actor[cold.actor >= 0].tolist())
+        c.nlive = live.n
+        c.units = U = live.concat(new)
+        c.strong = (new.actor < 0) & ((new.strength > 0) | new.acquiring | new.releasing)
+        c.pairs = P = self.shadow.advance(U, c.nlive, len(self.allocs.space), c.strong, self._ucol(U))
+        self._prepare(c)
+        self._events_and_accesses(c, events)
+        self._gather_async(c)
+        self.races.extend(judge(self, c))
+        if self.keep_pairs:
+            every = slice(None)
+            self.candidates.append(np.stack([U.index[P.prior], P.prior_lane(every), U.index[P.current], P.cur_lane,
+                                             P.lo(every), P.gsize(every)], axis=1))
+        self._forget(c)
+        self.chunks += 1
+        if self.meter is not None:
+            self.meter.check()
+
+    def _ucol(self, U: Units) -> np.ndarray:
+        """Each record's actor column: its async operation's, or its warp's lane 0's (plus the lane, per access)."""
+        ucol = U.warp * 32
+        asy = np.flatnonzero(U.actor >= 0)
+        if asy.size:
+            ops, inv = np.unique(U.actor[asy], return_inverse=True)
+            col = self.flow.async_col
+            ucol[asy] = np.array([col[o] for o in ops.tolist()], dtype=np.int64)[inv]
+        return ucol
+
+    def _prepare(self, c: _Chunk) -> None:
+        U, P, n = c.units, c.pairs, c.units.n - c.nlive
+        pr, cr = P.prior, P.current
+        c.pcol = P.pcol
+        npairs = pr.size
+        c.known = np.zeros(npairs, dtype=np.int32)
+        c.known_bridged = np.zeros(npairs, dtype=np.int32)
+        c.known_issuer = np.zeros(npairs, dtype=np.int32)
+        cur = cr - c.nlive
+        c.cross_any = np.bincount(cur[U.proxy[pr] != U.proxy[cr]], minlength=n).astype(np.bool_)
+        c.async_prior_any = np.bincount(cur[U.actor[pr] >= 0], minlength=n).astype(np.bool_)
+        c.prior_tc = U.tc[pr] > 0
+        c.tc_prior_any = np.bincount(cur[c.prior_tc], minlength=n).astype(np.bool_)
+
+    def _events_and_accesses(self, c: _Chunk, events: list) -> None:
+        """The chunk's events and its knowledge-moving accesses in seq order; the other accesses of a warp at the
+        warp's next event (its knowledge is the same until then)."""
+        U, nlive, flow = c.units, c.nlive, self.flow
+        seq = U.seq[nlive:]
+        strong = c.strong
+        batch = np.flatnonzero((U.actor[nlive:] < 0) & ~strong)
+        warps = U.warp[nlive:][batch]
+        batch = batch[stable_order(warps, max(flow.nw, 1))]
+        warps = U.warp[nlive:][batch]
+        c.wu, c.wcur = {}, {}
+        if batch.size:
+            bounds = np.flatnonzero(np.r_[True, warps[1:] != warps[:-1], True])
+            for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+                idx = batch[a:b]
+                c.wu[int(warps[a])] = (idx, seq[idx].tolist())
+                c.wcur[int(warps[a])] = 0
+        strong_idx = np.flatnonzero(strong).tolist()
+        strong_seq = seq[strong_idx].tolist()
+        meter = self.meter
         i = j = 0
-        ne, nv = len(events), len(visit)
-        while i < ne or j < nv:
+        ne, ns = len(events), len(strong_idx)
+        nw = flow.nw
+        while i < ne or j < ns:
             if meter is not None and not (i + j) & 4095:
                 meter.check()
-            if j >= nv or (i < ne and events[i].seq < records[visit[j]].seq):
-                self.sync(events[i])
+            if j >= ns or (i < ne and events[i].seq < strong_seq[j]):
+                ev = events[i]
                 i += 1
+                if 0 <= ev.warp < nw and ev.warp in c.wu:
+                    self._flush_warp(c, ev.warp, ev.seq)
+                flow.sync(ev)
             else:
-                r = visit[j]
-                self.access(r, records[r])
+                r = strong_idx[j]
+                self._flush_warp(c, int(U.warp[nlive + r]), strong_seq[j])
                 j += 1
-        self._gather_async()
-        self.judge()
+                self._visit(c, r)
+        for w in c.wu:
+            self._flush_warp(c, w, _INF)
 
-    # ------------------------------------------------------------------ sync events
-    def _payload(self, table, key):
-        p = table.get(key)
-        if p is None:
-            p = table[key] = {"release": None, "bridged": {}, "cols": set(), "tc": None}
-        return p
-
-    def _release_into(self, p, w: WarpState, mask) -> None:
-        row = w.release(mask)
-        p["release"] = row if p["release"] is None else np.maximum(p["release"], row)
-        if w.has_bridged:
-            for d in ("shared", "global"):
-                b = w.release_bridged(mask, d)
-                p["bridged"][d] = b if d not in p["bridged"] else np.maximum(p["bridged"][d], b)
-        if w.tc is not None:
-            self._tc_release_into(p, w.tc_release(mask))
-
-    @staticmethod
-    def _tc_release_into(p, row) -> None:
-        p["tc"] = row if p["tc"] is None else np.maximum(p["tc"], row)
-
-    def _acquire(self, p, w: WarpState, mask, ordinary: bool = True) -> None:
-        if ordinary and p["release"] is not None:
-            w.acquire(mask, p["release"], p["bridged"])
-        if p["cols"]:
-            w.k.learn_columns(mask, np.fromiter(p["cols"], dtype=np.int64, count=len(p["cols"])), DONE)
-        if w.tc is not None and p["tc"] is not None:
-            # takes effect for tcgen05 operations only at the next fence::after_thread_sync
-            w.tc_pending.merge(mask, p["tc"])
-
-    def sync(self, ev) -> None:
-        kind, d = ev.kind, ev.details
-        if d.get("async"):
-            self._completion(ev)
+    def _flush_warp(self, c: _Chunk, wid: int, seq: float) -> None:
+        """Warp `wid`'s plain accesses before `seq`: stamped with its epoch, their pairs gathered from its knowledge."""
+        entry = c.wu.get(wid)
+        if entry is None:
             return
-        if ev.warp < 0 or ev.warp >= self.nw:
+        idx, seqs = entry
+        cur = c.wcur[wid]
+        k = bisect_left(seqs, seq, cur)
+        if k <= cur:
             return
-        w = self.warps[ev.warp]
-        mask = ev.lanes
-        if kind == "mbarrier.arrive":
-            lanes = d.get("lanes")
-            if lanes is not None:
-                mask = np.zeros(32, dtype=np.bool_)
-                mask[lanes] = True
-            if d.get("order", "release") != "relaxed":
-                self._release_into(self._payload(self.mb, (ev.cta, ev.barrier[2], ev.generation)), w, mask)
-            elif w.tc is not None:       # a relaxed arrive still orders fenced tcgen05 work (PTX §9.7.16.6.3)
-                self._tc_release_into(self._payload(self.mb, (ev.cta, ev.barrier[2], ev.generation)),
-                                      w.tc_release(mask))
-        elif kind == "mbarrier.wait":
-            if ev.generation is not None:
-                p = self.mb.get((ev.cta, ev.barrier[2], ev.generation))
-                if p is not None:
-                    self._acquire(p, w, mask, ordinary=d.get("order", "acquire") != "relaxed")
-        elif kind in ("bar.sync", "bar.arrive", "bar.red"):
-            self._release_into(self._payload(self.named, (ev.cta, ev.barrier[2], ev.generation)), w, mask)
-        elif kind == "bar.wait":
-            p = self.named.get((ev.cta, ev.barrier[2], ev.generation))
-            if p is not None:
-                self._acquire(p, w, mask)
-        elif kind == "warp_sync":
-            mm = d.get("membermask", 0xFFFFFFFF)
-            if w.tc is not None:
-                m = mask if mm == 0xFFFFFFFF else (((mm >> _LANES) & 1).astype(np.bool_) &
-                                                   (True if mask is None else mask))
-                w.tc_pending.merge(m, w.tc_release(m))
-            if mask is None and mm == 0xFFFFFFFF and w.k.rows is None and not w.has_bridged:
-                # the common case: a converged warp's lanes learn each other's current epoch
-                w.k.row[w.id * 32:w.id * 32 + 32] = w.epoch
-                w.epoch += 1
-                return
-            members = self._members.get(mm)
-            if members is None:
-                members = self._members[mm] = ((mm >> _LANES) & 1).astype(np.bool_)
-            m = members if mask is None else (members & mask)
-            row = w.release(m)
-            w.k.set_all(m, row)
-            if w.has_bridged:
-                for dom in ("shared", "global"):
-                    w.bridged[dom].set_all(m, w.release_bridged(m, dom))
-        elif kind == "fence.proxy.async":
-            w.fence_proxy(mask, _FENCE_DOMAINS.get(d.get("space", "all"), ("shared", "global")))
-        elif kind == "fence.sc":
-            self._fence_sc(ev, w, mask)
-        elif kind == "fence.acq_rel":
-            self._fence_acq_rel(w, mask)
-        elif kind == "async.issue":
-            op = d.get("op")
-            if op is not None:
-                lane = int(d.get("lane", 0))
-                bridged = {dom: w.bridged_snapshot(lane, dom) for dom in ("shared", "global")} if w.has_bridged \
-                    else self._zero_bridged
-                self.fork[op] = (w.snapshot(lane), bridged, (ev.warp, lane, w.epoch))
-                self.fork_seq[op] = ev.seq
-                if op in self.async_col:
-                    self.issuer_col[self.async_col[op]] = ev.warp * 32 + lane
-                    self.issuer_seq[self.async_col[op]] = ev.seq
-                self.async_info[op] = {"kind": d.get("kind", ""), "warp": ev.warp, "lane": lane, "site": ev.site,
-                                       "iters": ev.iters}
-                if "lane" not in d:        # a warp-collective op (tcgen05.ld/st): evidence names the witness lane
-                    del self.async_info[op]["lane"]
-                if w.tc is not None and d.get("kind", "").startswith("tcgen05"):
-                    self.tc.issue(ev, w, op, lane)
-                w.epoch += 1
-                fam = GROUP_FAMILY.get(d.get("kind", ""))
-                if fam:
-                    w.async_uncommitted[fam].setdefault(lane, []).append(op)
-        elif kind in ("bulk.commit_group", "cp.async.commit_group"):
-            fam = kind.split(".commit")[0]
-            for lane in (range(32) if mask is None else np.flatnonzero(mask)):
-                lane = int(lane)
-                w.async_groups[fam].setdefault(lane, []).append(w.async_uncommitted[fam].pop(lane, []))
-        elif kind in ("bulk.wait_group", "cp.async.wait_group"):
-            fam = kind.split(".wait")[0]
-            keep = int(ev.count or 0)
-            for lane in (range(32) if mask is None else np.flatnonzero(mask)):
-                lane = int(lane)
-                groups = w.async_groups[fam].get(lane, [])
-                if fam == "cp.async" and keep == 0 and w.async_uncommitted[fam].get(lane):
-                    groups = groups + [w.async_uncommitted[fam].pop(lane)]   # wait_all commits first
-                retire, rest = (groups[:-keep], groups[-keep:]) if keep else (groups, [])
-                w.async_groups[fam][lane] = rest
-                one = np.zeros(32, dtype=np.bool_)
-                one[lane] = True
-                done = READ_DONE if d.get("read") else DONE
-                for g in retire:
-                    for op in g:
-                        w.k.learn_column(one, self.async_col[op], done)
-        elif kind == "tcgen05.fence::before_thread_sync":
-            if w.tc is not None:
-                self.tc.fence_before(ev, w, mask)
-        elif kind == "tcgen05.fence::after_thread_sync":
-            if w.tc is not None:
-                w.tc.absorb(mask, w.tc_pending)
-        elif kind in ("tcgen05.wait::ld", "tcgen05.wait::st"):
-            cols = np.array([self.async_col[o] for o in d.get("ops", ()) if o in self.async_col], dtype=np.int64)
-            w.k.learn_columns(mask, cols, DONE)
-            if w.tc is not None:
-                w.tc.learn_columns(mask, cols, DONE)
-        elif kind == "tcgen05.dealloc":
-            actor = DEALLOC_ACTOR + ev.seq
-            if actor in self.async_col:
-                self.fork[actor] = (w.snapshot(0), self._zero_bridged, (ev.warp, 0, w.epoch))
-                self.fork_seq[actor] = ev.seq
-                self.issuer_col[self.async_col[actor]] = ev.warp * 32
-                self.issuer_seq[self.async_col[actor]] = ev.seq
-                self.async_info[actor] = {"kind": "tcgen05.dealloc", "warp": ev.warp, "lane": 0, "site": ev.site,
-                                          "iters": ev.iters}
-                if w.tc is not None:
-                    self.tc.dealloc(actor, w, mask)
-                w.epoch += 1
+        sel = idx[cur:k]
+        c.wcur[wid] = k
+        w = self.flow.warps[wid]
+        c.units.epoch_at[c.nlive + sel] = w.epoch
+        self._gather(c, w, sel)
 
-    def _fence_sc(self, ev, w: WarpState, mask) -> None:
-        """A fence.sc lane acquires what the earlier fence.sc instances the run forces before it knew at theirs
-        (PTX §8.9.4 item 1; never the execution order alone), then acts as fence.acq_rel; its knowledge there is
-        what later forced fences acquire."""
-        lanes = range(32) if mask is None else np.flatnonzero(mask).tolist()
-        for lane in lanes:
-            for cand in self.sc_forced.get((ev.seq, lane), ()):
-                row = self.sc_rows.get(cand.f1)
-                if row is not None and (cand.needs is None or self._write_before(*cand.needs)):
-                    one = np.zeros(32, dtype=np.bool_)
-                    one[lane] = True
-                    w.k.merge(one, row)
-        self._fence_acq_rel(w, mask)
-        for lane in lanes:
-            if (ev.seq, lane) in self.sc_sources:
-                self.sc_rows[(ev.seq, lane)] = w.fence_row[lane]
-
-    def _write_before(self, w_id: tuple, b_id: tuple) -> bool:
-        """Did write (record, lane) `w_id` happen before write `b_id`, as `b`'s lane knew at `b` (the knowledge
-        gathered for their candidate pairs; one lane's accesses are ordered by program order)?"""
-        (wr, wl), (br, bl) = w_id, b_id
-        wrec, brec = self.records[wr], self.records[br]
-        if wrec.actor < 0 and (wrec.warp, wl) == (brec.warp, bl):
-            return True
-        ent, P = self.ent, self.pairs
-        stamp = self.async_stamp[wr] if wrec.actor >= 0 else self.epoch_at[wr]
-        found = False
-        for q in range(int(P.start[br]), int(P.start[br + 1])):
-            if int(ent.lane[P.current[q]]) != bl:
-                continue
-            p = int(P.prior[q])
-            if int(ent.rec[p]) == wr and int(ent.lane[p]) == wl:
-                if self.known[q] < stamp:
-                    return False
-                found = True
-        return found
-
-    def _fence_acq_rel(self, w: WarpState, mask) -> None:
-        for lane in (range(32) if mask is None else np.flatnonzero(mask)):
-            lane = int(lane)
-            for row in w.pending_acquire.pop(lane, []):
-                one = np.zeros(32, dtype=np.bool_)
-                one[lane] = True
-                w.k.merge(one, row)
-            w.fence_row[lane] = w.snapshot(lane)
-        w.epoch += 1
-
-    def _completion(self, ev) -> None:
-        """An async completion landed on an mbarrier: its generation now carries the operation."""
-        if ev.barrier is None or ev.barrier[0] != "mbarrier":
+    def _gather(self, c: _Chunk, w, sel: np.ndarray) -> None:
+        """For the pairs closed by the chunk's records `sel` (one warp's): what the accessing lane knows of the earlier
+        access's actor (bridged too where proxies differ; and of its issuer where it is async)."""
+        P = c.pairs
+        s, e = P.start[sel], P.start[sel + 1]
+        cnt = e - s
+        if not cnt.any():
             return
-        op = ev.details.get("op")
-        p = self._payload(self.mb, (ev.cta, ev.barrier[2], ev.generation))
-        if op is not None and op in self.async_col:
-            p["cols"].add(self.async_col[op])
-        commit = self.tc.commit_payload(op) if ev.details.get("kind") == "tcgen05.commit" and self.tc else None
-        if commit is not None:
-            # the waiter learns the commit's tcgen05 operations complete, and the issuer's knowledge at commit;
-            # for tcgen05 operations also their causal predecessors (never work the issuer only imported)
-            cols, row = commit
-            p["cols"].update(cols.tolist())
-            fork = self.fork.get(op)
-            if fork is not None:
-                p["release"] = fork[0] if p["release"] is None else np.maximum(p["release"], fork[0])
-            if row is not None:
-                self._tc_release_into(p, row)
-        if ev.details.get("kind") == "cp.async.mbarrier.arrive":
-            # the arrive covers the lane's earlier cp.async operations
-            info = self.async_info.get(op, {})
-            w = self.warps[info.get("warp", ev.warp)]
-            lane = info.get("lane", 0)
-            for fam_ops in (w.async_uncommitted["cp.async"].get(lane, []),
-                            *w.async_groups["cp.async"].get(lane, [])):
-                for o in fam_ops:
-                    if self.fork.get(o) and self.fork[o][2][2] <= self.fork[op][2][2]:
-                        p["cols"].add(self.async_col[o])
+        run, within = _segments(cnt)
+        q = s[run] + within
+        lanes, cols = P.cur_lane[q], c.pcol[q]
+        c.known[q] = w.known(lanes, cols)
+        if c.cross_any[sel].any():
+            uq = sel[run]
+            m = c.cross_any[uq]
+            dom = c.units.domain[c.nlive + uq]
+            for d, name in DOMAIN_NAMES.items():
+                mm = m & (dom == d)
+                if mm.any():
+                    c.known_bridged[q[mm]] = w.known(lanes[mm], cols[mm], name)
+        if c.async_prior_any[sel].any():
+            m = c.async_prior_any[sel[run]]
+            c.known_issuer[q[m]] = w.known(lanes[m], self.flow.issuer_col[cols[m]])
 
-    # ------------------------------------------------------------------ accesses
-    def access(self, r: int, rec) -> None:
-        """Stamp record `r` and gather, for each pair it closes, what its actor knows of the earlier one."""
-        w = self.warps[rec.warp]
-        if self.acquiring[r]:
-            self._acquire_from_memory(r, rec, w)
-        s, e = self.pairs.start[r], self.pairs.start[r + 1]
-        if e > s:
-            lanes, cols = self.cur_lane[s:e], self.prior_col[s:e]
-            self.known[s:e] = w.known(lanes, cols)
-            if self.cross_any[r]:
-                domain = _DOMAIN.get(rec.space)
-                if domain is not None:
-                    self.known_bridged[s:e] = w.known(lanes, cols, domain)
-            if self.async_prior_any[r]:
-                self.known_issuer[s:e] = w.known(lanes, self.issuer_col[cols])
-        self.epoch_at[r] = w.epoch
-        if self.ent.writes[r]:
-            if rec.order in ("release", "acq_rel"):
-                self._publish(r, rec)
-            elif rec.order in ("relaxed", "volatile"):
-                self._publish(r, rec, via_fence=True)
+    def _visit(self, c: _Chunk, r: int) -> None:
+        """A strong access (chunk record `r`): acquire through memory, gather, stamp, publish; fence.sc bookkeeping."""
+        U, P, flow = c.units, c.pairs, self.flow
+        u = c.nlive + r
+        wid = int(U.warp[u])
+        w = flow.warps[wid]
+        g = int(U.index[u])
+        level = int(U.strength[u])
+        order = ORDERS[int(U.order[u])]
+        es, ee = int(P.ent_start[r]), int(P.ent_start[r + 1])
+        ent_lane, pw_unit, pw_lane = P.ent_lane[es:ee].tolist(), P.ent_pw_unit[es:ee].tolist(), \
+            P.ent_pw_lane[es:ee].tolist()
+        if U.acquiring[u]:
+            sources = [(lane, int(U.index[t]), wl, int(U.strength[t]), int(U.cta[t]))
+                       for lane, t, wl in zip(ent_lane, pw_unit, pw_lane) if t >= 0]
+            for t, wlevel, cross in flow.acquire_from_memory(g, wid, level, order in ("acquire", "acq_rel"), sources):
+                t_local = int(np.searchsorted(U.index, t))
+                self.scope_mismatches.append((U.record(t_local, self.allocs), U.record(u, self.allocs), wlevel, level,
+                                              cross))
+        sel = np.array([r], dtype=np.int64)
+        self._gather(c, w, sel)
+        U.epoch_at[u] = w.epoch
+        lanes = U.lane[U.lane_start[r]:U.lane_start[r + 1]].tolist()
+        if level > 0:
+            self._fence_sc_access(c, r, u, g, wid, level, lanes, ent_lane, pw_unit, pw_lane)
+        if U.write[u]:
+            if order in _RELEASE:
+                flow.publish(g, wid, lanes, level, via_fence=False)
+            elif order in _VIA_FENCE:
+                flow.publish(g, wid, lanes, level, via_fence=True)
 
-    def _gather_async(self) -> None:
+    def _fence_sc_access(self, c, r, u, g, wid, level, lanes, ent_lane, pw_unit, pw_lane) -> None:
+        """A morally strong access, for the fence.sc tracker: per lane the write it read (or overwrote), and for a
+        write whether that write happened before it (what a forced fence.sc pair may have to check)."""
+        U, flow = c.units, self.flow
+        sources: dict = {}
+        for lane, t, wl in zip(ent_lane, pw_unit, pw_lane):
+            sources.setdefault(lane, set()).add(None if t < 0 else (int(U.index[t]), wl))
+            if t >= 0:
+                flow.write_thread[(int(U.index[t]), wl)] = (int(U.warp[t]), int(U.actor[t]))
+        kind = ("read", "write", "rmw")[int(U.kind[u])]
+        k = int(U.key[u])
+        off = U.offset[U.lane_start[r]:U.lane_start[r + 1]].tolist()
+        for lane, o in zip(lanes, off):
+            src = sources.get(lane, {None})
+            src = next(iter(src)) if len(src) == 1 else "mixed"
+            flow.write_thread[(g, lane)] = (wid, -1)
+            flow.sc.access(float(U.seq[u]), (g, lane), (wid, lane), int(U.cta[u]), level, kind,
+                           (self.allocs.space[k], self.allocs.id[k], o, int(U.size[u])), src)
+            if U.write[u] and src not in (None, "mixed"):
+                flow.sc_order[(g, lane)] = {src: self._ordered_before(c, r, lane, src)}
+
+    def _ordered_before(self, c: _Chunk, r: int, lane: int, src: tuple) -> bool:
+        """Is write `src` (record, lane) ordered before chunk record `r`'s access by `lane`, by the knowledge gathered
+        for their pairs (False if they make no pair)?"""
+        U, P = c.units, c.pairs
+        t = int(np.searchsorted(U.index, src[0]))
+        if U.actor[t] < 0 and t >= c.nlive:
+            self._flush_warp(c, int(U.warp[t]), float(U.seq[c.nlive + r]))     # its stamp
+        stamp = U.stamp[t] if U.actor[t] >= 0 else U.epoch_at[t]
+        s, e = int(P.start[r]), int(P.start[r + 1])
+        sel = (P.cur_lane[s:e] == lane) & (P.prior[s:e] == t) & (P.prior_lane(slice(s, e)) == src[1])
+        return bool(sel.any()) and bool((c.known[s:e][sel] >= stamp).all())
+
+    def _gather_async(self, c: _Chunk) -> None:
         """What each async access knows of its priors: its operation's fork (tcgen05 knowledge against tcgen05
         priors), as of the access — a fork or an issuer column set by a later event is not known yet."""
-        recs = self.async_closing
+        U, P, flow, nlive = c.units, c.pairs, self.flow, c.nlive
+        recs = np.flatnonzero((U.actor[nlive:] >= 0) & (np.diff(P.start) > 0))
         if not recs.size:
             return
-        records, P = self.records, self.pairs
-        ops = list(self.fork)
-        row_of = {op: i for i, op in enumerate(ops)}
-        op_seq = np.array([self.fork_seq[op] for op in ops] + [np.inf])
-        seq = np.fromiter((records[r].seq for r in recs.tolist()), dtype=np.float64, count=recs.size)
-        f = np.fromiter((row_of.get(records[r].actor, -1) for r in recs.tolist()), dtype=np.int64, count=recs.size)
-        ok = op_seq[f] < seq                       # (-1 reads the inf sentinel: an op never forked)
-        recs, f, seq = recs[ok], f[ok], seq[ok]
+        actor = U.actor[nlive + recs]
+        seq = U.seq[nlive + recs]
+        ops, inv = np.unique(actor, return_inverse=True)
+        fork_seq = np.array([flow.fork_seq.get(a, _INF) for a in ops.tolist()])[inv]
+        ok = fork_seq < seq                        # an operation never forked knows nothing
+        recs, actor, seq = recs[ok], actor[ok], seq[ok]
         if not recs.size:
             return
         s, e = P.start[recs], P.start[recs + 1]
         n = e - s
-        q = np.repeat(s, n) + (np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n))
-        per_pair = lambda v: np.repeat(v, n)      # noqa: E731
-        a, cols = per_pair(f), self.prior_col[q]
+        run, within = _segments(n)
+        q = s[run] + within
+        ops, inv_rec = np.unique(actor, return_inverse=True)
+        inv = inv_rec[run]
+        cols = c.pcol[q]
+        opl = ops.tolist()
 
         def take(rows_of, sel):
             """rows_of(op)[cols] for the pairs in `sel`, stacking only the operations they need."""
-            used, inv = np.unique(a[sel], return_inverse=True)
-            table = np.stack([rows_of(ops[i]) for i in used.tolist()])
-            return table, inv
+            used, where = np.unique(inv[sel], return_inverse=True)
+            table = np.stack([rows_of(opl[i]) for i in used.tolist()])
+            return table, where
 
-        table, inv = take(lambda op: self.fork[op][0], slice(None))
-        self.known[q] = table[inv, cols]
-        if self.tc is not None:
-            tc_op = np.fromiter((self.rec_tc[r] != 0 and self.tc_prior_any[r] and records[r].actor in self.tc.fork
-                                 for r in recs.tolist()), dtype=np.bool_, count=recs.size)
-            sel = per_pair(tc_op) & self.prior_tc[q]
+        table = np.stack([flow.fork[op][0] for op in opl])
+        c.known[q] = table[inv, cols]
+        if flow.tc is not None:
+            forked = np.array([op in flow.tc.fork for op in opl], dtype=np.bool_)[inv_rec]
+            tc_op = (U.tc[nlive + recs] != 0) & c.tc_prior_any[recs] & forked
+            sel = tc_op[run] & c.prior_tc[q]
             if sel.any():
                 # tcgen05 against tcgen05: ordered only by tcgen05 ordering (pipelines, waits, thread fences)
-                tc_table, tc_inv = take(lambda op: self.tc.fork[op][0], sel)
-                self.known[q[sel]] = tc_table[tc_inv, cols[sel]]
-        space = np.fromiter((_DOMAIN.get(records[r].space, "") for r in recs.tolist()), dtype="<U6",
-                            count=recs.size)
-        for domain in ("shared", "global"):
-            sel = per_pair(self.cross_any[recs] & (space == domain))
+                tc_table, where = take(lambda op: flow.tc.fork[op][0], sel)
+                c.known[q[sel]] = tc_table[where, cols[sel]]
+        dom = U.domain[nlive + recs]
+        for d, name in DOMAIN_NAMES.items():
+            sel = (c.cross_any[recs] & (dom == d))[run]
             if sel.any():
-                b_table, b_inv = take(lambda op: self.fork[op][1][domain], sel)
-                self.known_bridged[q[sel]] = b_table[b_inv, cols[sel]]
-        sel = per_pair(self.async_prior_any[recs])
+                b_table, where = take(lambda op: flow.fork[op][1][name], sel)
+                c.known_bridged[q[sel]] = b_table[where, cols[sel]]
+        sel = c.async_prior_any[recs][run]
         if sel.any():
-            c = cols[sel]
-            issuer = np.where(self.issuer_seq[c] < per_pair(seq)[sel], self.issuer_col[c], c)
-            self.known_issuer[q[sel]] = table[inv[sel], issuer]
+            cc = cols[sel]
+            issuer = np.where(flow.issuer_seq[cc] < seq[run][sel], flow.issuer_col[cc], cc)
+            c.known_issuer[q[sel]] = table[inv[sel], issuer]
 
-    # ------------------------------------------------------------------ judging the pairs
-    def judge(self) -> None:
-        """All pairs at once: ordered by knowledge (bridged where proxies differ), tcgen05 order, or both strong
-        (same-actor pairs, ordered by program order, are never candidates)."""
-        P, ent = self.pairs, self.ent
-        if not P.prior.size:
-            return
-        pr, cr = self.prior_rec, self.cur_rec
-        stamp = np.where(self.rec_actor >= 0, self.async_stamp, self.epoch_at)[pr]
-        known = self.known
-        if self.cross_any.any():
-            cross = self.rec_proxy[pr] != self.rec_proxy[cr]
-            bridged = np.minimum(known, self.known_bridged)
-            has_domain = self.rec_domain[cr]
-            own_dest = self.bulk_write[pr] & (self.rec_proxy[cr] == 0)
-            known = np.where(cross & has_domain & ~own_dest, bridged, known)
-        # the remaining rules only ever add order: apply them to the pairs knowledge leaves unordered
-        # (pairs of one actor, ordered by program order, were never made: `pairs`)
-        bad = np.flatnonzero(known < stamp)
-        if not bad.size:
-            return
-        bp, bc, bknown = pr[bad], cr[bad], known[bad]
-        pcol, ccol = self.prior_col[bad], self.col[P.current[bad]]
-        cross = self.rec_proxy[bp] != self.rec_proxy[bc]
-        ordered = np.zeros(bad.size, dtype=np.bool_)
-        if self.has_tc:
-            ordered |= self.tc.ordered(self.rec_tc[bp], self.rec_tc[bc], pcol, ccol, bknown, self.issuer_col)
-        ps, cs = self.rec_strength[bp], self.rec_strength[bc]
-        need = np.where(self.rec_cta[bp] == self.rec_cta[bc], 1, 3)
-        ordered |= (ps >= need) & (cs >= need) & ~cross
-        bad = bad[~ordered]
-        if not bad.size:
-            return
-        # one race per (prior record, current record): byte hull, count, and the first pair as the witness
-        key = pr[bad].astype(np.int64) * len(self.records) + cr[bad]
-        order = np.argsort(key, kind="stable")
-        bad, key = bad[order], key[order]
-        firsts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-        lo_byte = ent.byte[P.current[bad]]
-        hi_byte = lo_byte + ent.unit[P.current[bad]]
-        los = np.minimum.reduceat(lo_byte, firsts)
-        his = np.maximum.reduceat(hi_byte, firsts)
-        counts = np.diff(np.r_[firsts, bad.size])
-        for g, i in enumerate(firsts):
-            q = int(bad[i])
-            p_rec, c_rec = int(pr[q]), int(cr[q])
-            prior, cur = self.records[p_rec], self.records[c_rec]
-            race = Race(p_rec, c_rec, int(ent.lane[P.prior[q]]), int(ent.lane[P.current[q]]),
-                        int(los[g]), int(his[g]), int(counts[g]),
-                        "write" if ent.writes[p_rec] else "read", cur.kind)
-            race.how = self._classify(prior, cur, q, p_rec, c_rec)
-            self.races.append(race)
-
-    def _classify(self, prior, cur, q: int, p_rec: int, c_rec: int) -> tuple:
-        """(ordering domain, ordering failure, text, proxy bridge, hint or None) in DESIGN §7's order."""
-        # a bulk copy's own destination bytes are bridged by its completion: what is missing there is the completion
-        own_destination = bool(self.bulk_write[p_rec]) and cur.proxy == "generic"
-        if prior.proxy != cur.proxy and not own_destination:
-            pd, cd = _PROXY_DOMAIN.get(prior.space, "other"), _PROXY_DOMAIN.get(cur.space, "other")
-            bridge = {"prior_proxy": prior.proxy, "current_proxy": cur.proxy, "prior_domain": pd, "current_domain": cd}
-            hint = None
-            if prior.actor >= 0:
-                # async -> generic: was the async access at least observed complete (then only the fence is missing)?
-                done = bool(self.known[q] >= self.async_stamp[p_rec])
-                bridge["async_completion_observed"] = done
-                hint = _HINT_A2G if done else (
-                    "the asynchronous access may still be in flight: observe its completion first "
-                    "(cp.async.bulk.wait_group.read for a bulk store's source, the mbarrier of the "
-                    "tcgen05.commit for a tcgen05.mma operand), then fence.proxy.async, then the generic access")
-            return ("memory", "missing_proxy_bridge",
-                    f"no {prior.proxy}->{cur.proxy} proxy bridge from {pd} to {cd} orders the accesses", bridge, hint)
-        if prior.actor < 0 and cur.actor < 0 and prior.warp == cur.warp:
-            return ("execution", "missing_same_warp_lane_order",
-                    "different lanes in the same warp have no lane-order edge", None, None)
-        if strength(prior) > 0 or strength(cur) > 0:
-            return ("memory", "missing_release_acquire", "no release/acquire edge orders the accesses", None, None)
-        if prior.actor >= 0 and prior.actor in self.fork:
-            # the issue is ordered before the current access but the completion is not
-            if self.known_issuer[q] >= self.fork[prior.actor][2][2]:
-                hint = self._tc_hint(p_rec, c_rec, cur)
-                if prior.kind == "write" and self.op_kind.get(prior.actor) in _S2G and self.known[q] == READ_DONE:
-                    hint = ("cp.async.bulk.wait_group.read retires only the store's source reads; wait with "
-                            "cp.async.bulk.wait_group (without .read) before accessing its destination")
-                return ("completion", "async_lifetime_not_drained",
-                        "an asynchronous access is not completed before the conflicting reuse", None, hint)
-        return ("execution", "missing_inter_actor_sync", "no synchronization edge orders the actors", None,
-                self._tc_hint(p_rec, c_rec, cur) or self._sc_hint(prior, cur, q))
-
-    def _sc_hint(self, prior, cur, q: int) -> str | None:
-        """Two plain accesses with a fence.sc after the first and one before the second, whose order the run does
-        not force: say so (a flagless fence.sc handoff is the usual case)."""
-        if not self.sc_fences or prior.actor >= 0 or cur.actor >= 0:
-            return None
-        before = self.sc_fences.get((prior.warp, int(self.ent.lane[self.pairs.prior[q]])), ())
-        after = self.sc_fences.get((cur.warp, int(self.ent.lane[self.pairs.current[q]])), ())
-        if any(s > prior.seq for s in before) and any(s < cur.seq for s in after):
-            return HINT_SC
-        return None
-
-    def _tc_hint(self, p_rec: int, c_rec: int, cur) -> str | None:
-        if self.tc is None:
-            return None
-        return self.tc.hint(int(self.rec_tc[p_rec]), int(self.rec_tc[c_rec]),
-                            self.async_col.get(self.records[p_rec].actor, -1), cur.actor)
-
-    # ------------------------------------------------------------------ release/acquire through memory
-    def _publish(self, r: int, rec, via_fence: bool = False) -> None:
-        w = self.warps[rec.warp]
-        lanes = _LANES if rec.lanes is None else np.flatnonzero(rec.lanes)
-        level = self.rec_strength[r]
-        for lane in lanes.tolist():
-            if w.tc is not None:
-                # any morally strong write is a thread sync for fenced tcgen05 work (a relaxed flag included)
-                one = np.zeros(32, dtype=np.bool_)
-                one[lane] = True
-                self.tc_rows[(r, lane)] = w.tc_release(one)
-            if via_fence:
-                row = w.fence_row.get(lane)
-                if row is None:
-                    continue
-            else:
-                row = w.snapshot(lane)
-            self.release_rows[(r, lane)] = (row, level, w.cta)
-        if not via_fence:
-            w.epoch += 1
-
-    def _acquire_from_memory(self, r: int, rec, w: WarpState) -> None:
-        """A strong read takes the release row of the write it reads from (per lane, scopes covering)."""
-        level = self.rec_strength[r]
-        acquire = rec.order in ("acquire", "acq_rel")
-        ent = self.ent
-        mine = self._entries_of(r)
-        seen = set()
-        for e in mine.tolist():
-            t_entry = int(self.pairs.prior_write[e])
-            if t_entry < 0:
-                continue
-            t, wl, lane = int(ent.rec[t_entry]), int(ent.lane[t_entry]), int(ent.lane[e])
-            if (t, lane) in seen:
-                continue
-            seen.add((t, lane))
-            pub = self.release_rows.get((t, wl))
-            tc = self.tc_rows.get((t, wl)) if self.has_tc else None
-            if pub is None and tc is None:
-                continue
-            need = 1 if self.rec_cta[t] == w.cta else 3
-            if tc is not None and self.rec_strength[t] >= need and level >= need:
-                one = np.zeros(32, dtype=np.bool_)
-                one[lane] = True
-                w.tc_pending.merge(one, tc)
-            if pub is None:
-                continue
-            row, wlevel, wcta = pub
-            if wlevel < need or level < need:
-                self.scope_mismatches.append((t, r, wlevel, level, wcta != w.cta))
-                continue
-            one = np.zeros(32, dtype=np.bool_)
-            one[lane] = True
-            if acquire:
-                w.k.merge(one, row)
-            else:
-                w.pending_acquire.setdefault(lane, []).append(row)
-
-    def _entries_of(self, r: int) -> np.ndarray:
-        if self._by_rec is None:
-            self._by_rec = stable_order(self.ent.rec, len(self.records))
-            self._by_rec_start = np.searchsorted(self.ent.rec[self._by_rec], np.arange(len(self.records) + 1))
-        return self._by_rec[self._by_rec_start[r]:self._by_rec_start[r + 1]]
+    def _forget(self, c: _Chunk) -> None:
+        """Keep what a later access can still pair with (see the module docstring)."""
+        flow, U, shadow = self.flow, c.units, self.shadow
+        if shadow.new_cold.size:
+            fresh = U.take(np.searchsorted(U.index, shadow.new_cold))
+            self.cold.append(fresh)
+            self.cold_ops.update(fresh.actor[fresh.actor >= 0].tolist())
+        live = shadow.live_units()
+        new_index = np.full(U.n, -1, dtype=np.int64)
+        new_index[live] = np.arange(live.size)
+        self.live = U.take(live)
+        shadow.relabel(new_index)
+        self.peak_live_entries = max(self.peak_live_entries, len(shadow))
+        kept = [self.live.index] + [part.index for part in self.cold]
+        flow.keep_records(lambda i: any(k.size and k[min(np.searchsorted(k, i), k.size - 1)] == i for k in kept))
+        alive = self.cold_ops | set(np.unique(self.live.actor[self.live.actor >= 0]).tolist())
+        flow.forget([op for op in flow.retired if op not in alive])
+        flow.collect()
+        flow.compact()
 
 
+class _Alloc:
+    """An allocation as a recorded AccessRecord names it (what AccessColumns needs of one)."""
 
+    __slots__ = ("space", "id", "name")
+
+    def __init__(self, space, alloc_id, name):
+        self.space, self.id, self.name = space, alloc_id, name
+
+
+class Pass:
+    """Racecheck over a recorded trace: `Pass(warps, warps_per_cta, events, records).run()`; then `races` (records
+    numbered as in `records`, which adds Racecheck's synthetic ones), `candidates` ((prior record, prior lane,
+    current record, current lane, first byte, granule bytes) rows: every pair judged, grouped by the current record),
+    `lane_accesses`, `scope_mismatches`.  `chunk_rows`: records per chunk (NumSim's default)."""
+
+    def __init__(self, run_warps: int, warps_per_cta: int, events, records, chunk_rows: int | None = None):
+        self.nw, self.wpc = run_warps, warps_per_cta
+        self.events = list(events)
+        self.input = list(records)
+        self.records = with_deallocs(self.events, self.input)
+        self.chunk_rows = chunk_rows
+        self.races: list = []
+        self.candidates = np.zeros((0, 6), dtype=np.int64)
+        self.lane_accesses = 0
+        self.scope_mismatches: list = []
+        self.analysis: Analysis | None = None
+
+    def run(self, meter=None) -> None:
+        a = self.analysis = Analysis(meter, keep_pairs=True)
+        a.setup(self.nw, self.wpc)
+        cols = AccessColumns([a.on_access_chunk], {"accesses": 0, "lane_accesses": 0}, self.chunk_rows)
+        allocs: dict = {}
+        events, records = self.events, self.input
+        i = 0
+        for rec in records:
+            while i < len(events) and events[i].seq < rec.seq:
+                a.on_sync(events[i])
+                i += 1
+            key = (rec.space, rec.alloc)
+            alloc = allocs.get(key)
+            if alloc is None:
+                alloc = allocs[key] = _Alloc(rec.space, rec.alloc, rec.alloc_name)
+            cols.rows.append((rec.seq, rec.cta, rec.warp, rec.site, rec.iters, rec.lanes, alloc, rec.offsets, rec.size,
+                              rec.kind, rec.proxy, rec.order, rec.scope, rec.actor))
+            if cols.full():
+                cols.flush()
+        cols.flush()
+        for ev in events[i:]:
+            a.on_sync(ev)
+        a.finish()
+        if a.limit is not None:
+            raise a.limit
+        self.races = a.races
+        self.lane_accesses = a.lane_accesses
+        self.scope_mismatches = a.scope_mismatches
+        if a.candidates:
+            self.candidates = np.concatenate(a.candidates)

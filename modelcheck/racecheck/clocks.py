@@ -11,6 +11,11 @@ Lanes of a warp usually know the same things, so a warp keeps one shared row and
 splits into 32 rows only when a subset of lanes acquires something the others do not
 (an elected wait); a full-warp sync joins them back.  The same structure holds the
 knowledge that has crossed a `fence.proxy.async` ("bridged"), per proxy domain.
+
+Async columns come and go: the analysis gives an operation a column when it is issued and
+takes it back once nothing can ask about the operation any more, so the rows stay as wide
+as the operations in flight, not as the run (`resize`: keep these columns, in order, then
+zeros up to the new width; lane columns always stay first).
 """
 from __future__ import annotations
 
@@ -30,6 +35,13 @@ def lanes_of(mask) -> np.ndarray:
     if lanes is None:
         lanes = _LANES_OF[key] = np.flatnonzero(mask)
     return lanes
+
+
+def resize(row: np.ndarray, keep: np.ndarray, width: int) -> np.ndarray:
+    """row[..., keep] followed by zero columns up to `width` (row: (A,) or (32, A))."""
+    out = np.zeros(row.shape[:-1] + (width,), dtype=row.dtype)
+    out[..., :keep.size] = row[..., keep]
+    return out
 
 
 class Knowledge:
@@ -123,12 +135,11 @@ class Knowledge:
             return self.row.copy()
         return self.rows[lanes_of(mask)].min(axis=0)
 
-    def widen(self, width: int) -> None:
+    def resize(self, keep: np.ndarray, width: int) -> None:
         if self.rows is None:
-            self.row = np.concatenate([self.row, np.zeros(width - self.row.size, dtype=np.int32)])
+            self.row = resize(self.row, keep, width)
         else:
-            pad = np.zeros((32, width - self.rows.shape[1]), dtype=np.int32)
-            self.rows = np.concatenate([self.rows, pad], axis=1)
+            self.rows = resize(self.rows, keep, width)
 
 
 class WarpState:
@@ -243,7 +254,14 @@ class WarpState:
         passes on what earlier thread syncs brought them (a chain of syncs needs the fences only at its ends)."""
         return np.maximum(self.tc_fenced.join(mask), self.tc_pending.join(mask))
 
-    def widen(self, width: int) -> None:
-        self.k.widen(width)
+    def resize(self, keep: np.ndarray, width: int) -> None:
+        """Keep the knowledge of columns `keep` (see `resize`); every row this warp holds."""
+        self.k.resize(keep, width)
         for b in self.bridged.values():
-            b.widen(width)
+            b.resize(keep, width)
+        for kn in (self.tc, self.tc_fenced, self.tc_pending):
+            if kn is not None:
+                kn.resize(keep, width)
+        self.fence_row = {lane: resize(r, keep, width) for lane, r in self.fence_row.items()}
+        self.pending_acquire = {lane: [resize(r, keep, width) for r in rows]
+                                for lane, rows in self.pending_acquire.items()}

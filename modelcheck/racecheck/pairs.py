@@ -1,4 +1,4 @@
-"""Which accesses conflict: the candidate pairs of a trace, computed once, vectorized.
+"""Which accesses conflict: the candidate pairs of a trace, chunk by chunk, vectorized.
 
 Whether two accesses *conflict* (same bytes, at least one write) does not depend on
 happens-before, only on the trace.  So this pass finds every pair Racecheck must judge
@@ -6,7 +6,7 @@ before any clock is consulted: every access against the last write before it (sa
 granule), and every read against the next write after it.  A read that is ordered
 before the next write is ordered before every later write through that write (or that
 write races and is reported), so these pairs suffice — the classic last-write/
-reads-since-last-write shadow, unrolled over the whole trace at once.
+reads-since-last-write shadow, unrolled over a chunk of records at once.
 
 Pairs whose two accesses belong to one actor (the same lane, or the same async operation)
 are left out: Racecheck orders them by program order whatever the clocks say, so judging
@@ -15,19 +15,25 @@ count.  (Pruning further, e.g. a read whose own actor reads again before the nex
 would be sound for the verdict but not for the findings: the dropped pair may be the only
 one of its site pair, or the first witness, and it moves byte hulls and counts.)
 
-Entries are (record, lane, granule) triples over bytes some instruction writes (reads
-of never-written bytes cannot conflict).  A granule is the GCD of every access size and
-offset to its allocation, so no access covers part of a granule and judging granules is
-as exact as judging bytes.  Lanes of one record never pair with each other.
+Entries are (record, lane, granule) triples.  A granule is the GCD of every access size and
+offset to its allocation so far, so no access covers part of a granule and judging granules
+is as exact as judging bytes; when a later chunk brings a finer access, the carried entries
+of that allocation are split (until then every access covered whole coarse granules, so the
+fine granules' histories are the same).  Pair counts are kept in bytes for that reason.
+Lanes of one record never pair with each other.
+
+Streaming (`Shadow.advance`): only the entries a later access can still pair with are
+carried to the next chunk — per granule, its last write and the entries after it (all of
+them while it has no write) — so memory follows the live accesses, not the trace.  A
+chunk's entries merge with the carried ones of the granules it touches, in the order the
+whole-trace computation would give them (carried first: they are older).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-_LANES = np.arange(32)
-_WRITES = ("write", "rmw")
+GID_SHIFT = 40                  # granule id = allocation key << GID_SHIFT | first byte
+_BYTE_MASK = (1 << GID_SHIFT) - 1
 
 
 def stable_order(keys: np.ndarray, bound: int) -> np.ndarray:
@@ -47,149 +53,247 @@ def stable_order(keys: np.ndarray, bound: int) -> np.ndarray:
     return np.concatenate(parts)
 
 
-@dataclass
-class Entries:
-    """One row per (record, lane, granule) on a written granule, sorted by (granule, record)."""
-
-    rec: np.ndarray        # record index
-    lane: np.ndarray       # lane of the record (0 for an async actor's whole-op access)
-    byte: np.ndarray       # first byte of the granule, within the allocation
-    unit: np.ndarray       # granule size in bytes
-    gid: np.ndarray        # granule id, unique across allocations
-    actor: np.ndarray      # who accessed: warp * 32 + lane, or -1 - op for an async operation
-    lane_accesses: int     # lane accesses in the trace (including untracked ones)
-    writes: np.ndarray     # per record: writes (write or rmw)
 
 
-@dataclass
-class Pairs:
-    """Conflicting candidate pairs (prior entry, current entry), grouped by the current record."""
-
-    prior: np.ndarray      # entry index of the earlier access
-    current: np.ndarray    # entry index of the later access
-    start: np.ndarray      # pairs of record r are [start[r], start[r + 1])
-    prior_write: np.ndarray   # per entry: entry index of the last write before it, -1 if none
-
-
-def expand(records) -> Entries:
-    """Every lane's access as entries over written granules."""
-    n = len(records)
-    keys: dict[tuple, int] = {}
-    # plain lists in the loop (numpy item assignment costs more than the append), arrays after it
-    count_l, size_l, key_l, write_l, who_l = [], [], [], [], []
-    lane_parts, off_parts = [], []
-    ndarray, full, flatnonzero, i64 = np.ndarray, np.full, np.flatnonzero, np.int64
-    for rec in records:
-        lanes = rec.lanes
-        offs = rec.offsets
-        if lanes is None:
-            lane_parts.append(_LANES)
-            off_parts.append(offs if type(offs) is ndarray else full(32, offs, dtype=i64))
-            count_l.append(32)
-        else:
-            idx = flatnonzero(lanes)
-            lane_parts.append(idx)
-            off_parts.append(offs[idx] if type(offs) is ndarray else full(idx.size, offs, dtype=i64))
-            count_l.append(idx.size)
-        size_l.append(rec.size)
-        k = (rec.space, rec.alloc)
-        key = keys.get(k)
-        if key is None:
-            key = keys[k] = len(keys)
-        key_l.append(key)
-        write_l.append(rec.kind in _WRITES)
-        who_l.append(-1 - rec.actor if rec.actor >= 0 else rec.warp * 32)
-    counts = np.array(count_l, dtype=np.int64)
-    sizes = np.array(size_l, dtype=np.int64)
-    key_of = np.array(key_l, dtype=np.int64)
-    writes = np.array(write_l, dtype=np.bool_)
+def _segments(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For runs of the given lengths laid end to end: (run of each position, position within its run)."""
     total = int(counts.sum())
-    if not total:
-        z = np.zeros(0, dtype=np.int64)
-        return Entries(z, z, z, z, z, z, 0, writes)
-    lane = np.concatenate(lane_parts).astype(np.int64)
-    off = np.concatenate(off_parts).astype(np.int64)
-    rec = np.repeat(np.arange(n, dtype=np.int64), counts)
-    who = np.array(who_l, dtype=np.int64)
-    key = key_of[rec]
-    size = sizes[rec]
-    # the granule of each allocation: gcd of all offsets and sizes touching it; its granules: up to the last end
-    unit_of_key = np.ones(len(keys), dtype=np.int64)
-    span = np.zeros(len(keys), dtype=np.int64)
-    order = stable_order(key, len(keys))
-    bounds = np.searchsorted(key[order], np.arange(len(keys) + 1))
-    for k in range(len(keys)):
-        sel = order[bounds[k]:bounds[k + 1]]
-        if sel.size:
-            u = unit_of_key[k] = max(int(np.gcd(np.gcd.reduce(off[sel]), np.gcd.reduce(size[sel]))), 1)
-            span[k] = int((off[sel] + size[sel]).max()) // u
-    unit = unit_of_key[key]
-    per = size // unit
-    first = off // unit
-    if (per != 1).any():
-        rep = per
-        starts = np.cumsum(rep) - rep
-        within = np.arange(int(rep.sum()), dtype=np.int64) - np.repeat(starts, rep)
-        rec, lane, key, unit = (np.repeat(a, rep) for a in (rec, lane, key, unit))
-        first = np.repeat(first, rep) + within
-    # granule ids, disjoint across allocations
-    base = np.concatenate([[0], np.cumsum(span)[:-1]])
-    gid = base[key] + first
-    written = np.zeros(int(span.sum()), dtype=np.bool_)
-    is_write = writes[rec]
-    written[gid[is_write]] = True
-    keep = np.flatnonzero(written[gid])
-    # entries were in record order: stable keeps it per granule.  Merge sort, not stable_order: one record's
-    # lanes cover runs of consecutive granules, and on such keys it measured faster than the radix passes
-    order = keep[np.argsort(gid[keep], kind="stable")]
-    rec, lane, unit, gid = rec[order].astype(np.int32), lane[order].astype(np.int32), unit[order], gid[order]
-    actor = np.where(who[rec] < 0, who[rec], who[rec] + lane)
-    return Entries(rec, lane, first[order] * unit, unit, gid, actor, total, writes)
+    run = np.repeat(np.arange(counts.size), counts)
+    first = np.cumsum(counts) - counts
+    return run, np.arange(total, dtype=np.int64) - first[run]
 
 
-def pair(ent: Entries, nrecords: int) -> Pairs:
-    """The candidate pairs: each entry against the last earlier write, each read against the next write."""
-    m = ent.rec.size
-    # 32-bit entry indices where they fit: the pair arrays are the pass's largest, and memory-bound
-    itype = np.int32 if m < 1 << 31 else np.int64
-    idx = np.arange(m, dtype=itype)
-    if not m:
-        z = np.zeros(0, dtype=np.int64)
-        return Pairs(z, z, np.zeros(nrecords + 1, dtype=np.int64), z)
-    gid, rec = ent.gid, ent.rec
-    new_seg = np.ones(m, dtype=np.bool_)
-    new_seg[1:] = gid[1:] != gid[:-1]
-    new_grp = new_seg.copy()
-    new_grp[1:] |= rec[1:] != rec[:-1]
-    seg_first = np.maximum.accumulate(np.where(new_seg, idx, 0))
-    grp_first = np.maximum.accumulate(np.where(new_grp, idx, 0))
-    w = ent.writes[rec]
-    last_w = np.maximum.accumulate(np.where(w, idx, -1))
-    before = grp_first - 1
-    prior_write = np.where(before >= seg_first, last_w[np.maximum(before, 0)], -1)
-    prior_write = np.where(prior_write >= seg_first, prior_write, -1)
-    # (last write, entry)
-    has = prior_write >= 0
-    p1, c1 = prior_write[has], idx[has]
-    # (read since the last write, write entry): the window between the last write and this write's group
-    wi = idx[w]
-    lo = np.where(prior_write[wi] >= 0, prior_write[wi] + 1, seg_first[wi])
-    n = grp_first[wi] - lo
-    n = np.maximum(n, 0)
-    tot = int(n.sum())
-    if tot:
-        starts = np.cumsum(n) - n
-        p2 = np.repeat(lo, n) + (np.arange(tot, dtype=itype) - np.repeat(starts, n)).astype(itype)
-        c2 = np.repeat(wi, n)
-    else:
-        p2 = c2 = np.zeros(0, dtype=itype)
-    prior = np.concatenate([p1, p2])
-    current = np.concatenate([c1, c2])
-    other = ent.actor[prior] != ent.actor[current]      # one actor's accesses are ordered by program order
-    prior, current = prior[other], current[other]
-    cur_rec = rec[current]
-    order = stable_order(cur_rec, nrecords)
-    prior, current = prior[order], current[order]
-    start = np.zeros(nrecords + 1, dtype=np.int64)
-    np.cumsum(np.bincount(cur_rec, minlength=nrecords), out=start[1:])
-    return Pairs(prior, current, start, prior_write)
+class ChunkPairs:
+    """The candidate pairs closed by one chunk's records, grouped by the later record (`start`): the records
+    (`prior`, `current`, local indices), the later access's lane and the earlier one's actor column; the rest for
+    the pairs asked about (`prior_lane(q)`, `ccol(q)`, `lo(q)`, `gsize(q)`: most pairs are never asked).  And, for
+    the strong records the caller named, their entries grouped by record (`ent_start`) with the last write before
+    each (what a strong read reads from)."""
+
+    __slots__ = ("prior", "current", "cur_lane", "pcol", "start", "ent_unit", "ent_lane", "ent_pw_unit",
+                 "ent_pw_lane", "ent_start", "_pe", "_ce", "_lane", "_ecol", "_gid", "_gran")
+
+    def prior_lane(self, q) -> np.ndarray:
+        return self._lane[self._pe[q]].astype(np.int64)
+
+    def ccol(self, q) -> np.ndarray:
+        return self._ecol[self._ce[q]]
+
+    def lo(self, q) -> np.ndarray:
+        return self._gid[self._ce[q]] & _BYTE_MASK
+
+    def gsize(self, q) -> np.ndarray:
+        return self._gran[self._gid[self._ce[q]] >> GID_SHIFT]
+
+
+class Shadow:
+    """The carried entries and each allocation's granule (see the module docstring).
+
+    Carried entries keep their order within a granule (not sorted across granules: a chunk sorts what it merges).
+    Allocations nothing has written yet keep their accesses as lane rows (`cold`, records by their number over the
+    run), unexpanded: until a write comes they can pair with nothing, and then they join the carried entries, older
+    than anything after (the caller puts their records in the table first: `waking`)."""
+
+    def __init__(self):
+        self.gran = np.zeros(0, dtype=np.int64)       # allocation key -> granule size (0: not seen)
+        self.written = np.zeros(0, dtype=np.bool_)    # allocation key -> some write seen
+        self.gid = np.zeros(0, dtype=np.int64)
+        self.unit = np.zeros(0, dtype=np.int32)        # (record tables stay below 2**31 rows)
+        self.lane = np.zeros(0, dtype=np.int8)
+        self.cold: dict[int, list] = {}                # key -> [(record number, lane, offset, size) arrays], in order
+        self.cold_rows = 0
+        self.new_cold = np.zeros(0, dtype=np.int64)      # records whose accesses the last chunk left waiting
+
+    def __len__(self) -> int:
+        return self.gid.size + self.cold_rows
+
+    # ------------------------------------------------------------------ granules
+    def _grow(self, nkeys: int) -> None:
+        if self.gran.size < nkeys:
+            extra = nkeys - self.gran.size
+            self.gran = np.concatenate([self.gran, np.zeros(extra, dtype=np.int64)])
+            self.written = np.concatenate([self.written, np.zeros(extra, dtype=np.bool_)])
+
+    def _granules(self, key: np.ndarray, off: np.ndarray, size: np.ndarray, nkeys: int) -> None:
+        """Refine each allocation's granule by these accesses; split carried entries where it shrinks."""
+        if not key.size:
+            return
+        g = np.gcd(off, size)
+        cur = self.gran[key]
+        odd = np.flatnonzero((cur == 0) | (g % np.maximum(cur, 1) != 0))   # accesses the granule does not divide
+        if not odd.size:
+            return
+        key, g = key[odd], g[odd]
+        order = stable_order(key, nkeys)
+        ks = key[order]
+        bounds = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])
+        keys = ks[bounds]
+        merged = np.maximum(np.gcd(self.gran[keys], np.gcd.reduceat(g[order], bounds)), 1)
+        old = self.gran[keys].copy()
+        self.gran[keys] = merged
+        for k, was, now in zip(keys.tolist(), old.tolist(), merged.tolist()):
+            if 0 < now < was:
+                self._split(k, was, now)
+
+    def _split(self, key: int, old: int, new: int) -> None:
+        """Carried entries of allocation `key` from granules of `old` bytes to `new` (in place of each, in order)."""
+        mine = (self.gid >> GID_SHIFT) == key
+        if not mine.any():
+            return
+        rep = np.where(mine, old // new, 1)
+        within = _segments(rep)[1]
+        self.gid = np.repeat(self.gid, rep) + within * new
+        self.unit, self.lane = np.repeat(self.unit, rep), np.repeat(self.lane, rep)
+
+    # ------------------------------------------------------------------ one chunk
+    def advance(self, units, nlive: int, nkeys: int, strong: np.ndarray, ucol: np.ndarray) -> ChunkPairs:
+        """Pairs closed by the records units[nlive:] (a table whose first `nlive` rows are the carried records, which
+        the carried entries index), and the new carry.  `strong[i]`: chunk record i wants its entries listed;
+        `ucol[r]`: record r's actor column (its async operation's, or its warp's first lane's)."""
+        self._grow(nkeys)
+        n = units.n - nlive
+        counts = np.diff(units.lane_start)
+        row = (nlive + _segments(counts)[0]).astype(np.int32)
+        lane, off = units.lane.astype(np.int8), units.offset
+        key, size = units.key[row], units.size[row]
+        self._granules(key, off, size, nkeys)
+        # allocations nobody has written: their accesses wait, unexpanded, for a first write
+        write_row = units.write[row]
+        written_now = np.zeros(self.gran.size, dtype=np.bool_)
+        written_now[key[write_row]] = True
+        cold_row = ~(self.written | written_now)[key]
+        self.new_cold = np.zeros(0, dtype=np.int64)
+        if cold_row.any():
+            records = units.index[row[cold_row]]
+            self.new_cold = np.unique(records)
+            self._to_cold(records, lane[cold_row], off[cold_row], size[cold_row], key[cold_row])
+            hot = ~cold_row
+            row, lane, off, size, key = row[hot], lane[hot], off[hot], size[hot], key[hot]
+        woken = [k for k in np.flatnonzero(written_now & ~self.written).tolist() if k in self.cold]
+        self.written |= written_now
+        if woken:
+            parts = [p for k in woken for p in self.cold.pop(k)]
+            self.cold_rows -= sum(p[0].size for p in parts)
+            old = np.searchsorted(units.index[:nlive], np.concatenate([p[0] for p in parts])).astype(np.int32)
+            row, lane, off, size = (np.concatenate([a0] + [a]) for a0, a in
+                                    zip((old, *(np.concatenate([p[i] for p in parts]) for i in (1, 2, 3))),
+                                        (row, lane, off, size)))
+            key = units.key[row]
+        # entries: one per granule of each lane's access, in record order
+        gran = self.gran[key]
+        per = size // gran
+        first = off // gran
+        if (per != 1).any():
+            run, within = _segments(per)
+            row, lane, key, gran = row[run], lane[run], key[run], gran[run]
+            first = first[run] + within
+        gid = (key << GID_SHIFT) | (first * gran)
+        # with the carried entries of the allocations the chunk touches (older: first), by granule
+        touched_key = np.zeros(self.gran.size, dtype=np.bool_)
+        touched_key[key] = True
+        touched = touched_key[self.gid >> GID_SHIFT]
+        t = int(np.count_nonzero(touched))
+        if t:
+            gid = np.concatenate([self.gid[touched], gid])
+            row = np.concatenate([self.unit[touched], row])
+            lane = np.concatenate([self.lane[touched], lane])
+        order = np.argsort(gid, kind="stable")
+        gid, unit, lane = gid[order], row[order], lane[order]
+        out, keep = self._pairs(units, gid, unit, lane, nlive, n, strong, ucol)
+        rest = ~touched
+        self.gid = np.concatenate([self.gid[rest], gid[keep]])
+        self.unit = np.concatenate([self.unit[rest], unit[keep]])
+        self.lane = np.concatenate([self.lane[rest], lane[keep]])
+        return out
+
+    def _to_cold(self, record, lane, off, size, key) -> None:
+        order = stable_order(key, self.gran.size)
+        ks = key[order]
+        bounds = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1], True])
+        for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+            sel = order[a:b]
+            self.cold.setdefault(int(ks[a]), []).append((record[sel], lane[sel], off[sel], size[sel]))
+        self.cold_rows += record.size
+
+    def waking(self, keys_written) -> np.ndarray:
+        """The records (numbers) of the waiting accesses a chunk writing allocations `keys_written` brings in."""
+        parts = [p[0] for k in keys_written if k in self.cold for p in self.cold[k]]
+        return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+
+    def cold_records(self) -> np.ndarray:
+        """The records (numbers) of every waiting access."""
+        parts = [p[0] for parts in self.cold.values() for p in parts]
+        return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+
+    def _pairs(self, units, gid, unit, lane, nlive: int, n: int, strong, ucol) -> tuple[ChunkPairs, np.ndarray]:
+        """Pairs (and the entries to carry) of entries sorted by granule, each granule's in trace order."""
+        m = gid.size
+        i32 = np.int32 if m < 1 << 30 else np.int64
+        idx = np.arange(m, dtype=i32)
+        new_seg = np.empty(m, dtype=np.bool_)
+        new_grp = np.empty(m, dtype=np.bool_)
+        if m:
+            new_seg[0] = new_grp[0] = True
+            np.not_equal(gid[1:], gid[:-1], out=new_seg[1:])
+            np.not_equal(unit[1:], unit[:-1], out=new_grp[1:])
+            new_grp |= new_seg
+        write = units.write[unit]
+        seg_first = np.maximum.accumulate(np.where(new_seg, idx, 0)) if m else idx
+        grp_first = np.maximum.accumulate(np.where(new_grp, idx, 0)) if m else idx
+        last_w = np.maximum.accumulate(np.where(write, idx, -1)) if m else idx
+        # the last write before each entry's record (group), within its granule
+        pw = last_w[np.maximum(grp_first - 1, 0)]
+        pw[(pw < seg_first) | (grp_first == seg_first)] = -1
+        is_new = unit >= nlive
+        # (last write, entry) for the chunk's entries
+        c1 = np.flatnonzero((pw >= 0) & is_new).astype(i32)
+        p1 = pw[c1]
+        # (read since the last write, write entry): the window between the last write and this write's group
+        wi = np.flatnonzero(write & is_new).astype(i32)
+        pwi = pw[wi]
+        lo = np.where(pwi >= 0, pwi + 1, seg_first[wi])
+        run, within = _segments(np.maximum(grp_first[wi] - lo, 0))
+        prior = np.concatenate([p1, (lo[run] + within).astype(i32)])
+        current = np.concatenate([c1, wi[run]])
+        # the actor column of each entry: one actor's accesses (one lane's, one async operation's) are ordered by
+        # program order, so its own pairs are left out
+        ecol = ucol[unit] + np.where(units.actor[unit] < 0, lane, 0)
+        pc = ecol[prior]
+        sel = np.flatnonzero(pc != ecol[current])
+        cur = unit[current[sel]] - nlive
+        order = stable_order(cur, n)
+        sel = sel[order]
+        cur = cur[order]
+        cp = ChunkPairs()
+        cp._pe, cp._ce = pe, ce = prior[sel], current[sel]
+        cp._lane, cp._ecol, cp._gid, cp._gran = lane, ecol, gid, self.gran.copy()
+        cp.prior, cp.current = unit[pe], cur + nlive
+        cp.cur_lane = lane[ce].astype(np.int64)
+        cp.pcol = pc[sel]
+        cp.start = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(cur, minlength=n), out=cp.start[1:])
+        # the strong records' entries, grouped by record (granule order within one)
+        mine = np.flatnonzero(is_new & strong[np.maximum(unit - nlive, 0)]) if strong.any() else idx[:0]
+        grouped = mine[stable_order(unit[mine] - nlive, n)]
+        pwg = pw[grouped]
+        cp.ent_unit, cp.ent_lane = unit[grouped], lane[grouped].astype(np.int64)
+        cp.ent_pw_unit = np.where(pwg >= 0, unit[pwg], -1)
+        cp.ent_pw_lane = np.where(pwg >= 0, lane[pwg].astype(np.int64), -1)
+        cp.ent_start = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(unit[grouped] - nlive, minlength=n), out=cp.ent_start[1:])
+        # carry: per granule its last write and what follows (all of it while it has no write)
+        if m:
+            ends = np.r_[np.flatnonzero(new_seg[1:]), m - 1]
+            keep = idx >= np.repeat(last_w[ends], np.diff(np.r_[0, ends + 1]))
+        else:
+            keep = new_seg
+        return cp, keep
+
+    # ------------------------------------------------------------------ between chunks
+    def live_units(self) -> np.ndarray:
+        """The records (local indices) some carried entry belongs to, ascending."""
+        return np.unique(self.unit)
+
+    def relabel(self, new_index: np.ndarray) -> None:
+        """Carried entries now index a new table: old local index -> new (`new_index[old]`)."""
+        self.unit = new_index[self.unit].astype(np.int32)

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..common.ordering import PIPELINED_AFTER
 from ..numsim import AccessRecord
-from .clocks import WarpState
+from .clocks import WarpState, resize
 
 DONE = 2
 CODE = {"tcgen05.mma": 1, "tcgen05.cp": 2, "tcgen05.shift": 3, "tcgen05.ld": 4, "tcgen05.st": 5,
@@ -41,17 +41,21 @@ HINT_PUBLISH = ("order the earlier tcgen05 operation first: complete it (tcgen05
                 "synchronization (within one thread: before this operation)")
 
 
+def dealloc_record(ev):
+    """The synthetic record of a tcgen05.dealloc event (a write of the whole allocation right after it), or None."""
+    if ev.kind != "tcgen05.dealloc" or ev.details.get("allocation") is None:
+        return None
+    col0, ncols = ev.details["taddr"] & 0xFFFF, ev.details["ncols"]
+    lane0 = np.zeros(32, dtype=np.bool_)
+    lane0[0] = True
+    return AccessRecord(ev.seq + 0.5, ev.cta, ev.warp, ev.site, ev.iters, lane0, "tmem", ev.details["allocation"],
+                        f"tmem[{col0}:{col0 + ncols}]", 0, 128 * ncols * 4, "write", "async",
+                        actor=DEALLOC_ACTOR + ev.seq)
+
+
 def with_deallocs(events, records) -> list:
     """The records plus one synthetic write of the whole allocation per tcgen05.dealloc, right after its event."""
-    extra = []
-    for ev in events:
-        if ev.kind == "tcgen05.dealloc" and ev.details.get("allocation") is not None:
-            col0, ncols = ev.details["taddr"] & 0xFFFF, ev.details["ncols"]
-            lane0 = np.zeros(32, dtype=np.bool_)
-            lane0[0] = True
-            extra.append(AccessRecord(ev.seq + 0.5, ev.cta, ev.warp, ev.site, ev.iters, lane0, "tmem",
-                                      ev.details["allocation"], f"tmem[{col0}:{col0 + ncols}]", 0, 128 * ncols * 4,
-                                      "write", "async", actor=DEALLOC_ACTOR + ev.seq))
+    extra = [r for r in map(dealloc_record, events) if r is not None]
     if not extra:
         return records
     return sorted([*records, *extra], key=lambda r: r.seq)
@@ -69,7 +73,8 @@ class TcgenOrder:
     def __init__(self, width: int, async_col: dict):
         self.async_col = async_col
         self.fork: dict[int, tuple] = {}         # op -> (tcgen05 knowledge, not yet fenced-in knowledge) at issue
-        self.issued: dict[tuple, list] = {}      # (warp, lane) -> columns of its mma/cp/shift, in issue order
+        self.issued: dict[tuple, list] = {}      # (warp, lane) -> columns of its live mma/cp/shift, in issue order
+        self.count: dict[tuple, int] = {}        # (warp, lane) -> how many mma/cp/shift it issued
         self.last: dict[tuple, np.ndarray] = {}  # (warp, lane) -> tcgen05 knowledge at its latest mma/cp/shift
         self.commit_cover: dict[int, tuple] = {}  # commit op -> (columns it covers, their predecessors' knowledge)
         # a lane's mma/cp/shift number i is ordered before its later ones issued after more than i were fenced
@@ -84,7 +89,7 @@ class TcgenOrder:
             key = (ev.warp, lane)
             cols = np.array(self.issued.get(key, ()), dtype=np.int64)
             self.commit_cover[op] = (cols, self.last.get(key))
-            self.fenced_upto[key] = cols.size
+            self.fenced_upto[key] = self.count.get(key, 0)
             w.tc_fenced.absorb(_one(lane), w.tc)      # commit implies fence::before_thread_sync
             return
         code = CODE.get(kind)
@@ -97,18 +102,19 @@ class TcgenOrder:
         w.tc.learn_column(m, col, 1)
         if code in _TRACKED:
             key = (ev.warp, lane)
-            issued = self.issued.setdefault(key, [])
-            self.col_index[col] = len(issued)
+            n = self.count.get(key, 0)
+            self.col_index[col] = n
             self.col_fenced[col] = self.fenced_upto.get(key, 0)
-            issued.append(col)
+            self.issued.setdefault(key, []).append(col)
+            self.count[key] = n + 1
             self.last[key] = row
 
     def fence_before(self, ev, w: WarpState, mask) -> None:
         w.tc_fenced.absorb(mask, w.tc)
         for lane in (range(32) if mask is None else np.flatnonzero(mask).tolist()):
             key = (ev.warp, lane)
-            if key in self.issued:
-                self.fenced_upto[key] = len(self.issued[key])
+            if key in self.count:
+                self.fenced_upto[key] = self.count[key]
 
     def dealloc(self, actor: int, w: WarpState, mask) -> None:
         self.fork[actor] = (w.tc.meet(mask), w.tc_pending.meet(mask))
@@ -132,9 +138,36 @@ class TcgenOrder:
         out |= (idx >= 0) & (idx < self.col_fenced[ccol]) & (issuer_col[pcol] == issuer_col[ccol])
         return out
 
+    def resize(self, keep: np.ndarray, width: int, new_col: np.ndarray) -> None:
+        """Columns `keep` stay (old column c is now new_col[c], -1 if dropped); every row and column list follows."""
+        self.fork = {op: (resize(a, keep, width), resize(b, keep, width)) for op, (a, b) in self.fork.items()}
+        self.last = {k: resize(r, keep, width) for k, r in self.last.items()}
+        self.commit_cover = {op: (_kept(cols, new_col), None if last is None else resize(last, keep, width))
+                             for op, (cols, last) in self.commit_cover.items()}
+        self.issued = {k: _kept(np.array(cols, dtype=np.int64), new_col).tolist() for k, cols in self.issued.items()}
+        self.col_index = _resize_fill(self.col_index, keep, width)
+        self.col_fenced = _resize_fill(self.col_fenced, keep, width)
+
+    def forget(self, ops) -> None:
+        for op in ops:
+            self.fork.pop(op, None)
+            self.commit_cover.pop(op, None)
+
     def hint(self, tp: int, tcur: int, prior_col: int, cur_actor: int) -> str | None:
         """Did the completion reach the current operation's thread but miss its after_thread_sync fence?"""
         if not (tp and tcur) or cur_actor not in self.fork:
             return None
         need = 1 if PIPELINED[tp, tcur] else DONE
         return HINT_AFTER_FENCE if self.fork[cur_actor][1][prior_col] >= need else HINT_PUBLISH
+
+
+def _kept(cols: np.ndarray, new_col: np.ndarray) -> np.ndarray:
+    """The columns still there, renumbered."""
+    c = new_col[cols] if cols.size else cols
+    return c[c >= 0]
+
+
+def _resize_fill(a: np.ndarray, keep: np.ndarray, width: int) -> np.ndarray:
+    out = np.full(width, -1, dtype=a.dtype)
+    out[:keep.size] = a[keep]
+    return out

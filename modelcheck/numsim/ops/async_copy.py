@@ -26,7 +26,9 @@ from .mbarrier import barrier_of
 
 
 class AsyncOp:
-    __slots__ = ("id", "kind", "warp", "lane", "site", "iters", "done", "cta")
+    """An async operation in flight; setting `done` tells the run's access observers it makes no more accesses."""
+
+    __slots__ = ("id", "kind", "warp", "lane", "site", "iters", "_done", "cta", "eng")
 
     def __init__(self, op_id, kind, w, lane, site):
         self.id = op_id
@@ -36,7 +38,18 @@ class AsyncOp:
         self.lane = lane
         self.site = site
         self.iters = tuple(w.iters)
-        self.done = False
+        self._done = False
+        self.eng = w.eng
+
+    @property
+    def done(self) -> bool:
+        return self._done
+
+    @done.setter
+    def done(self, value: bool) -> None:
+        if value and not self._done:
+            self.eng.retire(self)
+        self._done = value
 
 
 class Groups:
@@ -320,6 +333,7 @@ def _cp_async_mbarrier_arrive(ctx, call, info):
                     raise EngineError(err.kind, err.message, span, warp=warp, cta=cta, iters=list(iters),
                                       **err.details) from None
                 eng.touch(bar)
+                op.done = True
                 eng.async_sync(cta, warp, "mbarrier.arrive", site, iters, barrier=("mbarrier", cta, a), count=1,
                                generation=bar.local_gen - (1 if completed else 0), completed=completed,
                                details={"async": True, "kind": "cp.async.mbarrier.arrive", "op": op.id,

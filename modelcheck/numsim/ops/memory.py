@@ -6,19 +6,18 @@ atomics serialize deterministically.
 """
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 
 from .. import values as V
 from ..errors import EngineError
 from .access import decode
 
-PTX_NP = {
+PTX_NP = V.LazyTypes({
     "b8": np.uint8, "u8": np.uint8, "s8": np.int8, "b16": np.uint16, "u16": np.uint16, "s16": np.int16,
-    "f16": np.float16, "bf16": ml_dtypes.bfloat16, "b32": np.uint32, "u32": np.uint32, "s32": np.int32,
+    "f16": np.float16, "b32": np.uint32, "u32": np.uint32, "s32": np.int32,
     "f32": np.float32, "b64": np.uint64, "u64": np.uint64, "s64": np.int64, "f64": np.float64,
     "f16x2": np.uint32, "bf16x2": np.uint32, "b128": np.uint64,
-}
+}, {"bf16": "bfloat16"})
 
 
 def _space(info) -> str:

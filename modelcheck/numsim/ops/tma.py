@@ -79,16 +79,13 @@ def _byte_index(offsets: np.ndarray, esz: int) -> np.ndarray:
 
 
 def async_records(eng, op, alloc, offsets, esz, kind):
-    """Records of an async op's element footprint (byte offsets in `alloc`), merged into contiguous runs."""
+    """Records of an async op's element footprint (byte offsets in `alloc`), merged into contiguous runs: one
+    bulk record of the runs."""
     if not eng.tracing:
         eng.stats["accesses"] += 1
         return
-    lanes = np.zeros(32, dtype=np.bool_)
-    lanes[op.lane] = True
     starts, lengths = byte_runs(offsets, esz)
-    for s, n in zip(starts.tolist(), lengths.tolist()):
-        eng.access(None, op.site, alloc, s, n, kind, proxy="async", lanes=lanes, actor=op.id, iters=op.iters,
-                   warp=op.warp, cta=op.cta)
+    eng.access_runs(op, op.site, alloc, starts, lengths, kind)
 
 
 def _g2s(ctx, call, info):

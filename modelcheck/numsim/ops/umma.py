@@ -18,9 +18,9 @@ matmul per MMA; operand address arrays are cached per descriptor.
 """
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 
+from .. import values as V
 from ..descriptors import KIND_K, DescriptorError, InstrDescriptor, matrix_addresses, tmem_split
 from ..errors import EngineError
 from ..memory import SHARED_BASE
@@ -30,7 +30,6 @@ from .tma import async_records
 from .async_copy import _new_op
 
 _CACHE_LIMIT = 4096
-_BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
 def _operand(w, value: int, rows: int, k: int, esz: int, mn_major: bool, span, what: str):
@@ -58,7 +57,7 @@ def _values(raw_u8: np.ndarray, dtype: str, shape) -> np.ndarray:
     if dtype == "tfloat32":
         bits = raw_u8.view("<u4") & np.uint32(0xFFFFE000)
         return bits.view(np.float32).reshape(shape).astype(np.float64)
-    return raw_u8.view(_BF16 if dtype == "bfloat16" else np.float16).reshape(shape).astype(np.float64)
+    return raw_u8.view(V.NP_DTYPE["bfloat16"] if dtype == "bfloat16" else np.float16).reshape(shape).astype(np.float64)
 
 
 def _d_lanes(m: int, l0: int, span, what: str) -> np.ndarray:

@@ -48,9 +48,7 @@ def _verdicts(h):
     # Racecheck may add synthetic records of its own: pairs are compared by the trace's records (their seq)
     ours = {id(r) for r in trace.accesses}
     recs = p.records
-    ent, P = p.ent, p.pairs
-    candidates = {(int(ent.rec[a]), int(ent.lane[a]), int(ent.rec[b]), int(ent.lane[b]))
-                  for a, b in zip(P.prior.tolist(), P.current.tolist())}
+    candidates = {tuple(row) for row in p.candidates[:, :4].tolist()}
     candidates = {c for c in candidates if id(recs[c[0]]) in ours and id(recs[c[2]]) in ours}
     raced = {(recs[r.prior].seq, recs[r.current].seq) for r in p.races
              if id(recs[r.prior]) in ours and id(recs[r.current]) in ours}

@@ -1,5 +1,6 @@
 """Racecheck's candidate pairs (`modelcheck.racecheck.pairs`): a fixed number per reuse of a ring slot,
-none within one actor, grouped by a stable sort."""
+none within one actor, grouped by a stable sort; chunk by chunk (the carried shadow, granules that
+shrink as finer accesses arrive) exactly the pairs of a byte-at-a-time shadow over the whole trace."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,14 +10,15 @@ import modelcheck
 from modelcheck import numsim
 from modelcheck.racecheck.analysis import Pass
 from modelcheck.racecheck.pairs import stable_order
-from tests.manifest import KERNELS
+from tests.manifest import KERNELS, entries, manifest_inputs
 
 
-def _pass(name: str, **constants) -> Pass:
+def _pass(name: str, chunk_rows=None, **constants) -> Pass:
     kernel = modelcheck.load(KERNELS / name, **constants)
     trace = numsim.Trace()
-    res = numsim.run(kernel.func, numsim.default_inputs(kernel.func), observers=(trace,))
-    p = Pass(res.stats["warps"], (res.stats["block"][0] + 31) // 32, trace.sync, trace.accesses)
+    inputs = manifest_inputs(kernel.func, dict(entries())[name.removesuffix(".py")], kernel.constants)
+    res = numsim.run(kernel.func, inputs, observers=(trace,))
+    p = Pass(res.stats["warps"], (res.stats["block"][0] + 31) // 32, trace.sync, trace.accesses, chunk_rows)
     p.run()
     return p
 
@@ -29,50 +31,58 @@ def test_each_chunk_adds_the_same_candidate_pairs():
     for chunks in (3, 4, 5, 6):
         p = _pass("kda_ring_dvec.py", NC=chunks)
         assert not p.races
-        counts.append(p.pairs.prior.size)
+        counts.append(p.candidates.shape[0])
     steps = np.diff(counts)
     assert steps[0] > 0 and (steps == steps[0]).all(), counts
 
 
-def _shadow_pairs(ent) -> set:
-    """The last-write / reads-since shadow, one granule at a time in trace order (no vectorization)."""
-    out = set()
-    m, i = ent.rec.size, 0
-    while i < m:
-        end = i
-        while end < m and ent.gid[end] == ent.gid[i]:
-            end += 1
-        last_write, reads, k = None, [], i
-        while k < end:                      # one record's entries on this granule at a time
-            g = k
-            while g < end and ent.rec[g] == ent.rec[k]:
-                g += 1
-            writes = bool(ent.writes[ent.rec[k]])
-            for e in range(k, g):
-                if last_write is not None:
-                    out.add((last_write, e))
-                if writes:
-                    out.update((r, e) for r in reads)
-            last_write, reads = (g - 1, []) if writes else (last_write, reads + list(range(k, g)))
-            k = g
-        i = end
-    return out
+def _byte_shadow(records) -> tuple[set, set]:
+    """The last-write / reads-since shadow, one byte at a time in trace order (no vectorization, no granules):
+    (pairs of different actors, pairs of one actor), as (prior record, prior lane, current record, current lane,
+    byte).  One record's lanes see the shadow as it was before the record."""
+    last, reads = {}, {}
+    different, same = set(), set()
+    for i, rec in enumerate(records):
+        writes = rec.kind in ("write", "rmw")
+        mine = []
+        for lane, off in rec.lane_offsets().items():
+            who = -1 - rec.actor if rec.actor >= 0 else rec.warp * 32 + lane
+            for b in range(off, off + rec.size):
+                key = (rec.space, rec.alloc, b)
+                earlier = ([last[key]] if key in last else []) + (reads.get(key, []) if writes else [])
+                for j, pl, pwho in earlier:
+                    (different if pwho != who else same).add((j, pl, i, lane, b))
+                mine.append((key, (i, lane, who)))
+        for key, acc in mine:
+            if writes:
+                last[key], reads[key] = acc, []
+            else:
+                reads.setdefault(key, []).append(acc)
+    return different, same
 
 
-def test_candidates_are_the_shadow_pairs_of_different_actors():
-    """Exactly the shadow's pairs whose accesses belong to different actors, grouped by the later record;
-    program order orders one lane's (or one async operation's) accesses, and the ring's lanes do reuse their
-    own words, so the pruning is exercised."""
-    p = _pass("kda_ring_dvec.py", NC=4)      # the 3-slot ring wraps: a lane rewrites its own slot word
-    ent, pairs = p.ent, p.pairs
-    shadow = _shadow_pairs(ent)
-    different = {(a, b) for a, b in shadow if ent.actor[a] != ent.actor[b]}
-    assert different and len(different) < len(shadow)
-    got = list(zip(pairs.prior.tolist(), pairs.current.tolist()))
+def _bytes_of(candidates) -> list:
+    return [(a, al, b, bl, x) for a, al, b, bl, lo, n in candidates.tolist() for x in range(lo, lo + n)]
+
+
+@pytest.mark.parametrize("name,consts", [("kda_ring_dvec.py", {"NC": 4}), ("mma_ts.py", {}),
+                                         ("race_tmem_dealloc_reader.py", {}), ("race_lane_broadcast.py", {})])
+@pytest.mark.parametrize("chunk_rows", [None, 3])
+def test_candidates_are_the_byte_shadow_pairs_of_different_actors(name, consts, chunk_rows):
+    """Exactly the byte shadow's pairs whose accesses belong to different actors (each byte once), grouped by the
+    later record; program order orders one lane's (or one async operation's) accesses, and the ring's lanes do
+    reuse their own words, so the pruning is exercised.  With 3 records per chunk the shadow is carried across
+    chunks and granules are split when a finer access comes (TMEM: a dealloc's whole allocation, then lanes)."""
+    p = _pass(name, chunk_rows, **consts)
+    different, same = _byte_shadow(p.records)
+    assert different
+    got = _bytes_of(p.candidates)
     assert len(got) == len(set(got)) and set(got) == different
-    records = ent.rec[pairs.current]
-    for r in range(len(p.records)):
-        assert (records[pairs.start[r]:pairs.start[r + 1]] == r).all()
+    if name == "kda_ring_dvec.py":
+        assert same                          # a lane rewrites its own slot word: pairs the checker leaves out
+    current = p.candidates[:, 2]
+    assert (np.diff(current) >= 0).all()
+    assert p.lane_accesses == sum(32 if r.lanes is None else int(np.count_nonzero(r.lanes)) for r in p.records)
 
 
 @pytest.mark.parametrize("bound", [1, 17, 1 << 16, (1 << 16) + 1, 200_000, 1 << 20, (1 << 20) + 1, 1 << 40])

@@ -1,0 +1,471 @@
+"""How happens-before knowledge flows through a run, event by event (DESIGN §6), for Racecheck.
+
+`Flow` holds each warp's knowledge (`clocks.WarpState`), what barrier generations carry
+(mbarrier arrive -> generation -> wait, per lane; relaxed waits take only async
+completions; named-barrier contributions -> resumers), async operations forked at issue and
+known after their completion is observed (a bulk store's source reads already at
+wait_group.read), warp syncs over their member lanes, fence.proxy.async (bridges per
+domain), fence.sc pairs whose order the run forces (`common.fence_sc.Tracker`), release
+stores/atomics -> acquire loads reading from them with covering scopes, and tcgen05
+operations by their own ordering (`tcgen`).  `sync(ev)` applies one event; the analysis
+applies the events in seq order interleaved with the accesses that move knowledge
+(`publish`, `acquire_from_memory`).
+
+Bounded by what is in flight, not by the run: an async operation has a column from its
+issue until it has retired (NumSim said it makes no more accesses) and none of its
+accesses can still pair (`forget`), and columns are compacted away (`compact`, every row
+this module holds follows); a barrier generation's payload goes once no event can name it
+again (`collect`: an mbarrier wait observes the latest completed generation and an arrive
+the current one, so two generations back are done; a named-barrier generation once every
+waiting contributor resumed and the next one started).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..common import fence_sc
+from ..common.ordering import GROUP_FAMILY
+from .clocks import WarpState, resize
+from .tcgen import DEALLOC_ACTOR, TcgenOrder
+
+_FENCE_DOMAINS = {"all": ("shared", "global"), "shared::cta": ("shared",), "shared::cluster": ("shared",),
+                  "shared": ("shared",), "global": ("global",)}
+_LANES = np.arange(32)
+# what knowing an async column means: a bulk store's source reads are done (wait_group.read), or the whole
+# operation is (its accesses are stamped DONE, except a bulk store's source reads, stamped READ_DONE)
+READ_DONE, DONE = 1, 2
+_HEADROOM = 64
+
+
+def one_lane(lane: int) -> np.ndarray:
+    m = np.zeros(32, dtype=np.bool_)
+    m[lane] = True
+    return m
+
+
+class Flow:
+    def __init__(self, run_warps: int, warps_per_cta: int):
+        self.nw = run_warps
+        self.nlanes = run_warps * 32
+        self.width = self.nlanes + _HEADROOM
+        self.next_col = self.nlanes                 # async columns in use: [nlanes, next_col)
+        self.async_col: dict[int, int] = {}         # op -> its column
+        self.op_kind: dict[int, str] = {}
+        self.retired: set = set()                   # ops that make no more accesses (NumSim says so)
+        self.warps = [WarpState(w, w // max(warps_per_cta, 1), self.width) for w in range(run_warps)]
+        self.tc: TcgenOrder | None = None
+        self.fork: dict[int, tuple] = {}           # async op -> (ordinary row, {domain: bridged row}, (warp, lane, epoch))
+        self.fork_seq: dict[int, float] = {}       # async op -> seq of the event that forked it
+        self.async_info: dict[int, dict] = {}
+        # an async column's issuing lane column (a lane's column maps to itself): classifies lifetime races
+        self.issuer_col = np.arange(self.width, dtype=np.int64)
+        self.issuer_seq = np.full(self.width, np.inf)    # seq of the event that set an async column's issuer
+        self.mb: dict[tuple, dict] = {}            # (cta, addr, gen) -> {"release", "bridged", "cols", "tc"}
+        self.named: dict[tuple, dict] = {}
+        self.mb_latest: dict[tuple, int] = {}      # (cta, addr) -> latest generation an event named
+        self.named_latest: dict[tuple, int] = {}
+        self.named_waiting: dict[tuple, int] = {}  # (cta, id, gen) -> contributors that will resume from it
+        self._zero_bridged = {"shared": np.zeros(self.width, dtype=np.int32)}
+        self._zero_bridged["global"] = self._zero_bridged["shared"]
+        self._members: dict[int, np.ndarray] = {}
+        self.release_rows: dict[tuple, tuple] = {}  # (record index, lane) -> (row, scope level, cta)
+        self.tc_rows: dict[tuple, np.ndarray] = {}  # (record index, lane) -> fenced tcgen05 knowledge it publishes
+        # fence.sc: the Fence-SC orders the run forces, found as it goes; each fence.sc instance's knowledge
+        self.sc = fence_sc.Tracker()
+        self.sc_rows: dict[tuple, np.ndarray] = {}
+        self.sc_fences: dict[tuple, list] = {}     # (warp, lane) -> seqs of its fence.sc (for the race hint)
+        self.sc_order: dict[tuple, dict] = {}      # strong write (record, lane) -> {(write, lane): ordered before it}
+        self.write_thread: dict[tuple, tuple] = {}  # (record, lane) of a strong access or a write it read -> (warp,
+        #                                             actor)
+
+    # ------------------------------------------------------------------ columns
+    def column(self, op: int) -> int:
+        """The column of async operation `op`, given one if it has none (rows widen as needed)."""
+        col = self.async_col.get(op)
+        if col is None:
+            if self.next_col >= self.width:
+                used = self.next_col - self.nlanes
+                self._resize(np.arange(self.width), self.nlanes + 2 * used + _HEADROOM,
+                             np.arange(self.width, dtype=np.int64))
+            col = self.async_col[op] = self.next_col
+            self.next_col += 1
+        return col
+
+    def register(self, ev) -> None:
+        """Before a chunk's events are applied: what their async operations are, and their columns."""
+        if ev.kind == "async.issue" and ev.details.get("op") is not None:
+            op = ev.details["op"]
+            self.op_kind[op] = ev.details.get("kind", "")
+            self.column(op)
+            if self.op_kind[op].startswith("tcgen05"):
+                self.start_tcgen()
+        elif ev.kind == "tcgen05.dealloc":
+            self.op_kind[DEALLOC_ACTOR + ev.seq] = "tcgen05.dealloc"
+            self.start_tcgen()
+
+    def start_tcgen(self) -> None:
+        """tcgen05 knowledge from the first tcgen05 operation on (all of it is zero before one is issued)."""
+        if self.tc is None:
+            self.tc = TcgenOrder(self.width, self.async_col)
+            for w in self.warps:
+                w.tc_start(self.width)
+
+    def forget(self, ops) -> None:
+        """Async operations nothing can ask about any more: their columns, forks and bookkeeping go."""
+        ops = list(ops)
+        for op in ops:
+            self.async_col.pop(op, None)
+            self.fork.pop(op, None)
+            self.fork_seq.pop(op, None)
+            self.op_kind.pop(op, None)
+            self.async_info.pop(op, None)
+            self.retired.discard(op)
+        if self.tc is not None:
+            self.tc.forget(ops)
+
+    def compact(self) -> None:
+        """Drop the columns of forgotten operations when they are a good part of the width."""
+        live = np.array(sorted(self.async_col.values()), dtype=np.int64)
+        used = self.next_col - self.nlanes
+        if used - live.size <= max(4 * _HEADROOM, 2 * live.size):
+            return
+        keep = np.concatenate([np.arange(self.nlanes, dtype=np.int64), live])
+        new_col = np.full(self.width, -1, dtype=np.int64)
+        new_col[keep] = np.arange(keep.size)
+        self._resize(keep, self.nlanes + 2 * live.size + _HEADROOM, new_col)
+        self.async_col = {op: int(new_col[c]) for op, c in self.async_col.items()}
+        if self.tc is not None:
+            self.tc.async_col = self.async_col
+        self.next_col = keep.size
+
+    def _resize(self, keep: np.ndarray, width: int, new_col: np.ndarray) -> None:
+        """Every row keeps columns `keep` (old column c becomes new_col[c]) and gets width `width`."""
+        def r(row):
+            return None if row is None else resize(row, keep, width)
+        for w in self.warps:
+            w.resize(keep, width)
+        zero = self._zero_bridged
+        new_zero = {"shared": np.zeros(width, dtype=np.int32)}
+        new_zero["global"] = new_zero["shared"]
+        self.fork = {op: (r(row), new_zero if b is zero else {d: r(x) for d, x in b.items()}, info)
+                     for op, (row, b, info) in self.fork.items()}
+        self._zero_bridged = new_zero
+        for table in (self.mb, self.named):
+            for p in table.values():
+                p["release"], p["tc"] = r(p["release"]), r(p["tc"])
+                p["bridged"] = {d: r(x) for d, x in p["bridged"].items()}
+                p["cols"] = {int(new_col[c]) for c in p["cols"] if new_col[c] >= 0}
+        self.release_rows = {k: (r(row), level, cta) for k, (row, level, cta) in self.release_rows.items()}
+        self.tc_rows = {k: r(row) for k, row in self.tc_rows.items()}
+        self.sc_rows = {k: r(row) for k, row in self.sc_rows.items()}
+        issuer = np.arange(width, dtype=np.int64)
+        issuer[:keep.size] = self.issuer_col[keep]
+        seq = np.full(width, np.inf)
+        seq[:keep.size] = self.issuer_seq[keep]
+        self.issuer_col, self.issuer_seq = issuer, seq
+        if self.tc is not None:
+            self.tc.resize(keep, width, new_col)
+        self.width = width
+
+    def collect(self) -> None:
+        """Drop barrier payloads no event can name again (see the module docstring)."""
+        latest = self.mb_latest
+        self.mb = {k: p for k, p in self.mb.items() if k[2] is None or k[2] > latest.get((k[0], k[1]), 0) - 2}
+        nl, waiting = self.named_latest, self.named_waiting
+        for k in [k for k in self.named if k[2] is not None and k[2] < nl.get((k[0], k[1]), 0) and not waiting.get(k)]:
+            del self.named[k]
+            waiting.pop(k, None)
+
+    def keep_records(self, alive) -> None:
+        """Release rows of records no access can read from any more go (`alive(index)`)."""
+        self.release_rows = {k: v for k, v in self.release_rows.items() if alive(k[0])}
+        self.tc_rows = {k: v for k, v in self.tc_rows.items() if alive(k[0])}
+
+    # ------------------------------------------------------------------ sync events
+    def _payload(self, table, key):
+        p = table.get(key)
+        if p is None:
+            p = table[key] = {"release": None, "bridged": {}, "cols": set(), "tc": None}
+        return p
+
+    def _release_into(self, p, w: WarpState, mask) -> None:
+        row = w.release(mask)
+        p["release"] = row if p["release"] is None else np.maximum(p["release"], row)
+        if w.has_bridged:
+            for d in ("shared", "global"):
+                b = w.release_bridged(mask, d)
+                p["bridged"][d] = b if d not in p["bridged"] else np.maximum(p["bridged"][d], b)
+        if w.tc is not None:
+            self._tc_release_into(p, w.tc_release(mask))
+
+    @staticmethod
+    def _tc_release_into(p, row) -> None:
+        p["tc"] = row if p["tc"] is None else np.maximum(p["tc"], row)
+
+    def _acquire(self, p, w: WarpState, mask, ordinary: bool = True) -> None:
+        if ordinary and p["release"] is not None:
+            w.acquire(mask, p["release"], p["bridged"])
+        if p["cols"]:
+            w.k.learn_columns(mask, np.fromiter(p["cols"], dtype=np.int64, count=len(p["cols"])), DONE)
+        if w.tc is not None and p["tc"] is not None:
+            # takes effect for tcgen05 operations only at the next fence::after_thread_sync
+            w.tc_pending.merge(mask, p["tc"])
+
+    def _note_generation(self, ev) -> None:
+        bar = ev.barrier
+        if bar is None or ev.generation is None:
+            return
+        key = (bar[1], bar[2])
+        if bar[0] == "mbarrier":
+            if ev.kind == "mbarrier.init":
+                self.mb_latest[key] = ev.generation
+            elif ev.generation > self.mb_latest.get(key, -1):
+                self.mb_latest[key] = ev.generation
+        elif bar[0] == "named":
+            if ev.generation > self.named_latest.get(key, -1):
+                self.named_latest[key] = ev.generation
+            g = key + (ev.generation,)
+            if ev.kind in ("bar.sync", "bar.red"):
+                self.named_waiting[g] = self.named_waiting.get(g, 0) + 1
+            elif ev.kind == "bar.wait" and g in self.named_waiting:
+                self.named_waiting[g] -= 1
+
+    def sync(self, ev) -> None:
+        kind, d = ev.kind, ev.details
+        self._note_generation(ev)
+        if d.get("async"):
+            self._completion(ev)
+            return
+        if ev.warp < 0 or ev.warp >= self.nw:
+            return
+        w = self.warps[ev.warp]
+        mask = ev.lanes
+        if kind == "mbarrier.arrive":
+            lanes = d.get("lanes")
+            if lanes is not None:
+                mask = np.zeros(32, dtype=np.bool_)
+                mask[lanes] = True
+            if d.get("order", "release") != "relaxed":
+                self._release_into(self._payload(self.mb, (ev.cta, ev.barrier[2], ev.generation)), w, mask)
+            elif w.tc is not None:       # a relaxed arrive still orders fenced tcgen05 work (PTX §9.7.16.6.3)
+                self._tc_release_into(self._payload(self.mb, (ev.cta, ev.barrier[2], ev.generation)),
+                                      w.tc_release(mask))
+        elif kind == "mbarrier.wait":
+            if ev.generation is not None:
+                p = self.mb.get((ev.cta, ev.barrier[2], ev.generation))
+                if p is not None:
+                    self._acquire(p, w, mask, ordinary=d.get("order", "acquire") != "relaxed")
+        elif kind in ("bar.sync", "bar.arrive", "bar.red"):
+            self._release_into(self._payload(self.named, (ev.cta, ev.barrier[2], ev.generation)), w, mask)
+        elif kind == "bar.wait":
+            p = self.named.get((ev.cta, ev.barrier[2], ev.generation))
+            if p is not None:
+                self._acquire(p, w, mask)
+        elif kind == "warp_sync":
+            self._warp_sync(w, mask, d.get("membermask", 0xFFFFFFFF))
+        elif kind == "fence.proxy.async":
+            w.fence_proxy(mask, _FENCE_DOMAINS.get(d.get("space", "all"), ("shared", "global")))
+        elif kind == "fence.sc":
+            self._fence_sc(ev, w, mask)
+        elif kind == "fence.acq_rel":
+            self._fence_acq_rel(w, mask)
+        elif kind == "async.issue":
+            self._issue(ev, w, d)
+        elif kind in ("bulk.commit_group", "cp.async.commit_group"):
+            fam = kind.split(".commit")[0]
+            for lane in (range(32) if mask is None else np.flatnonzero(mask)):
+                lane = int(lane)
+                w.async_groups[fam].setdefault(lane, []).append(w.async_uncommitted[fam].pop(lane, []))
+        elif kind in ("bulk.wait_group", "cp.async.wait_group"):
+            self._wait_group(ev, w, mask, kind.split(".wait")[0])
+        elif kind == "tcgen05.fence::before_thread_sync":
+            if w.tc is not None:
+                self.tc.fence_before(ev, w, mask)
+        elif kind == "tcgen05.fence::after_thread_sync":
+            if w.tc is not None:
+                w.tc.absorb(mask, w.tc_pending)
+        elif kind in ("tcgen05.wait::ld", "tcgen05.wait::st"):
+            cols = np.array([self.async_col[o] for o in d.get("ops", ()) if o in self.async_col], dtype=np.int64)
+            w.k.learn_columns(mask, cols, DONE)
+            if w.tc is not None:
+                w.tc.learn_columns(mask, cols, DONE)
+        elif kind == "tcgen05.dealloc":
+            actor = DEALLOC_ACTOR + ev.seq
+            if actor in self.async_col:
+                self.fork[actor] = (w.snapshot(0), self._zero_bridged, (ev.warp, 0, w.epoch))
+                self.fork_seq[actor] = ev.seq
+                self.issuer_col[self.async_col[actor]] = ev.warp * 32
+                self.issuer_seq[self.async_col[actor]] = ev.seq
+                self.async_info[actor] = {"kind": "tcgen05.dealloc", "warp": ev.warp, "lane": 0, "site": ev.site,
+                                          "iters": ev.iters}
+                if w.tc is not None:
+                    self.tc.dealloc(actor, w, mask)
+                w.epoch += 1
+
+    def _warp_sync(self, w: WarpState, mask, mm: int) -> None:
+        if w.tc is not None:
+            m = mask if mm == 0xFFFFFFFF else (((mm >> _LANES) & 1).astype(np.bool_) &
+                                               (True if mask is None else mask))
+            w.tc_pending.merge(m, w.tc_release(m))
+        if mask is None and mm == 0xFFFFFFFF and w.k.rows is None and not w.has_bridged:
+            # the common case: a converged warp's lanes learn each other's current epoch
+            w.k.row[w.id * 32:w.id * 32 + 32] = w.epoch
+            w.epoch += 1
+            return
+        members = self._members.get(mm)
+        if members is None:
+            members = self._members[mm] = ((mm >> _LANES) & 1).astype(np.bool_)
+        m = members if mask is None else (members & mask)
+        row = w.release(m)
+        w.k.set_all(m, row)
+        if w.has_bridged:
+            for dom in ("shared", "global"):
+                w.bridged[dom].set_all(m, w.release_bridged(m, dom))
+
+    def _issue(self, ev, w: WarpState, d: dict) -> None:
+        op = d.get("op")
+        if op is None:
+            return
+        lane = int(d.get("lane", 0))
+        bridged = {dom: w.bridged_snapshot(lane, dom) for dom in ("shared", "global")} if w.has_bridged \
+            else self._zero_bridged
+        self.fork[op] = (w.snapshot(lane), bridged, (ev.warp, lane, w.epoch))
+        self.fork_seq[op] = ev.seq
+        if op in self.async_col:
+            self.issuer_col[self.async_col[op]] = ev.warp * 32 + lane
+            self.issuer_seq[self.async_col[op]] = ev.seq
+        self.async_info[op] = {"kind": d.get("kind", ""), "warp": ev.warp, "lane": lane, "site": ev.site,
+                               "iters": ev.iters}
+        if "lane" not in d:        # a warp-collective op (tcgen05.ld/st): evidence names the witness lane
+            del self.async_info[op]["lane"]
+        if w.tc is not None and d.get("kind", "").startswith("tcgen05"):
+            self.tc.issue(ev, w, op, lane)
+        w.epoch += 1
+        fam = GROUP_FAMILY.get(d.get("kind", ""))
+        if fam:
+            w.async_uncommitted[fam].setdefault(lane, []).append(op)
+
+    def _wait_group(self, ev, w: WarpState, mask, fam: str) -> None:
+        keep = int(ev.count or 0)
+        for lane in (range(32) if mask is None else np.flatnonzero(mask)):
+            lane = int(lane)
+            groups = w.async_groups[fam].get(lane, [])
+            if fam == "cp.async" and keep == 0 and w.async_uncommitted[fam].get(lane):
+                groups = groups + [w.async_uncommitted[fam].pop(lane)]   # wait_all commits first
+            retire, rest = (groups[:-keep], groups[-keep:]) if keep else (groups, [])
+            w.async_groups[fam][lane] = rest
+            done = READ_DONE if ev.details.get("read") else DONE
+            for g in retire:
+                for op in g:
+                    if op in self.async_col:          # (a forgotten operation's column is asked about no more)
+                        w.k.learn_column(one_lane(lane), self.async_col[op], done)
+
+    def _fence_sc(self, ev, w: WarpState, mask) -> None:
+        """A fence.sc lane acquires what the earlier fence.sc instances the run forces before it knew at theirs
+        (PTX §8.9.4 item 1; never the execution order alone), then acts as fence.acq_rel; its knowledge there is
+        what later forced fences acquire."""
+        self.sc.fence(ev)
+        lanes = range(32) if mask is None else np.flatnonzero(mask).tolist()
+        for lane in lanes:
+            self.sc_fences.setdefault((ev.warp, lane), []).append(ev.seq)
+            for cand in self.sc.at(ev.seq, lane):
+                row = self.sc_rows.get(cand.f1)
+                if row is not None and (cand.needs is None or self._write_before(*cand.needs)):
+                    w.k.merge(one_lane(lane), row)
+        self._fence_acq_rel(w, mask)
+        for lane in lanes:
+            self.sc_rows[(ev.seq, lane)] = w.fence_row[lane]
+
+    def _write_before(self, w_id: tuple, b_id: tuple) -> bool:
+        """Did write (record, lane) `w_id` happen before write `b_id`, as `b`'s lane knew at `b` (the knowledge
+        gathered for their candidate pair; one lane's accesses are ordered by program order)?"""
+        w, b = self.write_thread.get(w_id), self.write_thread.get(b_id)
+        if w is not None and b is not None and w[1] < 0 and (w[0], w_id[1]) == (b[0], b_id[1]):
+            return True
+        return self.sc_order.get(b_id, {}).get(w_id, False)
+
+    def _fence_acq_rel(self, w: WarpState, mask) -> None:
+        for lane in (range(32) if mask is None else np.flatnonzero(mask)):
+            lane = int(lane)
+            for row in w.pending_acquire.pop(lane, []):
+                w.k.merge(one_lane(lane), row)
+            w.fence_row[lane] = w.snapshot(lane)
+        w.epoch += 1
+
+    def _completion(self, ev) -> None:
+        """An async completion landed on an mbarrier: its generation now carries the operation."""
+        if ev.barrier is None or ev.barrier[0] != "mbarrier":
+            return
+        op = ev.details.get("op")
+        p = self._payload(self.mb, (ev.cta, ev.barrier[2], ev.generation))
+        if op is not None and op in self.async_col:
+            p["cols"].add(self.async_col[op])
+        commit = self.tc.commit_payload(op) if ev.details.get("kind") == "tcgen05.commit" and self.tc else None
+        if commit is not None:
+            # the waiter learns the commit's tcgen05 operations complete, and the issuer's knowledge at commit;
+            # for tcgen05 operations also their causal predecessors (never work the issuer only imported)
+            cols, row = commit
+            p["cols"].update(cols.tolist())
+            fork = self.fork.get(op)
+            if fork is not None:
+                p["release"] = fork[0] if p["release"] is None else np.maximum(p["release"], fork[0])
+            if row is not None:
+                self._tc_release_into(p, row)
+        if ev.details.get("kind") == "cp.async.mbarrier.arrive":
+            # the arrive covers the lane's earlier cp.async operations
+            info = self.async_info.get(op, {})
+            w = self.warps[info.get("warp", ev.warp)]
+            lane = info.get("lane", 0)
+            for fam_ops in (w.async_uncommitted["cp.async"].get(lane, []),
+                            *w.async_groups["cp.async"].get(lane, [])):
+                for o in fam_ops:
+                    if self.fork.get(o) and self.fork[o][2][2] <= self.fork[op][2][2]:
+                        p["cols"].add(self.async_col[o])
+
+    # ------------------------------------------------------------------ release/acquire through memory
+    def publish(self, index: int, warp: int, lanes, level: int, via_fence: bool) -> None:
+        """A strong write (record `index`) by these lanes: what each publishes to an acquire reading from it."""
+        w = self.warps[warp]
+        for lane in lanes:
+            if w.tc is not None:
+                # any morally strong write is a thread sync for fenced tcgen05 work (a relaxed flag included)
+                self.tc_rows[(index, lane)] = w.tc_release(one_lane(lane))
+            if via_fence:
+                row = w.fence_row.get(lane)
+                if row is None:
+                    continue
+            else:
+                row = w.snapshot(lane)
+            self.release_rows[(index, lane)] = (row, level, w.cta)
+        if not via_fence:
+            w.epoch += 1
+
+    def acquire_from_memory(self, index: int, warp: int, level: int, acquire: bool, sources) -> list:
+        """A strong read (record `index`) takes the release row of the write each lane reads from, scopes covering.
+        `sources`: (lane, write record, write lane, write's scope level, write's CTA) in the read's entry order.
+        Returns the scope mismatches (write record, write level)."""
+        w = self.warps[warp]
+        seen = set()
+        mismatches = []
+        for lane, t, wl, t_level, t_cta in sources:
+            if (t, lane) in seen:
+                continue
+            seen.add((t, lane))
+            pub = self.release_rows.get((t, wl))
+            tc = self.tc_rows.get((t, wl)) if self.tc is not None else None
+            if pub is None and tc is None:
+                continue
+            need = 1 if t_cta == w.cta else 3
+            if tc is not None and t_level >= need and level >= need:
+                w.tc_pending.merge(one_lane(lane), tc)
+            if pub is None:
+                continue
+            row, wlevel, wcta = pub
+            if wlevel < need or level < need:
+                mismatches.append((t, wlevel, wcta != w.cta))
+                continue
+            if acquire:
+                w.k.merge(one_lane(lane), row)
+            else:
+                w.pending_acquire.setdefault(lane, []).append(row)
+        return mismatches
