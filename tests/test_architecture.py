@@ -24,7 +24,8 @@ ALLOWED_CROSS = {
 }
 TOP = ("modelcheck.cli", "modelcheck.__main__", "modelcheck.report",
        "modelcheck.portfolio")   # nothing below imports these
-THIRD_PARTY_OWNERS = {"z3": ("modelcheck.prover",), "networkx": ("modelcheck.hb",)}
+THIRD_PARTY_OWNERS = {"z3": ("modelcheck.prover",), "networkx": ("modelcheck.hb",),
+                      "dask": ("modelcheck.portfolio.executors",), "distributed": ("modelcheck.portfolio.executors",)}
 FACADE = "modelcheck"   # modelcheck/__init__.py re-exports the public API from every stage
 
 
