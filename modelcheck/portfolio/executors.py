@@ -26,7 +26,7 @@ import threading
 import time
 from collections import deque
 
-from .sandbox import Outcome, Sandbox
+from .sandbox import Outcome, Sandbox, WorkerStartError
 
 RETRIES = 1
 
@@ -113,6 +113,8 @@ def run_in_sandbox(task) -> Outcome:
         sb = Sandbox(_label())
     try:
         return sb.run(task)
+    except WorkerStartError as err:
+        return Outcome("crashed", reason=str(err), worker=sb.label)
     finally:
         with _lock:
             _free.append(sb)

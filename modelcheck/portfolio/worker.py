@@ -141,12 +141,22 @@ _PROVE_VERDICT = {"proved": "clean", "refuted": "error", "incomplete": "incomple
 
 def _prove(task, func) -> tuple[dict, dict]:
     from modelcheck.prover import prove
-    if task.builder_function or task.inputs or task.scalars:
-        inputs = lambda consts: _builder_overrides(task, consts)   # noqa: E731 -- sizes vary within one proof
-    else:
-        inputs = None
+    failures: list = []
+
+    def inputs_at(consts: dict) -> dict:
+        """The inputs at one size of the proof; a builder failure is remembered, since the prover may
+        take an exception in its concrete runs as "no error at this size"."""
+        try:
+            return _builder_overrides(task, consts)
+        except _Incomplete as inc:
+            failures.append(inc)
+            raise
+
+    inputs = inputs_at if task.builder_function or task.inputs or task.scalars else None
     report = prove(func, symbolic=list(task.symbolic), ranges=dict(task.symbolic), inputs=inputs,
                    max_seconds=task.budget.seconds, method=task.method)
+    if failures:
+        raise failures[0]
     findings = []
     for p in report.properties:
         if p.status != "refuted":

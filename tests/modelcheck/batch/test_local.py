@@ -117,14 +117,16 @@ inputs_builder = "builders.py:crash"
 def test_a_failing_builder_is_incomplete_without_a_retry(tmp_path):
     plan = _plan(tmp_path, f'''
 [[sweep]]
-kernels = ["{RING}"]
-checks = ["race"]
+kernels = ["{RING_BUG}"]
+checks = ["race", "prove"]
 inputs_builder = "builders.py:raises"
+prove = {{ symbolic = {{ ROUNDS = "1.." }} }}
 ''')
-    (rec,) = modelcheck.batch(plan, jobs=1)
-    assert rec["verdict"] == "incomplete" and rec["attempts"] == 1
-    assert rec["reason"] == ("inputs_builder builders.py:raises failed: RuntimeError: the builder failed on purpose")
-    assert len(calls(tmp_path)) == 1
+    race, proof = modelcheck.batch(plan, jobs=1)
+    for rec in (race, proof):          # the prover must not take the builder's failure for "no error here"
+        assert rec["verdict"] == "incomplete" and rec["attempts"] == 1
+        assert rec["reason"] == "inputs_builder builders.py:raises failed: RuntimeError: the builder failed on purpose"
+    assert "RuntimeError: the builder failed on purpose" in res_details(plan, race)["text"]
 
 
 def test_time_budget_kills_the_task(tmp_path):
