@@ -123,7 +123,6 @@ def run_in_sandbox(task) -> Outcome:
 def _prepare_worker(dask_worker=None) -> str:
     """Run on each Dask worker (client.run passes it as `dask_worker`) before the tasks: start a warm
     sandbox per worker thread, in parallel as the local pool does, and say which modelcheck the worker has."""
-    import modelcheck
     nthreads = getattr(getattr(dask_worker, "state", None), "nthreads", 1)
     label = f"dask {dask_worker.address}" if dask_worker is not None else "dask"
     with _lock:
@@ -132,6 +131,7 @@ def _prepare_worker(dask_worker=None) -> str:
     fresh = [Sandbox(label) for _ in range(missing)]
     for sb in fresh:
         sb.spawn()
+    import modelcheck               # the worker unpickles tasks with it; meanwhile the sandboxes start
     for sb in fresh:
         sb.ready()
     with _lock:

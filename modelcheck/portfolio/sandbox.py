@@ -75,8 +75,8 @@ class Sandbox:
 
     def spawn(self) -> None:
         """Start the task process; `ready()` waits for it to have imported modelcheck."""
-        import modelcheck
-        root = str(Path(modelcheck.__file__).resolve().parent.parent)
+        import importlib.util       # where modelcheck is, without importing it (a Dask worker may not have yet)
+        root = str(Path(importlib.util.find_spec("modelcheck").origin).resolve().parent.parent)
         env = dict(os.environ)
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         env.setdefault("OMP_NUM_THREADS", "1")

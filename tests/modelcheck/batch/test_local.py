@@ -145,12 +145,12 @@ inputs_builder = "builders.py:plain"
 ''')
     t0 = time.monotonic()
     res = modelcheck.batch(plan, jobs=2)
-    assert time.monotonic() - t0 < 60                       # the builders would sleep 120 s each
+    assert time.monotonic() - t0 < 100                      # the builders would sleep 120 s each
     slow = [r for r in res if r["inputs"]["builder"] == "builders.py:slow"]
     assert len(slow) == 2
     for r in slow:
         assert r["verdict"] == "incomplete" and r["attempts"] == 1 and r["checker_verdict"] is None
-        assert r["reason"].startswith("time budget exceeded: killed after 1.") and 1.5 <= r["seconds"] < 10
+        assert r["reason"].startswith("time budget exceeded: killed after 1.") and 1.5 <= r["seconds"] < 30
     assert [r["verdict"] for r in res if r not in slow] == ["clean"]
 
 
