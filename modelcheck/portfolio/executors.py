@@ -172,7 +172,7 @@ class DaskExecutor:
                 raise ExecutorError(f"cannot reach the Dask scheduler at {self.scheduler}: {err}") from None
         with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
             cluster = LocalCluster(n_workers=self.local_workers, threads_per_worker=1, processes=True,
-                                   host="127.0.0.1", dashboard_address=None, memory_limit=0)
+                                   host="127.0.0.1", dashboard_address=":0", memory_limit=0)
             client = Client(cluster)
         return client, cluster, client
 

@@ -26,7 +26,7 @@ from .helpers import RING, RING_BUG, calls, records, toml_plan, write_builders  
 def client():
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
         cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                           dashboard_address=None, memory_limit=0)
+                                           dashboard_address=":0", memory_limit=0)
         c = distributed.Client(cluster)
     yield c
     c.close()
