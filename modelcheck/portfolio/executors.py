@@ -62,12 +62,18 @@ class LocalExecutor:
             queue = deque((t, 1, []) for t in tasks)
             busy: dict = {}
             idle = list(pool)
-            while queue or busy:
+            done: list = []
+            while queue or busy or done:
                 while idle and queue:
                     sb = idle.pop()
                     item = queue.popleft()
                     sb.submit(item[0])
                     busy[sb] = item
+                for task, outcome, attempt, reasons in done:     # recorded while the workers run the next tasks
+                    emit(task, outcome, attempt, reasons)
+                done = []
+                if not busy:
+                    continue
                 timeout = max(0.0, min(sb.deadline for sb in busy) - time.monotonic())
                 ready = {id(c) for c in wait([sb.conn for sb in busy], timeout=timeout)}
                 finished = []
@@ -82,7 +88,7 @@ class LocalExecutor:
                     if settle(outcome, attempt):
                         queue.appendleft((task, attempt + 1, reasons + [outcome.reason]))
                     else:
-                        emit(task, outcome, attempt, reasons)
+                        done.append((task, outcome, attempt, reasons))
         finally:
             for sb in pool:
                 sb.close()
@@ -228,8 +234,8 @@ class DaskExecutor:
 
 
 def make(executor=None, jobs: int | None = None):
-    """An executor from the API's `executor=` argument: None/"local", "dask", an executor, or a
-    dask.distributed Client."""
+    """An executor from the API's `executor=` argument: None or "local" (a process pool of `jobs`), a
+    scheduler address "tcp://HOST:PORT", a dask.distributed Client, or a LocalExecutor/DaskExecutor."""
     if executor is None or executor == "local":
         return LocalExecutor(jobs)
     if isinstance(executor, (LocalExecutor, DaskExecutor)):

@@ -147,7 +147,7 @@ checks = ["race"]
 inputs_builder = "builders.py:crash"
 ''', client)
     before = set(client.scheduler_info()["workers"])
-    res = modelcheck.batch(plan, DaskExecutor(client=client))
+    res = modelcheck.batch(plan, client)                # a Client as the executor
     recs = _check_exactly_once(tmp_path, 13)
     crashed = next(r for r in recs if r["inputs"]["builder"] == "builders.py:crash")
     assert crashed["verdict"] == "incomplete" and crashed["attempts"] == 2
