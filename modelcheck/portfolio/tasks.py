@@ -70,7 +70,7 @@ def task_key(kernel_text: str, constants: dict, inputs_recipe: dict, check: str,
 
 
 def expand(plan: Plan) -> list[Task]:
-    """The plan's tasks in plan order (sweep, kernel, point, seed, check), each key once."""
+    """The plan's tasks in plan order (sweep, kernel, point, check, seed), each key once."""
     import modelcheck
     version = modelcheck.__version__
     texts: dict = {}
