@@ -233,7 +233,9 @@ def _peak_mb() -> float:
     kb = _status_kb("VmHWM")
     if kb is None:
         import resource
-        kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss      # kB on Linux
+        kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss      # kB on Linux, bytes on macOS
+        if sys.platform == "darwin":
+            kb //= 1024
     return round(kb / 1024, 1)
 
 
