@@ -1,8 +1,8 @@
 """`modelcheck batch PLAN`: the command's arguments and handler (hooked into modelcheck/cli.py).
 
 Exit code: the worst verdict over every task of the plan, with the mapping of the other
-commands (0 clean or review, 1 error, 2 incomplete); 64 for a plan or usage error; 130 when
-interrupted (what was recorded stays recorded; a rerun resumes).
+commands (0 clean or review, 1 error, 2 incomplete); 64 for a plan or usage error; 70 for an
+internal error; 130 when interrupted (what was recorded stays recorded; a rerun resumes).
 """
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import os
 import sys
 
 EXIT_USAGE = 64
+EXIT_INTERNAL = 70
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -74,6 +75,14 @@ def run(args) -> int:
         print("\nmodelcheck batch: interrupted; the tasks recorded so far stay recorded, rerun to resume",
               file=sys.stderr)
         return 130
+    except Exception as err:     # noqa: BLE001 -- a bug in modelcheck: one line, the traceback with --debug
+        if getattr(args, "debug", False):
+            import traceback
+            traceback.print_exc()
+        print(f"modelcheck batch: internal error: {type(err).__name__}: {err}"
+              f"{'' if getattr(args, 'debug', False) else ' (rerun with --debug for the traceback)'}; the tasks "
+              f"recorded so far stay recorded", file=sys.stderr)
+        return EXIT_INTERNAL
     print(results.summary(), end="")
     print(f"\n{results.ran} task(s) run, {results.skipped} already recorded; results: {results.results_path}")
     if results.outputs:

@@ -4,7 +4,7 @@
 executor calls `emit` once per task (after the retry rule), and the driver turns the outcome
 into a record, appends it (details first), and advances the progress bar.  A record:
 
-  key, kernel, constants, check, inputs {builder, specs, seed} (+ symbolic, method for prove)
+  key, kernel, constants, check, inputs {builder, specs, seed} (+ symbolic for prove)
   verdict          clean | review | error | incomplete (prove: proved -> clean, refuted -> error)
   checker_verdict  the checker's own verdict (proved/refuted/incomplete for prove; null if it never finished)
   findings         [{kind, id, status}] (prove: the confirming finding of each refuted property)

@@ -12,14 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 CHECKS = ("sync", "race", "prove")
-PROVE_METHODS = ("auto", "certificate", "invariant")
 SPEC = re.compile(r"^(zeros|ones|random(:\d+)?)$")
-DEFAULT_SECONDS = 300.0
-DEFAULT_MEMORY_MB = 8192
+DEFAULT_SECONDS = 60.0          # the checkers' own defaults (numsim.budget), so a batch judges as `modelcheck check`
+DEFAULT_MEMORY_MB = 2048
 _TOP_KEYS = {"results", "output", "budget", "sweep"}
 _SWEEP_KEYS = {"kernels", "checks", "constants", "inputs_builder", "inputs", "seeds", "prove", "budget"}
 _BUDGET_KEYS = {"seconds", "memory_mb"}
-_PROVE_KEYS = {"symbolic", "method"}
+_PROVE_KEYS = {"symbolic"}
 
 
 class PlanError(ValueError):
@@ -28,16 +27,22 @@ class PlanError(ValueError):
 
 @dataclass(frozen=True)
 class Budget:
-    """Per task: `seconds` goes to the checkers' own limits (max_seconds) and the worker is killed
-    at `kill_after`; `memory_mb` bounds what the task may add to its process (0: no bound)."""
+    """Per task, each a soft limit (the checkers' own `max_seconds` / `max_memory_mb`, which end in an
+    incomplete verdict) with a hard one behind it on the worker: the process is killed at `kill_after`
+    seconds, and its address space may grow by at most `address_space_mb` (0: no memory bound)."""
 
     seconds: float = DEFAULT_SECONDS
     memory_mb: int = DEFAULT_MEMORY_MB
 
     @property
     def kill_after(self) -> float:
-        """The hard limit: the budget plus 20 % (at least 1 s, at most 30 s) for a checker to stop by itself."""
+        """The budget plus 20 % (at least 1 s, at most 30 s) for a checker to stop by itself."""
         return self.seconds + max(1.0, min(30.0, 0.2 * self.seconds))
+
+    @property
+    def address_space_mb(self) -> int:
+        """The budget plus 25 % (at least 512 MB): address space counts reserved memory, not only used."""
+        return self.memory_mb + max(512, self.memory_mb // 4) if self.memory_mb else 0
 
 
 @dataclass(frozen=True)
@@ -50,7 +55,6 @@ class Sweep:
     inputs: dict
     seeds: tuple                    # () when the plan gives none
     symbolic: dict                  # prove: name -> (lo, hi or None)
-    method: str
     budget: Budget
 
 
@@ -285,9 +289,9 @@ def _sweep(table: dict, k: int, base: Path, budget: Budget, loc) -> Sweep:
     if seeds and builder is None and "random" not in inputs.values():
         raise PlanError(f"{loc(keys + ('seeds',))}{label}: seeds are given but nothing uses them: they go to the "
                         f"inputs_builder (as seed=) and to inputs given as bare \"random\"")
-    symbolic, method = {}, "auto"
+    symbolic = {}
     if "prove" in table:
-        symbolic, method = _prove(table["prove"], keys + ("prove",), loc, label)
+        symbolic = _prove(table["prove"], keys + ("prove",), loc, label)
     if "prove" in checks and not symbolic:
         raise PlanError(f"{loc(keys + ('checks',))}{label}: the prove check needs prove.symbolic: the constants to "
                         f"leave symbolic, e.g. prove = {{ symbolic = {{ ROUNDS = \"1..\" }} }}")
@@ -295,7 +299,7 @@ def _sweep(table: dict, k: int, base: Path, budget: Budget, loc) -> Sweep:
         raise PlanError(f"{loc(keys + ('prove',))}{label}: prove settings are given but checks does not list \"prove\"")
     sweep_budget = _budget(table["budget"], budget, keys + ("budget",), loc) if "budget" in table else budget
     return Sweep(k, tuple(kernels), checks, tuple(points), builder, dict(inputs), tuple(dict.fromkeys(seeds)),
-                 symbolic, method, sweep_budget)
+                 symbolic, sweep_budget)
 
 
 def _kernels(patterns: list, base: Path, keys: tuple, loc, label: str) -> list:
@@ -356,12 +360,8 @@ def _builder_ref(value, base: Path, keys: tuple, loc, label: str) -> tuple:
 
 def _prove(table, keys: tuple, loc, label: str):
     if not isinstance(table, dict):
-        raise PlanError(f"{loc(keys)}{label}: prove must be a table with symbolic (and optionally method)")
+        raise PlanError(f"{loc(keys)}{label}: prove must be a table with symbolic")
     _unknown(table, _PROVE_KEYS, keys, loc, f"{label}: prove")
-    method = table.get("method", "auto")
-    if method not in PROVE_METHODS:
-        raise PlanError(f"{loc(keys + ('method',))}{label}: prove.method must be one of {', '.join(PROVE_METHODS)}, "
-                        f"got {method!r}")
     sym = table.get("symbolic")
     if isinstance(sym, (str, list)):
         sym = {n: "1.." for n in _strings(sym, keys + ("symbolic",), loc, f"{label}: prove.symbolic")}
@@ -374,7 +374,7 @@ def _prove(table, keys: tuple, loc, label: str):
         if not name.isidentifier():
             raise PlanError(f"{where}{label}: {name!r} is not a constant name")
         out[name] = _range(rng, where, f"{label}: prove.symbolic.{name}")
-    return out, method
+    return out
 
 
 def _range(rng, where: str, what: str) -> tuple:

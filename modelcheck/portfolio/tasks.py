@@ -38,7 +38,6 @@ class Task:
     seed: int | None
     check: str                  # sync | race | prove
     symbolic: dict = field(default_factory=dict)     # prove: name -> (lo, hi or None)
-    method: str = "auto"
     budget: Budget = Budget()
 
     def point(self) -> dict:
@@ -47,7 +46,6 @@ class Task:
                "inputs": {"builder": self.builder, "specs": dict(self.inputs), "seed": self.seed}}
         if self.check == "prove":
             out["symbolic"] = {n: [lo, hi] for n, (lo, hi) in self.symbolic.items()}
-            out["method"] = self.method
         return out
 
 
@@ -105,8 +103,7 @@ def expand(plan: Plan) -> list[Task]:
                         prove = None
                         if check == "prove":
                             c = {n: v for n, v in c.items() if n not in sweep.symbolic}
-                            prove = {"symbolic": {n: list(r) for n, r in sorted(sweep.symbolic.items())},
-                                     "method": sweep.method}
+                            prove = {"symbolic": {n: list(r) for n, r in sorted(sweep.symbolic.items())}}
                         recipe = {"builder": None if sweep.builder is None else
                                   {"function": sweep.builder[1], "source_sha256": _sha(builder_src)},
                                   "specs": specs, "seed": seed, "scalars": dict(sorted(scalars.items()))}
@@ -122,7 +119,7 @@ def expand(plan: Plan) -> list[Task]:
                             builder_function=None if sweep.builder is None else sweep.builder[1],
                             builder_source=builder_src, inputs=specs, seed=seed, check=check,
                             symbolic=dict(sweep.symbolic) if check == "prove" else {},
-                            method=sweep.method, budget=sweep.budget))
+                            budget=sweep.budget))
     return tasks
 
 

@@ -6,11 +6,13 @@ receive a task, run it, send back `(result, details)`.  It exits when the pipe c
 when its parent dies (a watchdog thread notices the new parent id), so a killed Dask worker
 or driver leaves no task process behind.
 
-Budgets inside the process: the checkers get the time budget as their own limit
-(`max_seconds` of Synccheck and the prover; Racecheck has none, and the parent's hard kill
-covers every check); the address space is limited with RLIMIT_AS to what the process had
-when the task started plus `memory_mb`, so an allocation beyond the budget fails with
-MemoryError and the task is recorded incomplete, and the process goes on with the next task.
+Budgets inside the process: the checkers get the budget as their own limits (`max_seconds`
+of Synccheck, Racecheck and the prover, `max_memory_mb` of Synccheck and Racecheck, which
+end in an incomplete verdict with the reason); behind them, the address space is limited
+with RLIMIT_AS to what the process had when the task started plus the budget and a margin
+(`Budget.address_space_mb`), so an allocation that gets past the checkers' accounting fails
+with MemoryError, the task is recorded incomplete, and the process goes on with the next
+task.  The parent's kill at `Budget.kill_after` is the hard time limit.
 Peak memory is the process's peak resident set during the task (VmHWM, reset per task
 through /proc/self/clear_refs; where that is unavailable, the process's lifetime peak).
 
@@ -104,7 +106,8 @@ def _execute(task) -> tuple[dict, dict]:
     try:
         if task.check == "prove":
             return _prove(task, func)
-        inputs = numsim.default_inputs(func, _builder_overrides(task, func.constant_values))
+        inputs = numsim.default_inputs(func, _builder_overrides(task, func.constant_values),
+                                       max_memory_mb=_memory_mb(task))
         return _check(task, func, inputs)
     except (_Incomplete, MemoryError):
         raise
@@ -112,6 +115,8 @@ def _execute(task) -> tuple[dict, dict]:
         raise _Incomplete(f"invalid inputs: {err}") from None
     except numsim.UnsupportedTIRxError as err:
         raise _Incomplete(f"unsupported: {err}") from None
+    except numsim.ResourceLimit as err:
+        raise _Incomplete(f"budget: {err}") from None
     except Exception as err:         # noqa: BLE001 -- an internal error: recorded with its traceback
         raise _Incomplete(f"internal error in {task.check}: {type(err).__name__}: {err}",
                           traceback.format_exc()) from None
@@ -121,12 +126,14 @@ def _stats(d: dict) -> dict:
     return {k: v for k, v in d.items() if k not in ("kernel", "checker")}
 
 
+def _memory_mb(task) -> float:
+    return task.budget.memory_mb or 1e9       # 0: no memory budget of the checkers' own
+
+
 def _check(task, func, inputs) -> tuple[dict, dict]:
     import modelcheck
-    if task.check == "sync":
-        report = modelcheck.synccheck(func, inputs, max_seconds=task.budget.seconds)
-    else:
-        report = modelcheck.racecheck(func, inputs)
+    check = modelcheck.synccheck if task.check == "sync" else modelcheck.racecheck
+    report = check(func, inputs, max_seconds=task.budget.seconds, max_memory_mb=_memory_mb(task))
     d = report.to_dict()
     incomplete = [f for f in report.findings if f.status == "incomplete"]
     result = {"verdict": report.verdict, "checker_verdict": report.verdict,
@@ -154,7 +161,7 @@ def _prove(task, func) -> tuple[dict, dict]:
 
     inputs = inputs_at if task.builder_function or task.inputs or task.scalars else None
     report = prove(func, symbolic=list(task.symbolic), ranges=dict(task.symbolic), inputs=inputs,
-                   max_seconds=task.budget.seconds, method=task.method)
+                   max_seconds=task.budget.seconds)
     if failures:
         raise failures[0]
     findings = []
@@ -240,7 +247,7 @@ def _peak_mb() -> float:
 
 
 class _AddressSpace:
-    """RLIMIT_AS at the current address-space size plus `memory_mb` for the duration of a task."""
+    """RLIMIT_AS at the current address-space size plus `memory_mb` for the duration of a task (0: none)."""
 
     def __init__(self, memory_mb: int):
         self.memory_mb = memory_mb
@@ -276,11 +283,12 @@ def run_task(task) -> tuple[dict, dict]:
     t0 = time.perf_counter()
     exact = _reset_peak()
     try:
-        with _AddressSpace(task.budget.memory_mb):
+        with _AddressSpace(task.budget.address_space_mb):
             result, details = execute(task)
     except MemoryError:
-        reason = (f"memory budget exceeded: the task needed more than {task.budget.memory_mb} MB "
-                  f"(budget.memory_mb)")
+        reason = (f"memory budget exceeded: an allocation failed at the address-space limit of "
+                  f"{task.budget.address_space_mb} MB above the process's size (budget.memory_mb = "
+                  f"{task.budget.memory_mb} plus a margin for reserved memory)")
         result, details = ({"verdict": "incomplete", "checker_verdict": "incomplete", "reason": reason,
                             "findings": [], "stats": {}}, {"text": reason + "\n", "sarif_runs": []})
     result["seconds"] = round(time.perf_counter() - t0, 4)

@@ -13,7 +13,7 @@ import pytest
 import modelcheck
 from modelcheck import cli
 
-from .helpers import RING, RING_BUG, calls, records, toml_plan, write_builders
+from .helpers import KERNELS, RING, RING_BUG, calls, records, toml_plan, write_builders
 
 
 def _plan(tmp_path, sweeps: str, budget: str = "seconds = 60\nmemory_mb = 1024") -> "Path":
@@ -171,13 +171,30 @@ inputs_builder = "builders.py:plain"
     res = modelcheck.batch(plan, jobs=1)
     hog = res[0]
     assert hog["verdict"] == "incomplete" and hog["attempts"] == 1
-    assert hog["reason"].startswith("memory budget exceeded: the task needed more than 256 MB")
+    assert hog["reason"].startswith("memory budget exceeded: an allocation failed at the address-space limit of "
+                                    "768 MB above the process's size (budget.memory_mb = 256")
     assert hog["peak_rss_mb"] < 1024
     rest = list(res)[1:]
     assert [r["verdict"] for r in rest] == ["clean"] * 4
     assert {r["worker"] for r in res} == {"local-1"}                   # the same process, not a replacement
     pids = {c.split()[-2] for c in calls(tmp_path)}
     assert len(pids) == 1
+
+
+def test_the_checkers_own_memory_budget_comes_first(tmp_path):
+    """Three 400 MB buffers on a 256 MB budget: NumSim refuses to allocate them (its own accounting) before
+    the address-space limit is reached."""
+    plan = _plan(tmp_path, f'''
+[[sweep]]
+kernels = ["{KERNELS / 'vector_add.py'}"]
+checks = ["race"]
+constants = {{ N = 100_000_000 }}
+budget = {{ memory_mb = 256 }}
+''')
+    (rec,) = modelcheck.batch(plan, jobs=1)
+    assert rec["verdict"] == "incomplete" and rec["attempts"] == 1
+    assert rec["reason"].startswith("budget: ") and "memory budget of 256 MB" in rec["reason"]
+    assert rec["peak_rss_mb"] < 400
 
 
 def test_a_kernel_that_does_not_parse_is_incomplete(tmp_path):

@@ -108,11 +108,10 @@ def test_prove_tasks_leave_their_symbolic_constants_out_of_the_point(tmp_path):
 kernels = ["{RING}"]
 checks = ["prove"]
 constants = {{ ROUNDS = [2, 3], STAGES = [2] }}
-prove = {{ symbolic = {{ ROUNDS = "1.." }}, method = "certificate" }}
+prove = {{ symbolic = {{ ROUNDS = "1.." }} }}
 ''')
     assert len(tasks) == 1
     assert tasks[0].constants == {"STAGES": 2} and tasks[0].symbolic == {"ROUNDS": (1, None)}
-    assert tasks[0].method == "certificate"
     assert P._range("2..64", "", "") == (2, 64) and P._range([3], "", "") == (3, None)
 
 
@@ -183,3 +182,11 @@ def test_cli_plan_error_is_one_line_and_exit_64(tmp_path, capsys):
     other.write_text("{}")
     assert cli.main(["batch", str(other)]) == EXIT_USAGE
     assert "a plan is a .toml file" in capsys.readouterr().err
+
+
+def test_default_budget_is_the_checkers_own_default():
+    """A batch with no budget judges each point as `modelcheck check` does."""
+    from modelcheck.numsim import budget
+    assert (P.Budget().seconds, P.Budget().memory_mb) == (budget.DEFAULT_MAX_SECONDS, budget.DEFAULT_MAX_MEMORY_MB)
+    assert P.Budget(seconds=0.5).kill_after == 1.5 and P.Budget(seconds=600).kill_after == 630
+    assert P.Budget(memory_mb=256).address_space_mb == 768 and P.Budget(memory_mb=0).address_space_mb == 0
