@@ -33,7 +33,8 @@ from .report import CheckFailed, RaceReport, SyncCheckReport  # noqa: E402
 __version__ = "0.1.0"
 
 __all__ = ["Kernel", "ParseError", "PrimFunc", "as_func", "load", "parse", "synccheck", "racecheck", "prove",
-           "replay", "CheckFailed", "SyncCheckReport", "RaceReport", "ProofReport", "ReplayReport", "__version__"]
+           "replay", "batch", "CheckFailed", "SyncCheckReport", "RaceReport", "ProofReport", "ReplayReport",
+           "__version__"]
 
 
 def synccheck(kernel, inputs=None, *, max_polls: int = 1_000_000, max_loop_iterations: int = 1_000_000,
@@ -82,6 +83,17 @@ def replay(kernel, inputs=None, finding_or_witness=None, *, max_polls: int = 1_0
     return _import("modelcheck.replay").replay(as_func(kernel), inputs, finding_or_witness, max_polls=max_polls,
                               max_loop_iterations=max_loop_iterations, max_steps=max_steps,
                               max_seconds=max_seconds, max_memory_mb=max_memory_mb, target=target)
+
+
+def batch(plan, executor=None, *, jobs: int | None = None, results=None, output=None, progress: bool = False,
+          rerun_incomplete: bool = False):
+    """Check a portfolio (docs/batch.md): every task of `plan` (a .toml/.yaml plan file or a dict of the same
+    structure) that the results file does not hold yet, on `executor` (None/"local": a process pool of `jobs`
+    workers; "tcp://HOST:PORT", a dask.distributed Client or a DaskExecutor: Dask).  Returns the records of
+    every task of the plan (`.summary()`, `.verdict`, `.exit_code`, `.to_dataframe()` with pandas)."""
+    from .portfolio.driver import run_batch     # imported on first use: `import modelcheck` stays light
+    return run_batch(plan, executor, jobs=jobs, results=results, output=output, progress=progress,
+                     rerun_incomplete=rerun_incomplete)
 
 
 def __getattr__(name):

@@ -21,6 +21,7 @@ from . import numsim
 from .common import findings as F
 from .common.files import check_output, write_output
 from .kernel import load
+from .portfolio import cli as _batch_cli
 from .summary import summarize
 
 EXIT_USAGE = 64
@@ -517,6 +518,7 @@ def _parser() -> argparse.ArgumentParser:
     _input_options(rp)
     rp.add_argument("--json", action="store_true", help="print the replay report as JSON")
     _limit_options(rp)
+    _batch_cli.add_parser(sub)
     for name, what in _PENDING.items():
         sp = sub.add_parser(name, help=f"(arrives with {what})")
         sp.add_argument("args", nargs=argparse.REMAINDER)
@@ -548,6 +550,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"modelcheck {args.command}: not available yet; it arrives with {_PENDING[args.command]}.\n"
               f"Available now: modelcheck parse KERNEL.py [--const N=V]", file=sys.stderr)
         return EXIT_USAGE
+    if args.command == "batch":
+        return _batch_cli.run(args)
     try:
         return globals()[_COMMANDS[args.command]](args)
     except BrokenPipeError:

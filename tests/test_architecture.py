@@ -22,8 +22,10 @@ ALLOWED_CROSS = {
     ("modelcheck.replay", "modelcheck.explorer"),   # replay follows explorer witness schedules
     ("modelcheck.hb", "modelcheck.explorer"),
 }
-TOP = ("modelcheck.cli", "modelcheck.__main__", "modelcheck.report")   # nothing below imports these
-THIRD_PARTY_OWNERS = {"z3": ("modelcheck.prover",), "networkx": ("modelcheck.hb",)}
+TOP = ("modelcheck.cli", "modelcheck.__main__", "modelcheck.report",
+       "modelcheck.portfolio")   # nothing below imports these
+THIRD_PARTY_OWNERS = {"z3": ("modelcheck.prover",), "networkx": ("modelcheck.hb",),
+                      "dask": ("modelcheck.portfolio.executors",), "distributed": ("modelcheck.portfolio.executors",)}
 FACADE = "modelcheck"   # modelcheck/__init__.py re-exports the public API from every stage
 
 
