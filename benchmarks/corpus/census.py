@@ -1,0 +1,376 @@
+"""The census of the printed production corpus: what our front end rejects, and which ops it uses.
+
+Construct census (`blockers`): parse a printed function with `ir.parse`; classify the first
+error by the rule whose pattern matches the offending line (`RULES`, in order); apply that
+rule's stub to the whole text (every occurrence of the construct becomes a form we accept, or
+disappears); parse again, until the text parses or nothing more can be stubbed.  The result is
+the function's full list of blocking constructs, in the order the parser meets them.  An error
+no rule matches is recorded as `other: <message>` and its statement is blanked (a simple
+statement becomes `T.evaluate(0)`, a block header `if True:`), so one unknown construct never
+hides the rest.  Stubs only serve the count: they keep the text parseable, not its meaning.
+
+Op census (`ops_of`): every `T.ptx.*`, `T.cuda.*` and other `T.*` call in the text (Python's
+`ast` reads the printed form), PTX calls named by their canonical mnemonic (family plus the
+positional modifiers, as `ir.build_expr` composes it), each looked up in `ir.ops.classify`.
+
+Needs no TVM: it reads the cache that `benchmarks/corpus/build.py` wrote.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import re
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+GENERATIONS = ("pre", "lowered")
+MAX_STEPS = 80
+
+
+@dataclass(frozen=True)
+class Failure:
+    """The first error of one parse: the message, where, and the offending source line."""
+
+    kind: str          # ParseError, or the exception type of anything else the front end raised
+    what: str
+    expected: str
+    line: int
+    col: int
+    text: str          # the offending line, stripped
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    title: str
+    match: Callable[[Failure], bool]
+    stub: Callable[[str, Failure], str]
+
+
+# ----------------------------------------------------------------------------- text helpers
+
+def _sub(pattern: str, repl, flags: int = re.M) -> Callable[[str, Failure], str]:
+    rx = re.compile(pattern, flags)
+    return lambda text, _f: rx.sub(repl, text)
+
+
+def _line_has(pattern: str, what: str | None = None) -> Callable[[Failure], bool]:
+    rx = re.compile(pattern)
+    return lambda f: bool(rx.search(f.text)) and (what is None or what in f.what)
+
+
+def _statement(text: str, line: int):
+    """The innermost statement of the Python AST that spans `line` (None if the text is not Python)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and node.lineno <= line <= (node.end_lineno or node.lineno):
+            if best is None or (node.end_lineno - node.lineno) <= (best.end_lineno - best.lineno):
+                best = node
+    return best
+
+
+def _bound_names(node) -> list[str]:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+    out = []
+    for t in targets:
+        for n in ast.walk(t):
+            if isinstance(n, ast.Name):
+                out.append(n.id)
+    return out
+
+
+def blank_statement(text: str, line: int) -> str:
+    """Blank the statement at `line`: a block header becomes `if True:`, a simple statement
+    `T.evaluate(0)`, a module-level statement an empty line."""
+    node = _statement(text, line)
+    lines = text.split("\n")
+    if node is None:
+        lines[line - 1] = ""
+        return "\n".join(lines)
+    indent = re.match(r"\s*", lines[node.lineno - 1]).group(0)
+    body = getattr(node, "body", None)
+    names = _bound_names(node)
+    if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+        if node.lineno == line and isinstance(node, ast.FunctionDef):
+            return text   # a bad signature is not blanked: its own rule must stub it
+        lines[line - 1] = ""
+    elif names and node.col_offset > 0:
+        # keep the names a blanked definition bound, so its uses do not all fail in turn
+        lines[node.lineno - 1:node.end_lineno] = [f"{indent}{n}: T.let[T.int32] = 0" for n in names]
+    elif body and body[0].lineno > line:
+        if isinstance(node, ast.For):   # keep the loop variables bound
+            header = f"{indent}for {ast.unparse(node.target)} in range(1):"
+        else:
+            header = indent + "if True:"
+        lines[node.lineno - 1:body[0].lineno - 1] = [header]
+    elif node.col_offset == 0:
+        lines[node.lineno - 1:node.end_lineno] = [""]
+    else:
+        lines[node.lineno - 1:node.end_lineno] = [indent + "T.evaluate(0)"]
+    return "\n".join(lines)
+
+
+def _blank_matching(pattern: str) -> Callable[[str, Failure], str]:
+    """Blank every statement whose first line matches `pattern`."""
+    rx = re.compile(pattern)
+
+    def stub(text: str, _f: Failure) -> str:
+        for _ in range(10000):
+            lines = text.split("\n")
+            hit = next((i for i, ln in enumerate(lines) if rx.search(ln) and not ln.lstrip().startswith("#")), None)
+            if hit is None:
+                return text
+            new = blank_statement(text, hit + 1)
+            if new == text:
+                return text
+            text = new
+        return text
+    return stub
+
+
+def unwrap_call(text: str, prefix: str) -> str:
+    """Replace every `<prefix>ARG)` by `ARG` (balanced parentheses; `prefix` ends inside the call)."""
+    out, i = [], 0
+    while True:
+        j = text.find(prefix, i)
+        if j < 0:
+            out.append(text[i:])
+            return "".join(out)
+        out.append(text[i:j])
+        k, depth = j + len(prefix), 1
+        start = k
+        while k < len(text) and depth:
+            c = text[k]
+            depth += c in "([{"
+            depth -= c in ")]}"
+            k += 1
+        out.append(text[start:k - 1] if depth == 0 else text[j:k])
+        i = k
+
+
+def _chain(*stubs):
+    def stub(text, f):
+        for s in stubs:
+            text = s(text, f)
+        return text
+    return stub
+
+
+# ----------------------------------------------------------------------------- the rules
+
+def _tuple_scope_ids(text: str, _f) -> str:
+    """`a, b, c = T.cta_id([x, y, z])` -> `a = T.cta_id([x * y * z])` and `b`, `c` as int32 lets."""
+    rx = re.compile(r"^(\s*)(\w+(?:, \w+)+) = T\.(\w+)\(\[([^\]]*)\]\)\s*$", re.M)
+
+    def one(m):
+        indent, names, fn, exts = m.group(1), m.group(2).split(", "), m.group(3), m.group(4)
+        prod = " * ".join(f"({e.strip()})" for e in exts.split(",") if e.strip()) or "1"
+        rest = "".join(f"\n{indent}{n}: T.let[T.int32] = 0" for n in names[1:])
+        return f"{indent}{names[0]} = T.{fn}([{prod}]){rest}"
+    return rx.sub(one, text)
+
+
+def _tensormap_lets_to_params(text: str, _f) -> str:
+    """Host-prelude tensor maps become what they are to the device code: tensor-map parameters."""
+    rx = re.compile(r"^\s*(\w+): T\.let\[T\.TensorMap\(\)\] = T\.tvm_stack_alloca\(.*\)\s*$", re.M)
+    names = rx.findall(text)
+    text = rx.sub("", text)
+    text = _blank_matching(r'T\.call_packed\("runtime\.cuTensorMapEncode')(text, _f)
+    extra = "".join(f", {n}: T.Ptr(T.void)" for n in names)
+    return re.sub(r"^(def \w+\(.*)\):\s*$", lambda m: m.group(1) + extra + "):", text, count=1, flags=re.M)
+
+
+RULES: list[Rule] = [
+    Rule("typevar-extent", 'module-level `X = TypeVar("X")` buffer extents',
+         _line_has(r'^\w+ = TypeVar\('),
+         _sub(r'^(\w+) = TypeVar\("\w+"\)\s*$', r"\1 = 64")),
+    Rule("attr-device-entry", '`T.attr({"tirx.device_entry": ...})` as a statement',
+         _line_has(r'T\.attr\(\{"tirx\.device_entry"'),
+         _sub(r'^(\s*)T\.attr\(\{"tirx\.device_entry".*\)\s*$', r"\1T.device_entry()")),
+    Rule("tensormap-param", "`T.TensorMap()` parameters",
+         lambda f: "T.TensorMap()" in f.text and f.text.startswith("def "),
+         _sub(r"(\w+): T\.TensorMap\(\)", r"\1: T.Ptr(T.void)")),
+    Rule("let-tensormap-stack-alloca", '`v: T.let[T.TensorMap()] = T.tvm_stack_alloca("tensormap", 1)` (host prelude)',
+         _line_has(r"T\.let\[T\.TensorMap\(\)\]"), _tensormap_lets_to_params),
+    Rule("let-handle-pointer", '`p: T.let[T.handle("dtype", "scope")] = ...` pointer-typed lets',
+         _line_has(r"T\.let\[T\.handle\("),
+         _sub(r"T\.let\[T\.handle\([^\]]*\)\]", "T.let[T.uint64]")),
+    Rule("serial-kwargs", "`T.serial(..., unroll=..., step=...)` loop keywords",
+         lambda f: "keyword argument in a loop range" in f.what or bool(re.search(r"T\.serial\(.*(unroll|step)=", f.text)),
+         lambda text, _f: re.sub(r", step=([^,)]+)\)", r", \1)", re.sub(r", unroll=[^,)]+", "", text))),
+    Rule("call-packed-tensormap-encode", '`T.call_packed("runtime.cuTensorMapEncodeTiled", ...)` (host prelude)',
+         _line_has(r'T\.call_packed\("runtime\.cuTensorMapEncode'),
+         _blank_matching(r'T\.call_packed\("runtime\.cuTensorMapEncode')),
+    Rule("tuple-scope-ids", "tuple targets `a, b, c = T.cta_id([x, y, z])` (also warp/lane/cluster ids)",
+         _line_has(r"^\w+(, \w+)+ = T\.\w+\(\["), _tuple_scope_ids),
+    Rule("handle-ty-reinterpret", "`T.reinterpret(T.handle().ty, x)` (a `T.handle().ty` type expression)",
+         _line_has(r"T\.handle\(\)\.ty"),
+         lambda text, _f: unwrap_call(re.sub(r"T\.reinterpret\(T\.handle\(\)\.ty, T\.address_of\((\w+)\)\)", r"\1",
+                                             text), "T.reinterpret(T.handle().ty, ")),
+    Rule("decl-buffer-data-pointer", "`T.decl_buffer(..., data=<pointer>)` over a pointer value, not a buffer's .data",
+         lambda f: "data= takes another buffer's .data" in f.what,
+         lambda text, f: _edit_line(text, f.line, lambda ln: re.sub(r"data=[^,]+, ", "", ln.replace(
+             "T.decl_buffer(", "T.alloc_buffer(")))),
+    Rule("address-of-whole-buffer", "`T.address_of(buf)` of a whole buffer or scalar (no element index)",
+         lambda f: "address_of takes a buffer element" in f.what,
+         _sub(r"T\.address_of\((\w+)\)", r"T.address_of(\1[0])")),
+]
+
+
+def _edit_line(text: str, line: int, fn) -> str:
+    lines = text.split("\n")
+    lines[line - 1] = fn(lines[line - 1])
+    return "\n".join(lines)
+
+
+def _op_count_id(f: Failure) -> str | None:
+    m = re.match(r"wrong operand count for (\S+): expected", f.what)
+    return m.group(1) if m else None
+
+
+def _blank_op(text: str, f: Failure) -> str:
+    """Blank every statement that calls the op of an operand-count error."""
+    op = _op_count_id(f)
+    lines = text.split("\n")
+    hits = [i + 1 for i, ln in enumerate(lines) if "T." in ln and any(
+        o == op or o.startswith(op + ".") for o, _n in line_ops(ln))]
+    for line in reversed(hits):
+        text = blank_statement(text, line)
+    return text
+
+
+def classify(f: Failure) -> Rule | None:
+    op = _op_count_id(f)
+    if op is not None:
+        return Rule(f"operand-count: {op}", f"`{op}` with an operand count our op registry does not take",
+                    lambda _f: True, _blank_op)
+    for rule in RULES:
+        if rule.match(f):
+            return rule
+    return None
+
+
+# ----------------------------------------------------------------------------- parsing
+
+def first_failure(text: str, path: str) -> Failure | None:
+    """None if `ir.parse` accepts the text, else its first error."""
+    import ir
+    try:
+        ir.parse(text, path=path)
+        return None
+    except ir.ParseError as err:
+        span = err.span
+        line = span.line if span else 0
+        src = text.split("\n")[line - 1].strip() if 0 < line <= text.count("\n") + 1 else ""
+        return Failure("ParseError", err.what, err.expected, line, span.col if span else 0, src)
+    except RecursionError as err:
+        return Failure("RecursionError", str(err)[:200], "", 0, 0, "")
+    except Exception as err:   # noqa: BLE001 -- the front end's own failures are part of the census
+        tb = err.__traceback__
+        while tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+        where = f" ({tb.tb_frame.f_code.co_filename.rsplit('/', 1)[-1]}:{tb.tb_lineno})" if tb else ""
+        return Failure(type(err).__name__, f"{err}"[:200] + where, "", 0, 0, "")
+
+
+def blockers(text: str, path: str = "<corpus>", max_steps: int = MAX_STEPS) -> dict:
+    """Every construct that stops `ir.parse` on `text`, in order, by stubbing each in turn."""
+    found = []
+    t0 = time.perf_counter()
+    for _ in range(max_steps):
+        f = first_failure(text, path)
+        if f is None:
+            return {"parses_after_stubs": True, "blockers": found, "steps": len(found),
+                    "seconds": round(time.perf_counter() - t0, 2)}
+        rule = classify(f)
+        entry = {"construct": rule.id if rule else other_id(f), "what": f.what, "line": f.line,
+                 "snippet": f.text[:200], "kind": f.kind}
+        found.append(entry)
+        new = rule.stub(text, f) if rule else text
+        if new == text and f.line:
+            new = blank_statement(text, f.line)
+        if new == text:
+            entry["stuck"] = True
+            break
+        text = new
+    return {"parses_after_stubs": False, "blockers": found, "steps": len(found),
+            "seconds": round(time.perf_counter() - t0, 2)}
+
+
+def other_id(f: Failure) -> str:
+    """A stable name for an error no rule knows: the message with names and numbers abstracted."""
+    what = re.sub(r"'[^']*'", "'…'", f.what)
+    what = re.sub(r"\d+", "N", what)
+    return f"other: {what}"
+
+
+# ----------------------------------------------------------------------------- ops in the printed text
+
+PTX_MNEMONIC = {"cvt_pack": "cvt.pack", "multimem_cp": "multimem.cp", "multimem_ld_reduce": "multimem.ld_reduce",
+                "multimem_red": "multimem.red", "multimem_red_async": "multimem.red.async",
+                "multimem_st": "multimem.st", "multimem_st_async": "multimem.st.async", "red_async": "red.async",
+                "redux_sync": "redux.sync", "st_async": "st.async", "st_bulk": "st.bulk",
+                "tensormap_cp_fenceproxy": "tensormap.cp_fenceproxy", "tensormap_replace": "tensormap.replace"}
+
+
+def _dotted(node) -> list[str] | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return parts[::-1]
+    return None
+
+
+def call_op(call: ast.Call) -> tuple[str, int] | None:
+    """(op name, operand count) of a `T.*` call: PTX calls by their canonical mnemonic (the family and
+    its positional modifiers, the last string being the marker, as `ir.build_expr.ptx_call` composes
+    it), `T.cuda.x` as `cuda.x`, other `T.x` as `T.x`; None for anything else."""
+    func = call.func
+    if isinstance(func, ast.Subscript):   # T.ptx["mnemonic"](...)
+        path = _dotted(func.value)
+        if path == ["T", "ptx"] and isinstance(func.slice, ast.Constant) and isinstance(func.slice.value, str):
+            return func.slice.value, len(call.args)
+        return None
+    path = _dotted(func)
+    if not path or path[0] != "T" or len(path) < 2:
+        return None
+    if path[1] == "ptx" and len(path) > 2:
+        args = list(call.args)
+        segs = path[2:]
+        if len(segs) == 1 and args and isinstance(args[-1], ast.Constant) and isinstance(args[-1].value, str):
+            mods = []
+            while args and isinstance(args[-1], ast.Constant) and isinstance(args[-1].value, str):
+                mods.append(args.pop().value)
+            mods.reverse()
+            marker = mods[-1]
+            segs = [segs[0]] + [m for m in mods[:-1] if m]
+            if "pred" in [m.strip() for m in marker.split(",")] and args:
+                args.pop()
+        name = ".".join(s[:-1] if s.endswith("_") and s[:-1] in ("async", "and", "or", "not") else s for s in segs)
+        return name, len(args)
+    if path[1] == "cuda":
+        return "cuda." + ".".join(path[2:]), len(call.args)
+    return "T." + ".".join(path[1:]), len(call.args)
+
+
+def line_ops(line: str) -> list[tuple[str, int]]:
+    """The ops called on one printed line (best effort: a line that is not a whole statement gives [])."""
+    try:
+        tree = ast.parse(line.strip())
+    except SyntaxError:
+        try:
+            tree = ast.parse(line.strip() + "\n    pass")
+        except SyntaxError:
+            return []
+    return [op for n in ast.walk(tree) if isinstance(n, ast.Call) for op in [call_op(n)] if op]
