@@ -117,10 +117,14 @@ def main(argv: list[str] | None = None) -> int:
         cache.mkdir(parents=True, exist_ok=True)
         t0 = time.perf_counter()
         records = build_all(names, archs, cache, args.jobs, args.timeout)
-        old = json.loads((cache / "index.json").read_text())["modules"] if (cache / "index.json").exists() else []
-        kept = [r for r in old if r["module"] not in {n for n in names}] if args.only else []
-        index = {"modules": sorted(kept + records, key=lambda r: r["module"]), "build_wall_s": round(
-            time.perf_counter() - t0, 1), "versions": _versions()}
+        old = json.loads((cache / "index.json").read_text()) if (cache / "index.json").exists() else {}
+        kept = [r for r in old.get("modules", []) if r["module"] not in set(names)] if args.only else []
+        wall = round(time.perf_counter() - t0, 1)
+        index = {"modules": sorted(kept + records, key=lambda r: r["module"]), "versions": _versions(),
+                 "build_jobs": old.get("build_jobs") if args.only else args.jobs,
+                 "build_wall_s": old.get("build_wall_s") if args.only else wall}
+        if args.only:
+            index["last_partial_build"] = {"modules": names, "wall_s": wall}
         (cache / "index.json").write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
         _print_build_summary(index)
     index = load_index(cache)

@@ -128,6 +128,76 @@ def _device_text(device: dict) -> str:
     return tvm.IRModule(device).script()
 
 
+# ----------------------------------------------------------------------------- tensor maps from host code
+
+class EncodeRecorder:
+    """A CPU stand-in for `runtime.cuTensorMapEncodeTiled` (the CUDA build registers the real one; the
+    CPU build has none), registered in TVM's global function registry so the library's own host code
+    produces the exact encode arguments: (descriptor, dtype, rank, data pointer, dims[rank],
+    byte strides[rank-1], box[rank], element strides[rank], interleave, swizzle, l2 promotion, oob fill)."""
+
+    def __init__(self):
+        self.calls: list[dict] = []
+
+    def __call__(self, desc, dtype, rank, data, *rest):
+        rank = int(rank)
+        rest = [int(x) for x in rest]
+        dims, strides = rest[:rank], rest[rank:2 * rank - 1]
+        box, elem = rest[2 * rank - 1:3 * rank - 1], rest[3 * rank - 1:4 * rank - 1]
+        modes = rest[4 * rank - 1:]
+        self.calls.append({"dtype": str(dtype), "rank": rank, "data": int(getattr(data, "value", data) or 0),
+                           "dims": dims, "strides": strides, "box": box, "element_strides": elem,
+                           "interleave": modes[0] if modes else 0, "swizzle": modes[1] if len(modes) > 1 else 0,
+                           "l2_promotion": modes[2] if len(modes) > 2 else 0,
+                           "oob_fill": modes[3] if len(modes) > 3 else 0})
+        return 0
+
+    def register(self) -> None:
+        import tvm_ffi
+        tvm_ffi.register_global_func("runtime.cuTensorMapEncodeTiled", self, override=True)
+
+
+def _fa4_tensor_maps(module, config: dict, recorder: EncodeRecorder):
+    """flash_attention4: the module's `build_tensor_maps(Q, Kt, V, O, ...)` on CPU tensors of the
+    configuration's shapes ([batch, seq, heads, head_dim] float16, as its run_gpu allocates them)."""
+    import torch
+    b, s, hq, hk, d = (config[k] for k in ("batch_size", "seq_len", "num_qo_heads", "num_kv_heads", "head_dim"))
+    tensors = {"Q": torch.zeros(b, s, hq, d, dtype=torch.float16), "K": torch.zeros(b, s, hk, d, dtype=torch.float16),
+               "V": torch.zeros(b, s, hk, d, dtype=torch.float16), "O": torch.zeros(b, s, hq, d, dtype=torch.float16)}
+    module.build_tensor_maps(tensors["Q"], tensors["K"], tensors["V"], tensors["O"], batch_size=b, seq_len_q=s,
+                             seq_len_kv=s, num_qo_heads=hq, num_kv_heads=hk, head_dim=d,
+                             is_causal=config.get("is_causal", False))
+    return tensors, "flash_attention4.build_tensor_maps (the library's host code, params in declaration order)"
+
+
+# registry name -> adapter(module, config, recorder) -> ({tensor name: torch tensor}, how)
+TENSOR_MAP_HOSTS = {"flash_attention4": _fa4_tensor_maps}
+
+
+def tensor_maps(name: str, module, config: dict, func) -> dict:
+    """{param: encode record} for the function's tensor-map parameters, from the library's host code."""
+    params = [str(p.name) for p in func.params if "TensorMap" in str(getattr(p, "ty", ""))]
+    if not params:
+        return {}
+    adapter = TENSOR_MAP_HOSTS.get(name)
+    if adapter is None:
+        return {"_missing": "no adapter reads this kernel's host code; derive the encode arguments by reading it"}
+    recorder = EncodeRecorder()
+    recorder.register()
+    tensors, how = adapter(module, config, recorder)
+    by_ptr = {int(t.data_ptr()): (k, t) for k, t in tensors.items()}
+    if len(recorder.calls) != len(params):
+        return {"_missing": f"{how}: {len(recorder.calls)} encodes for {len(params)} tensor-map parameters"}
+    out = {"_source": how}
+    for param, call in zip(params, recorder.calls):
+        tname, t = by_ptr.get(call["data"], (None, None))
+        call = dict(call, tensor=tname, tensor_shape=list(t.shape) if t is not None else None,
+                    tensor_dtype=str(t.dtype).replace("torch.", "") if t is not None else None)
+        call.pop("data")
+        out[param] = call
+    return out
+
+
 def build(name: str, cache: str) -> dict:
     """Build registry module `name`; write its printed functions under `cache`; return the record."""
     from tirx_kernels import registry
@@ -157,6 +227,12 @@ def build(name: str, cache: str) -> dict:
     for fname, (path, func) in zip(_function_names(pairs), pairs):
         frec = {"function": fname, "path": path, "params": _params(func),
                 "attrs": {str(k): str(v) for k, v in (func.attrs or {}).items()}}
+        try:
+            maps = tensor_maps(name, module, config, func)
+            if maps:
+                frec["tensor_maps"] = maps
+        except BaseException as err:   # noqa: BLE001
+            frec["tensor_maps"] = {"_missing": f"host code failed: {type(err).__name__}: {err}"[:500]}
         t1 = time.perf_counter()
         try:
             pre = func.script()

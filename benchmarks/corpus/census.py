@@ -188,6 +188,21 @@ def _tensormap_lets_to_params(text: str, _f) -> str:
     return re.sub(r"^(def \w+\(.*)\):\s*$", lambda m: m.group(1) + extra + "):", text, count=1, flags=re.M)
 
 
+def _handle_params(text: str, _f) -> str:
+    """Lowered kernels take `x_ptr: T.handle(dtype, "global")` and declare `x = T.decl_buffer(..., data=x_ptr)`:
+    stub the pointer as a 1-D buffer parameter and the declaration as an alias of its .data."""
+    m = re.search(r"^def \w+\(.*\):\s*$", text, re.M)
+    if not m:
+        return text
+    ptrs = re.findall(r'(\w+): T\.handle\("(\w+)", "global"\)', m.group(0))
+    sig = re.sub(r'(\w+): T\.handle\("(\w+)", "global"\)', r'\1: T.Buffer((64,), "\2")', m.group(0))
+    sig = re.sub(r'(\w+): T\.handle\(\)', r'\1: T.Ptr(T.void)', sig)
+    text = text[:m.start()] + sig + text[m.end():]
+    for name, _dtype in ptrs:
+        text = re.sub(rf"data={name}\b(?!\.)", f"data={name}.data", text)
+    return text
+
+
 RULES: list[Rule] = [
     Rule("typevar-extent", 'module-level `X = TypeVar("X")` buffer extents',
          _line_has(r'^\w+ = TypeVar\('),
@@ -219,6 +234,29 @@ RULES: list[Rule] = [
          lambda f: "data= takes another buffer's .data" in f.what,
          lambda text, f: _edit_line(text, f.line, lambda ln: re.sub(r"data=[^,]+, ", "", ln.replace(
              "T.decl_buffer(", "T.alloc_buffer(")))),
+    Rule("handle-param", '`p: T.handle("dtype", "global")` parameters (lowered form: the buffer is declared in the body)',
+         lambda f: f.text.startswith("def ") and 'T.handle("' in f.text, _handle_params),
+    Rule("int64-var-decl", "`n = T.int64()` (a symbolic extent declared in the body)",
+         _line_has(r"^\w+ = T\.int(32|64)\(\)$"),
+         _sub(r"^(\s*)(\w+) = T\.(int32|int64)\(\)\s*$", r"\1\2: T.let[T.\3] = 64")),
+    Rule("buffer-view", "`buf.view(dtype)` dtype views of a buffer",
+         lambda f: ".view(" in f.text and ("attribute" in f.what or "view" in f.what),
+         _sub(r"\b(\w+)\.view\([^()]*\)", r"\1")),
+    Rule("decl-scalar", "`x = T.decl_scalar(dtype, data=..., elem_offset=...)` scalar aliases of a buffer",
+         _line_has(r"T\.decl_scalar\("),
+         _sub(r"T\.decl_scalar\(T\.(\w+), ", r'T.decl_buffer((1,), "\1", ')),
+    Rule("cta-id-in-cluster", "`T.cta_id_in_cluster([...])` (and tuple targets of it)",
+         _line_has(r"T\.cta_id_in_cluster\("),
+         lambda text, _f: re.sub(r"^(\s*)(\w+(?:, \w+)*) = T\.cta_id_in_cluster\(.*\)\s*$",
+                                 lambda m: "\n".join(f"{m.group(1)}{n}: T.let[T.int32] = 0"
+                                                     for n in m.group(2).split(", ")), text, flags=re.M)),
+    Rule("uint128", "`T.uint128` values (CLC responses)",
+         lambda f: "uint128" in f.what,
+         lambda text, _f: text.replace("T.uint128", "T.uint64").replace('"uint128"', '"uint64"')),
+    Rule("address-arithmetic", "arithmetic or select on an address (a handle value)",
+         lambda f: "on an address (a handle value)" in f.what, lambda text, f: blank_statement(text, f.line)),
+    Rule("return-in-kernel", "`return` in a kernel", lambda f: "return is not supported" in f.what,
+         lambda text, f: blank_statement(text, f.line)),
     Rule("address-of-whole-buffer", "`T.address_of(buf)` of a whole buffer or scalar (no element index)",
          lambda f: "address_of takes a buffer element" in f.what,
          _sub(r"T\.address_of\((\w+)\)", r"T.address_of(\1[0])")),
@@ -374,3 +412,235 @@ def line_ops(line: str) -> list[tuple[str, int]]:
         except SyntaxError:
             return []
     return [op for n in ast.walk(tree) if isinstance(n, ast.Call) for op in [call_op(n)] if op]
+
+
+def _category(name: str) -> str:
+    if name.startswith("T."):
+        short = name[2:]
+        return "tvm/call" if short.startswith(("tvm_", "call_")) else "builtin"
+    return "cuda" if name.startswith("cuda.") else "ptx"
+
+
+def display_name(name: str) -> str:
+    """How the census shows an op: `T.ptx.<mnemonic>` (PTX spelling of the family), `T.cuda.x`, `T.x`."""
+    if name.startswith("T."):
+        return name
+    if name.startswith("cuda."):
+        return "T." + name
+    head, _, rest = name.partition(".")
+    head = PTX_MNEMONIC.get(head, head.replace("_sync", ".sync") if head.endswith("_sync") else head)
+    return "T.ptx." + head + ("." + rest if rest else "")
+
+
+_FRONT_END_NAMES: set[str] | None = None
+
+
+def front_end_names() -> set[str]:
+    """String literals of the builder (ir/build*.py, ir/typing.py): the T.* names it dispatches on."""
+    global _FRONT_END_NAMES
+    if _FRONT_END_NAMES is None:
+        import ir
+        names: set[str] = set()
+        base = Path(ir.__file__).parent
+        for path in ("build.py", "build_expr.py", "typing.py", "scope.py", "dtypes.py"):
+            try:
+                tree = ast.parse((base / path).read_text())
+            except (OSError, SyntaxError):
+                continue
+            names |= {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+        _FRONT_END_NAMES = names
+    return _FRONT_END_NAMES
+
+
+def op_status(name: str, n_operands: int) -> str:
+    """What modelcheck knows of an op today: `registry` (ir.ops.classify models it), `registry
+    (unsupported: why)`, `registry (operand count differs: ...)`, `front end` (a T.* name the
+    builder handles itself, not an op), or `unknown`."""
+    from ir import ops
+    if name.startswith("T."):
+        short = name[2:]
+        candidates = [f"tir.{short}"]
+    else:
+        candidates = [name]
+    for cand in candidates:
+        try:
+            info = ops.classify(cand, ("int32",) * n_operands)
+        except ops.OperandCountError as err:
+            return f"registry (operand count differs: {err})"
+        if info is not None:
+            return "registry" if info.supported else f"registry (unsupported: {info.why_unsupported})"
+    if name.startswith("T.") and name[2:].split(".")[0] in front_end_names():
+        return "front end"
+    return "unknown"
+
+
+def ops_of(text: str) -> dict[str, dict]:
+    """{op: {"calls": n, "operands": [counts seen]}} for every T.* call in a printed function."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return {}
+    out: dict[str, dict] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            op = call_op(node)
+            if op is None:
+                continue
+            name, n = op
+            entry = out.setdefault(name, {"calls": 0, "operands": set()})
+            entry["calls"] += 1
+            entry["operands"].add(n)
+    return {k: {"calls": v["calls"], "operands": sorted(v["operands"])} for k, v in out.items()}
+
+
+# ----------------------------------------------------------------------------- the whole corpus
+
+def _rules_version() -> str:
+    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+
+
+def _analyse(task: tuple) -> dict:
+    """One printed function: blockers and ops (cached by text and rules version)."""
+    module, function, gen, path, cache_dir = task
+    text = Path(path).read_text()
+    key = hashlib.sha256((_rules_version() + gen + text).encode()).hexdigest()[:32]
+    memo = Path(cache_dir) / f"{key}.json"
+    if memo.exists():
+        return json.loads(memo.read_text())
+    import sys
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
+    res = blockers(text, path)
+    res.update(module=module, function=function, generation=gen, lines=text.count("\n") + 1, ops=ops_of(text))
+    memo.parent.mkdir(parents=True, exist_ok=True)
+    memo.write_text(json.dumps(res))
+    return res
+
+
+def run(index: dict, cache: Path, only=None, jobs: int = 2) -> dict:
+    """The census over every printed function of the cache."""
+    from multiprocessing import Pool
+    names = {m["module"] for m in index["modules"]}
+    tasks = []
+    for m in index["modules"]:
+        if only and not any(o == m["module"] if o in names else o in m["module"] for o in only):
+            continue
+        for f in m.get("functions", []):
+            for gen in GENERATIONS:
+                if f.get(gen):
+                    tasks.append((m["module"], f["function"], gen, str(cache / f[gen]), str(cache / "census-memo")))
+    t0 = time.perf_counter()
+    with Pool(max(1, jobs)) as pool:
+        rows = []
+        for i, r in enumerate(pool.imap_unordered(_analyse, tasks), 1):
+            rows.append(r)
+            print(f"  census {i}/{len(tasks)} {r['module']}/{r['function']}.{r['generation']}: "
+                  f"{len(r['blockers'])} blocker(s){'' if r['parses_after_stubs'] else ', not parsed after stubs'}"
+                  f" ({r['seconds']} s)", flush=True)
+    rows.sort(key=lambda r: (r["module"], r["function"], r["generation"]))
+    return aggregate(rows, seconds=round(time.perf_counter() - t0, 1))
+
+
+def aggregate(rows: list[dict], seconds: float = 0.0) -> dict:
+    titles = {r.id: r.title for r in RULES}
+    constructs: dict = {}
+    ops: dict = {}
+    for gen in GENERATIONS:
+        grows = [r for r in rows if r["generation"] == gen]
+        table: dict = {}
+        for r in grows:
+            seen = set()
+            for i, b in enumerate(r["blockers"]):
+                c = b["construct"]
+                e = table.setdefault(c, {"construct": c, "title": titles.get(c, _op_title(c)), "functions": set(),
+                                         "modules": set(), "first": 0, "occurrences": 0, "examples": []})
+                e["occurrences"] += 1
+                if i == 0:
+                    e["first"] += 1
+                if c in seen:
+                    continue
+                seen.add(c)
+                e["functions"].add(f"{r['module']}/{r['function']}")
+                e["modules"].add(r["module"])
+                if len(e["examples"]) < 3 and b["snippet"] not in [x["snippet"] for x in e["examples"]]:
+                    e["examples"].append({"at": f"{r['module']}/{r['function']}.{gen}.py:{b['line']}",
+                                          "snippet": b["snippet"][:160], "message": b["what"][:160]})
+        constructs[gen] = sorted(({**e, "functions": len(e["functions"]), "modules": len(e["modules"])}
+                                  for e in table.values()), key=lambda e: (-e["modules"], -e["functions"], e["construct"]))
+        otable: dict = {}
+        for r in grows:
+            for name, info in r.get("ops", {}).items():
+                e = otable.setdefault(name, {"op": display_name(name), "key": name, "category": _category(name),
+                                             "functions": set(), "modules": set(), "calls": 0, "operands": set()})
+                e["functions"].add(f"{r['module']}/{r['function']}")
+                e["modules"].add(r["module"])
+                e["calls"] += info["calls"]
+                e["operands"].update(info["operands"])
+        ops[gen] = sorted(({**e, "functions": len(e["functions"]), "modules": len(e["modules"]),
+                            "operands": sorted(e["operands"]),
+                            "known": op_status(e["key"], max(e["operands"]) if e["operands"] else 0)}
+                           for e in otable.values()), key=lambda e: (-e["functions"], e["op"]))
+    summary = {}
+    for gen in GENERATIONS:
+        grows = [r for r in rows if r["generation"] == gen]
+        summary[gen] = {"functions": len(grows), "parse_today": sum(1 for r in grows if not r["blockers"]),
+                        "parse_after_stubbing_all": sum(1 for r in grows if r["parses_after_stubs"]),
+                        "modules": len({r["module"] for r in grows})}
+    per_function = [{"module": r["module"], "function": r["function"], "generation": r["generation"],
+                     "lines": r.get("lines"), "parses_after_stubs": r["parses_after_stubs"],
+                     "blockers": [b["construct"] for b in r["blockers"]]} for r in rows]
+    return {"rules_version": _rules_version(), "seconds": seconds, "summary": summary, "constructs": constructs,
+            "ops": ops, "functions": per_function}
+
+
+def _op_title(construct: str) -> str:
+    if construct.startswith("operand-count: "):
+        op = construct.split(": ", 1)[1]
+        return f"`{op}` with an operand count our op registry does not take"
+    return construct
+
+
+def write(data: dict, results: Path) -> None:
+    from benchmarks._common import machine
+    results.mkdir(exist_ok=True)
+    (results / "production_corpus_census.json").write_text(
+        json.dumps({"machine": machine(), **data}, indent=1, sort_keys=True) + "\n")
+    (results / "production_corpus_census.md").write_text(markdown(data))
+    print(f"wrote {results / 'production_corpus_census.json'} and .md")
+
+
+def markdown(data: dict, top: int = 60) -> str:
+    out = ["# Production corpus census (issue 14)", "",
+           "Generated by `python benchmarks/production_corpus.py --no-build --stage none --census` from the printed",
+           "cache (apache-tvm 0.27.0.post1, tirx-kernels 0.1.2.post1).  Snippets are not kept here: they",
+           "are in the JSON only as short examples with their position in the cache.", ""]
+    for gen in GENERATIONS:
+        s = data["summary"][gen]
+        out += [f"## {gen}: {s['functions']} functions of {s['modules']} modules", "",
+                f"`ir.parse` accepts {s['parse_today']} today; with every listed construct stubbed, "
+                f"{s['parse_after_stubbing_all']} parse.", "",
+                "| construct | modules | functions | first blocker in | what |", "|---|---:|---:|---:|---|"]
+        for e in data["constructs"][gen][:top]:
+            out.append(f"| `{e['construct']}` | {e['modules']} | {e['functions']} | {e['first']} | "
+                       f"{e['title'].replace('|', '/')} |")
+        out.append("")
+    for gen in GENERATIONS:
+        out += [f"## ops used, {gen} (functions using each; `known` = what ir.ops.classify says today)", "",
+                "| op | category | functions | modules | calls | known |", "|---|---|---:|---:|---:|---|"]
+        for e in data["ops"][gen]:
+            out.append(f"| `{e['op']}` | {e['category']} | {e['functions']} | {e['modules']} | {e['calls']} | "
+                       f"{e['known'].replace('|', '/')[:90]} |")
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def print_summary(data: dict, top: int = 40) -> None:
+    for gen in GENERATIONS:
+        s = data["summary"][gen]
+        print(f"\n{gen}: {s['functions']} functions; parse today {s['parse_today']}; "
+              f"parse with all constructs stubbed {s['parse_after_stubbing_all']}")
+        print(f"  {'construct':<48} {'modules':>7} {'funcs':>6} {'first':>6}")
+        for e in data["constructs"][gen][:top]:
+            print(f"  {e['construct'][:48]:<48} {e['modules']:>7} {e['functions']:>6} {e['first']:>6}")
+    for gen in GENERATIONS:
+        unknown = [e for e in data["ops"][gen] if e["known"] == "unknown"]
+        print(f"\n{gen}: {len(data['ops'][gen])} ops, {len(unknown)} unknown to the registry and front end")

@@ -9,8 +9,9 @@ kinds, the first unmodeled op, and the time taken.
 Inputs come from the function's parameters as the build recorded them: buffers get arrays of
 their shape and dtype (a symbolic extent is bound from the configuration when a config key
 has its name, else it is reported as unbound and the function is not checked); tensor-map
-parameters are derived from the kernel's own host code where the build could (see
-`tensor_maps` in the index), else the function is not checked and the record says why.
+parameters get `modelcheck.numsim.TensorMap` descriptors from the encode arguments the build
+recorded by running the kernel's own host code against a CPU `runtime.cuTensorMapEncodeTiled`
+(`tensor_maps` in the index), else the function is not checked and the record says why.
 """
 from __future__ import annotations
 
@@ -33,11 +34,44 @@ def _dtype(name: str):
         return np.dtype("uint8")
 
 
+def _fill(shape, dtype, fill: str, rng):
+    import numpy as np
+    arr = np.zeros(shape, dtype=dtype)
+    if fill == "random" and arr.nbytes:
+        raw = rng.integers(0, 256, size=arr.nbytes, dtype=np.uint8)
+        arr = raw.view(dtype).reshape(shape)
+        if arr.dtype.kind == "f":
+            arr = np.nan_to_num(arr.astype(np.float32), nan=0.0, posinf=1.0, neginf=-1.0).clip(-4, 4).astype(dtype)
+    return arr
+
+
+def tensor_map_inputs(maps: dict, fill: str, rng) -> dict:
+    """TensorMap descriptors of recorded encodes, over one array per host tensor (maps of the same
+    tensor share it, as on the GPU)."""
+    from modelcheck.numsim import TensorMap
+    swizzles = {0: "none", 1: "32B", 2: "64B", 3: "128B"}
+    tensors, out = {}, {}
+    for param, enc in maps.items():
+        if param.startswith("_"):
+            continue
+        key = enc.get("tensor") or param
+        if key not in tensors:
+            tensors[key] = _fill(enc["tensor_shape"], _dtype(enc["tensor_dtype"]), fill, rng).reshape(-1)
+        out[param] = TensorMap(tensors[key], enc["dims"], enc["strides"], enc["box"], enc["element_strides"],
+                               enc["dtype"], swizzle=swizzles[enc["swizzle"]],
+                               oob_fill="nan" if enc["oob_fill"] else "zero").numpy()
+    return out
+
+
 def make_inputs(func_rec: dict, config: dict, fill: str):
-    """(inputs, problems): arrays for buffer parameters, scalars from the config, or why not."""
+    """(inputs, problems): arrays for buffer parameters, scalars from the config, tensor-map
+    descriptors from the recorded host-code encodes, or why a parameter cannot be given."""
     import numpy as np
     rng = np.random.default_rng(0)
     inputs, problems = {}, []
+    maps = func_rec.get("tensor_maps") or {}
+    if maps and "_missing" not in maps:
+        inputs.update(tensor_map_inputs(maps, fill, rng))
     for p in func_rec.get("params", []):
         name, kind = p["name"], p.get("kind")
         if kind == "buffer":
@@ -53,22 +87,16 @@ def make_inputs(func_rec: dict, config: dict, fill: str):
                     break
             if shape is None:
                 continue
-            dtype = _dtype(p.get("dtype", "float32"))
-            arr = np.zeros(shape, dtype=dtype)
-            if fill == "random":
-                raw = rng.integers(0, 256, size=arr.nbytes, dtype=np.uint8)
-                arr = raw.view(dtype).reshape(shape) if arr.nbytes else arr
-                if arr.dtype.kind == "f":
-                    arr = np.nan_to_num(arr.astype(np.float32), nan=0.0, posinf=1.0, neginf=-1.0).clip(-4, 4) \
-                        .astype(dtype)
-            inputs[name] = arr
+            inputs[name] = _fill(shape, _dtype(p.get("dtype", "float32")), fill, rng)
         elif kind == "scalar":
             if name in config and isinstance(config[name], (int, float)):
                 inputs[name] = config[name]
             else:
                 problems.append(f"scalar parameter {name} has no value in the configuration")
         elif kind == "tensor_map":
-            problems.append(f"tensor-map parameter {name}: no descriptor derived from the library's host code")
+            if name not in inputs:
+                why = maps.get("_missing", "no descriptor derived from the library's host code")
+                problems.append(f"tensor-map parameter {name}: {why}")
         else:
             problems.append(f"parameter {name} of kind {kind} cannot be given")
     return inputs, problems
