@@ -130,19 +130,32 @@ def main(argv: list[str] | None = None) -> int:
     index = load_index(cache)
     if args.census:
         from benchmarks.corpus import census
-        data = census.run(index, cache, only=args.only)
-        census.write(data, RESULTS)
+        data = census.run(index, cache, only=args.only, jobs=args.jobs)
+        (cache / "census_full.json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+        if not args.only:
+            census.write(without_kernel_text(data), RESULTS)
         census.print_summary(data)
+        print(f"the census with example snippets (kernel text, kept out of the repository): {cache / 'census_full.json'}")
     if args.stage != "none":
         from benchmarks.corpus import check
         rows = check.run_all(index, cache, stage=args.stage, only=args.only, jobs=args.jobs, timeout=args.timeout,
                              child=_child)
         payload = check.payload(index, rows, args.stage)
+        (cache / "production_corpus_full.json").write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n")
         if not args.only:
-            path = record("production_corpus", payload)
+            path = record("production_corpus", without_kernel_text(payload))
             print(f"wrote {path.relative_to(ROOT)}")
         check.print_summary(payload)
     return 0
+
+
+def without_kernel_text(data):
+    """A copy without `snippet` fields: the recorded results name positions in the cache, never kernel text."""
+    if isinstance(data, dict):
+        return {k: without_kernel_text(v) for k, v in data.items() if k != "snippet"}
+    if isinstance(data, list):
+        return [without_kernel_text(v) for v in data]
+    return data
 
 
 def _versions() -> dict:

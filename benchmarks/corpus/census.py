@@ -178,6 +178,25 @@ def _tuple_scope_ids(text: str, _f) -> str:
     return rx.sub(one, text)
 
 
+def _pointer_params(text: str) -> set[str]:
+    m = re.search(r"^def \w+\(.*\):\s*$", text, re.M)
+    return set(re.findall(r"(\w+): T\.(?:Ptr\(T\.void\)|TensorMap\(\))", m.group(0))) if m else set()
+
+
+def _address_of_whole(text: str, _f) -> str:
+    """`T.address_of(x)` -> `x` for a tensor-map (pointer) parameter, else `T.address_of(x[0])`."""
+    ptrs = _pointer_params(text)
+    return re.sub(r"T\.address_of\((\w+)\)", lambda m: m.group(1) if m.group(1) in ptrs else
+                  f"T.address_of({m.group(1)}[0])", text)
+
+
+def _unwrap_handle_ty(text: str, _f) -> str:
+    text = re.sub(r"T\.reinterpret\(T\.handle\([^()]*\)\.ty, T\.address_of\((\w+)\)\)", r"\1", text)
+    for prefix in sorted(set(re.findall(r"T\.reinterpret\(T\.handle\([^()]*\)\.ty, ", text))):
+        text = unwrap_call(text, prefix)
+    return text
+
+
 def _tensormap_lets_to_params(text: str, _f) -> str:
     """Host-prelude tensor maps become what they are to the device code: tensor-map parameters."""
     rx = re.compile(r"^\s*(\w+): T\.let\[T\.TensorMap\(\)\] = T\.tvm_stack_alloca\(.*\)\s*$", re.M)
@@ -226,14 +245,12 @@ RULES: list[Rule] = [
          _blank_matching(r'T\.call_packed\("runtime\.cuTensorMapEncode')),
     Rule("tuple-scope-ids", "tuple targets `a, b, c = T.cta_id([x, y, z])` (also warp/lane/cluster ids)",
          _line_has(r"^\w+(, \w+)+ = T\.\w+\(\["), _tuple_scope_ids),
-    Rule("handle-ty-reinterpret", "`T.reinterpret(T.handle().ty, x)` (a `T.handle().ty` type expression)",
-         _line_has(r"T\.handle\(\)\.ty"),
-         lambda text, _f: unwrap_call(re.sub(r"T\.reinterpret\(T\.handle\(\)\.ty, T\.address_of\((\w+)\)\)", r"\1",
-                                             text), "T.reinterpret(T.handle().ty, ")),
+    Rule("handle-ty-reinterpret", "`T.reinterpret(T.handle(...).ty, x)` (a `T.handle(...).ty` type expression)",
+         _line_has(r"T\.handle\([^()]*\)\.ty"), _unwrap_handle_ty),
     Rule("decl-buffer-data-pointer", "`T.decl_buffer(..., data=<pointer>)` over a pointer value, not a buffer's .data",
          lambda f: "data= takes another buffer's .data" in f.what,
-         lambda text, f: _edit_line(text, f.line, lambda ln: re.sub(r"data=[^,]+, ", "", ln.replace(
-             "T.decl_buffer(", "T.alloc_buffer(")))),
+         lambda text, f: _edit_line(text, f.line, lambda ln: re.sub(r"(data|elem_offset)=[^,]+, ", "", ln.replace(
+             "T.decl_buffer(", "T.alloc_buffer(").replace("T.decl_scalar(", "T.alloc_buffer(")))),
     Rule("handle-param", '`p: T.handle("dtype", "global")` parameters (lowered form: the buffer is declared in the body)',
          lambda f: f.text.startswith("def ") and 'T.handle("' in f.text, _handle_params),
     Rule("int64-var-decl", "`n = T.int64()` (a symbolic extent declared in the body)",
@@ -254,12 +271,20 @@ RULES: list[Rule] = [
          lambda f: "uint128" in f.what,
          lambda text, _f: text.replace("T.uint128", "T.uint64").replace('"uint128"', '"uint64"')),
     Rule("address-arithmetic", "arithmetic or select on an address (a handle value)",
-         lambda f: "on an address (a handle value)" in f.what, lambda text, f: blank_statement(text, f.line)),
+         lambda f: "on an address (a handle value)" in f.what,
+         lambda text, f: _blank_matching(r"T\.Select\(.*(cvta_generic_to_shared|address_of)")(
+             blank_statement(text, f.line), f)),
     Rule("return-in-kernel", "`return` in a kernel", lambda f: "return is not supported" in f.what,
          lambda text, f: blank_statement(text, f.line)),
     Rule("address-of-whole-buffer", "`T.address_of(buf)` of a whole buffer or scalar (no element index)",
-         lambda f: "address_of takes a buffer element" in f.what,
-         _sub(r"T\.address_of\((\w+)\)", r"T.address_of(\1[0])")),
+         lambda f: "address_of takes a buffer element" in f.what, _address_of_whole),
+    Rule("evaluate-buffer-data", "`T.evaluate(buf.data)` (a buffer's data pointer as a statement)",
+         lambda f: "attribute '.data'" in f.what and f.text.startswith("T.evaluate("),
+         _blank_matching(r"^\s*T\.evaluate\(\w+\.data\)\s*$")),
+    Rule("cluster-thread-tag", '`T.launch_thread("preferredClusterCtaIdx.x", n)` and other cluster launch tags',
+         lambda f: "unknown thread tag" in f.what and "luster" in f.text,
+         lambda text, _f: re.sub(r'^(\s*)(\w+) = T\.launch_thread\("\w*[cC]luster\w*\.\w", .*\)\s*$',
+                                 r"\1\2: T.let[T.int32] = 0", text, flags=re.M)),
 ]
 
 

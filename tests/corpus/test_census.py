@@ -121,3 +121,35 @@ def test_recorded_encodes_become_tensor_maps_over_one_shared_tensor():
     f0, f1 = decode(inputs["k0"]), decode(inputs["k1"])
     assert f0.global_shape == (64, 16, 4) and f0.box_shape == (64, 8, 2) and f0.swizzle == 3
     assert f0.global_address == f1.global_address     # both maps view the same host tensor
+
+
+def test_host_prelude_tensor_maps_become_pointer_parameters():
+    text = PRINTED.replace('    v = T.cta_id([1])\n', '    tm: T.let[T.TensorMap()] = T.tvm_stack_alloca("tensormap", 1)\n'
+                           '    T.call_packed("runtime.cuTensorMapEncodeTiled", tm, "float32", 1, a.data, 32, 32, 1, '
+                           '0, 0, 0, 0)\n    v = T.cta_id([1])\n    T.ptx.prefetch(T.reinterpret(T.handle().ty, '
+                           'T.address_of(tm)), "", "", "", "tensormap", "")\n')
+    res = census.blockers(text, "tiny.py")
+    ids = [b["construct"] for b in res["blockers"]]
+    assert ids[:3] == ["typevar-extent", "attr-device-entry", "let-tensormap-stack-alloca"]
+    assert "handle-ty-reinterpret" in ids and res["parses_after_stubs"]
+    stubbed = census._tensormap_lets_to_params(text, None)
+    assert "tm: T.Ptr(T.void)):" in stubbed and "cuTensorMapEncodeTiled" not in stubbed
+    assert census._address_of_whole(stubbed, None).count("T.address_of(tm)") == 0
+
+
+def test_check_one_parses_and_runs_both_checkers_on_zero_and_random_inputs(tmp_path):
+    import json
+    from pathlib import Path
+    src = Path(__file__).resolve().parents[2] / "kernels" / "producer_overtaking_fixed.py"
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "k.pre.py").write_text(src.read_text())
+    index = {"modules": [{"module": "m", "status": "built", "config": {"label": "x"}, "functions": [
+        {"function": "k", "pre": "m/k.pre.py",
+         "params": [{"name": "out", "kind": "buffer", "shape": [4], "dtype": "int32"}]}]}]}
+    (tmp_path / "index.json").write_text(json.dumps(index))
+    rec = check.check_one(tmp_path, "m", "k", "pre", "check")
+    assert rec["parsed"] and "not_checked" not in rec
+    for key in ("synccheck_zeros", "racecheck_zeros", "synccheck_random", "racecheck_random"):
+        assert rec[key]["verdict"] == "clean", rec[key]
+    missing = check.check_one(tmp_path, "m", "k", "lowered", "check")
+    assert missing["parsed"] is False and missing["skipped"].startswith("no lowered text")
