@@ -29,6 +29,8 @@ from typing import Callable
 
 GENERATIONS = ("pre", "lowered")
 MAX_STEPS = 80
+MAX_SECONDS = 180.0        # per printed function; past it the list so far is kept and marked `budget_exhausted`
+RULES_VERSION = "3"        # bump when a rule changes: it keys the per-text memo in the cache
 
 
 @dataclass(frozen=True)
@@ -222,6 +224,29 @@ def _handle_params(text: str, _f) -> str:
     return text
 
 
+def _string_extents(sig: str) -> str:
+    """Replace the string literals inside each `T.Buffer((...)` shape tuple by 64."""
+    out, i = [], 0
+    while (j := sig.find("T.Buffer((", i)) >= 0:
+        k = j + len("T.Buffer((")
+        out.append(sig[i:k])
+        depth, in_str, start = 1, False, k
+        while k < len(sig) and depth:
+            c = sig[k]
+            if c == '"':
+                in_str = not in_str
+            elif not in_str:
+                depth += c == "("
+                depth -= c == ")"
+            k += 1
+        out.append(re.sub(r'"[^"]*"', "64", sig[start:k]))
+        i = k
+    out.append(sig[i:])
+    return "".join(out)
+
+
+_CVTA_ARITH = re.compile(r"cvta_generic_to_shared\(.*\)\) [-+] ")
+
 RULES: list[Rule] = [
     Rule("typevar-extent", 'module-level `X = TypeVar("X")` buffer extents',
          _line_has(r'^\w+ = TypeVar\('),
@@ -229,6 +254,9 @@ RULES: list[Rule] = [
     Rule("attr-device-entry", '`T.attr({"tirx.device_entry": ...})` as a statement',
          _line_has(r'T\.attr\(\{"tirx\.device_entry"'),
          _sub(r'^(\s*)T\.attr\(\{"tirx\.device_entry".*\)\s*$', r"\1T.device_entry()")),
+    Rule("string-extent", '`T.Buffer(("n", "a * (b + 1)"), ...)` string extents in a parameter buffer type',
+         lambda f: "shape extent must be an integer, got string" in f.what,
+         lambda text, _f: re.sub(r"^def .*$", lambda m: _string_extents(m.group(0)), text, count=1, flags=re.M)),
     Rule("tensormap-param", "`T.TensorMap()` parameters",
          lambda f: "T.TensorMap()" in f.text and f.text.startswith("def "),
          _sub(r"(\w+): T\.TensorMap\(\)", r"\1: T.Ptr(T.void)")),
@@ -270,10 +298,15 @@ RULES: list[Rule] = [
     Rule("uint128", "`T.uint128` values (CLC responses)",
          lambda f: "uint128" in f.what,
          lambda text, _f: text.replace("T.uint128", "T.uint64").replace('"uint128"', '"uint64"')),
-    Rule("address-arithmetic", "arithmetic or select on an address (a handle value)",
-         lambda f: "on an address (a handle value)" in f.what,
+    Rule("shared-address-arithmetic", "`T.cuda.cvta_generic_to_shared(addr) + offset` (arithmetic on a shared "
+         "address)", lambda f: "on an address (a handle value)" in f.what and bool(_CVTA_ARITH.search(f.text)),
+         lambda text, f: _blank_matching(_CVTA_ARITH.pattern)(blank_statement(text, f.line), f)),
+    Rule("select-of-addresses", "`T.Select(c, <address>, <address>)` (a select between addresses)",
+         lambda f: "on an address (a handle value)" in f.what and "T.Select(" in f.text,
          lambda text, f: _blank_matching(r"T\.Select\(.*(cvta_generic_to_shared|address_of)")(
              blank_statement(text, f.line), f)),
+    Rule("address-arithmetic", "other arithmetic or comparison on an address (a handle value)",
+         lambda f: "on an address (a handle value)" in f.what, lambda text, f: blank_statement(text, f.line)),
     Rule("return-in-kernel", "`return` in a kernel", lambda f: "return is not supported" in f.what,
          lambda text, f: blank_statement(text, f.line)),
     Rule("address-of-whole-buffer", "`T.address_of(buf)` of a whole buffer or scalar (no element index)",
@@ -344,11 +377,14 @@ def first_failure(text: str, path: str) -> Failure | None:
         return Failure(type(err).__name__, f"{err}"[:200] + where, "", 0, 0, "")
 
 
-def blockers(text: str, path: str = "<corpus>", max_steps: int = MAX_STEPS) -> dict:
+def blockers(text: str, path: str = "<corpus>", max_steps: int = MAX_STEPS, max_seconds: float = MAX_SECONDS) -> dict:
     """Every construct that stops `ir.parse` on `text`, in order, by stubbing each in turn."""
     found = []
     t0 = time.perf_counter()
     for _ in range(max_steps):
+        if time.perf_counter() - t0 > max_seconds:
+            return {"parses_after_stubs": False, "budget_exhausted": True, "blockers": found, "steps": len(found),
+                    "seconds": round(time.perf_counter() - t0, 2)}
         f = first_failure(text, path)
         if f is None:
             return {"parses_after_stubs": True, "blockers": found, "steps": len(found),
@@ -521,7 +557,7 @@ def ops_of(text: str) -> dict[str, dict]:
 # ----------------------------------------------------------------------------- the whole corpus
 
 def _rules_version() -> str:
-    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+    return RULES_VERSION
 
 
 def _analyse(task: tuple) -> dict:
@@ -553,6 +589,7 @@ def run(index: dict, cache: Path, only=None, jobs: int = 2) -> dict:
             for gen in GENERATIONS:
                 if f.get(gen):
                     tasks.append((m["module"], f["function"], gen, str(cache / f[gen]), str(cache / "census-memo")))
+    tasks.sort(key=lambda t: -Path(t[3]).stat().st_size)    # largest first: the long ones do not trail
     t0 = time.perf_counter()
     with Pool(max(1, jobs)) as pool:
         rows = []
@@ -609,9 +646,11 @@ def aggregate(rows: list[dict], seconds: float = 0.0) -> dict:
         grows = [r for r in rows if r["generation"] == gen]
         summary[gen] = {"functions": len(grows), "parse_today": sum(1 for r in grows if not r["blockers"]),
                         "parse_after_stubbing_all": sum(1 for r in grows if r["parses_after_stubs"]),
+                        "budget_exhausted": sum(1 for r in grows if r.get("budget_exhausted")),
                         "modules": len({r["module"] for r in grows})}
     per_function = [{"module": r["module"], "function": r["function"], "generation": r["generation"],
                      "lines": r.get("lines"), "parses_after_stubs": r["parses_after_stubs"],
+                     "budget_exhausted": bool(r.get("budget_exhausted")), "seconds": r.get("seconds"),
                      "blockers": [b["construct"] for b in r["blockers"]]} for r in rows]
     return {"rules_version": _rules_version(), "seconds": seconds, "summary": summary, "constructs": constructs,
             "ops": ops, "functions": per_function}

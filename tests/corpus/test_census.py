@@ -92,7 +92,8 @@ def test_aggregate_counts_functions_and_modules_once_per_construct():
     data = census.aggregate(rows)
     (x,) = data["constructs"]["pre"]
     assert (x["modules"], x["functions"], x["first"], x["occurrences"]) == (2, 2, 2, 3)
-    assert data["summary"]["pre"] == {"functions": 2, "parse_today": 0, "parse_after_stubbing_all": 1, "modules": 2}
+    assert data["summary"]["pre"] == {"functions": 2, "parse_today": 0, "parse_after_stubbing_all": 1,
+                                     "budget_exhausted": 0, "modules": 2}
     assert data["ops"]["pre"][0]["op"] == "T.ptx.bar.sync" and data["ops"]["pre"][0]["known"] == "registry"
     assert "| `x` | 2 | 2 | 2 |" in census.markdown(data)
 
@@ -153,3 +154,8 @@ def test_check_one_parses_and_runs_both_checkers_on_zero_and_random_inputs(tmp_p
         assert rec[key]["verdict"] == "clean", rec[key]
     missing = check.check_one(tmp_path, "m", "k", "lowered", "check")
     assert missing["parsed"] is False and missing["skipped"].startswith("no lowered text")
+
+
+def test_string_extents_are_stubbed_inside_shape_tuples_only():
+    sig = 'def k(a: T.Buffer(("total_k", "n * (t + 1)", 64), "uint8"), b: T.Buffer(("s",), "int32")):'
+    assert census._string_extents(sig) == 'def k(a: T.Buffer((64, 64, 64), "uint8"), b: T.Buffer((64,), "int32")):'
