@@ -30,7 +30,7 @@ from typing import Callable
 GENERATIONS = ("pre", "lowered")
 MAX_STEPS = 80
 MAX_SECONDS = 180.0        # per printed function; past it the list so far is kept and marked `budget_exhausted`
-RULES_VERSION = "3"        # bump when a rule changes: it keys the per-text memo in the cache
+RULES_VERSION = "4"        # bump when a rule changes: it keys the per-text memo in the cache
 
 
 @dataclass(frozen=True)
@@ -89,6 +89,34 @@ def _bound_names(node) -> list[str]:
     return out
 
 
+def _defined_before(lines: list[str], names: list[str]) -> bool:
+    head = "\n".join(lines)
+    return any(re.search(rf"^\s*{re.escape(n)}\s*(:|=[^=])", head, re.M) for n in names)
+
+
+def remove_kwarg(line: str, name: str) -> str:
+    """`f(a, name=<expr>, b)` -> `f(a, b)`, the expression read with balanced brackets."""
+    j = line.find(f"{name}=")
+    if j < 0:
+        return line
+    k, depth = j + len(name) + 1, 0
+    while k < len(line):
+        c = line[k]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            if depth == 0:
+                break
+            depth -= 1
+        elif c == "," and depth == 0:
+            break
+        k += 1
+    start = j
+    while start > 0 and line[start - 1] in " ,":
+        start -= 1
+    return line[:start] + line[k:] if line[k:k + 1] == ")" else line[:j] + line[k + 2:]
+
+
 def blank_statement(text: str, line: int) -> str:
     """Blank the statement at `line`: a block header becomes `if True:`, a simple statement
     `T.evaluate(0)`, a module-level statement an empty line."""
@@ -104,7 +132,7 @@ def blank_statement(text: str, line: int) -> str:
         if node.lineno == line and isinstance(node, ast.FunctionDef):
             return text   # a bad signature is not blanked: its own rule must stub it
         lines[line - 1] = ""
-    elif names and node.col_offset > 0:
+    elif names and node.col_offset > 0 and not _defined_before(lines[:node.lineno - 1], names):
         # keep the names a blanked definition bound, so its uses do not all fail in turn
         lines[node.lineno - 1:node.end_lineno] = [f"{indent}{n}: T.let[T.int32] = 0" for n in names]
     elif body and body[0].lineno > line:
@@ -224,6 +252,16 @@ def _handle_params(text: str, _f) -> str:
     return text
 
 
+def _to_alloc(line: str) -> str:
+    """A buffer over a pointer becomes a shared allocation of the same shape (census stub)."""
+    line = re.sub(r"T\.decl_scalar\(T\.(\w+), ", r'T.alloc_buffer((1,), "\1", ', line.replace("T.decl_buffer(",
+                                                                                                "T.alloc_buffer("))
+    line = remove_kwarg(remove_kwarg(line, "data"), "elem_offset")
+    if "scope=" not in line:
+        line = line.rstrip()[:-1] + ', scope="shared")'
+    return line
+
+
 def _string_extents(sig: str) -> str:
     """Replace the string literals inside each `T.Buffer((...)` shape tuple by 64."""
     out, i = [], 0
@@ -267,7 +305,8 @@ RULES: list[Rule] = [
          _sub(r"T\.let\[T\.handle\([^\]]*\)\]", "T.let[T.uint64]")),
     Rule("serial-kwargs", "`T.serial(..., unroll=..., step=...)` loop keywords",
          lambda f: "keyword argument in a loop range" in f.what or bool(re.search(r"T\.serial\(.*(unroll|step)=", f.text)),
-         lambda text, _f: re.sub(r", step=([^,)]+)\)", r", \1)", re.sub(r", unroll=[^,)]+", "", text))),
+         lambda text, _f: re.sub(r"T\.serial\((.*), step=([^,)]+)\):", r"range(\1, \2):",
+                                 re.sub(r", unroll=[^,)]+", "", text))),
     Rule("call-packed-tensormap-encode", '`T.call_packed("runtime.cuTensorMapEncodeTiled", ...)` (host prelude)',
          _line_has(r'T\.call_packed\("runtime\.cuTensorMapEncode'),
          _blank_matching(r'T\.call_packed\("runtime\.cuTensorMapEncode')),
@@ -276,16 +315,31 @@ RULES: list[Rule] = [
     Rule("handle-ty-reinterpret", "`T.reinterpret(T.handle(...).ty, x)` (a `T.handle(...).ty` type expression)",
          _line_has(r"T\.handle\([^()]*\)\.ty"), _unwrap_handle_ty),
     Rule("decl-buffer-data-pointer", "`T.decl_buffer(..., data=<pointer>)` over a pointer value, not a buffer's .data",
-         lambda f: "data= takes another buffer's .data" in f.what,
-         lambda text, f: _edit_line(text, f.line, lambda ln: re.sub(r"(data|elem_offset)=[^,]+, ", "", ln.replace(
-             "T.decl_buffer(", "T.alloc_buffer(").replace("T.decl_scalar(", "T.alloc_buffer(")))),
+         lambda f: "data= takes another buffer's .data" in f.what, lambda text, f: _edit_line(text, f.line, _to_alloc)),
+    Rule("alloc-buffer-data-address", "`T.alloc_buffer(..., data=T.address_of(param[i]))` (an allocation placed in "
+         "a parameter's memory)", lambda f: "alloc_buffer does not take data=" in f.what,
+         lambda text, f: _edit_line(text, f.line, _to_alloc)),
+    Rule("global-scope-alloc", '`T.alloc_buffer(..., scope="global")` (a global allocation in the kernel)',
+         lambda f: "needs a scope" in f.what and 'scope="global"' in f.text,
+         lambda text, _f: text.replace('scope="global"', 'scope="shared"')),
+    Rule("param-scope", '`T.decl_buffer(..., scope="param")` (a buffer in the parameter space)',
+         lambda f: "unknown storage scope 'param'" in f.what,
+         lambda text, _f: text.replace('scope="param"', 'scope="shared"')),
+    Rule("printf-metadata-string", '`T.cuda.printf(metadata["ir.StringImm"][i], ...)` (format strings as metadata)',
+         lambda f: "metadata[" in f.text and "printf" in f.text,
+         _blank_matching(r"T\.cuda\.printf\(metadata\[")),
+    Rule("buffer-data-as-value", "`buf.data` / `buf.source.data` as a value (a buffer's data pointer)",
+         lambda f: "attribute '.data'" in f.what, lambda text, f: blank_statement(text, f.line)),
+    Rule("void-intrinsic-value", "the value of an unmodeled `T.cuda.*` intrinsic used as a typed value "
+         "(e.g. `T.reinterpret(\"uint32\", T.cuda.float2_x(p))`)", lambda f: "got void" in f.what,
+         lambda text, f: blank_statement(text, f.line)),
     Rule("handle-param", '`p: T.handle("dtype", "global")` parameters (lowered form: the buffer is declared in the body)',
          lambda f: f.text.startswith("def ") and 'T.handle("' in f.text, _handle_params),
     Rule("int64-var-decl", "`n = T.int64()` (a symbolic extent declared in the body)",
          _line_has(r"^\w+ = T\.int(32|64)\(\)$"),
          _sub(r"^(\s*)(\w+) = T\.(int32|int64)\(\)\s*$", r"\1\2: T.let[T.\3] = 64")),
     Rule("buffer-view", "`buf.view(dtype)` dtype views of a buffer",
-         lambda f: ".view(" in f.text and ("attribute" in f.what or "view" in f.what),
+         lambda f: ".view(" in f.text and ("attribute" in f.what or "view" in f.what or "not a TIRx operation" in f.what),
          _sub(r"\b(\w+)\.view\([^()]*\)", r"\1")),
     Rule("decl-scalar", "`x = T.decl_scalar(dtype, data=..., elem_offset=...)` scalar aliases of a buffer",
          _line_has(r"T\.decl_scalar\("),
@@ -298,6 +352,11 @@ RULES: list[Rule] = [
     Rule("uint128", "`T.uint128` values (CLC responses)",
          lambda f: "uint128" in f.what,
          lambda text, _f: text.replace("T.uint128", "T.uint64").replace('"uint128"', '"uint64"')),
+    Rule("dtype-float4_e2m1fn", '`"float4_e2m1fn"` buffers (FP4 elements)', lambda f: "'float4_e2m1fn'" in f.what,
+         lambda text, _f: text.replace('"float4_e2m1fn"', '"uint8"')),
+    Rule("dtype-vector", '`"uint32x4"`-style vector dtypes of a buffer', lambda f: bool(re.search(r"'\w+x\d+'", f.what))
+         and "unknown dtype" in f.what,
+         lambda text, f: re.sub(r'"(u?int\d+|float\d+)x\d+"', r'"\1"', text)),
     Rule("shared-address-arithmetic", "`T.cuda.cvta_generic_to_shared(addr) + offset` (arithmetic on a shared "
          "address)", lambda f: "on an address (a handle value)" in f.what and bool(_CVTA_ARITH.search(f.text)),
          lambda text, f: _blank_matching(_CVTA_ARITH.pattern)(blank_statement(text, f.line), f)),

@@ -159,3 +159,10 @@ def test_check_one_parses_and_runs_both_checkers_on_zero_and_random_inputs(tmp_p
 def test_string_extents_are_stubbed_inside_shape_tuples_only():
     sig = 'def k(a: T.Buffer(("total_k", "n * (t + 1)", 64), "uint8"), b: T.Buffer(("s",), "int32")):'
     assert census._string_extents(sig) == 'def k(a: T.Buffer((64, 64, 64), "uint8"), b: T.Buffer((64,), "int32")):'
+
+
+def test_buffers_over_pointers_become_allocations_with_balanced_keyword_removal():
+    line = '    b = T.decl_buffer((2048,), "uint32", data=T.address_of(x[0, 0]), elem_offset=4, align=1024)'
+    assert census._to_alloc(line) == '    b = T.alloc_buffer((2048,), "uint32", align=1024, scope="shared")'
+    line = '    s = T.decl_scalar(T.uint64, data=p, elem_offset=0, scope="shared")'
+    assert census._to_alloc(line) == '    s = T.alloc_buffer((1,), "uint64", scope="shared")'
