@@ -1,0 +1,236 @@
+"""Parse, Synccheck and Racecheck one printed corpus function (a child process per function).
+
+`run_all` (in the parent) starts `python -m benchmarks.corpus.check CACHE MODULE FUNCTION GEN STAGE`
+per function and generation, with a timeout, so one failure or hang never stops the run; the
+child prints one JSON record: parsed, the first parse error (line, construct, snippet), and for
+stage `check` the verdicts of both checkers on zero-filled and on random inputs, their finding
+kinds, the first unmodeled op, and the time taken.
+
+Inputs come from the function's parameters as the build recorded them: buffers get arrays of
+their shape and dtype (a symbolic extent is bound from the configuration when a config key
+has its name, else it is reported as unbound and the function is not checked); tensor-map
+parameters get `modelcheck.numsim.TensorMap` descriptors from the encode arguments the build
+recorded by running the kernel's own host code against a CPU `runtime.cuTensorMapEncodeTiled`
+(`tensor_maps` in the index), else the function is not checked and the record says why.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+MARK = "@@CORPUS-RECORD@@"
+SEEDS = {"zeros": None, "random": 0}
+
+
+def _dtype(name: str):
+    import numpy as np
+    from modelcheck.numsim.tensormap import np_dtype
+    try:
+        return np_dtype(name)
+    except TypeError:
+        return np.dtype("uint8")
+
+
+def _fill(shape, dtype, fill: str, rng):
+    import numpy as np
+    arr = np.zeros(shape, dtype=dtype)
+    if fill == "random" and arr.nbytes:
+        raw = rng.integers(0, 256, size=arr.nbytes, dtype=np.uint8)
+        arr = raw.view(dtype).reshape(shape)
+        if arr.dtype.kind == "f":
+            arr = np.nan_to_num(arr.astype(np.float32), nan=0.0, posinf=1.0, neginf=-1.0).clip(-4, 4).astype(dtype)
+    return arr
+
+
+def tensor_map_inputs(maps: dict, fill: str, rng) -> dict:
+    """TensorMap descriptors of recorded encodes, over one array per host tensor (maps of the same
+    tensor share it, as on the GPU)."""
+    from modelcheck.numsim import TensorMap
+    swizzles = {0: "none", 1: "32B", 2: "64B", 3: "128B"}
+    tensors, out = {}, {}
+    for param, enc in maps.items():
+        if param.startswith("_"):
+            continue
+        key = enc.get("tensor") or param
+        if key not in tensors:
+            tensors[key] = _fill(enc["tensor_shape"], _dtype(enc["tensor_dtype"]), fill, rng).reshape(-1)
+        out[param] = TensorMap(tensors[key], enc["dims"], enc["strides"], enc["box"], enc["element_strides"],
+                               enc["dtype"], swizzle=swizzles[enc["swizzle"]],
+                               oob_fill="nan" if enc["oob_fill"] else "zero").numpy()
+    return out
+
+
+def make_inputs(func_rec: dict, config: dict, fill: str):
+    """(inputs, problems): arrays for buffer parameters, scalars from the config, tensor-map
+    descriptors from the recorded host-code encodes, or why a parameter cannot be given."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    inputs, problems = {}, []
+    maps = func_rec.get("tensor_maps") or {}
+    if maps and "_missing" not in maps:
+        inputs.update(tensor_map_inputs(maps, fill, rng))
+    for p in func_rec.get("params", []):
+        name, kind = p["name"], p.get("kind")
+        if kind == "buffer":
+            shape = []
+            for d in p.get("shape", []):
+                if isinstance(d, int):
+                    shape.append(d)
+                elif d in config and isinstance(config[d], int):
+                    shape.append(config[d])
+                else:
+                    problems.append(f"extent {d} of {name} is not bound by the configuration")
+                    shape = None
+                    break
+            if shape is None:
+                continue
+            inputs[name] = _fill(shape, _dtype(p.get("dtype", "float32")), fill, rng)
+        elif kind == "scalar":
+            if name in config and isinstance(config[name], (int, float)):
+                inputs[name] = config[name]
+            else:
+                problems.append(f"scalar parameter {name} has no value in the configuration")
+        elif kind == "tensor_map":
+            if name not in inputs:
+                why = maps.get("_missing", "no descriptor derived from the library's host code")
+                problems.append(f"tensor-map parameter {name}: {why}")
+        else:
+            problems.append(f"parameter {name} of kind {kind} cannot be given")
+    return inputs, problems
+
+
+def _findings(report) -> dict:
+    kinds = sorted({f.kind for f in report.findings})
+    unmodeled = next((f.details.get("operation") or f.message for f in report.findings
+                      if f.kind == "unsupported_operation"), None)
+    return {"verdict": report.verdict, "kinds": kinds, "counts": report.counts(), "first_unmodeled_op": unmodeled}
+
+
+def check_one(cache: Path, module: str, function: str, gen: str, stage: str) -> dict:
+    import ir
+    import modelcheck
+    from benchmarks.corpus import census
+
+    index = json.loads((cache / "index.json").read_text())
+    mod = next(m for m in index["modules"] if m["module"] == module)
+    frec = next(f for f in mod["functions"] if f["function"] == function)
+    rec = {"module": module, "function": function, "generation": gen}
+    rel = frec.get(gen)
+    if rel is None:
+        rec.update(parsed=False, skipped=f"no {gen} text ({frec.get(gen + '_error', 'not printed')})")
+        return rec
+    text = (cache / rel).read_text()
+    t0 = time.perf_counter()
+    failure = census.first_failure(text, str(cache / rel))
+    rec["parse_s"] = round(time.perf_counter() - t0, 3)
+    rec["parsed"] = failure is None
+    if failure is not None:
+        rule = census.classify(failure)
+        rec["parse_error"] = {"line": failure.line, "col": failure.col, "what": failure.what,
+                              "construct": rule.id if rule else census.other_id(failure),
+                              "snippet": failure.text[:200], "kind": failure.kind}
+        return rec
+    if stage != "check":
+        return rec
+    func = ir.parse(text, path=str(cache / rel))
+    config = {k: v for k, v in (mod.get("config") or {}).items() if k != "label"}
+    for fill in SEEDS:
+        inputs, problems = make_inputs(frec, config, fill)
+        if problems:
+            rec["not_checked"] = problems
+            break
+        for checker in ("synccheck", "racecheck"):
+            t1 = time.perf_counter()
+            try:
+                report = getattr(modelcheck, checker)(func, inputs)
+                out = _findings(report)
+            except Exception as err:   # noqa: BLE001 -- a checker crash is a result to record
+                out = {"verdict": "exception", "error": f"{type(err).__name__}: {err}"[:500]}
+            out["seconds"] = round(time.perf_counter() - t1, 3)
+            rec[f"{checker}_{fill}"] = out
+    return rec
+
+
+def run_all(index: dict, cache: Path, *, stage: str, only, jobs: int, timeout: float, child) -> list[dict]:
+    from concurrent.futures import ThreadPoolExecutor
+    root = Path(__file__).resolve().parents[2]
+    names = {m["module"] for m in index["modules"]}
+    todo = [(m["module"], f["function"], gen) for m in index["modules"] if _selected(m["module"], only, names)
+            for f in m.get("functions", []) for gen in ("pre", "lowered")]
+
+    def one(item):
+        module, function, gen = item
+        env = dict(os.environ, PYTHONPATH=str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        rec, err, seconds = child([sys.executable, "-m", "benchmarks.corpus.check", str(cache), module, function,
+                                   gen, stage], env, timeout)
+        if rec is None:
+            rec = {"module": module, "function": function, "generation": gen, "parsed": False,
+                   "child_error": err.strip()[-1500:]}
+        rec["wall_s"] = round(seconds, 2)
+        return rec
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        return list(pool.map(one, todo))
+
+
+def _selected(name, only, names) -> bool:
+    if not only:
+        return True
+    return any(o == name if o in names else o in name for o in only)
+
+
+def payload(index: dict, rows: list[dict], stage: str) -> dict:
+    mods = index["modules"]
+    built = [m for m in mods if m["status"] == "built"]
+    summary = {"modules": len(mods), "modules_built": len(built),
+               "functions": sum(len(m["functions"]) for m in built)}
+    for gen in ("pre", "lowered"):
+        gen_rows = [r for r in rows if r["generation"] == gen]
+        summary[f"{gen}_parsed"] = sum(1 for r in gen_rows if r.get("parsed"))
+        summary[f"{gen}_rows"] = len(gen_rows)
+        for checker in ("synccheck", "racecheck"):
+            verdicts: dict = {}
+            for r in gen_rows:
+                v = (r.get(f"{checker}_zeros") or {}).get("verdict")
+                if v:
+                    verdicts[v] = verdicts.get(v, 0) + 1
+            summary[f"{gen}_{checker}_zeros"] = verdicts
+    build = [{"module": m["module"], "status": m["status"], "arch": m.get("arch"), "config": m.get("config"),
+              "error": m.get("error"), "functions": [f["function"] for f in m.get("functions", [])],
+              "wall_s": m.get("wall_s")} for m in mods]
+    return {"stage": stage, "versions": index.get("versions"), "build_wall_s": index.get("build_wall_s"),
+            "summary": summary, "build": build, "rows": rows}
+
+
+def print_summary(payload: dict) -> None:
+    s = payload["summary"]
+    print(f"\n{s['modules_built']}/{s['modules']} modules built, {s['functions']} functions")
+    print(f"{'generation':<10} {'parsed':>10}  synccheck (zeros)            racecheck (zeros)")
+    for gen in ("pre", "lowered"):
+        print(f"{gen:<10} {s[f'{gen}_parsed']:>4}/{s[f'{gen}_rows']:<5}  {json.dumps(s[f'{gen}_synccheck_zeros']):<28} "
+              f"{json.dumps(s[f'{gen}_racecheck_zeros'])}")
+    firsts: dict = {}
+    for r in payload["rows"]:
+        c = (r.get("parse_error") or {}).get("construct")
+        if c:
+            firsts.setdefault((r["generation"], c), 0)
+            firsts[(r["generation"], c)] += 1
+    if firsts:
+        print("\nfirst parse error, by construct:")
+        for (gen, c), n in sorted(firsts.items(), key=lambda kv: (kv[0][0], -kv[1])):
+            print(f"  {gen:<8} {n:>4}  {c}")
+
+
+def main(argv: list[str]) -> int:
+    cache, module, function, gen, stage = argv
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
+    rec = check_one(Path(cache), module, function, gen, stage)
+    sys.stdout.write("\n" + MARK + json.dumps(rec, default=str) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,168 @@
+"""The production-corpus harness without TVM: census classification and stubbing, op naming, inputs.
+
+The texts here are small kernels written for these tests in the 0.27 printer's style; no
+kernel of the tirx-kernels package is copied into the repository.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from benchmarks.corpus import census, check
+
+PRINTED = '''# from typing import TypeVar
+# from tvm.script import tirx as T
+
+n_dim0 = TypeVar("n_dim0")
+@T.prim_func
+def tiny(a: T.Buffer((n_dim0,), "float32"), b: T.Buffer((32,), "float32")):
+    T.func_attr({"tirx.cuda_arch": "sm_100a"})
+    T.attr({"tirx.device_entry": T.bool(True)})
+    v = T.cta_id([1])
+    v_1 = T.warp_id([1])
+    v_2 = T.lane_id([32])
+    v_3 = T.thread_id([32])
+    b[v_3] = a[v_3] + T.float32(1.0)
+'''
+
+
+def test_first_failure_is_classified_by_its_line():
+    f = census.first_failure(PRINTED, "tiny.py")
+    assert f is not None and f.kind == "ParseError" and f.line == 4
+    assert census.classify(f).id == "typevar-extent"
+
+
+def test_blockers_lists_every_construct_in_order_and_the_stubbed_text_parses():
+    res = census.blockers(PRINTED, "tiny.py")
+    assert [b["construct"] for b in res["blockers"]] == ["typevar-extent", "attr-device-entry"]
+    assert res["parses_after_stubs"]
+    assert res["blockers"][1]["snippet"].startswith("T.attr(")
+
+
+def test_tuple_scope_ids_are_split_and_keep_every_name_bound():
+    text = PRINTED.replace("    v = T.cta_id([1])\n", "    v, v_4 = T.cta_id([1, 1])\n")
+    res = census.blockers(text, "tiny.py")
+    assert "tuple-scope-ids" in [b["construct"] for b in res["blockers"]]
+    assert res["parses_after_stubs"]
+
+
+def test_an_unknown_construct_is_named_by_its_message_and_blanked():
+    text = PRINTED.replace("    b[v_3] = a[v_3] + T.float32(1.0)\n",
+                           "    b[v_3] = a[v_3] + T.float32(1.0)\n    T.no_such_statement_form(1) = 3\n")
+    res = census.blockers(text, "tiny.py")
+    ids = [b["construct"] for b in res["blockers"]]
+    assert ids[:2] == ["typevar-extent", "attr-device-entry"] and ids[2].startswith("other: ")
+    assert res["parses_after_stubs"]
+
+
+def test_blank_statement_keeps_loop_variables_and_defined_names():
+    text = "def f():\n    for i in T.serial(4, unroll=False):\n        x = i\n    y = T.weird(3)\n"
+    out = census.blank_statement(text, 2)
+    assert "    for i in range(1):" in out
+    out = census.blank_statement(text, 4)
+    assert "    y: T.let[T.int32] = 0" in out
+
+
+def test_unwrap_call_handles_nested_parentheses():
+    text = "x = T.reinterpret(T.handle().ty, f(a, (b + 1)))"
+    assert census.unwrap_call(text, "T.reinterpret(T.handle().ty, ") == "x = f(a, (b + 1))"
+
+
+def test_ptx_positional_modifiers_compose_the_mnemonic_as_the_parser_does():
+    line = ('T.ptx.ld(r[0], r[1], T.address_of(a[0]), "", "", "global", "", "nc", "v2", "b32", "")')
+    assert ("ld.global.nc.v2.b32", 3) in census.line_ops(line)
+    assert census.line_ops('T.ptx.bar(T.uint32(0), T.uint32(32), "", "sync", "")')[0] == ("bar.sync", 2)
+    assert census.line_ops('T.cuda.cvta_generic_to_shared(p)') == [("cuda.cvta_generic_to_shared", 1)]
+
+
+def test_op_status_reads_the_registry():
+    assert census.op_status("mbarrier.try_wait.parity.shared::cta.b64", 3) == "registry"
+    assert census.op_status("bar.sync", 2) == "registry"
+    assert census.op_status("no_such_family.x", 1) == "unknown"
+    assert census.op_status("T.address_of", 1) == "front end"
+    assert census.display_name("shfl_sync.bfly.b32") == "T.ptx.shfl.sync.bfly.b32"
+
+
+def test_aggregate_counts_functions_and_modules_once_per_construct():
+    rows = [{"module": "m1", "function": "f", "generation": "pre", "parses_after_stubs": True, "lines": 3,
+             "blockers": [{"construct": "x", "what": "w", "line": 1, "snippet": "s1"},
+                          {"construct": "x", "what": "w", "line": 2, "snippet": "s2"}],
+             "ops": {"bar.sync": {"calls": 2, "operands": [2]}}},
+            {"module": "m2", "function": "g", "generation": "pre", "parses_after_stubs": False, "lines": 3,
+             "blockers": [{"construct": "x", "what": "w", "line": 1, "snippet": "s1"}], "ops": {}}]
+    data = census.aggregate(rows)
+    (x,) = data["constructs"]["pre"]
+    assert (x["modules"], x["functions"], x["first"], x["occurrences"]) == (2, 2, 2, 3)
+    assert data["summary"]["pre"] == {"functions": 2, "parse_today": 0, "parse_after_stubbing_all": 1,
+                                     "budget_exhausted": 0, "modules": 2}
+    assert data["ops"]["pre"][0]["op"] == "T.ptx.bar.sync" and data["ops"]["pre"][0]["known"] == "registry"
+    assert "| `x` | 2 | 2 | 2 |" in census.markdown(data)
+
+
+def test_inputs_follow_the_recorded_parameters_and_name_what_is_missing():
+    frec = {"params": [{"name": "a", "kind": "buffer", "shape": [4, "n"], "dtype": "float16"},
+                       {"name": "n", "kind": "scalar", "dtype": "int32"},
+                       {"name": "tm", "kind": "tensor_map"}]}
+    inputs, problems = check.make_inputs(frec, {"n": 8}, "random")
+    assert inputs["a"].shape == (4, 8) and inputs["a"].dtype == np.float16 and inputs["n"] == 8
+    assert np.isfinite(inputs["a"].astype(np.float32)).all()
+    assert problems == ["tensor-map parameter tm: no descriptor derived from the library's host code"]
+    _, problems = check.make_inputs({"params": [{"name": "a", "kind": "buffer", "shape": ["m"]}]}, {}, "zeros")
+    assert problems == ["extent m of a is not bound by the configuration"]
+
+
+def test_recorded_encodes_become_tensor_maps_over_one_shared_tensor():
+    from modelcheck.numsim.tensormap import decode
+    enc = {"dtype": "float16", "rank": 3, "dims": [64, 16, 4], "strides": [256, 128], "box": [64, 8, 2],
+           "element_strides": [1, 1, 1], "interleave": 0, "swizzle": 3, "l2_promotion": 2, "oob_fill": 0,
+           "tensor": "K", "tensor_shape": [4, 16, 128], "tensor_dtype": "float16"}
+    frec = {"params": [{"name": "k0", "kind": "tensor_map"}, {"name": "k1", "kind": "tensor_map"}],
+            "tensor_maps": {"_source": "test", "k0": enc, "k1": enc}}
+    inputs, problems = check.make_inputs(frec, {}, "random")
+    assert problems == []
+    f0, f1 = decode(inputs["k0"]), decode(inputs["k1"])
+    assert f0.global_shape == (64, 16, 4) and f0.box_shape == (64, 8, 2) and f0.swizzle == 3
+    assert f0.global_address == f1.global_address     # both maps view the same host tensor
+
+
+def test_host_prelude_tensor_maps_become_pointer_parameters():
+    text = PRINTED.replace('    v = T.cta_id([1])\n', '    tm: T.let[T.TensorMap()] = T.tvm_stack_alloca("tensormap", 1)\n'
+                           '    T.call_packed("runtime.cuTensorMapEncodeTiled", tm, "float32", 1, a.data, 32, 32, 1, '
+                           '0, 0, 0, 0)\n    v = T.cta_id([1])\n    T.ptx.prefetch(T.reinterpret(T.handle().ty, '
+                           'T.address_of(tm)), "", "", "", "tensormap", "")\n')
+    res = census.blockers(text, "tiny.py")
+    ids = [b["construct"] for b in res["blockers"]]
+    assert ids[:3] == ["typevar-extent", "attr-device-entry", "let-tensormap-stack-alloca"]
+    assert "handle-ty-reinterpret" in ids and res["parses_after_stubs"]
+    stubbed = census._tensormap_lets_to_params(text, None)
+    assert "tm: T.Ptr(T.void)):" in stubbed and "cuTensorMapEncodeTiled" not in stubbed
+    assert census._address_of_whole(stubbed, None).count("T.address_of(tm)") == 0
+
+
+def test_check_one_parses_and_runs_both_checkers_on_zero_and_random_inputs(tmp_path):
+    import json
+    from pathlib import Path
+    src = Path(__file__).resolve().parents[2] / "kernels" / "producer_overtaking_fixed.py"
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "k.pre.py").write_text(src.read_text())
+    index = {"modules": [{"module": "m", "status": "built", "config": {"label": "x"}, "functions": [
+        {"function": "k", "pre": "m/k.pre.py",
+         "params": [{"name": "out", "kind": "buffer", "shape": [4], "dtype": "int32"}]}]}]}
+    (tmp_path / "index.json").write_text(json.dumps(index))
+    rec = check.check_one(tmp_path, "m", "k", "pre", "check")
+    assert rec["parsed"] and "not_checked" not in rec
+    for key in ("synccheck_zeros", "racecheck_zeros", "synccheck_random", "racecheck_random"):
+        assert rec[key]["verdict"] == "clean", rec[key]
+    missing = check.check_one(tmp_path, "m", "k", "lowered", "check")
+    assert missing["parsed"] is False and missing["skipped"].startswith("no lowered text")
+
+
+def test_string_extents_are_stubbed_inside_shape_tuples_only():
+    sig = 'def k(a: T.Buffer(("total_k", "n * (t + 1)", 64), "uint8"), b: T.Buffer(("s",), "int32")):'
+    assert census._string_extents(sig) == 'def k(a: T.Buffer((64, 64, 64), "uint8"), b: T.Buffer((64,), "int32")):'
+
+
+def test_buffers_over_pointers_become_allocations_with_balanced_keyword_removal():
+    line = '    b = T.decl_buffer((2048,), "uint32", data=T.address_of(x[0, 0]), elem_offset=4, align=1024)'
+    assert census._to_alloc(line) == '    b = T.alloc_buffer((2048,), "uint32", align=1024, scope="shared")'
+    line = '    s = T.decl_scalar(T.uint64, data=p, elem_offset=0, scope="shared")'
+    assert census._to_alloc(line) == '    s = T.alloc_buffer((1,), "uint64", scope="shared")'
