@@ -40,18 +40,21 @@ def parse(text: str, path: str = "<string>", *, kernel_name: str | None = None, 
     return build(module, path, text, consts, kernel_name)
 
 
-def as_func(kernel) -> PrimFunc:
-    """Accept an `ir.PrimFunc`, anything with a `.func` PrimFunc (a modelcheck Kernel), or any object
-    whose `.script()` returns TIRx text (a tvm_tirx function)."""
+def as_func(kernel, *, kernel_name: str | None = None) -> PrimFunc:
+    """Accept an `ir.PrimFunc`, anything with a `.func` (a modelcheck Kernel, or a TVM kernel object whose
+    `.func` is the real PrimFunc), or any object whose `.script()` returns TIRx text (a tvm / tvm_tirx
+    PrimFunc or IRModule; `kernel_name` picks the function of a module that prints several)."""
     if isinstance(kernel, PrimFunc):
         return kernel
     inner = getattr(kernel, "func", None)
     if isinstance(inner, PrimFunc):
         return inner
+    if inner is not None and callable(getattr(inner, "script", None)):
+        return as_func(inner, kernel_name=kernel_name)
     script = getattr(kernel, "script", None)
     if callable(script):
         name = getattr(kernel, "__name__", None) or getattr(kernel, "name", None) or type(kernel).__name__
-        return parse(script(), f"<{name}.script()>")
+        return parse(script(), f"<{name}.script()>", kernel_name=kernel_name)
     raise TypeError(f"expected an ir.PrimFunc, a modelcheck.Kernel or an object with .script(), got "
                     f"{type(kernel).__name__}")
 

@@ -9,9 +9,10 @@ Every rejection is a `ParseError` with a span, what was expected, and a hint.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import dtypes as dt
+from . import meta
 from . import syntax as sx
 from . import typing as ty
 from .build_expr import ExprBuilder
@@ -102,6 +103,9 @@ class _Builder:
 
     # ------------------------------------------------------------------ function
     def function(self, fn: sx.FunctionDef) -> PrimFunc:
+        fn = self.mod.compile_time_params(fn)
+        self.mod.check_overrides()
+        fn = meta.Expander(self, self.mod).function(fn)
         name = self.fresh(fn.name)
         params = self.params(fn)
         host, body = self.split_body(fn.body)
@@ -441,6 +445,8 @@ class _Builder:
                 # a constant (a literal, a module constant, a string like a docstring) has no effect; the
                 # real parser drops it too
                 return [] if isinstance(e, (Const, StrConst, ConstRef)) else [Evaluate(e, span=self.ex.span(node))]
+            if path == ["static_assert"]:
+                return self.static_assert(value)
             if path == ["launch_thread"]:
                 raise self.error("T.launch_thread must be bound to a name", value,
                                  expected='with T.launch_thread("threadIdx.x", n) as tx:')
@@ -450,6 +456,22 @@ class _Builder:
             if path and path[0] in _ALLOCS:
                 raise self.error(f"T.{path[0]}(...) must be assigned to a name", value, expected="x = T.alloc_...(...)")
         return [Evaluate(self.ex.expr(value), span=self.ex.span(node))]
+
+    def static_assert(self, call: sx.Call) -> list[Stmt]:
+        """`T.static_assert(cond, msg)`: decided while the kernel is read, as TVM decides it."""
+        if not 1 <= len(call.args) <= 2 or call.kwargs:
+            raise self.error("T.static_assert takes a condition and a message", call,
+                             expected='T.static_assert(N % 64 == 0, "N must be a multiple of 64")')
+        from .canonical import fold_expr
+        cond = fold_expr(self.ex.expr(call.args[0]), self.mod.env)
+        if not isinstance(cond, Const):
+            raise self.error("T.static_assert needs a condition known while the kernel is read", call.args[0],
+                             hint="use module constants and literals; a runtime check is T.Assert / assert")
+        if not cond.value:
+            msg = call.args[1].value if len(call.args) > 1 and isinstance(call.args[1], sx.Str) else ""
+            raise self.error(f"static assertion failed{': ' + msg if msg else ''}", call,
+                             hint="the constants do not satisfy the kernel's own static_assert")
+        return []
 
     def attr_items(self, call: sx.Call) -> list[tuple[str, object]]:
         items = []
@@ -523,7 +545,9 @@ class _Builder:
                 kind = "serial"
                 extents = [self.ex.int_expr(a, "a loop extent") for a in it.args]
                 ranges = [(Const(0, e.dtype), e, Const(1, "int32")) for e in extents]   # as range(e)
-            elif path in (["parallel"], ["vectorized"], ["thread_binding"]):
+            elif path == ["thread_binding"]:
+                return self.thread_binding(node, it)
+            elif path in (["parallel"], ["vectorized"]):
                 raise self.error(f"T.{path[0]} loops are not supported in a kernel body", it,
                                  hint="use range(...), T.serial(...) or T.unroll(...)")
             else:
@@ -531,6 +555,34 @@ class _Builder:
         if len(node.targets) != len(ranges):
             raise self.error(f"{len(node.targets)} loop variable(s) for {len(ranges)} range(s)", node)
         return [self.loop(node, list(node.targets), ranges, kind)]
+
+    def thread_binding(self, node: sx.For, call: sx.Call) -> list[Stmt]:
+        """`for tx in T.thread_binding(n, thread="threadIdx.x"):` (or `(0, n, thread=...)`) launches the
+        thread dimension and binds its index, as `with T.launch_thread("threadIdx.x", n) as tx:` does."""
+        if len(node.targets) != 1:
+            raise self.error("T.thread_binding binds one loop variable", node)
+        args = list(call.args)
+        kw = {k.name: k.value for k in call.kwargs}
+        unknown = set(kw) - {"thread", "annotations"}
+        if unknown:
+            raise self.error(f"unknown T.thread_binding argument '{sorted(unknown)[0]}'", call,
+                             expected='T.thread_binding(n, thread="threadIdx.x")')
+        tag = kw.get("thread")
+        if tag is None and args and isinstance(args[-1], sx.Str):
+            tag = args.pop()
+        if tag is None or len(args) not in (1, 2):
+            raise self.error("T.thread_binding takes an extent (or begin, end) and a thread tag", call,
+                             expected='T.thread_binding(n, thread="threadIdx.x")')
+        extent = args[-1]
+        if len(args) == 2:
+            begin = self.ex.const_int(args[0], "a thread_binding start")
+            if begin != 0:
+                raise self.error("T.thread_binding must start at 0", args[0],
+                                 hint="bind the whole dimension and offset the index in the body")
+        index = self.bind_launch(tag, extent, call)
+        with self.scope.block():
+            self.define_thread(node.targets[0], index)
+            return self.body(node.body)
 
     def loop(self, node: sx.For, targets: list[sx.Name], ranges, kind: str) -> Stmt:
         target = targets[0]
@@ -613,8 +665,8 @@ class _Builder:
             return [self.let(target, e, span, annotated=False)]
         if existing.kind == BUFFER:
             buf = existing.buffer
-            if buf.scope == "local" and len(buf.shape) == 1 and isinstance(buf.shape[0], Const) \
-                    and buf.shape[0].value == 1:
+            if existing.scalar or (buf.scope == "local" and len(buf.shape) == 1 and isinstance(buf.shape[0], Const)
+                                   and buf.shape[0].value == 1):
                 return [Store(buf.name, (Const(0, "int32"),), self.store_value(buf, value), span=span)]
             raise self.error(f"cannot assign to buffer '{target.id}'", target,
                              hint=f"store to an element, e.g. {target.id}[i] = ...")
@@ -711,7 +763,7 @@ class _Builder:
             b = self.scope.lookup(target.id)
             if b is None:
                 raise self.ex.undefined(target.id, target)
-            if b.kind != BUFFER or b.buffer.scope != "local":
+            if b.kind != BUFFER or not (b.scalar or b.buffer.scope == "local"):
                 what = "T.let" if b.kind == LET and not b.loop else b.describe()
                 raise self.error(f"assignment to {what} '{target.id}'", target,
                                  hint="only mutable locals (T.local_scalar) and buffer elements can be updated")
@@ -829,6 +881,7 @@ class _Builder:
                     offset = _add_offset(offset, ty.binop("*", ty.cast("int64", self.ex.int_expr(e, "elem_offset")),
                                                           Const(dt.nbytes(dtype), "int64")))
             buf = self.declare(target, (Const(1, "int32"),), dtype, scope, call, data, offset)
+            self.mark_scalar(target)
         else:  # local_scalar
             dtype_node = args[0] if args else kw.pop("dtype", None)
             if dtype_node is None:
@@ -836,10 +889,16 @@ class _Builder:
             dtype = self.ex.dtype(dtype_node)
             init = kw.pop("init", None) or (args[1] if len(args) > 1 else None)
             buf = self.declare(target, (Const(1, "int32"),), dtype, "local", call)
+            self.mark_scalar(target)
         out: list[Stmt] = [DeclBuffer(buf, span=span)]
         if init is not None:
             out.append(Store(buf.name, (Const(0, "int32"),), self.store_value(buf, init), span=span))
         return out
+
+    def mark_scalar(self, target: sx.Name) -> None:
+        """A T.*_scalar: its bare name is its one element (read and assigned), in whatever scope it lives."""
+        b = self.scope.lookup(target.id)
+        self.scope.define(target.id, replace(b, scalar=True))
 
     def data_pointer(self, node) -> tuple[Buffer, Expr]:
         """The allocation a `data=` pointer names and the byte offset into it: `pool.data`, or

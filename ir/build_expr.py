@@ -137,9 +137,23 @@ class ExprBuilder:
         elts = node.elts if isinstance(node, (sx.TupleLit, sx.ListLit)) else (node,)
         if not elts:
             raise self.error(f"buffer '{owner}' has an empty shape", node, hint="use (1,) for a single element")
-        # a string extent ("total_k") is a symbolic dimension, as a TypeVar is
-        return tuple(self.dim(e.value, e) if isinstance(e, sx.Str) and self.dim is not None
+        return tuple(self.string_extent(e) if isinstance(e, sx.Str) and self.dim is not None
                      else self.int_expr(e, "a shape extent") for e in elts)
+
+    def string_extent(self, node: sx.Str) -> Expr:
+        """A string extent: `"total_k"` is a symbolic dimension, as a TypeVar is; `"num_heads * nnz"` is an
+        expression whose free names are symbolic dimensions."""
+        if node.value.isidentifier():
+            return self.dim(node.value, node)
+        tree = sx.field_expr(node.value, node.pos, "string extent")
+        try:
+            for name in sorted(_free_names(tree)):
+                if self.scope.lookup(name) is None:
+                    self.dim(name, node)
+            return self.int_expr(tree, "a shape extent")
+        except ParseError as err:
+            raise self.error(f"cannot use the string extent {node.value!r}: {err.what}", node,
+                             hint="a string extent is an integer expression over symbolic dimensions") from None
 
     def const_int(self, node: sx.Node, what: str) -> int:
         """An integer known while building (a literal, a module constant, arithmetic over them)."""
@@ -222,7 +236,7 @@ class ExprBuilder:
             return replace(b.expr, span=self.span(node))
         if b.kind == BUFFER:
             buf = b.buffer
-            if buf.scope == "local" and len(buf.shape) == 1 and _is_one(buf.shape[0]):
+            if b.scalar or (buf.scope == "local" and len(buf.shape) == 1 and _is_one(buf.shape[0])):
                 return Load(buf.name, (Const(0, "int32"),), buf.dtype, span=self.span(node))
             raise self.error(f"buffer '{node.id}' used as a value", node,
                              hint=f"index an element, e.g. {node.id}[0], or take its address with {node.id}.ptr_to([0])")
@@ -374,6 +388,9 @@ class ExprBuilder:
             indices = self.index_list(node.args[0])
             self.check_indices(buf, indices, node)
             return Address(buf.name, indices, span=self.span(node))
+        # buf.access_ptr("r", offset=k): the address of the element at flat offset k
+        if isinstance(func, sx.Attr) and func.attr == "access_ptr" and isinstance(func.value, sx.Name):
+            return self.access_ptr(self.buffer_named(func.value), node)
         path = self.namespace_path(func)
         if path is None:
             if isinstance(func, sx.Name):
@@ -400,6 +417,37 @@ class ExprBuilder:
         if len(path) == 1:
             return self.t_call(path[0], node)
         return self.unsupported("T." + ".".join(path), node)
+
+    def access_ptr(self, buf, node: sx.Call) -> Expr:
+        """`buf.access_ptr(mask, ptr_type="handle", content_lanes=1, offset=0, extent=None)` (TVM's
+        Buffer.access_ptr): the buffer's data plus `offset` elements; the mask and extent do not move it."""
+        names = ("access_mask", "ptr_type", "content_lanes", "offset", "extent")
+        if len(node.args) > len(names):
+            raise self.error(f"access_ptr takes at most {len(names)} arguments", node,
+                             expected=f'{buf.name}.access_ptr("rw", offset=k)')
+        given = dict(zip(names, node.args))
+        for kw in node.kwargs:
+            if kw.name not in names or kw.name in given:
+                raise self.error(f"unknown or repeated access_ptr argument '{kw.name}'", kw,
+                                 hint="access_ptr(access_mask, ptr_type, content_lanes, offset, extent)")
+            given[kw.name] = kw.value
+        mask = given.get("access_mask")
+        if mask is None or not ((isinstance(mask, sx.Str) and mask.value and set(mask.value) <= set("rw"))
+                                or (isinstance(mask, sx.Num) and mask.value in (1, 2, 3))):
+            raise self.error("access_ptr needs an access mask: \"r\", \"w\" or \"rw\" (1, 2, 3)",
+                             mask or node, expected=f'{buf.name}.access_ptr("rw")')
+        lanes = given.get("content_lanes")
+        if lanes is not None and self.const_int(lanes, "content_lanes") != 1:
+            raise self.error("access_ptr with content_lanes other than 1 is not modeled", lanes)
+        offset = self.int_expr(given["offset"], "an access_ptr offset") if "offset" in given else Const(0, "int32")
+        if "extent" in given:
+            self.int_expr(given["extent"], "an access_ptr extent")
+        indices: list[Expr] = []
+        for extent in reversed(buf.shape[1:]):
+            indices.insert(0, ty.binop("%", offset, extent, self.span(node)))
+            offset = ty.binop("//", offset, extent, self.span(node))
+        indices.insert(0, offset)
+        return Address(buf.name, tuple(indices), span=self.span(node))
 
     def args(self, node: sx.Call, allow_kwargs: tuple[str, ...] = ()) -> tuple[list[Expr], dict[str, sx.Node]]:
         kwargs = {}
@@ -650,6 +698,21 @@ class ExprBuilder:
             raise self.error(f"T.{name}(...) is not an expression", node,
                              hint="it is a statement, a loop iterator or an assignment's right-hand side")
         return self.unsupported("tir." + name, node)
+
+
+def _free_names(node) -> set[str]:
+    out, stack = set(), [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, sx.Name):
+            out.add(n.id)
+        elif isinstance(n, sx.Call):
+            stack.extend(n.args)            # a called name (min, T.max) is not a dimension
+        elif isinstance(n, tuple):
+            stack.extend(n)
+        elif isinstance(n, sx.Node):
+            stack.extend(getattr(n, f) for f in n.__dataclass_fields__ if f != "pos")
+    return out
 
 
 def _is_module_const_expr(e: Expr) -> bool:

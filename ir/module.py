@@ -11,7 +11,10 @@ chooses the kernel to build.  Anything else at module level is a `ParseError` na
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from . import dtypes as dt
+from . import meta
 from . import syntax as sx
 from .errors import ParseError, UsageError
 from .nodes import Const, ConstRef, Constant, Expr, Var
@@ -19,7 +22,7 @@ from .scope import CONST, DIM, NAMESPACE, Binding
 
 KERNEL_DECORATORS = ("function", "prim_func", "jit")
 INLINE_DECORATORS = ("inline", "macro")
-MAX_CONST_BITS = 256
+MAX_CONST_BITS = meta.MAX_CONST_BITS
 
 
 class ModuleScan:
@@ -27,6 +30,8 @@ class ModuleScan:
         self.b = builder
         self.constants: list[Constant] = []
         self.env: dict[str, int | float] = {}       # name -> value of the constants so far
+        self.meta: dict[str, object] = {}           # compile-time values that are not numbers (tuples, strings...)
+        self.meta_nodes: dict[str, sx.Node] = {}    # ... and the definitions of tuples of constants, spelled at use
         self.dims: dict[str, Var] = {}               # symbolic dimensions by name
         self.kernels: list[sx.FunctionDef] = []
         self.inlines: dict[str, sx.FunctionDef] = {}
@@ -59,10 +64,6 @@ class ModuleScan:
                 raise self.error("statement outside the function", node,
                                  hint="the module level holds imports, constants and the kernel function;"
                                       " move this statement into the kernel body")
-        unknown = sorted(set(self.b.overrides) - {c.name for c in self.constants})
-        if unknown:
-            known = ", ".join(c.name for c in self.constants) or "none"
-            raise UsageError(f"unknown constant(s) {', '.join(unknown)} for {self.b.file}; module constants: {known}")
 
     def import_(self, node: sx.Import) -> None:
         scope = self.b.scope
@@ -89,7 +90,7 @@ class ModuleScan:
         """The symbolic dimension `name` (declared once, by a TypeVar, a string extent or `T.int64()`)."""
         var = self.dims.get(name)
         if var is None:
-            if name in self.env:
+            if name in self.env or name in self.meta:
                 raise self.error(f"'{name}' is both a module constant and a symbolic dimension", at)
             var = self.dims[name] = Var(name, "int64", span=self.b.ex.span(at))
             self.b.used.add(name)
@@ -143,25 +144,48 @@ class ModuleScan:
         return self.kernels[0]
 
     # ------------------------------------------------------------------ constants
+    def evaluator(self) -> meta.Evaluator:
+        return meta.Evaluator(lambda what, node, hint="", expected="": self.error(what, node, hint=hint,
+                                                                                  expected=expected),
+                              self.b.ex.undefined, self.b.ex.namespace_path)
+
     def constant(self, node: sx.Assign | sx.AnnAssign) -> None:
+        """`NAME = value` or `A, B = values`: numbers become module constants (`ConstRef`s, overridable), other
+        compile-time values (tuples, strings, dicts, dtypes) are spliced in where the kernel uses them."""
         if isinstance(node, sx.Assign):
-            if len(node.targets) != 1 or not isinstance(node.targets[0], sx.Name):
-                raise self.error("statement outside the function", node,
-                                 hint="module level assignments must be `NAME = <integer expression>`")
+            if len(node.targets) != 1:
+                raise self.error("chained assignment at module level", node, hint="assign one name per line")
             target, value = node.targets[0], node.value
         else:
-            if not isinstance(node.target, sx.Name) or node.value is None:
-                raise self.error("statement outside the function", node,
-                                 hint="module level assignments must be `NAME = <integer expression>`")
             target, value = node.target, node.value
-        if isinstance(value, sx.Call) and not (isinstance(value.func, sx.Name) and value.func.id in ("min", "max", "abs")):
-            # `x = foo()`, `bar = T.alloc_tensor(...)`: kernel code written at module level
+        if value is None or not isinstance(target, (sx.Name, sx.TupleLit, sx.ListLit)) or \
+                (not isinstance(target, sx.Name) and not all(isinstance(e, sx.Name) for e in target.elts)):
             raise self.error("statement outside the function", node,
-                             hint="the module level holds imports, integer constants (`NAME = <integer expression>`,"
-                                  " with min/max/abs) and the kernel; move this statement into the kernel body")
+                             hint="module level assignments must be `NAME = <compile-time value>` "
+                                  "(or `A, B = <tuple>`)")
+        if isinstance(value, sx.Call) and not _compile_time_call(self, value):
+            # `bar = T.alloc_tensor(...)`: kernel code written at module level
+            raise self.error("statement outside the function", node,
+                             hint="the module level holds imports, compile-time constants and the kernel;"
+                                  " move this statement into the kernel body")
+        if isinstance(target, sx.Name):
+            self.define(target, value, node)
+            return
+        names = [e for e in target.elts]
+        v = self.evaluator()(value, self.values(), names[0].id)
+        if not isinstance(v, (tuple, list)) or len(v) != len(names):
+            raise self.error(f"cannot unpack {type(v).__name__} into {len(names)} names", value,
+                             hint="the right side must be a tuple or list of as many values")
+        elts = value.elts if isinstance(value, (sx.TupleLit, sx.ListLit)) and len(value.elts) == len(names) else None
+        for k, name in enumerate(names):
+            self.define(name, elts[k] if elts is not None else None, node, known=v[k])
+
+    def values(self) -> dict:
+        return {**self.env, **self.meta}
+
+    def define(self, target: sx.Name, value: sx.Node | None, node, known=None) -> None:
         name = target.id
-        env = self.env
-        if name in env or name in self.dims:
+        if name in self.env or name in self.dims or name in self.meta:
             raise self.error(f"module constant '{name}' is defined twice", target,
                              hint="give each constant one definition; override values with load(path, NAME=value)")
         overrides = self.b.overrides
@@ -174,78 +198,88 @@ class ModuleScan:
                     raise UsageError(f"override for constant {name} must be a number, got {v!r}") from None
             expr = const_node(v)
         else:
-            v = self.py_eval(value, env, name)
+            v = known if value is None else self.evaluator()(value, self.values(), name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                self.meta[name] = v
+                if isinstance(value, (sx.TupleLit, sx.ListLit)) and all(_arithmetic(e) and not isinstance(e, sx.Call)
+                                                                          for e in value.elts):
+                    self.meta_nodes[name] = value
+                self.b.used.add(name)
+                return
             if isinstance(v, int) and abs(v).bit_length() > MAX_CONST_BITS:
                 raise self.error(f"module-level constant '{name}' is too large: more than {MAX_CONST_BITS} bits",
-                                 value, hint="kernel constants fit in 64 bits; check the expression")
-            try:
-                expr = self.b.ex.expr(value)
-            except ParseError:
-                expr = const_node(v)
-            if isinstance(expr, Const):
-                # folded to a constant: the Python value is the definition (TIR folding wraps at int32, and
-                # its dtype is not what the printed number reads back as)
-                expr = const_node(v)
+                                 value or target, hint="kernel constants fit in 64 bits; check the expression")
+            expr = const_node(v)
+            if value is not None and _arithmetic(value):
+                try:
+                    expr = self.b.ex.expr(value)
+                except ParseError:
+                    pass
+                if isinstance(expr, Const):
+                    # folded to a constant: the Python value is the definition (TIR folding wraps at int32, and
+                    # its dtype is not what the printed number reads back as)
+                    expr = const_node(v)
         self.b.used.add(name)
         self.constants.append(Constant(name, v, expr, span=self.b.ex.span(node)))
-        env[name] = v
+        self.env[name] = v
         self.b.scope.define(name, Binding(CONST, target.pos, expr=ConstRef(name, const_node(v).dtype)))
 
-    def py_eval(self, node: sx.Node, env: dict, owner: str):
-        """Module constants are Python values: evaluate with Python semantics."""
-        def bad():
-            return self.error(f"module-level constant '{owner}' must be an integer expression", node,
-                              hint="use literals, earlier constants and + - * // % << >> & | ^ ** min max")
-        if isinstance(node, sx.Num):
-            return node.value
-        if isinstance(node, sx.Lit) and isinstance(node.value, bool):
-            return int(node.value)
-        if isinstance(node, sx.Name):
-            if node.id in env:
-                return env[node.id]
-            raise self.b.ex.undefined(node.id, node) if node.id not in ("T",) else bad()
-        if isinstance(node, sx.UnaryOp):
-            v = self.py_eval(node.operand, env, owner)
-            return {"-": lambda: -v, "+": lambda: v, "~": lambda: ~int(v), "not": lambda: int(not v)}[node.op]()
-        if isinstance(node, sx.BinOp):
-            a, b = self.py_eval(node.left, env, owner), self.py_eval(node.right, env, owner)
-            if too_big(node.op, a, b):
-                raise self.error(f"module-level constant '{owner}' is too large: more than {MAX_CONST_BITS} bits",
-                                 node, hint="kernel constants fit in 64 bits; check the expression")
-            try:
-                return {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "//": lambda: a // b,
-                        "%": lambda: a % b, "**": lambda: a ** b, "<<": lambda: a << b, ">>": lambda: a >> b,
-                        "&": lambda: a & b, "|": lambda: a | b, "^": lambda: a ^ b, "/": lambda: a / b}[node.op]()
-            except (ZeroDivisionError, KeyError, TypeError, ValueError, OverflowError):
-                raise bad() from None
-        if isinstance(node, sx.Call) and isinstance(node.func, sx.Name) and node.func.id in ("min", "max", "abs") \
-                and not node.kwargs:
-            vals = [self.py_eval(a, env, owner) for a in node.args]
-            if not vals or (node.func.id == "abs" and len(vals) != 1):
-                raise self.error(f"{node.func.id}() in module-level constant '{owner}' needs "
-                                 f"{'one argument' if node.func.id == 'abs' else 'at least one argument'}", node,
-                                 hint="give min/max one or more values, abs exactly one")
-            return {"min": min, "max": max, "abs": lambda *x: abs(x[0])}[node.func.id](*vals)
-        raise bad()
+    def compile_time_params(self, fn: sx.FunctionDef) -> sx.FunctionDef:
+        """`N: T.constexpr = 64` parameters (and, in an `@T.jit` kernel, every defaulted or keyword-only
+        parameter that is not a tensor) are compile-time values: module constants, overridable like them."""
+        jit = any(self.b.ex.namespace_path(d.func if isinstance(d, sx.Call) else d) == ["jit"]
+                  for d in fn.decorators)
+        keep = []
+        for p in fn.params:
+            ann = p.annotation
+            ann_path = None if ann is None else self.b.ex.namespace_path(ann.value if isinstance(ann, sx.Subscript)
+                                                                         else ann)
+            constexpr = ann_path == ["constexpr"]
+            tensor = isinstance(ann, sx.Call) and self.b.ex.namespace_path(ann.func) in (["Tensor"], ["Buffer"])
+            if not (constexpr or (jit and (p.default is not None or p.kwonly) and not tensor)):
+                keep.append(p)
+                continue
+            if p.default is None and p.name not in self.b.overrides:
+                raise UsageError(f"compile-time parameter {p.name} of kernel {fn.name} in {self.b.file} has no "
+                                 f"default value: pass --const {p.name}=VALUE (load(path, {p.name}=VALUE))")
+            self.define(sx.Name(p.pos, p.name), p.default, p)
+            if p.name in self.meta and not isinstance(self.meta[p.name], str):
+                raise self.error(f"compile-time parameter '{p.name}' must be a number or a string", p.default or p)
+        return replace(fn, params=tuple(keep))
+
+    def check_overrides(self) -> None:
+        unknown = sorted(set(self.b.overrides) - {c.name for c in self.constants})
+        if unknown:
+            known = ", ".join(c.name for c in self.constants) or "none"
+            raise UsageError(f"unknown constant(s) {', '.join(unknown)} for {self.b.file}; module constants: {known}")
+
+
+def _compile_time_call(scan: ModuleScan, call: sx.Call) -> bool:
+    """Calls module-level Python may make: builtins over values and `tvm.DataType(...)`."""
+    if isinstance(call.func, sx.Name):
+        return call.func.id in ("min", "max", "abs", "len", "int", "str", "tuple", "list", "bool", "float", "sum",
+                                "DataType")
+    return isinstance(call.func, sx.Attr) and call.func.attr == "DataType" and isinstance(call.func.value, sx.Name) \
+        and call.func.value.id in ("tvm", "T")
+
+
+def _arithmetic(node: sx.Node) -> bool:
+    """Integer arithmetic over literals and names (what the builder can keep as an expression of constants)."""
+    if isinstance(node, (sx.Num, sx.Name)):
+        return True
+    if isinstance(node, sx.UnaryOp):
+        return _arithmetic(node.operand)
+    if isinstance(node, sx.BinOp):
+        return _arithmetic(node.left) and _arithmetic(node.right)
+    if isinstance(node, sx.Call) and isinstance(node.func, sx.Name) and node.func.id in ("min", "max", "abs"):
+        return all(_arithmetic(a) for a in node.args) and not node.kwargs
+    return False
 
 
 def _unknown_decorator(scan: ModuleScan, dec) -> ParseError:
     return scan.error("unknown decorator", dec, expected="@T.function or @T.prim_func",
                       hint="kernels are written as `@T.function def name(...):` (or @T.prim_func, @T.jit; "
                            "helpers as @T.inline)")
-
-
-def too_big(op: str, a, b) -> bool:
-    """Could `a op b` exceed MAX_CONST_BITS?  Decided from an upper bound before computing it (`10 ** 10 ** 9`
-    never finishes); `constant` checks the exact size of what passes."""
-    if isinstance(a, float) or isinstance(b, float):
-        return op == "**" and isinstance(b, (int, float)) and abs(b) > 1e4
-    bits = max(abs(a).bit_length(), 1)
-    if op == "**":
-        return b > 0 and abs(a) > 1 and bits * b > 2 * MAX_CONST_BITS
-    if op == "<<":
-        return b > 0 and a != 0 and bits + b > 2 * MAX_CONST_BITS
-    return False        # + - * // % & | ^ >> of operands that passed stay within twice the bound
 
 
 def const_node(v) -> Expr:

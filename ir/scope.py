@@ -27,6 +27,7 @@ class Binding:
     buffer: Buffer | None = None
     annotated: bool = False   # a `x: T.let[...]` binding (for messages)
     loop: bool = False        # a loop variable (for messages)
+    scalar: bool = False      # a one-element buffer whose bare name reads and writes its element (T.*_scalar)
 
     def describe(self) -> str:
         if self.kind == LET:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Iterator
 
@@ -55,6 +55,14 @@ class Num(Node):
 @dataclass(frozen=True, slots=True)
 class Str(Node):
     value: str
+
+
+@dataclass(frozen=True, slots=True)
+class FStr(Node):
+    """An f-string: literal text and `{expr!conv:spec}` fields, in order (a field is (expression text, conv,
+    spec); `field_expr` parses the text)."""
+
+    parts: tuple[str | tuple[str, str, str], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,6 +257,7 @@ class Param(Node):
     name: str
     annotation: Node | None
     default: Node | None
+    kwonly: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -413,6 +422,66 @@ class _Clause:
     keyword: Token
 
 
+def _string_prefix(tok: Token) -> str:
+    text = str(tok)
+    k = 0
+    while k < len(text) and text[k] in "rbufRBUF":
+        k += 1
+    return text[:k].lower()
+
+
+def _fstring_parts(tok: Token, pos: Pos) -> list:
+    """The parts of one f-string token: literal text and (expression, conversion, format spec) fields.
+    Each field's expression is parsed with the same grammar and placed at the string's position."""
+    import string as _string
+    prefix = _string_prefix(tok)
+    text = str(tok)[len(prefix):]
+    quote = 3 if text[:3] in ('"""', "'''") else 1
+    body = text[quote:-quote]
+    try:
+        fields = list(_string.Formatter().parse(body))
+    except ValueError as err:
+        raise ParseError(f"malformed f-string: {err}", pos.span(""), hint="balance the braces; write {{ and }} "
+                         "for literal braces") from None
+    parts: list = []
+    for literal, field, spec, conv in fields:
+        if literal:
+            parts.append(literal if "r" in prefix else _unescape(literal))
+        if field is None:
+            continue
+        if not field.strip():
+            raise ParseError("empty expression in an f-string", pos.span(""), hint="write an expression inside {}")
+        parts.append((field, conv or "", spec or ""))     # parsed by the meta pass (the parser is not reentrant)
+    return parts
+
+
+def _unescape(body: str) -> str:
+    try:
+        return body.encode("latin-1", "backslashreplace").decode("unicode_escape")
+    except UnicodeDecodeError:
+        return body
+
+
+def _at(node, pos: Pos):
+    """`node` with every position replaced by `pos` (an f-string field reports at its string)."""
+    if isinstance(node, tuple):
+        return tuple(_at(n, pos) for n in node)
+    if not isinstance(node, Node):
+        return node
+    changes = {f: _at(getattr(node, f), pos) for f in node.__dataclass_fields__ if f != "pos"}
+    return type(node)(pos, **changes)
+
+
+def field_expr(field: str, pos: Pos, what: str = "f-string field") -> Node:
+    """The expression in a string (an f-string field, a string extent), placed at the string's position."""
+    try:
+        module = parse_syntax(f"_ = ({field})\n", "<string>")
+    except ParseError:
+        raise ParseError(f"cannot read the {what} {field!r}", pos.span(""),
+                         hint=f"a {what} is an expression over names and constants") from None
+    return _at(module.body[0].value, pos)
+
+
 def _parse_string(tok: Token) -> str:
     text = str(tok)
     prefix = ""
@@ -557,7 +626,13 @@ class _ToSyntax(Transformer):
         return FunctionDef(_bounds(children), str(name), params or (), children[-1], (), _tok_pos(name))
 
     def parameters(self, children):
-        return tuple(c for c in children if isinstance(c, Param))
+        out, kwonly = [], False
+        for c in children:
+            if isinstance(c, Token) and c.type == "STAR":
+                kwonly = True        # `*,` the parameters after it are keyword-only
+            elif isinstance(c, Param):
+                out.append(replace(c, kwonly=True) if kwonly else c)
+        return tuple(out)
 
     def param(self, children):
         name, annotation, default = (list(children) + [None, None])[:3]
@@ -684,7 +759,16 @@ class _ToSyntax(Transformer):
         return self._number(children[0], float(str(children[0]).replace("_", "")))
 
     def string(self, children):
-        return Str(_bounds(children), "".join(_parse_string(t) for t in children))
+        pos = _bounds(children)
+        if not any(_string_prefix(t).count("f") for t in children):
+            return Str(pos, "".join(_parse_string(t) for t in children))
+        parts: list = []
+        for t in children:
+            if "f" in _string_prefix(t):
+                parts.extend(_fstring_parts(t, pos))
+            else:
+                parts.append(_parse_string(t))
+        return FStr(pos, tuple(parts))
 
     def true(self, children):
         return Lit(_bounds(children), True)

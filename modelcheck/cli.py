@@ -51,17 +51,25 @@ def _consts(pairs: list[str]) -> dict:
     return out
 
 
-def _split_consts(kernel_path: str, consts: dict):
-    """--const values: module constants override the kernel; scalar parameters become inputs."""
-    probe = load(kernel_path)
+def _split_consts(kernel_path: str, consts: dict, kernel_name: str | None = None, dims: dict | None = None):
+    """--const values: module constants override the kernel; scalar parameters and symbolic dimensions
+    (TypeVar / T.int64() extents, also given with --dim) become inputs."""
+    probe = load(kernel_path, kernel_name=kernel_name)
     names = {c.name for c in probe.func.constants}
     scalars = {p.name for p in probe.func.params if p.kind == "scalar"}
-    unknown = sorted(set(consts) - names - scalars)
+    symbolic = {d.name for d in probe.func.dims}
+    bad_dims = sorted(set(dims or {}) - symbolic)
+    if bad_dims:
+        raise UsageError(f"--dim {', '.join(bad_dims)}: not a symbolic dimension of {probe.name} "
+                         f"(its dimensions: {', '.join(sorted(symbolic)) or 'none'})")
+    unknown = sorted(set(consts) - names - scalars - symbolic)
     if unknown:
-        raise UsageError(f"--const {', '.join(unknown)}: not a module constant or scalar parameter of "
+        raise UsageError(f"--const {', '.join(unknown)}: not a module constant, scalar parameter or dimension of "
                          f"{probe.name} (constants: {', '.join(sorted(names)) or 'none'}; scalar parameters: "
-                         f"{', '.join(sorted(scalars)) or 'none'})")
-    return {k: v for k, v in consts.items() if k in names}, {k: v for k, v in consts.items() if k in scalars}
+                         f"{', '.join(sorted(scalars)) or 'none'}; dimensions: {', '.join(sorted(symbolic)) or 'none'})")
+    inputs = {k: v for k, v in consts.items() if k in scalars or k in symbolic}
+    inputs.update(dims or {})
+    return {k: v for k, v in consts.items() if k in names}, inputs
 
 
 def build_inputs(func: ir.PrimFunc, specs: list[str], npz: str | None, scalars: dict,
@@ -81,11 +89,32 @@ def build_inputs(func: ir.PrimFunc, specs: list[str], npz: str | None, scalars: 
         else:
             overrides[name] = value
     params = {p.name for p in func.params}
-    unknown = sorted(set(overrides) - params)
+    unknown = sorted(set(overrides) - params - {d.name for d in func.dims})
     if unknown:
         raise UsageError(f"inputs for unknown parameter(s) {', '.join(unknown)}; parameters: "
                          f"{', '.join(sorted(params))}")
-    return numsim.default_inputs(func, overrides, max_memory_mb=max_memory_mb)
+    inputs = numsim.default_inputs(func, overrides, max_memory_mb=max_memory_mb)
+    unbound = [d.name for d in func.dims if d.name not in inputs]
+    if unbound:
+        users = sorted({p.name for p in func.params if p.buffer is not None
+                        and any(d in _var_names(e) for e in p.buffer.shape for d in unbound)})
+        raise UsageError(f"symbolic dimension(s) {', '.join(unbound)} of {func.name} have no value"
+                         f"{' (extents of ' + ', '.join(users) + ')' if users else ''}: pass --dim "
+                         f"{unbound[0]}=VALUE, or the array{'s' if len(users) > 1 else ''} with --input NAME=FILE.npy")
+    return inputs
+
+
+def _var_names(e) -> set[str]:
+    """Names of the variables in an extent expression (`n`, `num_heads_kv * nnz`)."""
+    out, stack = set(), [e]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ir.Var):
+            out.add(n.name)
+        elif hasattr(n, "__dataclass_fields__"):
+            stack.extend(v for f in n.__dataclass_fields__ if f != "span" for v in
+                         (getattr(n, f) if isinstance(getattr(n, f), tuple) else (getattr(n, f),)))
+    return out
 
 
 def _format_array(a) -> str:
@@ -96,8 +125,9 @@ def _format_array(a) -> str:
 
 def _kernel_and_inputs(args):
     """The kernel with its --const overrides, and its inputs from --input/--inputs and the scalar --consts."""
-    overrides, scalar_inputs = _split_consts(args.kernel, _consts(args.const))
-    kernel = load(args.kernel, **overrides)
+    overrides, scalar_inputs = _split_consts(args.kernel, _consts(args.const), args.kernel_name,
+                                             _consts(getattr(args, "dim", None)))
+    kernel = load(args.kernel, kernel_name=args.kernel_name, **overrides)
     return kernel, build_inputs(kernel.func, args.input, args.inputs, scalar_inputs,
                                 max_memory_mb=_limits(args)["max_memory_mb"])
 
@@ -301,7 +331,7 @@ def _prove(args) -> int:
 
     from .prover import prove
     ranges = _symbolic(args.symbolic)
-    kernel = load(args.kernel, **_consts(args.const))
+    kernel = load(args.kernel, kernel_name=args.kernel_name, **_consts(args.const))
     names = {c.name for c in kernel.func.constants}
     unknown = sorted(set(ranges) - names)
     if unknown:
@@ -439,9 +469,17 @@ def _limit_options(p) -> None:
                    help="hardware whose launch limits apply (default %(default)s)")
 
 
+def _kernel_option(p) -> None:
+    p.add_argument("--kernel", dest="kernel_name", metavar="NAME",
+                   help="the kernel function to check when the file defines several")
+
+
 def _input_options(p) -> None:
+    _kernel_option(p)
     p.add_argument("--const", action="append", default=[], metavar="N=V",
                    help="module constant or scalar parameter value")
+    p.add_argument("--dim", action="append", default=[], metavar="N=V",
+                   help="value of a symbolic buffer dimension (a TypeVar or T.int64() extent)")
     p.add_argument("--input", action="append", default=[], metavar="NAME=SPEC",
                    help="zeros | ones | random[:seed] | FILE.npy (default: zeros)")
     p.add_argument("--inputs", metavar="FILE.npz", help="arrays by parameter name")
@@ -457,6 +495,7 @@ def _parser() -> argparse.ArgumentParser:
     parse.add_argument("kernel")
     parse.add_argument("--const", action="append", default=[], metavar="N=V", help="override a module constant")
     parse.add_argument("--summary-only", action="store_true", help="print only the summary")
+    _kernel_option(parse)
     run = sub.add_parser("run", help="simulate the kernel on concrete inputs (NumSim)")
     run.add_argument("kernel")
     _input_options(run)
@@ -491,6 +530,7 @@ def _parser() -> argparse.ArgumentParser:
     pv.add_argument("--symbolic", action="append", default=[], metavar="NAME[=LO..HI]", required=True,
                     help="a module constant to leave symbolic, with its range (default 1..)")
     pv.add_argument("--const", action="append", default=[], metavar="N=V", help="fix another module constant")
+    _kernel_option(pv)
     pv.add_argument("--max-seconds", type=float, default=60.0,
                     help="wall-clock safety net for the whole proof (the solver's budgets are resource counts, so "
                          "a verdict does not depend on the machine's load); past it: incomplete")
@@ -530,7 +570,7 @@ _COMMANDS = {"run": "_run", "check": "_check", "sync": "_check", "race": "_check
 
 
 def _parse(args) -> int:
-    kernel = load(args.kernel, **_consts(args.const))
+    kernel = load(args.kernel, kernel_name=args.kernel_name, **_consts(args.const))
     if not args.summary_only:
         print(kernel.script())
     print(summarize(kernel.func).format())

@@ -27,9 +27,10 @@ class Kernel:
         return ir.print_func(self.func)
 
 
-def load(path: str | Path, **consts) -> Kernel:
-    """Parse a kernel file, overriding module constants by keyword (`load(p, T=320, H=1)`)."""
-    return Kernel(ir.parse_file(path, **consts), str(path), dict(consts))
+def load(path: str | Path, *, kernel_name: str | None = None, **consts) -> Kernel:
+    """Parse a kernel file, overriding module constants by keyword (`load(p, T=320, H=1)`); a file with
+    several kernels needs `kernel_name`."""
+    return Kernel(ir.parse_file(path, kernel_name=kernel_name, **consts), str(path), dict(consts))
 
 
 def parse(text: str, path: str = "<string>", **consts) -> ir.PrimFunc:

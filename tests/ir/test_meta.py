@@ -1,0 +1,151 @@
+"""Compile-time Python in kernel files (ir/meta.py and the builder's T.* forms real kernels use).
+
+Fixtures are kernel files in tests/fixtures/meta/; each test checks the IR built and, where the
+construct changes what runs, a NumSim output or a checker verdict.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ir
+import modelcheck
+from ir import Address, ConstRef, OpCall, UsageError
+from modelcheck import numsim
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "meta"
+
+
+def load(name: str, **consts) -> ir.PrimFunc:
+    return ir.parse_file(FIXTURES / f"{name}.py", **consts)
+
+
+def walk(node):
+    """Every IR node under `node` (statements and expressions)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (tuple, list)):
+            stack.extend(n)
+        elif hasattr(n, "__dataclass_fields__"):
+            yield n
+            stack.extend(getattr(n, f) for f in n.__dataclass_fields__ if f != "span")
+
+
+def test_module_values_are_spliced_in_and_numbers_stay_constants():
+    func = load("module_values")
+    consts = {c.name: c.value for c in func.constants}
+    # numbers (also from tuple assignment, dict lookup and dtype attributes) are module constants ...
+    assert consts == {"BM": 32, "BN": 4, "STAGES": 2, "ELEM_BYTES": 4}
+    # ... tuples, dicts, dtypes and strings are not: they are spelled where they are used
+    (out,) = func.params
+    assert out.buffer.dtype == "float32" and [getattr(e, "name", getattr(e, "value", None))
+                                             for e in out.buffer.shape] == ["BM", "BN"]
+    inits = [n for n in walk(func.body) if isinstance(n, OpCall) and n.op.startswith("mbarrier.init")]
+    assert [n.op for n in inits] == ["mbarrier.init.shared::cta.b64"]     # the f-string, formatted
+    assert len(inits[0].operands) == 2 and inits[0].operands[1].value == 1    # *ARRIVE_COUNT splatted
+    res = numsim.run(func, {"out": np.zeros((32, 4), np.float32)})
+    expected = np.arange(32)[:, None] * 4 + np.arange(4)[None, :]
+    np.testing.assert_array_equal(res.outputs["out"], expected.astype(np.float32))
+
+
+def test_an_override_of_a_tuple_assigned_constant_reaches_every_use():
+    func = load("module_values", BM=64)
+    assert {c.name: c.value for c in func.constants}["BM"] == 64
+    assert func.params[0].buffer.shape[0] == ConstRef("BM", "int32")
+    res = numsim.run(func, {"out": np.zeros((64, 4), np.float32)})
+    assert res.outputs["out"][63, 3] == 63 * 4 + 3
+
+
+def test_inline_helpers_expand_and_findings_point_into_the_helper():
+    assert modelcheck.synccheck(modelcheck.load(FIXTURES / "inline_helpers.py")).verdict == "clean"
+    report = modelcheck.synccheck(modelcheck.load(FIXTURES / "inline_helpers_wrong_parity.py"))
+    assert report.verdict == "error"
+    (finding,) = report.findings
+    assert finding.kind == "deadlock"
+    span = finding.to_dict()["details"]["blocked"][0]["operation"]["span"]
+    assert span["file"].endswith("inline_helpers_wrong_parity.py") and span["line"] == 10   # inside wait_slot
+
+
+def test_inline_helper_locals_do_not_capture_the_callers_names():
+    func = load("inline_hygiene")
+    res = numsim.run(func, {"out": np.zeros((2, 32), np.int32)})
+    tx = np.arange(32)
+    np.testing.assert_array_equal(res.outputs["out"][0], (tx + 100) * 2)
+    np.testing.assert_array_equal(res.outputs["out"][1], tx + 100)
+
+
+def test_a_recursive_inline_helper_is_an_error_at_the_call():
+    with pytest.raises(ir.ParseError) as err:
+        load("inline_recursive")
+    assert "expands more than 32 levels deep" in err.value.what and err.value.span.line == 8
+
+
+def test_constexpr_and_jit_keyword_parameters_are_overridable_constants():
+    func = load("jit_constexpr")
+    assert [p.name for p in func.params] == ["a"]
+    assert {c.name: c.value for c in func.constants} == {"N": 64, "SCALE": 3}
+    res = numsim.run(func, {"a": np.zeros(128, np.int32)})
+    np.testing.assert_array_equal(res.outputs["a"], np.arange(128) * 3)
+    res = numsim.run(load("jit_constexpr", N=32, SCALE=1), {"a": np.zeros(128, np.int32)})
+    np.testing.assert_array_equal(res.outputs["a"], np.arange(128))
+
+
+def test_static_assert_is_decided_while_reading():
+    with pytest.raises(ir.ParseError) as err:
+        load("jit_constexpr", N=48)
+    assert err.value.what == "static assertion failed: N must divide 128" and err.value.span.line == 10
+
+
+def test_an_unknown_override_is_still_a_usage_error():
+    with pytest.raises(UsageError, match="unknown constant"):
+        load("jit_constexpr", M=3)
+
+
+def test_thread_binding_loops_launch_and_shared_scalars_read_by_name():
+    func = load("thread_binding")
+    assert "blockIdx.x" in ir.print_func(func) and "threadIdx.x" in ir.print_func(func)
+    a = np.arange(64, dtype=np.int32).reshape(2, 32)
+    res = numsim.run(func, {"a": a, "out": np.zeros(2, np.int32)})
+    np.testing.assert_array_equal(res.outputs["out"], a.sum(axis=1))
+    assert modelcheck.racecheck(modelcheck.load(FIXTURES / "thread_binding.py"),
+                                {"a": a, "out": np.zeros(2, np.int32)}).verdict == "clean"
+
+
+def test_access_ptr_is_the_element_at_the_flat_offset():
+    func = load("access_ptr")
+    addrs = [n for n in walk(func.body) if isinstance(n, Address) and n.buffer in ("stage", "src")]
+    assert addrs, "access_ptr built no address"
+    src = np.arange(128, dtype=np.float32).reshape(4, 32)
+    res = numsim.run(func, {"src": src, "out": np.zeros((4, 32), np.float32)})
+    np.testing.assert_array_equal(res.outputs["out"][2:], src[2:])
+    assert modelcheck.synccheck(modelcheck.load(FIXTURES / "access_ptr.py")).verdict == "clean"
+
+
+def test_an_unmodeled_layout_is_incomplete_naming_it():
+    report = modelcheck.synccheck(modelcheck.load(FIXTURES / "layout_unmodeled.py"))
+    assert report.verdict == "incomplete"
+    assert any("T.TileLayout" in f.message for f in report.findings)
+
+
+def test_an_fstring_field_must_be_a_compile_time_value(tmp_path):
+    src = (FIXTURES / "module_values.py").read_text().replace(
+        'T.ptx[INIT](T.address_of(bar[s]), *ARRIVE_COUNT)', 'T.ptx[f"mbarrier.init.shared::cta.b{s}"](T.address_of(bar[s]), 1)')
+    path = tmp_path / "fstring_runtime.py"
+    path.write_text(src)
+    with pytest.raises(ir.ParseError) as err:
+        ir.parse_file(path)
+    assert "'s'" in err.value.what
+
+
+def test_module_values_keep_python_semantics_and_bounds(tmp_path):
+    base = (FIXTURES / "module_values.py").read_text()
+    for line, what in (("HUGE = (0,) * 10 ** 9", "too large"), ("BAD = CFG['nope']", "'nope' is not in"),
+                       ("A, B = (1, 2, 3)", "cannot unpack")):
+        path = tmp_path / "bad.py"
+        path.write_text(base.replace("ARRIVE_COUNT = [1]\n", f"ARRIVE_COUNT = [1]\n{line}\n"))
+        with pytest.raises(ir.ParseError) as err:
+            ir.parse_file(path)
+        assert what in err.value.what, err.value.what
