@@ -68,3 +68,52 @@ def rows128(consts: dict, seed: int = 11) -> dict:
 
 def rows128_reference(inputs: dict) -> dict:
     return {"out": 2 * (_arg(inputs, "x") + 1)}
+
+
+def squares(consts: dict, seed: int = 13) -> dict:
+    """x (6 x 32) float32 random, out zero: mbar_ring2_lowered's out = (x + 0.5) ** 2."""
+    rng = np.random.default_rng(seed)
+    return {"x": rng.standard_normal((6, 32)).astype(np.float32), "out": np.zeros((6, 32), np.float32)}
+
+
+def squares_reference(inputs: dict) -> dict:
+    return {"out": (_arg(inputs, "x") + np.float32(0.5)) ** 2}
+
+
+# --------------------------------------------------------------------------- tcgen05 MMA operands
+
+def _k_major_words(mat: np.ndarray) -> np.ndarray:
+    """The shared image of a bf16 (rows x 16) matrix in the K-major no-swizzle canonical layout (core
+    matrices of 8 rows x 16 bytes; K-adjacent core matrices 128 bytes apart, 8-row groups 256 bytes
+    apart), as uint32 words."""
+    rows, k = mat.shape
+    r, c = np.meshgrid(np.arange(rows), np.arange(k), indexing="ij")
+    offset = (r % 8) * 16 + (r // 8) * 256 + (c % 8) * 2 + (c // 8) * 128
+    image = np.zeros(rows * k * 2, np.uint8)
+    image[offset[..., None] + np.arange(2)] = mat.view(np.uint8).reshape(rows, k, 2)
+    return image.view(np.uint32)
+
+
+def mma(consts: dict, seed: int = 17) -> dict:
+    """A (128 x 16) and B (64 x 16) bf16 as the shared images the kernel copies, D zero."""
+    import ml_dtypes
+
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((128, 16)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((64, 16)).astype(ml_dtypes.bfloat16)
+    return {"a_img": _k_major_words(a), "b_img": _k_major_words(b), "D": np.zeros(8192, np.float32)}
+
+
+def _from_k_major_words(words: np.ndarray, rows: int) -> np.ndarray:
+    import ml_dtypes
+
+    r, c = np.meshgrid(np.arange(rows), np.arange(16), indexing="ij")
+    offset = (r % 8) * 16 + (r // 8) * 256 + (c % 8) * 2 + (c // 8) * 128
+    raw = words.view(np.uint8)[offset[..., None] + np.arange(2)]
+    return raw.copy().view(ml_dtypes.bfloat16).reshape(rows, 16).astype(np.float32)
+
+
+def mma_reference(inputs: dict) -> dict:
+    a = _from_k_major_words(_arg(inputs, "a_img"), 128)
+    b = _from_k_major_words(_arg(inputs, "b_img"), 64)
+    return {"D": (a @ b.T).reshape(-1)}
