@@ -117,3 +117,29 @@ def mma_reference(inputs: dict) -> dict:
     a = _from_k_major_words(_arg(inputs, "a_img"), 128)
     b = _from_k_major_words(_arg(inputs, "b_img"), 64)
     return {"D": (a @ b.T).reshape(-1)}
+
+
+def relu_reference(inputs: dict) -> dict:
+    """tma_pipeline_authored on `tiles`: out = max(x, 0)."""
+    return {"out": np.maximum(_arg(inputs, "x"), 0)}
+
+
+def store_rows(consts: dict, seed: int = 19) -> dict:
+    """x (16 x 32) float32 random, out zero: tma_store_authored's out = 2 * x + round."""
+    rng = np.random.default_rng(seed)
+    return {"x": rng.standard_normal((16, 32)).astype(np.float32), "out": np.zeros((16, 32), np.float32)}
+
+
+def store_rows_reference(inputs: dict) -> dict:
+    x = _arg(inputs, "x")
+    return {"out": 2 * x + (np.arange(x.shape[0]) // 4)[:, None].astype(np.float32)}
+
+
+def colsum(consts: dict, seed: int = 23) -> dict:
+    """x (6 x 128) float32 random, out zero: the ping-pong kernel's out = column sums of x."""
+    rng = np.random.default_rng(seed)
+    return {"x": rng.standard_normal((6, 128)).astype(np.float32), "out": np.zeros(128, np.float32)}
+
+
+def colsum_reference(inputs: dict) -> dict:
+    return {"out": _arg(inputs, "x").sum(axis=0)}
