@@ -143,3 +143,15 @@ def colsum(consts: dict, seed: int = 23) -> dict:
 
 def colsum_reference(inputs: dict) -> dict:
     return {"out": _arg(inputs, "x").sum(axis=0)}
+
+
+def elect_reference(inputs: dict) -> dict:
+    """elect_arrive_function (x random 4 x 32): out = (x + round) * 0.5."""
+    x = _arg(inputs, "x")
+    return {"out": (x + np.arange(x.shape[0], dtype=np.float32)[:, None]) * np.float32(0.5)}
+
+
+def elect(consts: dict, seed: int = 29) -> dict:
+    """x (4 x 32) float32 random, out zero: elect_arrive_function's out = (x + round) * 0.5."""
+    rng = np.random.default_rng(seed)
+    return {"x": rng.standard_normal((4, 32)).astype(np.float32), "out": np.zeros((4, 32), np.float32)}

@@ -28,6 +28,8 @@ def parse_status(path: str) -> str:
     import tvm
 
     text = open(path, encoding="utf-8").read()
+    if re.search(r"^from tvm_tirx\b", text, re.MULTILINE):
+        return "error: imports tvm_tirx (the apache-tvm-tirx authoring form)"
     sink = io.StringIO()
     with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
         if re.search(r"^from tvm\.script import", text, re.MULTILINE):
