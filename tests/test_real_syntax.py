@@ -63,13 +63,17 @@ def test_pre_lowering_kernels_use_the_printers_idioms():
 
 
 REFERENCED = [(n, e) for n, e in REAL if e.get("reference")]
+# a kernel whose gap stops NumSim (an unmodeled operation) fails here until the gap is closed: strict xfail
+REFERENCE_CASES = [pytest.param(n, e, id=n, marks=pytest.mark.xfail(raises=UnsupportedTIRxError, strict=True))
+                   if e.get("known_gap") and e["expect"].get("numsim") is None else pytest.param(n, e, id=n)
+                   for n, e in REFERENCED]
 
 
 def _reference(entry):
     return inputs_builder({"inputs_builder": entry["reference"]})
 
 
-@pytest.mark.parametrize("name,entry", REFERENCED, ids=[n for n, _ in REFERENCED])
+@pytest.mark.parametrize("name,entry", REFERENCE_CASES)
 def test_numsim_matches_the_numpy_reference(name, entry):
     kernel = modelcheck.load(KERNELS / entry["file"])
     inputs = numsim.default_inputs(kernel.func, inputs_builder(entry)({}))

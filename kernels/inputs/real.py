@@ -155,3 +155,32 @@ def elect(consts: dict, seed: int = 29) -> dict:
     """x (4 x 32) float32 random, out zero: elect_arrive_function's out = (x + round) * 0.5."""
     rng = np.random.default_rng(seed)
     return {"x": rng.standard_normal((4, 32)).astype(np.float32), "out": np.zeros((4, 32), np.float32)}
+
+
+def mma_ws(consts: dict, seed: int = 31) -> dict:
+    """Two K steps of A (128 x 16) and B (64 x 16) bf16 as shared images, D zero: tcgen05_ws_authored."""
+    import ml_dtypes
+
+    rng = np.random.default_rng(seed)
+    a = [rng.standard_normal((128, 16)).astype(ml_dtypes.bfloat16) for _ in range(2)]
+    b = [rng.standard_normal((64, 16)).astype(ml_dtypes.bfloat16) for _ in range(2)]
+    return {"a_img": np.stack([_k_major_words(m) for m in a]), "b_img": np.stack([_k_major_words(m) for m in b]),
+            "D": np.zeros((128, 64), np.float32)}
+
+
+def mma_ws_reference(inputs: dict) -> dict:
+    a_img, b_img = _arg(inputs, "a_img"), _arg(inputs, "b_img")
+    d = sum(_from_k_major_words(a_img[s], 128) @ _from_k_major_words(b_img[s], 64).T for s in range(a_img.shape[0]))
+    return {"D": d}
+
+
+def blocks(consts: dict, seed: int = 37) -> dict:
+    """x (64 x 64) int32 random, blockmax zero, gmax at INT_MIN: redux_max_pre."""
+    rng = np.random.default_rng(seed)
+    return {"x": rng.integers(-10**6, 10**6, (64, 64)).astype(np.int32), "blockmax": np.zeros((2, 2), np.int32),
+            "gmax": np.full(1, np.iinfo(np.int32).min, np.int32)}
+
+
+def blocks_reference(inputs: dict) -> dict:
+    x = _arg(inputs, "x")
+    return {"blockmax": x.reshape(2, 32, 2, 32).max(axis=(1, 3)), "gmax": np.array([x.max()], np.int32)}
