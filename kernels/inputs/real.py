@@ -17,10 +17,11 @@ ROWS = 64          # rows of the 32-column float32 tiles the TMA rings stream (8
 
 
 def tiles(consts: dict, seed: int = 3) -> dict:
-    """x (ROWS x 32) float32 random, out zero: the TMA rings' out = 2 * x + 1."""
+    """x (ROWS x 32) float32 random, out zero (ROWS: the kernel's constant if it has one): the TMA rings'
+    out = 2 * x + 1, tma_pipeline_authored's out = max(x, 0)."""
+    rows = consts.get("ROWS", ROWS)
     rng = np.random.default_rng(seed)
-    return {"x": rng.standard_normal((ROWS, 32)).astype(np.float32),
-            "out": np.zeros((ROWS, 32), np.float32)}
+    return {"x": rng.standard_normal((rows, 32)).astype(np.float32), "out": np.zeros((rows, 32), np.float32)}
 
 
 def tiles_reference(inputs: dict) -> dict:
@@ -136,9 +137,9 @@ def store_rows_reference(inputs: dict) -> dict:
 
 
 def colsum(consts: dict, seed: int = 23) -> dict:
-    """x (6 x 128) float32 random, out zero: the ping-pong kernel's out = column sums of x."""
+    """x (ROUNDS x 128) float32 random, out zero: the ping-pong kernel's out = column sums of x."""
     rng = np.random.default_rng(seed)
-    return {"x": rng.standard_normal((6, 128)).astype(np.float32), "out": np.zeros(128, np.float32)}
+    return {"x": rng.standard_normal((consts.get("ROUNDS", 6), 128)).astype(np.float32), "out": np.zeros(128, np.float32)}
 
 
 def colsum_reference(inputs: dict) -> dict:
@@ -152,9 +153,10 @@ def elect_reference(inputs: dict) -> dict:
 
 
 def elect(consts: dict, seed: int = 29) -> dict:
-    """x (4 x 32) float32 random, out zero: elect_arrive_function's out = (x + round) * 0.5."""
+    """x (ROUNDS x 32) float32 random, out zero: elect_arrive_function's out = (x + round) * 0.5."""
+    rounds = consts.get("ROUNDS", 4)
     rng = np.random.default_rng(seed)
-    return {"x": rng.standard_normal((4, 32)).astype(np.float32), "out": np.zeros((4, 32), np.float32)}
+    return {"x": rng.standard_normal((rounds, 32)).astype(np.float32), "out": np.zeros((rounds, 32), np.float32)}
 
 
 def mma_ws(consts: dict, seed: int = 31) -> dict:
