@@ -99,7 +99,8 @@ def test_known_gaps_are_visible_in_the_expectations():
     gaps = [(n, e) for n, e in REAL if e.get("known_gap")]
     assert gaps
     for name, entry in gaps:
-        stages = [entry["expect"].get(s) for s in ("numsim", "synccheck", "racecheck", "prove")]
+        # a stage listed as null (not decided: the gap stops it) or not clean / not proved
+        stages = [entry["expect"][s] for s in ("numsim", "synccheck", "racecheck", "prove") if s in entry["expect"]]
         assert any(x is None or x["verdict"] not in ("clean", "proved") for x in stages), name
 
 
