@@ -45,9 +45,9 @@ def test_corpus_size_and_mix():
     # a bug twin differs from its fixed partner by a small edit, not a rewrite
     for name, entry in REAL:
         if entry["bug"]:
-            a = (KERNELS / entry["file"]).read_text(encoding="utf-8").split("\n@T.")[-1].splitlines()
-            b = (KERNELS / f"real/{entry['twin']}.py").read_text(encoding="utf-8").split("\n@T.")[-1].splitlines()
-            assert len(set(a) ^ set(b)) <= 8, name
+            a, b = ({ln.strip() for ln in (KERNELS / f).read_text(encoding="utf-8").split("\n@T.")[-1].splitlines()}
+                    for f in (entry["file"], f"real/{entry['twin']}.py"))
+            assert len(a ^ b) <= 6, (name, sorted(a ^ b))
 
 
 def test_pre_lowering_kernels_use_the_printers_idioms():
@@ -138,3 +138,18 @@ def test_lowered_flat_extent_with_a_constant_factor_takes_its_dimension_from_the
     assert "x_dim0" not in resolve_dims(func, {"x_ptr": np.zeros(500, np.float32), "y_ptr": y})
     result = numsim.run(func, {"x_ptr": np.zeros(256, np.float32), "y_ptr": np.ones((2, 16), np.float32)})
     assert result.verdict == "clean" and result.outputs["x_ptr"][:32].sum() == 32
+
+
+def test_prefetch_gap_is_the_only_obstacle_in_the_lowered_tma_ring():
+    """tma_ring2_lowered's known gap: without its prefetch.tensormap the kernel checks clean and matches
+    numpy (so the manifest's incomplete verdicts are the prefetch's alone)."""
+    entry = dict(entries())["tma_ring2_lowered"]
+    text = (KERNELS / entry["file"]).read_text(encoding="utf-8")
+    assert text.count("T.ptx.prefetch(") == 1
+    func = ir.parse("\n".join(ln for ln in text.splitlines() if "T.ptx.prefetch(" not in ln), "no_prefetch.py")
+    inputs = numsim.default_inputs(func, inputs_builder(entry)({}))
+    result = numsim.run(func, inputs)
+    assert result.verdict == "clean"
+    np.testing.assert_allclose(result.outputs["out_ptr"], _reference(entry)(inputs)["out"], rtol=1e-6)
+    assert modelcheck.synccheck(func, inputs=inputs).verdict == "clean"
+    assert modelcheck.racecheck(func, inputs=inputs).verdict == "clean"

@@ -186,3 +186,24 @@ def blocks(consts: dict, seed: int = 37) -> dict:
 def blocks_reference(inputs: dict) -> dict:
     x = _arg(inputs, "x")
     return {"blockmax": x.reshape(2, 32, 2, 32).max(axis=(1, 3)), "gmax": np.array([x.max()], np.int32)}
+
+
+def rows_int96(consts: dict, seed: int = 41) -> dict:
+    """x (8 x 96) int32: warp_reduce_pre_divergent, whose lanes 24-31 have no columns."""
+    rng = np.random.default_rng(seed)
+    return {"x": rng.integers(-50, 50, (8, 96)).astype(np.int32), "rowsum": np.zeros(8, np.int32),
+            "total": np.zeros(1, np.int32)}
+
+
+def tiles_map(consts: dict, seed: int = 3) -> dict:
+    """tma_ring2_lowered: the tensor map over x (64 x 32 float32, 8 x 32 boxes) as a T.TensorMap()
+    argument (the device function does not see x itself), out zero."""
+    from modelcheck.numsim import TensorMap
+
+    x = tiles(consts, seed)["x"]
+    tmap = TensorMap(x.reshape(-1), (32, x.shape[0]), (128,), (32, 8), (1, 1), "float32", "none")
+    return {"x_map": tmap.numpy(), "out": np.zeros(x.size, np.float32)}
+
+
+def tiles_map_reference(inputs: dict) -> dict:
+    return {"out": (2 * tiles({})["x"] + 1).reshape(-1)}
