@@ -2,14 +2,13 @@
 # from tvm.script import tirx as T
 
 # A two-stage TMA ring in the apache-tvm 0.27 printer's pre-lowering form: the host
-# prelude encodes a tensor map over x; warp 0 (one elected lane) issues a TMA load of
-# an 8x32 float32 tile per step with expect_tx on full[s]; warp 1 waits full[s],
-# writes out = 2 * x + 1 for the tile and every lane releases the slot on empty[s]
-# (count 32: each lane arrives after its own reads, which it first orders before the
-# next TMA write of the slot with fence.proxy.async).  Stage and
-# phase advance like PipelineState: stage += 1, and on wrap stage = 0, phase ^= 1;
-# the producer's cursor starts at phase 1 (the empty slots pass at once), the
-# consumer's at phase 0.
+# prelude encodes a tensor map over x; warp 0 (one elected lane) issues a TMA load of an
+# 8 x 32 float32 tile per step with expect_tx on full[s]; warp 1 waits full[s], writes
+# out = 2 * x + 1 for the tile and every lane releases the slot on empty[s] (count 32:
+# each lane arrives after its own reads, which it first orders before the next TMA write
+# of the slot with fence.proxy.async).  Stage and phase advance like PipelineState:
+# stage += 1, and on wrap stage = 0, phase ^= 1; the producer's cursor starts at phase 1
+# (the empty slots pass at once), the consumer's at phase 0.
 
 x_dim0 = TypeVar("x_dim0")
 out_dim0 = TypeVar("out_dim0")

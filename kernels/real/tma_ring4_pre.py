@@ -7,9 +7,9 @@
 # Warps 1-4 consume: each polls full[s] with mbarrier.try_wait.parity in a `while` loop
 # (the lowered form of a blocking wait), handles two rows of the tile (out = 2 * x + 1),
 # fences its generic reads for the async proxy, joins its warp (warp_sync) and lets lane 0
-# arrive on empty[s] (count 4: one arrival per consumer warp).  The ring is deeper than
-# the 8 tiles are long divided by two, so every slot is reused once and the parity
-# flips: the producer's empty cursor starts at phase 1, the consumers' full cursor at 0.
+# arrive on empty[s] (count 4: one arrival per consumer warp).  8 tiles pass through the
+# 4 slots, so every slot is used twice and its parity flips: the producer's empty cursor
+# starts at phase 1, the consumers' full cursor at 0.
 
 x_dim0 = TypeVar("x_dim0")
 out_dim0 = TypeVar("out_dim0")
