@@ -87,13 +87,13 @@ def resolve_dims(func: ir.PrimFunc, inputs: dict) -> dict:
         if p.buffer is None or not isinstance(arr, np.ndarray):
             continue
         shape = p.buffer.shape
-        if arr.ndim == len(shape):
+        factors = _product_of_dims(shape[0], names) if len(shape) == 1 else None
+        if factors is not None and len(factors) > 1:
+            pairs = zip(factors, arr.shape) if len(factors) == arr.ndim else _flat_pairs(factors, arr)
+        elif arr.ndim == len(shape):
             pairs = zip(shape, arr.shape)
         else:
-            factors = _product_of_dims(shape[0], names) if len(shape) == 1 else None
-            if factors is None or len(factors) != arr.ndim:
-                continue
-            pairs = zip(factors, arr.shape)
+            continue
         for e, n in pairs:
             if isinstance(e, ir.Var) and e.name in names:
                 if dims.setdefault(e.name, int(n)) != int(n):
@@ -103,15 +103,28 @@ def resolve_dims(func: ir.PrimFunc, inputs: dict) -> dict:
 
 
 def _product_of_dims(e, names):
-    """The dimensions (in order) whose product `e` is, or None."""
+    """The factors (in order) whose product `e` is: dimensions and integer constants (the lowered form
+    flattens `(n, 128)` to `n * T.int64(128)`), or None."""
     while isinstance(e, ir.Cast):
         e = e.value
     if isinstance(e, ir.Var) and e.name in names:
+        return [e]
+    if isinstance(e, ir.Const) and isinstance(e.value, int):
         return [e]
     if isinstance(e, ir.BinOp) and e.op == "*":
         a, b = _product_of_dims(e.a, names), _product_of_dims(e.b, names)
         return None if a is None or b is None else a + b
     return None
+
+
+def _flat_pairs(factors, arr: np.ndarray) -> list:
+    """A one-axis array for a product with exactly one dimension factor: that dimension is the array's
+    size over the product of the constant factors (none when it does not divide)."""
+    dims = [f for f in factors if isinstance(f, ir.Var)]
+    const = int(np.prod([f.value for f in factors if isinstance(f, ir.Const)], dtype=np.int64))
+    if arr.ndim != 1 or len(dims) != 1 or const <= 0 or arr.size % const:
+        return []
+    return [(dims[0], arr.size // const)]
 
 
 def unbound_extent(func: ir.PrimFunc, p: ir.Param, scalars: dict) -> str:
