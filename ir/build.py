@@ -927,10 +927,10 @@ class _Builder:
                 node = node.value
         if isinstance(node, sx.Name):
             b = self.scope.lookup(node.id)
-            if b is not None and b.kind == LET and b.expr.dtype == "handle":
-                # a pointer the kernel computed (e.g. a peer CTA's shared memory through mapa): no allocation of
-                # ours; NumSim reports a buffer over it as not modeled
-                return Buffer(b.expr.name, (), "uint8", "pointer"), Const(0, "int64")
+            if b is not None and b.kind in (LET, PARAM) and b.expr.dtype == "handle":
+                # a pointer the kernel computed (e.g. a peer CTA's shared memory through mapa) or a tensor-map
+                # parameter's own bytes: no allocation of ours; NumSim reports a buffer over it as not modeled
+                return Buffer(b.expr.name, (), "uint8", "param" if b.kind == PARAM else "pointer"), Const(0, "int64")
             root = self.ex.buffer_named(node)
             return root, root.byte_offset
         raise self.error("data= takes another buffer's .data", node, expected="data=pool.data")

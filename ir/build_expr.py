@@ -18,7 +18,7 @@ from . import ops as opreg
 from . import syntax as sx
 from . import typing as ty
 from .errors import ParseError, Span
-from .nodes import Address, BinOp, Buffer, Cast, Const, ConstRef, Expr, Load, OpCall, StrConst, Unsupported
+from .nodes import Address, BinOp, Buffer, Cast, Const, ConstRef, Expr, Load, OpCall, StrConst, Unsupported, Var
 from .scope import BUFFER, BUILTIN, CONST, DIM, LET, NAMESPACE, PARAM, THREAD, Scope
 
 _BINOPS = {"+": "+", "-": "-", "*": "*", "/": "/", "//": "//", "%": "%", "<<": "<<", ">>": ">>",
@@ -266,6 +266,12 @@ class ExprBuilder:
             raise self.error(f"operator '{node.op}' is not supported in TIRx", node,
                              hint="write the product out, or use T.pow for floats" if node.op == "**" else "")
         a, b = self.shared_number(node.left), self.shared_number(node.right)
+        if node.op in "+-" and (_is_pointer_value(a) or _is_pointer_value(b)) \
+                and dt.is_integral(b.dtype if _is_pointer_value(a) else a.dtype):
+            # a byte offset from a tensor map's or a computed pointer's address (reading a descriptor's
+            # bytes, `T.address_of(tmap) + T.uint64(32)`): kept, and not modeled when executed
+            return Unsupported(f"pointer arithmetic '{node.op}' on a tensor map or computed pointer", (a, b),
+                               "handle", span=self.span(node))
         self.number(a, node.left, f"'{node.op}'")
         self.number(b, node.right, f"'{node.op}'")
         folded = self.python_literal_op(node, a, b)
@@ -698,6 +704,12 @@ class ExprBuilder:
             raise self.error(f"T.{name}(...) is not an expression", node,
                              hint="it is a statement, a loop iterator or an assignment's right-hand side")
         return self.unsupported("tir." + name, node)
+
+
+def _is_pointer_value(e: Expr) -> bool:
+    """A handle that is not one of our buffers' element addresses: a tensor-map or pointer parameter, a pointer
+    let, or an unmodeled call that returns one."""
+    return e.dtype == "handle" and isinstance(e, (Var, Unsupported))
 
 
 def _free_names(node) -> set[str]:

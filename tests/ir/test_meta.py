@@ -149,3 +149,21 @@ def test_module_values_keep_python_semantics_and_bounds(tmp_path):
         with pytest.raises(ir.ParseError) as err:
             ir.parse_file(path)
         assert what in err.value.what, err.value.what
+
+
+def test_reading_a_tensor_maps_bytes_is_incomplete_naming_each_read():
+    from modelcheck.numsim import TensorMap
+    func = load("tensormap_bytes")
+    unsupported = {n.name for n in walk(func.body) if isinstance(n, ir.Unsupported)}
+    assert any(name.startswith("pointer arithmetic '+'") for name in unsupported)
+    src = np.zeros(64, np.float32)
+    inputs = {"tmap": TensorMap(src, (64,), (), (32,), (1,), "float32", "none").numpy(),
+              "out": np.zeros(4, np.uint64)}
+    report = modelcheck.synccheck(func, inputs)
+    assert report.verdict == "incomplete"
+    # the first read that runs stops the run, named with its line; the summary lists both sites statically
+    assert any("tensormap_bytes.py:11" in f.message and "tensor-map parameter's bytes" in f.message
+               for f in report.findings), [f.message for f in report.findings]
+    from modelcheck.summary import summarize
+    text = summarize(func).format()
+    assert "tensormap_bytes.py:14" in text
