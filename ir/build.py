@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from . import dtypes as dt
+from . import layouts
 from . import meta
 from . import syntax as sx
 from . import typing as ty
@@ -835,7 +836,9 @@ class _Builder:
                 if extra not in ("strides", "offset_factor", "buffer_type", "axis_separators", "layout",
                                  "allocated_addr"):
                     raise self.error(f"unexpected argument '{extra}' to T.{kind}", call)
-            layout = self.layout(kw.pop("layout", None))
+            layout_node = kw.pop("layout", None)
+            layout = self.layout(layout_node)
+            swizzle = layouts.spec(layout_node, self.ex.namespace_path, self.ex.const_int) if layout else None
             data, offset = None, None
             if data_node is not None:
                 if kind != "decl_buffer":
@@ -859,7 +862,13 @@ class _Builder:
                 raise self.error(f"buffer '{target.id}' needs a scope", call,
                                  expected='scope="shared", "shared.dyn" or "local"',
                                  hint="device code allocates shared or local memory; global tensors are parameters")
-            buf = self.declare(target, shape, dtype, scope, call, data, offset, align, layout)
+            flat = self.swizzled_extent(shape, swizzle) if swizzle is not None else None
+            if flat is not None:
+                # a modeled swizzle: declared flat, as the lowered form is; accesses index it physically
+                buf = self.declare(target, (Const(flat, "int32"),), dtype, scope, call, data, offset, align, "")
+                self.ex.swizzled[buf.name] = (tuple(shape), swizzle)
+            else:
+                buf = self.declare(target, shape, dtype, scope, call, data, offset, align, layout)
         elif kind in ("decl_scalar", "shared_scalar"):
             # one element: of an allocation (decl_scalar(dtype, data=pool.data, elem_offset=k, scope=...)), or a
             # shared one of its own (shared_scalar(dtype))
@@ -894,6 +903,22 @@ class _Builder:
         if init is not None:
             out.append(Store(buf.name, (Const(0, "int32"),), self.store_value(buf, init), span=span))
         return out
+
+    def swizzled_extent(self, shape, sw: layouts.Swizzle) -> int | None:
+        """Elements of the flat buffer behind a swizzled tile, or None (a shape the tile does not cover
+        exactly: the layout stays text and is reported as not modeled)."""
+        numel = 1
+        for e in shape:
+            v = self.const_value(e)
+            if v is None:
+                return None
+            numel *= v
+        if numel != sw.numel:
+            return None
+        if sw.tile_shape is None:
+            return numel
+        top = sum((e - 1) * st for e, st in zip(sw.tile_shape, sw.tile_strides))
+        return max(numel, (top | (((1 << sw.swizzle_len) - 1) << sw.per_element)) + 1)
 
     def mark_scalar(self, target: sx.Name) -> None:
         """A T.*_scalar: its bare name is its one element (read and assigned), in whatever scope it lives."""
@@ -955,8 +980,14 @@ class _Builder:
             dtype = root.dtype
             shape = tuple(self.ex.int_expr(a, "a view extent") for a in self.splat(args))
         buf = self.declare(target, shape, dtype, root.scope, call, root.data or root.name, root.byte_offset,
-                           root.align, root.layout)
+                           root.align, self.view_layout(root))
         return [DeclBuffer(buf, span=span)]
+
+    def view_layout(self, root: Buffer) -> str:
+        """A view keeps its root's layout; a view of a swizzled buffer is not modeled (never read row-major)."""
+        if root.name in self.ex.swizzled:
+            return f"view of swizzled buffer {root.name}"
+        return root.layout
 
     def layout(self, node) -> str:
         """A buffer's `layout=`: "" for none (row-major), else its text (checked where the buffer is used)."""
@@ -988,8 +1019,7 @@ class _Builder:
         if not (isinstance(ptr, sx.Attr) and ptr.attr == "data"):
             raise self.error("T.decl_tensor takes another buffer's .data as its pointer", args[0], expected=usage,
                              hint="alias an allocation: pool.data, or T.ptr_byte_offset(pool.data, bytes, ty=...)")
-        root = self.ex.buffer_named(ptr.value)
-        offset = root.byte_offset
+        root, offset = self.data_pointer(ptr)     # an allocation, or a pointer/tensor-map parameter's bytes
         if extra is not None:
             offset = _add_offset(offset, ty.cast("int64", self.ex.int_expr(extra, "a byte offset")))
         proto = self.tensor_type(ty_args.elts[0], target.id, root.scope)

@@ -16,6 +16,7 @@ from dataclasses import replace
 from . import dtypes as dt
 from . import ops as opreg
 from . import syntax as sx
+from . import layouts
 from . import typing as ty
 from .errors import ParseError, Span
 from .nodes import Address, BinOp, Buffer, Cast, Const, ConstRef, Expr, Load, OpCall, StrConst, Unsupported, Var
@@ -58,6 +59,7 @@ class ExprBuilder:
         self.source = source
         self.dim = None                  # (name, node) -> the symbolic dimension's Var (set by the builder)
         self.constant_values = dict      # () -> module constant values so far (set by the builder)
+        self.swizzled: dict = {}         # buffer name -> (declared shape, layouts.Swizzle): declared flat
 
     # ------------------------------------------------------------------ helpers
     def span(self, node: sx.Node | sx.Pos | None) -> Span | None:
@@ -178,6 +180,17 @@ class ExprBuilder:
             raise self.error(f"'{node.id}' is a {b.describe()}, not a buffer", node)
         raise self.error("expected a buffer name here", node)
 
+    def physical(self, buf: Buffer, indices: tuple[Expr, ...], node) -> tuple[Expr, ...]:
+        """Indices as the buffer is laid out: a swizzled buffer is flat, indexed by the swizzled offset."""
+        entry = self.swizzled.get(buf.name)
+        if entry is None:
+            self.check_indices(buf, indices, node)
+            return indices
+        shape, sw = entry
+        if len(indices) != len(shape):
+            raise self.error(f"buffer '{buf.name}' has {len(shape)} dimension(s), indexed with {len(indices)}", node)
+        return (layouts.offset(sw, shape, indices, self.span(node)),)
+
     def check_indices(self, buf: Buffer, indices: tuple[Expr, ...], node) -> None:
         if len(indices) != len(buf.shape):
             raise self.error(f"buffer '{buf.name}' has {len(buf.shape)} dimension(s), indexed with {len(indices)}",
@@ -188,8 +201,7 @@ class ExprBuilder:
         if any(isinstance(i, sx.Slice) for i in node.indices):
             raise self.error("slices are not supported", node, hint="index one element, e.g. buf[i]")
         indices = tuple(self.int_expr(i, "an index") for i in node.indices)
-        self.check_indices(buf, indices, node)
-        return buf, indices
+        return buf, self.physical(buf, indices, node)
 
     def address(self, node: sx.Node, ctx: str) -> Expr:
         """The address of a buffer element (`buf[i]`), of a whole buffer (`buf`: its first element), or of a
@@ -271,7 +283,7 @@ class ExprBuilder:
             # a byte offset from a tensor map's or a computed pointer's address (reading a descriptor's
             # bytes, `T.address_of(tmap) + T.uint64(32)`): kept, and not modeled when executed
             return Unsupported(f"pointer arithmetic '{node.op}' on a tensor map or computed pointer", (a, b),
-                               "handle", span=self.span(node))
+                               span=self.span(node))
         self.number(a, node.left, f"'{node.op}'")
         self.number(b, node.right, f"'{node.op}'")
         folded = self.python_literal_op(node, a, b)
@@ -391,8 +403,7 @@ class ExprBuilder:
             buf = self.buffer_named(func.value)
             if len(node.args) != 1 or node.kwargs:
                 raise self.error("ptr_to takes one list of indices", node, expected=f"{buf.name}.ptr_to([i])")
-            indices = self.index_list(node.args[0])
-            self.check_indices(buf, indices, node)
+            indices = self.physical(buf, self.index_list(node.args[0]), node)
             return Address(buf.name, indices, span=self.span(node))
         # buf.access_ptr("r", offset=k): the address of the element at flat offset k
         if isinstance(func, sx.Attr) and func.attr == "access_ptr" and isinstance(func.value, sx.Name):
@@ -448,6 +459,8 @@ class ExprBuilder:
         offset = self.int_expr(given["offset"], "an access_ptr offset") if "offset" in given else Const(0, "int32")
         if "extent" in given:
             self.int_expr(given["extent"], "an access_ptr extent")
+        if buf.name in self.swizzled:
+            return Unsupported("access_ptr of a swizzled buffer", (offset,), span=self.span(node))
         indices: list[Expr] = []
         for extent in reversed(buf.shape[1:]):
             indices.insert(0, ty.binop("%", offset, extent, self.span(node)))
@@ -680,7 +693,7 @@ class ExprBuilder:
                 raise self.error("T.reinterpret takes (dtype, value)", node)
             target = self.dtype(node.args[0])
             value = self.number(self.expr(node.args[1]), node.args[1], "T.reinterpret", address_ok=True)
-            if target == "handle" and value.dtype == "handle":
+            if target == "handle" and (value.dtype == "handle" or isinstance(value, Unsupported)):
                 return value             # an address seen as another pointer type: still that address
             if target == "handle":
                 # an integer made a pointer (a shared::cluster address from mapa): not an allocation of ours
@@ -709,7 +722,7 @@ class ExprBuilder:
 def _is_pointer_value(e: Expr) -> bool:
     """A handle that is not one of our buffers' element addresses: a tensor-map or pointer parameter, a pointer
     let, or an unmodeled call that returns one."""
-    return e.dtype == "handle" and isinstance(e, (Var, Unsupported))
+    return (e.dtype == "handle" and isinstance(e, Var)) or isinstance(e, Unsupported)
 
 
 def _free_names(node) -> set[str]:
