@@ -6,12 +6,16 @@ bindings and assertions.  Accepted statements (anything else is a `ParseError` n
 
 - `A = T.match_buffer(A_ptr, shape, dtype=..., align=...)` on a `T.handle` parameter: the
   parameter becomes the global buffer `A`;
-- `m: T.let[T.handle("tensormap")] = T.tvm_stack_alloca("tensormap", 1)` (also spelled
-  `T.let[T.TensorMap()]`) followed by `T.call_packed("runtime.cuTensorMapEncodeTiled", m,
-  dtype, rank, A.data, dims..., strides..., box..., elem_strides..., interleave, swizzle, l2,
-  oob_fill)` (or `T.tvm_call_packed(...)`, or `T.tensormap_encode_tiled(m, base, dims, strides,
-  box, elem_strides, ...)`): a `TensorMapEncode` over the global buffer `A` (the base may be
-  `T.handle_add_byte_offset(A.data, bytes)`); the map's limits are checked when it runs;
+- `m: T.let[T.Ptr(T.TensorMap())] = T.stack_alloca("tensormap", 1)` (apache-tvm-tirx; the 0.27
+  printer's `T.tvm_stack_alloca` with `T.let[T.handle("tensormap")]` or `T.let[T.TensorMap()]`
+  too) followed by `T.cuda.tensormap_encode_tiled(m, base, dims..., strides..., box...,
+  elem_strides..., descriptor_dtype=..., rank=..., swizzle=...)` (or `T.tensormap_encode_tiled`,
+  also with the four lists), or `T.call_packed("runtime.cuTensorMapEncodeTiled", m, dtype, rank,
+  base, dims..., strides..., box..., elem_strides..., interleave, swizzle, l2, oob_fill)` (or
+  `T.tvm_call_packed(...)`): a `TensorMapEncode` over the global buffer `A` of the base
+  (`A.data`, `T.handle_add_byte_offset(A.data, bytes)`, `A.ptr_to([i, j])` or
+  `T.address_of(A[i, j])`); NumSim checks the map's cuTensorMapEncodeTiled limits before the
+  launch (modelcheck/numsim/tensormap.py: bind_host_maps);
 - integer bindings (`n: T.let[T.int32] = ...`, `n = ...`) and `assert` statements;
 - `T.func_attr({...})` and docstrings.
 Guarantees: `stmt(node)` returns the host IR statements (`Let`, `Assert`, `TensorMapEncode`)
@@ -19,9 +23,9 @@ or binds a parameter buffer; a tensor map's variable is a handle `Var` the devic
 """
 from __future__ import annotations
 
+from . import dtypes as dt
 from . import syntax as sx
 from . import typing as ty
-from . import dtypes as dt
 from .nodes import Address, Const, Expr, Stmt, TensorMapEncode, Var
 from .scope import LET, Binding
 
@@ -71,8 +75,9 @@ class HostPrelude:
             return []
         raise self.error("this statement is not supported in the host part of the kernel", node,
                          hint="before the device entry a kernel may match buffers, encode tensor maps "
-                              "(T.tvm_stack_alloca + runtime.cuTensorMapEncodeTiled), bind integers and assert; "
-                              "move device code after T.device_entry()")
+                              "(T.stack_alloca(\"tensormap\", 1) + T.cuda.tensormap_encode_tiled or "
+                              "runtime.cuTensorMapEncodeTiled), bind integers and assert; move device code after "
+                              "T.device_entry()")
 
     # ------------------------------------------------------------------ buffers
     def match_buffer(self, target: sx.Name, call: sx.Call) -> None:
