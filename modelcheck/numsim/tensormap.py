@@ -29,6 +29,11 @@ still reads its data from global memory, so racecheck sees the global reads.
 
 Validation errors raise `TensorMapError` naming the field; the engine re-validates the
 decoded descriptor at the op and reports the same field with the op's span.
+
+A map the kernel encodes itself in its host prelude (`ir.TensorMapEncode`, `bind_host_maps`)
+needs no descriptor: it refers to its global buffer's allocation at the encoded byte offset,
+and every cuTensorMapEncodeTiled rule is checked before the launch, a violation reported at
+the encode's line (the host call fails there, so the kernel never starts).
 """
 from __future__ import annotations
 
