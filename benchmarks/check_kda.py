@@ -2,11 +2,11 @@
 
 Usage: python benchmarks/check_kda.py sync|race|run|prove T H [--kernel kernels/kda_fwd.py] [--seed S]
 
-Builds the inputs (random bf16 q/k/v, fp32 gates, 128B-swizzled tensor maps; kernels/inputs/kda.py)
-for SEQ_LEN=T (T a multiple of the 64-token chunk) and H heads, then runs Synccheck (`sync`),
-Racecheck (`race`), a plain NumSim run compared against the numpy recurrence (`run`), or
-`modelcheck.prove` with the chunk count NC symbolic (`prove`: every NC >= 1; the tensor maps of T
-give the TMA byte counts), and prints the verdict, the findings and the wall time.  Exit status: 0
+Builds the inputs (random bf16 q/k/v and fp32 gates; kernels/inputs/kda.py; the kernel encodes its
+128B-swizzled tensor maps over them in its host prelude) for SEQ_LEN=T (T a multiple of the 64-token
+chunk) and H heads, then runs Synccheck (`sync`), Racecheck (`race`), a plain NumSim run compared
+against the numpy recurrence (`run`), or `modelcheck.prove` with the chunk count NC symbolic
+(`prove`: every NC >= 1), and prints the verdict, the findings and the wall time.  Exit status: 0
 clean (or proved), 1 anything else.
 """
 from __future__ import annotations

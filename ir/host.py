@@ -6,12 +6,16 @@ bindings and assertions.  Accepted statements (anything else is a `ParseError` n
 
 - `A = T.match_buffer(A_ptr, shape, dtype=..., align=...)` on a `T.handle` parameter: the
   parameter becomes the global buffer `A`;
-- `m: T.let[T.handle("tensormap")] = T.tvm_stack_alloca("tensormap", 1)` (also spelled
-  `T.let[T.TensorMap()]`) followed by `T.call_packed("runtime.cuTensorMapEncodeTiled", m,
-  dtype, rank, A.data, dims..., strides..., box..., elem_strides..., interleave, swizzle, l2,
-  oob_fill)` (or `T.tvm_call_packed(...)`, or `T.tensormap_encode_tiled(m, base, dims, strides,
-  box, elem_strides, ...)`): a `TensorMapEncode` over the global buffer `A` (the base may be
-  `T.handle_add_byte_offset(A.data, bytes)`); the map's limits are checked when it runs;
+- `m: T.let[T.Ptr(T.TensorMap())] = T.stack_alloca("tensormap", 1)` (apache-tvm-tirx; the 0.27
+  printer's `T.tvm_stack_alloca` with `T.let[T.handle("tensormap")]` or `T.let[T.TensorMap()]`
+  too) followed by `T.cuda.tensormap_encode_tiled(m, base, dims..., strides..., box...,
+  elem_strides..., descriptor_dtype=..., rank=..., swizzle=...)` (or `T.tensormap_encode_tiled`,
+  also with the four lists), or `T.call_packed("runtime.cuTensorMapEncodeTiled", m, dtype, rank,
+  base, dims..., strides..., box..., elem_strides..., interleave, swizzle, l2, oob_fill)` (or
+  `T.tvm_call_packed(...)`): a `TensorMapEncode` over the global buffer `A` of the base
+  (`A.data`, `T.handle_add_byte_offset(A.data, bytes)`, `A.ptr_to([i, j])` or
+  `T.address_of(A[i, j])`); NumSim checks the map's cuTensorMapEncodeTiled limits before the
+  launch (modelcheck/numsim/tensormap.py: bind_host_maps);
 - integer bindings (`n: T.let[T.int32] = ...`, `n = ...`) and `assert` statements;
 - `T.func_attr({...})` and docstrings.
 Guarantees: `stmt(node)` returns the host IR statements (`Let`, `Assert`, `TensorMapEncode`)
@@ -19,9 +23,10 @@ or binds a parameter buffer; a tensor map's variable is a handle `Var` the devic
 """
 from __future__ import annotations
 
+from . import dtypes as dt
 from . import syntax as sx
 from . import typing as ty
-from .nodes import Const, Expr, Stmt, TensorMapEncode, Var
+from .nodes import Address, Const, Expr, Stmt, TensorMapEncode, Var
 from .scope import LET, Binding
 
 ENCODE_FN = "runtime.cuTensorMapEncodeTiled"
@@ -48,7 +53,7 @@ class HostPrelude:
                     return []
                 if path in (["call_packed"], ["tvm_call_packed"]):
                     return [self.call_packed(value)]
-                if path == ["tensormap_encode_tiled"]:
+                if path in (["tensormap_encode_tiled"], ["cuda", "tensormap_encode_tiled"]):
                     return [self.encode_tiled(value)]
                 if path == ["evaluate"] and len(value.args) == 1 and isinstance(value.args[0], sx.Call):
                     return self.stmt(sx.ExprStmt(node.pos, value.args[0]))
@@ -70,8 +75,9 @@ class HostPrelude:
             return []
         raise self.error("this statement is not supported in the host part of the kernel", node,
                          hint="before the device entry a kernel may match buffers, encode tensor maps "
-                              "(T.tvm_stack_alloca + runtime.cuTensorMapEncodeTiled), bind integers and assert; "
-                              "move device code after T.device_entry()")
+                              "(T.stack_alloca(\"tensormap\", 1) + T.cuda.tensormap_encode_tiled or "
+                              "runtime.cuTensorMapEncodeTiled), bind integers and assert; move device code after "
+                              "T.device_entry()")
 
     # ------------------------------------------------------------------ buffers
     def match_buffer(self, target: sx.Name, call: sx.Call) -> None:
@@ -96,12 +102,16 @@ class HostPrelude:
 
     # ------------------------------------------------------------------ tensor maps
     def is_stack_alloca(self, value) -> bool:
-        return isinstance(value, sx.Call) and self.b.ex.namespace_path(value.func) == ["tvm_stack_alloca"]
+        return isinstance(value, sx.Call) and self.b.ex.namespace_path(value.func) in (["tvm_stack_alloca"],
+                                                                                     ["stack_alloca"])
 
     def declare_map(self, target: sx.Name, call: sx.Call) -> list[Stmt]:
         if not (call.args and isinstance(call.args[0], sx.Str) and call.args[0].value == "tensormap"):
             raise self.error("only tensor maps are allocated on the host stack here", call,
-                             expected='T.tvm_stack_alloca("tensormap", 1)')
+                             expected='T.stack_alloca("tensormap", 1)')
+        if len(call.args) != 2 or self.b.ex.const_int(call.args[1], "a stack allocation count") != 1:
+            raise self.error("a tensor map is allocated one at a time", call,
+                             expected='T.stack_alloca("tensormap", 1)')
         b = self.b
         name = b.fresh(target.id)
         var = Var(name, "handle", span=b.ex.span(target))
@@ -153,32 +163,49 @@ class HostPrelude:
         values = dict(zip(tail, rest))
         for n in names:
             if n in enums:
-                values[n] = self.b.ex.int_expr(enums[n], "a tensor-map field")
+                values[n] = enums[n] if isinstance(enums[n], Expr) else \
+                    self.b.ex.int_expr(enums[n], "a tensor-map field")
         values.setdefault("force_cu_dtype", Const(-1, "int32"))
         return TensorMapEncode(var, buffer, offset, dtype, tuple(dims), tuple(strides), tuple(box), tuple(elem),
                                *(values[n] for n in names), span=self.b.ex.span(call))
 
+    ENUMS = ("interleave", "swizzle", "l2_promotion", "oob_fill", "force_cu_dtype")
+    ENUM_DEFAULTS = {"interleave": 0, "swizzle": 0, "l2_promotion": 0, "oob_fill": 0, "force_cu_dtype": -1}
+
     def encode_tiled(self, call: sx.Call) -> Stmt:
-        """`T.tensormap_encode_tiled(m, base, fields..., descriptor_dtype=..., rank=..., interleave=...,
-        swizzle=..., l2_promotion=..., oob_fill=..., force_cu_dtype=...)` (the 0.27 printer's flat form), or with the
-        four lists: `T.tensormap_encode_tiled(m, base, dims, strides, box, elem_strides, ...)`."""
+        """`T.cuda.tensormap_encode_tiled(m, base, dims..., strides..., box..., elem_strides...,
+        descriptor_dtype=..., rank=..., interleave=0, swizzle=0, l2_promotion=0, oob_fill=0, force_cu_dtype=-1)`
+        (apache-tvm-tirx; `T.tensormap_encode_tiled` in the 0.27 printer's text): the enums are keyword-only and
+        default as in the real op.  Also with the four lists: `T.tensormap_encode_tiled(m, base, dims, strides,
+        box, elem_strides, ...)`, the enums then positional or by keyword."""
         args, kw = list(call.args), {k.name: k.value for k in call.kwargs}
+        for k in call.kwargs:
+            if k.name not in self.ENUMS + ("descriptor_dtype", "rank"):
+                raise self.error(f"unexpected argument '{k.name}' to T.cuda.tensormap_encode_tiled", k.value,
+                                 expected="descriptor_dtype=, rank=, interleave=, swizzle=, l2_promotion=, "
+                                          "oob_fill=, force_cu_dtype=")
         if len(args) < 3:
-            raise self.error("T.tensormap_encode_tiled takes (map, base, fields...)", call,
-                             expected="T.tensormap_encode_tiled(m, A.data, dims, strides, box, elem_strides)")
+            raise self.error("T.cuda.tensormap_encode_tiled takes (map, base, fields...)", call,
+                             expected='T.cuda.tensormap_encode_tiled(m, A.data, dims..., strides..., box..., '
+                                      'elem_strides..., descriptor_dtype="float16", rank=2)')
         var = self.map_var(args[0])
         buffer, offset = self.base(args[1])
         fields = args[2:]
-        enums = {n: kw[n] for n in ("interleave", "swizzle", "l2_promotion", "oob_fill", "force_cu_dtype") if n in kw}
+        enums = {n: kw[n] for n in self.ENUMS if n in kw}
         if all(isinstance(f, (sx.ListLit, sx.TupleLit)) for f in fields[:4]) and len(fields) >= 4:
             lists = [f.elts for f in fields[:4]]
             rank = len(lists[0])
+            if "rank" in kw and self.b.ex.const_int(kw["rank"], "a tensor-map rank") != rank:
+                raise self.error(f"rank= disagrees with the {rank} dims given", kw["rank"])
             flat = [x for lst in lists for x in lst] + list(fields[4:])
         else:
             if "rank" not in kw:
-                raise self.error("T.tensormap_encode_tiled with flat fields needs rank=", call)
+                raise self.error("T.cuda.tensormap_encode_tiled with flat fields needs rank=", call)
             rank = self.b.ex.const_int(kw["rank"], "a tensor-map rank")
             flat = fields
+            # the real op: exactly 4 * rank - 1 fields after the base, every enum a keyword with a default
+            for n in self.ENUMS:
+                enums.setdefault(n, Const(self.ENUM_DEFAULTS[n], "int32"))
         if not 1 <= rank <= 5:
             raise self.error(f"a tensor map has rank 1 to 5, not {rank}", call)
         dtype_node = kw.get("descriptor_dtype")
@@ -187,9 +214,22 @@ class HostPrelude:
         return self.encode(call, var, buffer, offset, dtype, rank, flat, enums)
 
     def base(self, node) -> tuple[str, Expr]:
-        """The global buffer a map starts in, and the byte offset: `A.data` or
-        `T.handle_add_byte_offset(A.data, bytes)`."""
+        """The global buffer a map starts in, and the byte offset: `A.data`, `T.handle_add_byte_offset(A.data,
+        bytes)`, or an element's address `A.ptr_to([i, j])` / `T.address_of(A[i, j])` (row-major)."""
         offset: Expr = Const(0, "int64")
+        ex = self.b.ex
+        if isinstance(node, sx.Call) and (ex.namespace_path(node.func) == ["address_of"] or (
+                isinstance(node.func, sx.Attr) and node.func.attr == "ptr_to")):
+            addr = ex.expr(node)
+            if not isinstance(addr, Address) or not addr.buffer:
+                raise self.error("a tensor map's base is the address of a global buffer's element", node)
+            buf = self.b.buffers[addr.buffer]
+            if buf.scope != "global":
+                raise self.error(f"a tensor map's base is a global buffer; '{buf.name}' is {buf.scope}", node)
+            linear: Expr = Const(0, "int64")
+            for index, extent in zip(addr.indices, buf.shape):
+                linear = ty.binop("+", ty.binop("*", linear, ty.cast("int64", extent)), ty.cast("int64", index))
+            return buf.name, ty.binop("*", linear, Const(dt.bits(buf.dtype) // 8, "int64"))
         if isinstance(node, sx.Call) and self.b.ex.namespace_path(node.func) == ["handle_add_byte_offset"]:
             if len(node.args) != 2:
                 raise self.error("T.handle_add_byte_offset takes (pointer, bytes)", node)

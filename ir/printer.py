@@ -260,7 +260,8 @@ class _Printer:
         if not (isinstance(s.cu_dtype, Const) and s.cu_dtype.value == -1):
             fields.append(s.cu_dtype)
         args = ", ".join(self.expr(f) for f in fields)
-        return [f'{pad}{s.var.name}: T.let[T.handle("tensormap")] = T.tvm_stack_alloca("tensormap", 1)',
+        # apache-tvm-tirx's spellings (T.tvm_stack_alloca and T.let[T.handle("tensormap")] are not in its namespace)
+        return [f'{pad}{s.var.name}: T.let[T.Ptr(T.TensorMap())] = T.stack_alloca("tensormap", 1)',
                 f'{pad}T.call_packed("runtime.cuTensorMapEncodeTiled", {s.var.name}, {_quote(s.dtype)}, '
                 f'{len(s.shape)}, {base}, {args})']
 

@@ -27,7 +27,14 @@ IDESC_PV = 16 + 128 + 1024 + 65536 + (D // 8) * 131072 + (BM // 16) * 16777216
 
 
 @T.function
-def fa4_fwd_p_overwrite(tmap_q: T.Ptr(T.void), tmap_k: T.Ptr(T.void), tmap_v: T.Ptr(T.void), O: T.Tensor((BM, D), T.float32)):
+def fa4_fwd_p_overwrite(Q: T.Tensor((BM, D), T.bfloat16), K: T.Tensor((NKV * BN, D), T.bfloat16), V: T.Tensor((NKV * BN, D), T.bfloat16), O: T.Tensor((BM, D), T.float32)):
+    # host: 128B-swizzled boxes, the whole Q tile and one BN-key tile of K or V
+    tmap_q: T.let[T.Ptr(T.TensorMap())] = T.stack_alloca("tensormap", 1)
+    T.cuda.tensormap_encode_tiled(tmap_q, Q.data, D, BM, D * 2, D, BM, 1, 1, descriptor_dtype="bfloat16", rank=2, swizzle=3)
+    tmap_k: T.let[T.Ptr(T.TensorMap())] = T.stack_alloca("tensormap", 1)
+    T.cuda.tensormap_encode_tiled(tmap_k, K.data, D, NKV * BN, D * 2, D, BN, 1, 1, descriptor_dtype="bfloat16", rank=2, swizzle=3)
+    tmap_v: T.let[T.Ptr(T.TensorMap())] = T.stack_alloca("tensormap", 1)
+    T.cuda.tensormap_encode_tiled(tmap_v, V.data, D, NKV * BN, D * 2, D, BN, 1, 1, descriptor_dtype="bfloat16", rank=2, swizzle=3)
     with T.device_entry():
         with T.launch_thread("blockIdx.x", 1) as bx:
             with T.launch_thread("threadIdx.x", 320) as tx:

@@ -41,7 +41,16 @@ IN_BYTES = 3 * CHUNK * DK * 2
 
 
 @T.function
-def gdn_prefill(tmap_q: T.Ptr(T.void), tmap_k: T.Ptr(T.void), tmap_v: T.Ptr(T.void), g: T.Tensor((H * SEQ_LEN,), T.float32), beta: T.Tensor((H * SEQ_LEN,), T.float32), o: T.Tensor((H * SEQ_LEN, DV), T.float32), tmap_o: T.Ptr(T.void)):
+def gdn_prefill(q: T.Tensor((H * SEQ_LEN, DK), T.bfloat16), k: T.Tensor((H * SEQ_LEN, DK), T.bfloat16), v: T.Tensor((H * SEQ_LEN, DV), T.bfloat16), g: T.Tensor((H * SEQ_LEN,), T.float32), beta: T.Tensor((H * SEQ_LEN,), T.float32), o: T.Tensor((H * SEQ_LEN, DV), T.float32)):
+    # host: unswizzled CHUNK-row boxes over the token-major q, k, v and o
+    tmap_q: T.let[T.Ptr(T.TensorMap())] = T.stack_alloca("tensormap", 1)
+    T.cuda.tensormap_encode_tiled(tmap_q, q.data, DK, H * SEQ_LEN, DK * 2, DK, CHUNK, 1, 1, descriptor_dtype="bfloat16", rank=2)
+    tmap_k: T.let[T.Ptr(T.TensorMap())] = T.stack_alloca("tensormap", 1)
+    T.cuda.tensormap_encode_tiled(tmap_k, k.data, DK, H * SEQ_LEN, DK * 2, DK, CHUNK, 1, 1, descriptor_dtype="bfloat16", rank=2)
+    tmap_v: T.let[T.Ptr(T.TensorMap())] = T.stack_alloca("tensormap", 1)
+    T.cuda.tensormap_encode_tiled(tmap_v, v.data, DV, H * SEQ_LEN, DV * 2, DV, CHUNK, 1, 1, descriptor_dtype="bfloat16", rank=2)
+    tmap_o: T.let[T.Ptr(T.TensorMap())] = T.stack_alloca("tensormap", 1)
+    T.cuda.tensormap_encode_tiled(tmap_o, o.data, DV, H * SEQ_LEN, DV * 4, DV, CHUNK, 1, 1, descriptor_dtype="float32", rank=2)
     with T.device_entry():
         with T.launch_thread("blockIdx.x", H) as h:
             with T.launch_thread("threadIdx.x", 96) as tx:

@@ -47,7 +47,14 @@ TMEM_COLS = ACC_STAGES * BN
 
 
 @T.function
-def gemm_persistent(tmap_a: T.Ptr(T.void), tmap_b: T.Ptr(T.void), tmap_d: T.Ptr(T.void), D: T.Tensor((M, N), T.float32)):
+def gemm_persistent(A: T.Tensor((M, K), T.bfloat16), B: T.Tensor((N, K), T.bfloat16), D: T.Tensor((M, N), T.float32)):
+    # host: K-major 128B-swizzled load boxes over A and B, an unswizzled BN x BM store box over D
+    tmap_a: T.let[T.Ptr(T.TensorMap())] = T.stack_alloca("tensormap", 1)
+    T.cuda.tensormap_encode_tiled(tmap_a, A.data, K, M, K * 2, BK, BM, 1, 1, descriptor_dtype="bfloat16", rank=2, swizzle=3)
+    tmap_b: T.let[T.Ptr(T.TensorMap())] = T.stack_alloca("tensormap", 1)
+    T.cuda.tensormap_encode_tiled(tmap_b, B.data, K, N, K * 2, BK, BN, 1, 1, descriptor_dtype="bfloat16", rank=2, swizzle=3)
+    tmap_d: T.let[T.Ptr(T.TensorMap())] = T.stack_alloca("tensormap", 1)
+    T.cuda.tensormap_encode_tiled(tmap_d, D.data, N, M, N * 4, BN, BM, 1, 1, descriptor_dtype="float32", rank=2)
     with T.device_entry():
         with T.launch_thread("blockIdx.x", NUM_CTAS) as bx:
             with T.launch_thread("threadIdx.x", 192) as tx:

@@ -25,7 +25,12 @@ CHUNK = 16
 
 
 @T.function
-def gemm_ws(tmap_a: T.Ptr(T.void), tmap_b: T.Ptr(T.void), D: T.Tensor((M, N), T.float32)):
+def gemm_ws(A: T.Tensor((M, K), T.bfloat16), B: T.Tensor((N, K), T.bfloat16), D: T.Tensor((M, N), T.float32)):
+    # host: K-major BK x BM and BK x BN boxes, 128B swizzle (CU_TENSOR_MAP_SWIZZLE_128B = 3)
+    tmap_a: T.let[T.Ptr(T.TensorMap())] = T.stack_alloca("tensormap", 1)
+    T.call_packed("runtime.cuTensorMapEncodeTiled", tmap_a, "bfloat16", 2, A.data, K, M, K * 2, BK, BM, 1, 1, 0, 3, 0, 0)
+    tmap_b: T.let[T.Ptr(T.TensorMap())] = T.stack_alloca("tensormap", 1)
+    T.call_packed("runtime.cuTensorMapEncodeTiled", tmap_b, "bfloat16", 2, B.data, K, N, K * 2, BK, BN, 1, 1, 0, 3, 0, 0)
     with T.device_entry():
         with T.launch_thread("blockIdx.x", N // BN) as bn:
             with T.launch_thread("blockIdx.y", M // BM) as bm:

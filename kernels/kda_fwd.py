@@ -21,7 +21,8 @@
 #       (`p_full`).
 #   warps 8-11 store: O[c % 2] from TMEM (`m_o`, releases `o_empty`), bf16 into the staging
 #       tile c % 2, one thread TMA-stores it to `o` (bulk group, wait_group.read 1).
-# Inputs (tensor maps, gates, the numpy reference) come from kernels/inputs/kda.py:kda_fwd.
+# The host prelude encodes the TMA tensor maps over q, k, v and o; the value generators
+# and the numpy reference are in kernels/inputs/kda.py.
 from tvm_tirx.script import tirx as T
 
 H = 1
@@ -45,7 +46,16 @@ IDESC = 16 + 128 + 1024 + (64 // 8) * 131072 + (64 // 16) * 16777216
 
 
 @T.function
-def kda_fwd(tmap_q: T.Ptr(T.void), tmap_k: T.Ptr(T.void), tmap_v: T.Ptr(T.void), g: T.Tensor((H, SEQ_LEN, DK), T.float32), o: T.Tensor((H * SEQ_LEN, DV), T.bfloat16), tmap_o: T.Ptr(T.void)):
+def kda_fwd(q: T.Tensor((H * SEQ_LEN, DK), T.bfloat16), k: T.Tensor((H * SEQ_LEN, DK), T.bfloat16), v: T.Tensor((H * SEQ_LEN, DV), T.bfloat16), g: T.Tensor((H, SEQ_LEN, DK), T.float32), o: T.Tensor((H * SEQ_LEN, DV), T.bfloat16)):
+    # host: 128B-swizzled CHUNK-row boxes over the token-major q, k, v and o
+    tmap_q: T.let[T.Ptr(T.TensorMap())] = T.stack_alloca("tensormap", 1)
+    T.cuda.tensormap_encode_tiled(tmap_q, q.data, DK, H * SEQ_LEN, DK * 2, DK, CHUNK, 1, 1, descriptor_dtype="bfloat16", rank=2, swizzle=3)
+    tmap_k: T.let[T.Ptr(T.TensorMap())] = T.stack_alloca("tensormap", 1)
+    T.cuda.tensormap_encode_tiled(tmap_k, k.data, DK, H * SEQ_LEN, DK * 2, DK, CHUNK, 1, 1, descriptor_dtype="bfloat16", rank=2, swizzle=3)
+    tmap_v: T.let[T.Ptr(T.TensorMap())] = T.stack_alloca("tensormap", 1)
+    T.cuda.tensormap_encode_tiled(tmap_v, v.data, DV, H * SEQ_LEN, DV * 2, DV, CHUNK, 1, 1, descriptor_dtype="bfloat16", rank=2, swizzle=3)
+    tmap_o: T.let[T.Ptr(T.TensorMap())] = T.stack_alloca("tensormap", 1)
+    T.cuda.tensormap_encode_tiled(tmap_o, o.data, DV, H * SEQ_LEN, DV * 2, DV, CHUNK, 1, 1, descriptor_dtype="bfloat16", rank=2, swizzle=3)
     with T.device_entry():
         with T.launch_thread("blockIdx.x", H) as h:
             with T.launch_thread("threadIdx.x", 384) as tx:

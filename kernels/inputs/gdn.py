@@ -2,8 +2,8 @@
 
 `operands` draws bf16 q, k, v of shape (H, SEQ_LEN, DK|DV) with L2-normalized keys (as GDN
 normalizes them), fp32 log-gates g in [-0.3, -0.01] and write strengths beta in [0.1, 0.9].
-`gdn_prefill` binds unswizzled tensor maps over q, k, v (one CHUNK x 16 box per chunk) and
-over the fp32 output `o`.  `reference` is the token-by-token gated delta rule, written from
+`gdn_prefill` gives them as the kernel takes them (token-major, (H * SEQ_LEN, 16)) with the
+fp32 output `o` filled with NaN; the kernel encodes its tensor maps over these buffers itself.  `reference` is the token-by-token gated delta rule, written from
 its definition and not from the kernel's chunked algorithm:
 
     S_t = exp(g_t) (I - beta_t k_t k_t^T) S_{t-1} + beta_t k_t v_t^T,   o_t = S_t^T q_t,   S_{-1} = 0.
@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
-
-from modelcheck.numsim import TensorMap
 
 
 def operands(consts: dict, seed: int = 0) -> dict:
@@ -29,22 +27,13 @@ def operands(consts: dict, seed: int = 0) -> dict:
     return {"q": q, "k": k, "v": v, "g": g, "beta": beta}
 
 
-def _tmap(x: np.ndarray, rows: int, box_rows: int, dtype: str) -> np.ndarray:
-    cols = x.shape[-1]
-    esz = np.dtype(x.dtype).itemsize
-    return TensorMap(x.reshape(-1), (cols, rows), (cols * esz,), (cols, box_rows), (1, 1), dtype, "none").numpy()
-
-
 def gdn_prefill(consts: dict, seed: int = 0) -> dict:
-    """Tensor maps of q, k, v and o, the gates and write strengths, and `o` filled with NaN."""
+    """q, k, v (bf16, (H * SEQ_LEN, DK|DV)), the gates and write strengths, and `o` filled with NaN."""
     x = operands(consts, seed)
-    rows, chunk = consts["H"] * consts["SEQ_LEN"], consts["CHUNK"]
-    o = np.full((rows, consts["DV"]), np.nan, dtype=np.float32)
-    return {"tmap_q": _tmap(x["q"].reshape(rows, -1), rows, chunk, "bfloat16"),
-            "tmap_k": _tmap(x["k"].reshape(rows, -1), rows, chunk, "bfloat16"),
-            "tmap_v": _tmap(x["v"].reshape(rows, -1), rows, chunk, "bfloat16"),
-            "g": x["g"].reshape(-1), "beta": x["beta"].reshape(-1), "o": o,
-            "tmap_o": _tmap(o, rows, chunk, "float32")}
+    rows = consts["H"] * consts["SEQ_LEN"]
+    return {"q": x["q"].reshape(rows, -1), "k": x["k"].reshape(rows, -1), "v": x["v"].reshape(rows, -1),
+            "g": x["g"].reshape(-1), "beta": x["beta"].reshape(-1),
+            "o": np.full((rows, consts["DV"]), np.nan, dtype=np.float32)}
 
 
 def reference(q, k, v, g, beta) -> np.ndarray:

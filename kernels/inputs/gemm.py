@@ -1,8 +1,9 @@
 """Inputs of the tcgen05 kernels (manifest "inputs_builder").
 
-`gemm_ws` binds tensor maps only: their base arrays are not kernel parameters, so the engine
-gives each map's snapshot of its base its own global allocation.  `operands` is what the
-builders (and the tests' numpy references) draw from.
+`gemm_ws` gives A and B (the kernel encodes its tensor maps over them in its host prelude).
+`mma_ts` takes a tensor-map parameter for B, built here with `TensorMap`: its base array is
+not a kernel parameter, so the engine gives the map's snapshot of its base its own global
+allocation.  `operands` is what the builders (and the tests' numpy references) draw from.
 """
 from __future__ import annotations
 
@@ -21,12 +22,9 @@ def operands(consts: dict, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 
 def gemm_ws(consts: dict, seed: int = 0) -> dict:
-    """kernels/gemm_ws.py: 128B-swizzled K-major tensor maps for A and B, D zero."""
+    """kernels/gemm_ws.py: A, B and a zero D."""
     a, b = operands(consts, seed)
-    m, n, k, bm, bn, bk = (consts[x] for x in ("M", "N", "K", "BM", "BN", "BK"))
-    tmap_a = TensorMap(a.reshape(-1), (k, m), (k * 2,), (bk, bm), (1, 1), "bfloat16", "128B")
-    tmap_b = TensorMap(b.reshape(-1), (k, n), (k * 2,), (bk, bn), (1, 1), "bfloat16", "128B")
-    return {"tmap_a": tmap_a.numpy(), "tmap_b": tmap_b.numpy(), "D": np.zeros((m, n), dtype=np.float32)}
+    return {"A": a, "B": b, "D": np.zeros((consts["M"], consts["N"]), dtype=np.float32)}
 
 
 def mma_ts(consts: dict, seed: int = 0) -> dict:

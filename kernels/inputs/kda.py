@@ -1,9 +1,9 @@
 """Inputs of the KDA-style kernels (kernels/kda_fwd*.py) and an independent numpy reference.
 
 `operands` draws bf16 q, k, v of shape (H, SEQ_LEN, 64) and fp32 per-channel log-decay gates
-g < 0 (KDA's fine-grained forget gate, log of a sigmoid).  `kda_fwd` binds 128B-swizzled
-tensor maps over q, k, v (rows = head-major tokens, 64 bf16 = 128 bytes per row) and over
-the bf16 output `o`.  `reference` is the token-by-token recurrence, written from its
+g < 0 (KDA's fine-grained forget gate, log of a sigmoid).  `kda_fwd` gives them as the kernel
+takes them (q, k, v as (H * SEQ_LEN, 64): rows = head-major tokens) with a zero bf16 `o`; the
+kernel encodes its tensor maps over these buffers itself (its host prelude).  `reference` is the token-by-token recurrence, written from its
 definition and not from the kernel's chunked algorithm:
 
     S_t = diag(exp(g_t)) S_{t-1} + k_t^T v_t,     o_t = q_t S_t,     S_{-1} = 0.
@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
-
-from modelcheck.numsim import TensorMap
 
 HEAD_DIM = 64
 
@@ -29,19 +27,13 @@ def operands(consts: dict, seed: int = 0) -> dict:
     return {"q": q, "k": k, "v": v, "g": g}
 
 
-def _tmap(x: np.ndarray, rows: int) -> np.ndarray:
-    """A 64 x 64 box over a (rows, 64) bf16 matrix, 128B swizzle."""
-    return TensorMap(x.reshape(-1), (HEAD_DIM, rows), (HEAD_DIM * 2,), (HEAD_DIM, 64), (1, 1), "bfloat16",
-                     "128B").numpy()
-
-
 def kda_fwd(consts: dict, seed: int = 0) -> dict:
-    """Inputs of kernels/kda_fwd*.py: tensor maps of q, k, v, o, the gates and a zero bf16 `o`."""
+    """Inputs of kernels/kda_fwd*.py: q, k, v (bf16, (H * SEQ_LEN, 64)), the gates and a zero bf16 `o`."""
     x = operands(consts, seed)
     rows = consts["H"] * consts["SEQ_LEN"]
-    o = np.zeros((rows, HEAD_DIM), dtype=ml_dtypes.bfloat16)
-    return {"tmap_q": _tmap(x["q"], rows), "tmap_k": _tmap(x["k"], rows), "tmap_v": _tmap(x["v"], rows),
-            "g": x["g"], "o": o, "tmap_o": _tmap(o, rows)}
+    return {"q": x["q"].reshape(rows, HEAD_DIM), "k": x["k"].reshape(rows, HEAD_DIM),
+            "v": x["v"].reshape(rows, HEAD_DIM), "g": x["g"],
+            "o": np.zeros((rows, HEAD_DIM), dtype=ml_dtypes.bfloat16)}
 
 
 def reference(q: np.ndarray, k: np.ndarray, v: np.ndarray, g: np.ndarray) -> np.ndarray:

@@ -29,6 +29,11 @@ still reads its data from global memory, so racecheck sees the global reads.
 
 Validation errors raise `TensorMapError` naming the field; the engine re-validates the
 decoded descriptor at the op and reports the same field with the op's span.
+
+A map the kernel encodes itself in its host prelude (`ir.TensorMapEncode`, `bind_host_maps`)
+needs no descriptor: it refers to its global buffer's allocation at the encoded byte offset,
+and every cuTensorMapEncodeTiled rule is checked before the launch, a violation reported at
+the encode's line (the host call fails there, so the kernel never starts).
 """
 from __future__ import annotations
 
@@ -319,16 +324,18 @@ def handle_scalars(func) -> dict:
 
 # CUtensorMapSwizzle codes modeled (NONE, 32B, 64B, 128B) and CUtensorMapFloatOOBfill (NONE = zeros, NAN)
 _HOST_SWIZZLES = {0, 1, 2, 3}
+_CU_DTYPE_CODES = range(16)      # CU_TENSOR_MAP_DATA_TYPE_UINT8 .. _16U6_ALIGN16B
 
 
 def bind_host_maps(func, scalars: dict, gmem, base_of) -> dict:
     """{handle value: BoundTensorMap} for the tensor maps the host prelude encodes (`ir.TensorMapEncode`) over
     the kernel's own global buffers: the map refers to that buffer's allocation, so TMA loads read and stores
     write the memory the kernel (and `outputs`) see.  `base_of(buffer)` gives the parameter's allocation
-    name.  A field NumSim does not model raises `UnsupportedTIRxError`; an invalid map is bound with its
-    error, reported at the first TMA op that uses it (as for a parameter)."""
+    name.  A field NumSim does not model raises `UnsupportedTIRxError`; a map that breaks a
+    cuTensorMapEncodeTiled rule raises `EngineError("invalid_descriptor")` at the encode's line, before the
+    launch, as the host call fails there."""
     from .compile_stmt import _static
-    from .errors import UnsupportedTIRxError
+    from .errors import EngineError, UnsupportedTIRxError
     handles = handle_scalars(func)
     consts = func.constant_values
     out = {}
@@ -343,26 +350,54 @@ def bind_host_maps(func, scalars: dict, gmem, base_of) -> dict:
                                            f"its {what} is not known before the launch")
             return int(v)
         name = h.var.name
-        if h.dtype not in DTYPES or val(h.cu_dtype, "element type") != -1:
+
+        def invalid(field, message, h=h, name=name):
+            # the host's cuTensorMapEncodeTiled returns an error and the launch never happens
+            return EngineError("invalid_descriptor", f"cuTensorMapEncodeTiled of tensor map {name} over {h.buffer} "
+                                                     f"fails: {field}: {message}", h.span, field=field,
+                               tensor_map=name)
+        cu_dtype = val(h.cu_dtype, "element type")
+        if cu_dtype != -1 and cu_dtype not in _CU_DTYPE_CODES:
+            raise invalid("dtype", f"{cu_dtype} is not a CUtensorMapDataType")
+        if h.dtype not in DTYPES or cu_dtype != -1:
             raise UnsupportedTIRxError(f"tensor map {name} of {h.dtype}", h.span,
-                                       "packed sub-byte tensor-map element types are not modeled")
-        if val(h.interleave, "interleave") != 0:
+                                       "this tensor-map element type (packed sub-byte, tf32 or a forced "
+                                       "CUtensorMapDataType) is not modeled")
+        interleave, swizzle = val(h.interleave, "interleave"), val(h.swizzle, "swizzle")
+        l2, oob = val(h.l2, "L2 promotion"), val(h.oob, "oob fill")
+        rank = len(h.shape)
+        if interleave not in (0, 1, 2):
+            raise invalid("interleave", f"{interleave} is not a CUtensorMapInterleave (0 none, 1 16B, 2 32B)")
+        if swizzle not in range(7):
+            raise invalid("swizzle", f"{swizzle} is not a CUtensorMapSwizzle (0 none, 1 32B, 2 64B, 3 128B, 4-6 "
+                                     f"the 128B atom modes)")
+        if l2 not in range(4):
+            raise invalid("l2_promotion", f"{l2} is not a CUtensorMapL2promotion (0 none, 1 64B, 2 128B, 3 256B)")
+        if oob not in (0, 1):
+            raise invalid("oob_fill", f"{oob} is not a CUtensorMapFloatOOBfill (0 none, 1 NaN)")
+        if interleave and rank < 3:
+            raise invalid("interleave", f"an interleaved map has rank 3 or more, not {rank}")
+        if interleave == 2 and swizzle != 1:
+            raise invalid("swizzle", "CU_TENSOR_MAP_INTERLEAVE_32B requires CU_TENSOR_MAP_SWIZZLE_32B")
+        if interleave:
             raise UnsupportedTIRxError(f"tensor map {name}", h.span, "interleaved tensor maps are not modeled")
-        swizzle = val(h.swizzle, "swizzle")
         if swizzle not in _HOST_SWIZZLES:
-            raise UnsupportedTIRxError(f"tensor map {name}", h.span, f"swizzle mode {swizzle} is not modeled")
+            raise UnsupportedTIRxError(f"tensor map {name}", h.span,
+                                       f"swizzle mode {swizzle} (a 128B sub-atom mode) is not modeled")
         alloc = gmem.allocs[base_of(h.buffer)]
         off = val(h.byte_offset, "base offset")
-        fields = TensorMapFields(len(h.shape), h.dtype, swizzle, 1 if val(h.oob, "oob fill") else 0,
-                                 alloc.base + off, max(alloc.nbytes - off, 0),
+        if not 0 <= off < alloc.nbytes:
+            raise invalid("base", f"the byte offset {off} is outside {h.buffer} ({alloc.nbytes} bytes)")
+        fields = TensorMapFields(rank, h.dtype, swizzle, oob, alloc.base + off, alloc.nbytes - off,
                                  tuple(val(e, "shape") for e in h.shape), tuple(val(e, "stride") for e in h.strides),
                                  tuple(val(e, "box") for e in h.box),
                                  tuple(val(e, "element stride") for e in h.elem_strides))
-        bound = BoundTensorMap(name, fields, alloc=alloc, base_off=off)
         try:
             validate(fields)
         except TensorMapError as err:
-            bound.error = err
+            raise invalid(err.field, err.message) from None
+        bound = BoundTensorMap(name, fields, alloc=alloc, base_off=off)
+        bound.validated = True
         out[handles[name]] = bound
     return out
 
