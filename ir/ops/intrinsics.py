@@ -1,0 +1,83 @@
+"""`cuda.*` and `tir.*` intrinsics: arity, operands, result dtype."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .base import OperandSpec, _ops
+
+@dataclass(frozen=True, slots=True)
+class _Intrinsic:
+    name: str
+    family: str
+    arity: tuple[int, ...]
+    operands: tuple[OperandSpec, ...] = ()
+    effects: frozenset[str] = frozenset()
+    result: str | None = None
+    supported: bool = True
+    why: str = ""
+
+
+def _intr(name, family, arity, operands=(), effects=(), result=None, supported=True, why=""):
+    return _Intrinsic(name, family, tuple(arity), _ops(*operands), frozenset(effects), result, supported, why)
+
+
+_ADDR = ("addr", "addr")
+_INTRINSICS: dict[str, _Intrinsic] = {i.name: i for i in [
+    _intr("cuda.mbarrier_wait", "mbarrier", (2,), (_ADDR, ("parity", "value")), {"sync"}),
+    _intr("cuda.mbarrier_wait_acquire_cluster", "mbarrier", (2,), (_ADDR, ("parity", "value")), {"sync"},
+          supported=False, why="cluster-scope mbarrier waits need clusters (v2)"),
+    _intr("cuda.cta_sync", "named_barrier", (0,), (), {"sync"}),
+    _intr("cuda.warpgroup_sync", "named_barrier", (1,), (("barrier_id", "value"),), {"sync"}),
+    _intr("cuda.warp_sync", "warp", (0, 1), (("membermask", "value"),), {"sync", "collective"}),
+    _intr("cuda.cluster_sync", "named_barrier", (0,), (), {"sync"}, supported=False,
+          why="cluster_sync needs clusters (v2)"),
+    _intr("cuda.grid_sync", "named_barrier", (0,), (), {"sync"}, supported=False, why="grid sync is not modeled"),
+    _intr("tir.tvm_storage_sync", "named_barrier", (1, 3),
+          (("scope", "imm"), ("barrier_id", "value"), ("thread_count", "value")), {"sync"}),
+    _intr("cuda.thread_fence", "fence", (0,), (), {"sync"}),
+    _intr("cuda.elect_sync", "warp", (0, 1), (("membermask", "value"),), {"sync", "collective"}, result="uint32"),
+    _intr("cuda.__shfl_sync", "warp", (3, 4), (("membermask", "value"), ("value", "value"), ("src_lane", "value"),
+                                               ("width", "value")), {"sync", "collective"}, result="arg1"),
+    _intr("cuda.__shfl_xor_sync", "warp", (3, 4), (("membermask", "value"), ("value", "value"),
+                                                   ("lane_mask", "value"), ("width", "value")),
+          {"sync", "collective"}, result="arg1"),
+    _intr("cuda.__shfl_up_sync", "warp", (3, 4), (("membermask", "value"), ("value", "value"), ("delta", "value"),
+                                                  ("width", "value")), {"sync", "collective"}, result="arg1"),
+    _intr("cuda.__shfl_down_sync", "warp", (3, 4), (("membermask", "value"), ("value", "value"),
+                                                    ("delta", "value"), ("width", "value")),
+          {"sync", "collective"}, result="arg1"),
+    _intr("tir.gpu_warp_shuffle", "warp", (5,), (("membermask", "value"), ("value", "value"), ("src_lane", "value"),
+                                                 ("width", "value"), ("warp_size", "value")),
+          {"sync", "collective"}, result="arg1"),
+    _intr("cuda.warp_reduce", "warp", (3,), (("value", "value"), ("op", "imm"), ("width", "value")),
+          {"sync", "collective"}, result="arg0"),
+    _intr("cuda.ballot_sync", "warp", (2,), (("membermask", "value"), ("predicate", "value")),
+          {"sync", "collective"}, result="uint32"),
+    _intr("cuda.any_sync", "warp", (2,), (("membermask", "value"), ("predicate", "value")),
+          {"sync", "collective"}, result="int32"),   # TVM types it int32 (ballot_sync is uint32)
+    _intr("cuda.atomic_add", "memory", (2,), (_ADDR, ("value", "value")), {"reads", "writes"}, result="arg1"),
+    _intr("cuda.atomic_cas", "memory", (3,), (_ADDR, ("compare", "value"), ("value", "value")),
+          {"reads", "writes"}, result="arg2"),
+    _intr("cuda.nano_sleep", "misc", (1,), (("ns", "value"),)),
+    _intr("cuda.clock64", "misc", (0,), (), result="uint64"),   # TVM types it uint64
+    _intr("cuda.printf", "misc", tuple(range(0, 33)), ()),
+    _intr("cuda.lane_id", "index", (0,), (), result="int32"),
+    _intr("cuda.warp_id", "index", (0,), (), result="int32"),
+    _intr("cuda.thread_rank", "index", (0,), (), result="int32"),
+    _intr("cuda.warpgroup_id", "index", (0,), (), result="int32"),
+    _intr("cuda.warp_in_warpgroup", "index", (0,), (), result="int32"),
+    _intr("cuda.thread_in_warpgroup", "index", (0,), (), result="int32"),
+    _intr("cuda.cvta_generic_to_shared", "index", (1,), (("addr", "value"),), result="uint32"),
+    _intr("tir.reinterpret", "math", (2,), (("dtype", "imm"), ("value", "value")), result="arg0"),
+    *[_intr(f"tir.{m}", "math", (1,), (("x", "value"),), result="arg0")
+      for m in ("exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan",
+                "tanh", "sigmoid", "fabs", "floor", "ceil", "round", "trunc", "nearbyint", "erf", "atan", "asin",
+                "acos", "sinh", "cosh")],
+    *[_intr(f"tir.{m}", "math", (1,), (("x", "value"),), result="bool") for m in ("isnan", "isinf", "isfinite")],
+    *[_intr(f"tir.{m}", "math", (2,), (("x", "value"), ("y", "value")), result="arg0")
+      for m in ("pow", "fmod", "atan2", "copysign", "hypot")],
+]}
+
+# `T.cuda.warp_sum(x)` prints as `T.cuda.warp_reduce(x, "sum", 32)`; the builder rewrites these.
+WARP_REDUCE_ALIASES = {"cuda.warp_sum": "sum", "cuda.warp_max": "max", "cuda.warp_min": "min"}
+
