@@ -17,6 +17,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Callable
 
+from . import arith
 from .base import (FAMILIES, SYNC_FAMILIES, OperandCountError, OperandSpec, OpInfo, _check_count, _layout)
 from .intrinsics import _INTRINSICS, WARP_REDUCE_ALIASES
 from .memory import _atom_red, _cp, _ld_st
@@ -65,7 +66,9 @@ def classify(op: str, arg_dtypes: tuple[str, ...] | list[str] = ()) -> OpInfo | 
     if op.startswith(("cuda.", "tir.")):
         return None
     tokens = normalize_mnemonic(op).split(".")
-    handler = _PTX_FAMILIES.get(tokens[0])
+    if tokens[:2] == ["cp", "reduce"]:
+        return arith.cluster_memory(op, tokens, n, tuple(arg_dtypes))
+    handler = _PTX_FAMILIES.get(tokens[0]) or arith.HANDLERS.get(tokens[0])
     if handler is None:
         return None
     return handler(op, tokens, n, tuple(arg_dtypes))

@@ -68,6 +68,22 @@ _INTRINSICS: dict[str, _Intrinsic] = {i.name: i for i in [
     _intr("cuda.warp_in_warpgroup", "index", (0,), (), result="int32"),
     _intr("cuda.thread_in_warpgroup", "index", (0,), (), result="int32"),
     _intr("cuda.cvta_generic_to_shared", "index", (1,), (("addr", "value"),), result="uint32"),
+    _intr("cuda.__activemask", "warp", (0,), (), result="uint32"),
+    # TMEM address arithmetic (TVM's get_tmem_addr): row in bits 16-31, column in bits 0-15, each wrapping
+    _intr("cuda.get_tmem_addr", "index", (3,), (("taddr", "value"), ("row_offset", "value"), ("col_offset", "value")),
+          result="uint32"),
+    # a special register by name (`T.cuda.mov_sreg(32, "cluster_ctarank")`)
+    _intr("cuda.mov_sreg", "index", (2,), (("bits", "imm"), ("name", "imm")), result="uint32"),
+    # profiler range markers (no effect on the kernel's values or ordering)
+    _intr("cuda.iket.mark", "misc", (1,), (("label", "imm"),)),
+    _intr("cuda.iket.range_start", "misc", (1,), (("label", "imm"),), result="uint32"),
+    _intr("cuda.iket.range_end", "misc", (1,), (("handle", "value"),)),
+    _intr("cuda.make_float2", "math", (2,), (("x", "value"), ("y", "value")), result="uint64", supported=False,
+          why="float2 values (operands of packed f32x2 PTX arithmetic) are not simulated"),
+    _intr("cuda.tcgen05.encode_instr_descriptor", "tcgen05", tuple(range(2, 20)), (), {"writes"}, supported=False,
+          why="encoding a tcgen05 instruction descriptor in the kernel is not modeled"),
+    _intr("cuda.tcgen05.encode_matrix_descriptor", "tcgen05", tuple(range(2, 8)), (), {"writes"}, supported=False,
+          why="encoding a tcgen05 shared-memory descriptor in the kernel is not modeled"),
     _intr("tir.reinterpret", "math", (2,), (("dtype", "imm"), ("value", "value")), result="arg0"),
     *[_intr(f"tir.{m}", "math", (1,), (("x", "value"),), result="arg0")
       for m in ("exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan",

@@ -32,8 +32,10 @@ def _atom_red(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
         return None
     q["op"] = ops[0]
     hint = 1 if _has_cache_hint(q) else 0
+    width = _vec_width(q)     # .v2/.v4/.v8 (global f16/bf16/f32 add, min, max): a register per element
     if t[0] == "atom":
-        specs = _ops(("d", "dst", None), ("addr", "addr"), ("b", "value", _type_dtype(q)))
+        specs = _ops(*[(f"d{i}" if width > 1 else "d", "dst", None) for i in range(width)], ("addr", "addr"),
+                     *[(f"b{i}" if width > 1 else "b", "value", _type_dtype(q)) for i in range(width)])
         if ops[0] == "cas":
             specs += _ops(("c", "value", _type_dtype(q)))
         if hint:
@@ -41,7 +43,8 @@ def _atom_red(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
         _check_count(op, n, (len(specs),), _layout(specs))
         info = _info(op, "atom", "memory", specs, q, {"reads", "writes"})
     else:
-        specs = _ops(("addr", "addr"), ("b", "value", _type_dtype(q)))
+        specs = _ops(("addr", "addr"), *[(f"b{i}" if width > 1 else "b", "value", _type_dtype(q))
+                                         for i in range(width)])
         if hint:
             specs += _ops(("cache_policy", "value", "uint64"))
         _check_count(op, n, (len(specs),), _layout(specs))
@@ -102,7 +105,9 @@ def _cp(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
         q = _quals(rest[2:])
         q["dims"] = str(dims)
         hint = 1 if _has_cache_hint(q) else 0
-        coords = [(f"c{i}", "value", "int32") for i in range(dims)]
+        # gather4/scatter4 address four rows of a 2D tensor: a column and four row coordinates
+        ncoords = 5 if any(k in q for k in ("tile::gather4", "tile::scatter4")) else dims
+        coords = [(f"c{i}", "value", "int32") for i in range(ncoords)]
         if q.get("dst") == "global":   # shared -> global (TMA store)
             specs = _ops(("tmap", "tmap"), *coords, ("src", "addr"))
             if hint:

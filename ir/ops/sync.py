@@ -19,19 +19,23 @@ def _mbarrier(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
         return _info(op, "mbarrier.inval", "mbarrier", specs, q, {"sync"})
     if action in ("arrive", "arrive_drop"):
         base = f"mbarrier.{action}"
+        # PTX: `mbarrier.arrive... state, [addr]{, count}`; the state (the phase the arrival landed in, an
+        # opaque 64-bit token) is a register or the sink `_`.  TVM 0.27 prints the sink as no operand, and a
+        # register as a first operand: 3 operands are always state, addr, count/tx_count.
+        state = OperandSpec("state", "dst", None)
         if "expect_tx" in q:
             specs = _ops(addr, ("tx_count", "value", "uint32"))
-            _check_count(base + ".expect_tx", n, (2,), _layout(specs))
-            info = _info(op, base + ".expect_tx", "mbarrier", specs, q, {"sync"})
+            _check_count(base + ".expect_tx", n, (2, 3), "[state, ]addr, tx_count")
+            info = _info(op, base + ".expect_tx", "mbarrier", (state,) + specs if n == 3 else specs, q, {"sync"})
         elif "noComplete" in q:
             specs = _ops(addr, ("count", "value", "uint32"))
-            _check_count(base + ".noComplete", n, (2,), _layout(specs))
-            return _unsupported(_info(op, base + ".noComplete", "mbarrier", specs, q, {"sync"}),
-                                "mbarrier.arrive.noComplete is not modeled")
+            _check_count(base + ".noComplete", n, (2, 3), "[state, ]addr, count")
+            return _unsupported(_info(op, base + ".noComplete", "mbarrier", (state,) + specs if n == 3 else specs,
+                                      q, {"sync"}), "mbarrier.arrive.noComplete is not modeled")
         else:
             specs = _ops(addr, ("count", "value", "uint32"))
-            _check_count(base, n, (1, 2), "addr[, count]")
-            info = _info(op, base, "mbarrier", specs[:n], q, {"sync"})
+            _check_count(base, n, (1, 2, 3), "[state, ]addr[, count]")
+            info = _info(op, base, "mbarrier", (state,) + specs if n == 3 else specs[:n], q, {"sync"})
         if any(k.startswith("multicast") for k in q):
             return _unsupported(info, "multicast mbarrier arrive needs clusters (v2)")
         return info
@@ -93,8 +97,10 @@ def _bar(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
 
 
 def _fence(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
-    _check_count(op, n, (0,), "no operands")
     rest = t[1:]
+    if len(rest) > 1 and rest[0] == "proxy" and rest[1].startswith("tensormap::"):
+        return _fence_tensormap(op, rest, n)
+    _check_count(op, n, (0,), "no operands")
     if not rest:
         return None
     if rest[0] == "mbarrier_init":
@@ -113,3 +119,20 @@ def _fence(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
     return None
 
 
+
+
+def _fence_tensormap(op: str, rest: list[str], n: int) -> OpInfo:
+    """fence.proxy.tensormap::generic.release.scope (no operands) and .acquire.scope [addr], 128 (PTX ISA
+    9.7.13.4; TVM 0.27 prints the size, a literal 128, or leaves it out).  They order generic-proxy writes of a
+    tensor map in global memory against the tensormap proxy's reads.  NumSim's tensor maps are kernel
+    parameters or host-encoded and never written through memory (a TMA naming a map in a global buffer, or
+    tensormap.replace, is reported unmodeled), so in the model these fences order nothing and are exact as
+    no-ops."""
+    q = _quals(rest[2:])
+    q["proxykind"] = rest[1]
+    if q.get("sem") == "acquire":
+        specs = _ops(("addr", "addr"), ("size", "imm", "int32"))
+        _check_count(op, n, (1, 2), "addr[, size]")
+        return _info(op, "fence.proxy.tensormap", "fence", specs[:n], q, {"sync"})
+    _check_count(op, n, (0,), "no operands (the acquire form takes addr[, size])")
+    return _info(op, "fence.proxy.tensormap", "fence", (), q, {"sync"})
