@@ -93,7 +93,9 @@ class Engine:
         block = dims(self.func.launch.block, "block")
         cluster = dims(self.func.launch.cluster, "cluster")
         if cluster != (1, 1, 1):
-            raise UnsupportedTIRxError("thread block clusters", self.func.launch.span, "clusters are v2")
+            raise UnsupportedTIRxError(f"cluster launch {'x'.join(map(str, cluster))}", self.func.launch.span,
+                                       "thread block clusters (distributed shared memory, cluster barriers, "
+                                       "multicast) are not modeled")
         return grid, block
 
     def meter(self) -> budget.Meter:
