@@ -17,7 +17,7 @@ import numpy as np
 
 import ir
 
-from . import budget, targets
+from . import budget, registers_budget, targets
 from . import values as V
 from .compile_stmt import Compiler, _static
 from .errors import Diagnostic, EngineError, ResourceLimit, UnsupportedTIRxError
@@ -212,6 +212,7 @@ class Engine:
         sites = tuple(program.sites) if program is not None else ()
         if termination == "completed":
             live = live_at_exit(ctas, program.sites)     # TMEM allocations never freed (DESIGN §6)
+            live += registers_budget.at_exit(ctas, program.sites)
             if live:
                 termination = "error"
                 diagnostics.extend(live)

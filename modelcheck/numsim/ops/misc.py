@@ -1,8 +1,8 @@
 """Thread indices, math intrinsics, clock, sleep, printf, setmaxnreg, griddepcontrol.
 
 `clock64` is deterministic (the run's event counter); `nano_sleep` yields like a
-poll; `setmaxnreg` needs the whole warp and is otherwise not accounted (DESIGN §3.3:
-register budgets are v2); `griddepcontrol.wait` is assumed satisfied.
+poll; `setmaxnreg` needs the whole warp and is accounted per warpgroup
+(numsim.registers_budget); `griddepcontrol.wait` is assumed satisfied.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import values as V
 from ..runtime import Poll
-from . import require_full_warp
+from . import require_full_warp, uniform
 
 
 def _index(fn):
@@ -89,12 +89,16 @@ def _noop(ctx, call, info):
 
 
 def _setmaxnreg(ctx, call, info):
+    from .. import registers_budget
     site = ctx.site(call, "setmaxnreg")
     span = call.span
+    count = ctx.expr(call.operands[0])
+    direction = info.quals.get("dir", "")
 
     def run(w):
         require_full_warp(w, "setmaxnreg", span)
-        w.eng.sync(w, "setmaxnreg", site, details={"dir": info.quals.get("dir", "")})
+        registers_budget.execute(w, int(uniform(count(w), w, "setmaxnreg count", span)), direction, site, span)
+        w.eng.sync(w, "setmaxnreg", site, details={"dir": direction})
     return run, False
 
 
