@@ -56,6 +56,16 @@ _KINDS = [
     Kind("tcgen_partial_warp_participation", "error", "execute tcgen05 alloc/dealloc/relinquish with the whole warp"),
     Kind("tcgen_invalid_columns", "error", "allocate a power of two of at least 32 TMEM columns"),
     Kind("tcgen_deallocation_mismatch", "error", "deallocate exactly a live allocation (same address and columns)"),
+    Kind("setmaxnreg_invalid_count", "error", "use a register count that is a multiple of 8 in [24, 256]"),
+    Kind("setmaxnreg_invalid_direction", "error",
+         "use .inc to raise the warpgroup's register limit and .dec to lower it"),
+    Kind("setmaxnreg_incomplete_warpgroup", "error",
+         "execute setmaxnreg in all four warps of the warpgroup (it is warpgroup-collective): move it out of the "
+         "branch that only some of the warps take"),
+    Kind("setmaxnreg_divergence", "error", "give every warp of the warpgroup the same register count"),
+    Kind("register_oversubscription", "error",
+         "lower the counts so the warpgroups' limits fit the 64K-register pool (the sum of count x 128 over the "
+         "warpgroups), e.g. dec the producer warpgroup further"),
     Kind("tcgen_live_allocations_at_exit", "error",
          "deallocate every TMEM allocation before the kernel exits (after a CTA rendezvous)"),
     Kind("tmem_access_outside_live_allocation", "error",

@@ -17,7 +17,7 @@ import numpy as np
 
 import ir
 
-from . import budget, targets
+from . import budget, registers_budget, targets
 from . import values as V
 from .compile_stmt import Compiler, _static
 from .errors import Diagnostic, EngineError, ResourceLimit, UnsupportedTIRxError
@@ -93,7 +93,9 @@ class Engine:
         block = dims(self.func.launch.block, "block")
         cluster = dims(self.func.launch.cluster, "cluster")
         if cluster != (1, 1, 1):
-            raise UnsupportedTIRxError("thread block clusters", self.func.launch.span, "clusters are v2")
+            raise UnsupportedTIRxError(f"cluster launch {'x'.join(map(str, cluster))}", self.func.launch.span,
+                                       "thread block clusters (distributed shared memory, cluster barriers, "
+                                       "multicast) are not modeled")
         return grid, block
 
     def meter(self) -> budget.Meter:
@@ -210,6 +212,7 @@ class Engine:
         sites = tuple(program.sites) if program is not None else ()
         if termination == "completed":
             live = live_at_exit(ctas, program.sites)     # TMEM allocations never freed (DESIGN §6)
+            live += registers_budget.at_exit(ctas, program.sites)
             if live:
                 termination = "error"
                 diagnostics.extend(live)

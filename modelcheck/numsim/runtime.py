@@ -130,6 +130,9 @@ class CTARuntime:
         self.nthreads = nthreads
         self.warps: list[Warp] = []
         self.tmem = None
+        self.cluster_rank = 0          # %cluster_ctarank (the launch's cluster shape sets these)
+        self.cluster_size = 1
+        self.setmaxnreg = None         # warp index -> [(count, dir, site)] (numsim.registers_budget)
 
     def mbarrier(self, addr: int) -> MBarrier:
         b = self.mbarriers.get(addr)

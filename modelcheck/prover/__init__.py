@@ -38,6 +38,29 @@ from .specialize import FailsSmallest, specializer, tma_bytes
 __all__ = ["prove", "ProofReport"]
 
 
+def _setmaxnreg_site(func):
+    """The span of the first setmaxnreg, if the kernel has one."""
+    for node in ir.walk(func.body):
+        if isinstance(node, ir.OpCall) and node.op.startswith("setmaxnreg"):
+            return node.span
+    return None
+
+
+def _cluster_launch(func, consts: dict) -> str | None:
+    """'cluster launch 2x1x1' when the launch groups CTAs into clusters (or may: an extent not known)."""
+    dims = []
+    for e in func.launch.cluster:
+        if isinstance(e, ir.Const):
+            dims.append(int(e.value))
+        elif isinstance(e, ir.ConstRef) and isinstance(consts.get(e.name), int):
+            dims.append(int(consts[e.name]))
+        else:
+            dims.append(None)
+    if dims == [1, 1, 1]:
+        return None
+    return "cluster launch " + "x".join("?" if d is None else str(d) for d in dims)
+
+
 def prove(func, symbolic, ranges: dict | None = None, inputs=None, *, max_seconds: float = 60.0) -> ProofReport:
     """Prove P1-P4 of every barrier family for every value of the `symbolic` module constants in `ranges`
     (name -> (lo, hi or None); default 1..).  `max_seconds` is a wall-clock safety net only: the solver's
@@ -61,6 +84,19 @@ def prove(func, symbolic, ranges: dict | None = None, inputs=None, *, max_second
         name, why, span = unmodeled[0]
         more = f" (and {len(unmodeled) - 1} more)" if len(unmodeled) > 1 else ""
         report.incomplete(f"{name} is outside the modeled set ({why}){more}", span=span)
+        return report.finish(t0, c0)
+    regs = _setmaxnreg_site(func)
+    if regs is not None:
+        # a setmaxnreg a warpgroup issues partially, or an inc the pool cannot satisfy, hangs: not in P1-P4
+        report.incomplete("setmaxnreg (warpgroup register accounting) is outside the prover's fragment; "
+                          "Synccheck checks it for given sizes", span=regs)
+        return report.finish(t0, c0)
+    cluster = _cluster_launch(func, consts)
+    if cluster:
+        # the fragment is one CTA's barriers: peers' arrivals and cluster barriers are outside it
+        report.incomplete(f"thread block clusters ({cluster}) are outside the prover's fragment: it proves one "
+                          "CTA's barrier protocols, not cluster barriers or a peer CTA's remote arrivals",
+                          span=func.launch.span)
         return report.finish(t0, c0)
     for n in symbolic:
         ranges[n] = report.ranges[n]

@@ -52,6 +52,8 @@ class ProofReport:
     stats: dict = field(default_factory=dict)
 
     def incomplete(self, reason: str, span=None) -> None:
+        if span is not None and str(span) not in reason:
+            reason = f"{span}: {reason}"      # where: the op or launch the reason names
         self.reasons.append(reason)
 
     def finish(self, t0: float, c0: float, ledger=None) -> "ProofReport":

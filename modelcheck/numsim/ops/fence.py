@@ -18,5 +18,7 @@ HANDLERS = {
                                               {"space": info.quals.get("space", "all")})),
     "fence.acq_rel": _fence(lambda info: ("fence.acq_rel", {"scope": info.quals.get("scope", "gpu")})),
     "fence.sc": _fence(lambda info: ("fence.sc", {"scope": info.quals.get("scope", "gpu")})),
+    # the tensormap proxy reads only parameter or host-encoded maps in the model: nothing to order (ir.ops.sync)
+    "fence.proxy.tensormap": lambda ctx, call, info: ((lambda w: None), False),
     "cuda.thread_fence": _fence(lambda info: ("fence.sc", {"scope": "gpu"})),
 }

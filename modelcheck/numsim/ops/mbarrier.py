@@ -74,7 +74,14 @@ def _inval(ctx, call, info):
 
 
 def _arrive(ctx, call, info):
-    ops = [ctx.expr(o) for o in call.operands]
+    operands = call.operands
+    state = None
+    if info.operands and info.operands[0].name == "state":
+        # the state register: an opaque token of the phase the arrival landed in (PTX ISA 9.7.15.16.16);
+        # NumSim writes the generation's parity, which is what a later test_wait on the token compares
+        state = ctx.lvalue(operands[0], info.name)
+        operands = operands[1:]
+    ops = [ctx.expr(o) for o in operands]
     addr = ops[0]
     expect_tx = "expect_tx" in info.name
     drop = "arrive_drop" in info.name
@@ -88,11 +95,14 @@ def _arrive(ctx, call, info):
     def run(w):
         a_all, c_all, t_all = addr(w), count(w), tx(w)
         w.effects += 1
+        tokens = np.zeros(32, np.uint64) if state is not None else None
         for a, lanes, n in groups(a_all, w):
             sub = _sum_over(c_all, lanes, n, w)
             txb = _sum_over(t_all, lanes, n, w) if expect_tx else 0
             bar = barrier_of(w, a, span, info.name)
             gen = bar.local_gen
+            if tokens is not None:
+                tokens[w.active() if lanes is None else lanes] = gen & 1
             prior_consumed = bar.consumed or gen == 0
             try:
                 completed = bar.arrive(sub, txb, drop)
@@ -107,6 +117,8 @@ def _arrive(ctx, call, info):
                     details["lanes"] = _lanes_of(lanes, w)   # only a subset of the active lanes arrived here
                 eng.sync(w, kind, site, barrier=("mbarrier", w.cta, a), count=sub, tx=txb, generation=gen,
                          completed=completed, details=details)
+        if tokens is not None:
+            state(w, tokens)
     return run, False
 
 

@@ -1,8 +1,8 @@
 """Thread indices, math intrinsics, clock, sleep, printf, setmaxnreg, griddepcontrol.
 
 `clock64` is deterministic (the run's event counter); `nano_sleep` yields like a
-poll; `setmaxnreg` needs the whole warp and is otherwise not accounted (DESIGN §3.3:
-register budgets are v2); `griddepcontrol.wait` is assumed satisfied.
+poll; `setmaxnreg` needs the whole warp and is accounted per warpgroup
+(numsim.registers_budget); `griddepcontrol.wait` is assumed satisfied.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import values as V
 from ..runtime import Poll
-from . import require_full_warp
+from . import require_full_warp, uniform
 
 
 def _index(fn):
@@ -89,17 +89,65 @@ def _noop(ctx, call, info):
 
 
 def _setmaxnreg(ctx, call, info):
+    from .. import registers_budget
     site = ctx.site(call, "setmaxnreg")
     span = call.span
+    count = ctx.expr(call.operands[0])
+    direction = info.quals.get("dir", "")
 
     def run(w):
         require_full_warp(w, "setmaxnreg", span)
-        w.eng.sync(w, "setmaxnreg", site, details={"dir": info.quals.get("dir", "")})
+        registers_budget.execute(w, int(uniform(count(w), w, "setmaxnreg count", span)), direction, site, span)
+        w.eng.sync(w, "setmaxnreg", site, details={"dir": direction})
     return run, False
 
 
 def _cvta(ctx, call, info):
     return ctx.expr(call.operands[0]), False
+
+
+def _activemask_value(ctx, call, info):
+    def run(w):
+        return int(sum(1 << int(k) for k in np.flatnonzero(w.active())))
+    return run, False
+
+
+def _tmem_addr(ctx, call, info):
+    """TVM's get_tmem_addr: column (bits 0-15) and row (bits 16-31) each advanced and wrapped to 16 bits."""
+    base, row, col = (ctx.expr(o) for o in call.operands)
+
+    def run(w):
+        b = np.asarray(base(w)).astype(np.int64)
+        c = ((b & 0xFFFF) + np.asarray(col(w)).astype(np.int64)) & 0xFFFF
+        r = (((b >> 16) & 0xFFFF) + np.asarray(row(w)).astype(np.int64)) & 0xFFFF
+        v = ((r << 16) | c).astype(np.uint32)
+        return v if v.ndim else int(v)
+    return run, False
+
+
+def _sreg_values(ctx):
+    """Special registers by name; the cluster ones follow the launch's cluster shape."""
+    return {
+        "cluster_ctarank": lambda w: w.rt.cluster_rank,
+        "cluster_nctarank": lambda w: w.rt.cluster_size,
+        "laneid": lambda w: w.lane,
+        "warpid": lambda w: w.index,
+        "nwarpid": lambda w: (w.rt.nthreads + 31) // 32,
+    }
+
+
+def _mov_sreg(ctx, call, info):
+    bits, name = call.operands
+    sreg = getattr(name, "value", None)
+    fn = _sreg_values(ctx).get(sreg)
+    if fn is None or getattr(bits, "value", 32) != 32:
+        return ctx.unsupported(call, f"cuda.mov_sreg {sreg!r}",
+                               "this special register is not modeled"), False
+    return fn, False
+
+
+def _zero(ctx, call, info):
+    return (lambda w: 0), False
 
 
 HANDLERS = {
@@ -113,6 +161,13 @@ HANDLERS = {
     "cuda.clock64": _clock,
     "cuda.nano_sleep": _nanosleep,
     "cuda.printf": _noop,
+    "cuda.__activemask": _activemask_value,
+    "cuda.get_tmem_addr": _tmem_addr,
+    "cuda.mov_sreg": _mov_sreg,
+    "cuda.iket.mark": _noop,
+    "cuda.iket.range_start": _zero,
+    "cuda.iket.range_end": _noop,
+    "prefetch": _noop,
     "setmaxnreg": _setmaxnreg,
     "griddepcontrol.wait": _noop,
     "griddepcontrol.launch_dependents": _noop,

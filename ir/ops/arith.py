@@ -1,0 +1,108 @@
+"""Register-only PTX (arithmetic, conversion, comparison, data movement, matrix fragments) and the PTX
+hints and cluster-side instructions TVM 0.27 prints that have no sync meaning of their own.
+
+These are accepted with their PTX operand layouts (PTX ISA 9.7.1-9.7.9, 9.7.14, 9.7.16; the operand
+orders agree with apache-tvm 0.27's instruction table), so a kernel using them parses; NumSim reports each
+one it reaches as unmodeled (`incomplete`, naming the op and its line) unless a handler models it.
+`prefetch` (a cache hint) is modeled as having no effect.
+"""
+from __future__ import annotations
+
+from .base import OpInfo, OperandSpec, _check_count, _info, _ops, _quals, _type_dtype, _unsupported
+
+# head -> (allowed operand counts, the layout text); the first operand is the destination register
+_DST_FIRST: dict[str, tuple[tuple[int, ...], str]] = {
+    "mov": ((2, 3), "d, a[, b] (3 operands: pack two halves into d, or unpack d into two)"),
+    "add": ((3,), "d, a, b"), "sub": ((3,), "d, a, b"), "mul": ((3,), "d, a, b"), "div": ((3,), "d, a, b"),
+    "rem": ((3,), "d, a, b"), "min": ((3, 4), "d, a, b[, c]"), "max": ((3, 4), "d, a, b[, c]"),
+    "and": ((3,), "d, a, b"), "or": ((3,), "d, a, b"), "xor": ((3,), "d, a, b"), "not": ((2,), "d, a"),
+    "shl": ((3,), "d, a, b"), "shr": ((3,), "d, a, b"), "fma": ((4,), "d, a, b, c"), "mad": ((4,), "d, a, b, c"),
+    "neg": ((2,), "d, a"), "abs": ((2,), "d, a"), "ex2": ((2,), "d, a"), "lg2": ((2,), "d, a"),
+    "rcp": ((2,), "d, a"), "rsqrt": ((2,), "d, a"), "sqrt": ((2,), "d, a"), "tanh": ((2,), "d, a"),
+    "sin": ((2,), "d, a"), "cos": ((2,), "d, a"), "copysign": ((3,), "d, a, b"),
+    "cvt": ((2, 3), "d, a[, b] (3 operands: two sources packed into d)"),
+    "setp": ((3, 4), "p, a, b[, c]"), "selp": ((4,), "d, a, b, c"), "slct": ((4,), "d, a, b, c"),
+    "lop3": ((5,), "d, a, b, c, immLut"), "prmt": ((4,), "d, a, b, c"), "bfe": ((4,), "d, a, b, c"),
+    "bfi": ((5,), "d, f, b, c, d"), "brev": ((2,), "d, a"), "popc": ((2,), "d, a"), "clz": ((2,), "d, a"),
+    "bfind": ((2,), "d, a"), "shf": ((4,), "d, a, b, c"), "mul24": ((3,), "d, a, b"), "mad24": ((4,), "d, a, b, c"),
+    "testp": ((2,), "p, a"), "movmatrix": ((2,), "d, a"), "cvta": ((2,), "d, a"), "isspacep": ((2,), "p, a"),
+    "redux_sync": ((3,), "d, a, membermask"), "createpolicy": ((2, 3, 4), "policy, ..."),
+}
+
+_WHY = {
+    "redux_sync": "redux.sync (a warp reduction) is not simulated",
+    "movmatrix": "movmatrix (a warp-wide fragment transpose) is not simulated",
+    "cvta": "cvta (a state-space address conversion) is not simulated",
+    "createpolicy": "createpolicy (an L2 cache policy) is not simulated",
+}
+
+
+def _dst_first(op: str, t: list[str], n: int, dtypes) -> OpInfo:
+    head = t[0]
+    q = _quals(t[1:])
+    counts, text = _DST_FIRST[head]
+    _check_count(head, n, counts, text)
+    src = _type_dtype(q)
+    specs = _ops(("d", "dst", None), *[(f"a{i}", "value", src) for i in range(n - 1)])
+    if head in ("mov", "cvt") and n == 3 and "x2" not in "".join(t[1:]) and "b64" not in t and "b128" not in t:
+        specs = _ops(*[(f"r{i}", "value", None) for i in range(n)])   # orientation unknown: no dst role
+    info = _info(op, head, "math", specs, q, set())
+    return _unsupported(info, _WHY.get(head, f"the PTX arithmetic instruction {head} is not simulated "
+                                             f"(NumSim models TIRx expressions, not PTX register arithmetic)"))
+
+
+def _matrix(op: str, t: list[str], n: int, dtypes) -> OpInfo:
+    """ldmatrix d..., [addr] / stmatrix [addr], r... (x1, x2, x4 registers); mma.sync d..., a..., b..., c...
+    (register fragments whose counts follow the shape and types)."""
+    head = t[0]
+    q = _quals(t[1:])
+    if head in ("ldmatrix", "stmatrix"):
+        regs = next((int(x[1:]) for x in t[1:] if x in ("x1", "x2", "x4")), 1)
+        _check_count(head, n, (regs + 1,), f"{regs} register(s) and addr" if head == "ldmatrix"
+                     else f"addr and {regs} register(s)")
+        if head == "ldmatrix":
+            specs = _ops(*[(f"d{i}", "dst", None) for i in range(regs)], ("addr", "addr"))
+        else:
+            specs = _ops(("addr", "addr"), *[(f"r{i}", "value", None) for i in range(regs)])
+        info = _info(op, head, "memory", specs, q, {"collective", "reads" if head == "ldmatrix" else "writes"})
+        return _unsupported(info, f"{head} (a warp-collective shared-memory fragment {'load' if head == 'ldmatrix' else 'store'}) "
+                                  "is not simulated")
+    _check_count(head, n, tuple(range(4, 64)), "d fragment, a fragment, b fragment, c fragment")
+    specs = _ops(*[(f"r{i}", "value", None) for i in range(n)])
+    return _unsupported(_info(op, "mma.sync", "math", specs, q, {"collective"}),
+                        "mma.sync (warp-level MMA on register fragments) is not simulated")
+
+
+def _prefetch(op: str, t: list[str], n: int, dtypes) -> OpInfo:
+    """prefetch{.space}.level [addr] / prefetch{.tensormap_space}.tensormap [addr] / prefetchu.L1 [addr]: a hint
+    with no effect on values or ordering."""
+    q = _quals(t[1:])
+    _check_count(t[0], n, (1,), "addr")
+    return _info(op, "prefetch", "misc", _ops(OperandSpec("addr", "value")), q, set())
+
+
+def cluster_memory(op: str, t: list[str], n: int, dtypes) -> OpInfo:
+    """st.async [remote addr], value(s), [remote mbar] (PTX ISA 9.7.9.12), red.async (9.7.13.7),
+    tensormap.replace [tmap], [ord,] value (9.7.9.27), cp.reduce.async.bulk[.tensor] (9.7.9.25)."""
+    head = t[0]
+    q = _quals(t[1:])
+    if head in ("st_async", "red_async"):
+        width = {"v2": 2, "v4": 4}.get(q.get("vec", ""), 1)
+        specs = _ops(("addr", "addr"), *[(f"v{i}", "value", _type_dtype(q)) for i in range(width)], ("mbar", "addr"))
+        _check_count(head, n, (len(specs),), "remote addr, value(s), remote mbar")
+        return _unsupported(_info(op, head.replace("_", "."), "memory", specs, q, {"async", "writes", "sync"}),
+                            f"{head.replace('_', '.')} (a store into a peer CTA's shared memory completing on its "
+                            "mbarrier) needs clusters")
+    if head == "tensormap_replace":
+        _check_count(head, n, (2, 3), "tmap addr[, ord], value")
+        specs = _ops(("addr", "addr"), *[(f"a{i}", "value", None) for i in range(n - 1)])
+        return _unsupported(_info(op, "tensormap.replace", "memory", specs, q, {"writes"}),
+                            "tensormap.replace (editing a tensor map in global memory) is not modeled")
+    specs = _ops(*[(f"r{i}", "value", None) for i in range(n)])
+    return _unsupported(_info(op, "cp.reduce.async.bulk", "async_copy", specs, q, {"async", "reads", "writes"}),
+                        "cp.reduce.async.bulk (a bulk reduction into global memory) is not modeled")
+
+
+HANDLERS = {**{h: _dst_first for h in _DST_FIRST}, "ldmatrix": _matrix, "stmatrix": _matrix, "mma": _matrix,
+            "prefetch": _prefetch, "prefetchu": _prefetch, "st_async": cluster_memory,
+            "red_async": cluster_memory, "tensormap_replace": cluster_memory}

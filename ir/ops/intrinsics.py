@@ -1,0 +1,112 @@
+"""`cuda.*` and `tir.*` intrinsics: arity, operands, result dtype."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .base import OperandSpec, _ops
+
+@dataclass(frozen=True, slots=True)
+class _Intrinsic:
+    name: str
+    family: str
+    arity: tuple[int, ...]
+    operands: tuple[OperandSpec, ...] = ()
+    effects: frozenset[str] = frozenset()
+    result: str | None = None
+    supported: bool = True
+    why: str = ""
+
+
+def _intr(name, family, arity, operands=(), effects=(), result=None, supported=True, why=""):
+    return _Intrinsic(name, family, tuple(arity), _ops(*operands), frozenset(effects), result, supported, why)
+
+
+_ADDR = ("addr", "addr")
+_INTRINSICS: dict[str, _Intrinsic] = {i.name: i for i in [
+    _intr("cuda.mbarrier_wait", "mbarrier", (2,), (_ADDR, ("parity", "value")), {"sync"}),
+    _intr("cuda.mbarrier_wait_acquire_cluster", "mbarrier", (2,), (_ADDR, ("parity", "value")), {"sync"},
+          supported=False, why="cluster-scope mbarrier waits need clusters (v2)"),
+    _intr("cuda.cta_sync", "named_barrier", (0,), (), {"sync"}),
+    _intr("cuda.warpgroup_sync", "named_barrier", (1,), (("barrier_id", "value"),), {"sync"}),
+    _intr("cuda.warp_sync", "warp", (0, 1), (("membermask", "value"),), {"sync", "collective"}),
+    _intr("cuda.cluster_sync", "named_barrier", (0,), (), {"sync"}, supported=False,
+          why="cluster_sync needs clusters (v2)"),
+    _intr("cuda.grid_sync", "named_barrier", (0,), (), {"sync"}, supported=False, why="grid sync is not modeled"),
+    _intr("tir.tvm_storage_sync", "named_barrier", (1, 3),
+          (("scope", "imm"), ("barrier_id", "value"), ("thread_count", "value")), {"sync"}),
+    _intr("cuda.thread_fence", "fence", (0,), (), {"sync"}),
+    _intr("cuda.elect_sync", "warp", (0, 1), (("membermask", "value"),), {"sync", "collective"}, result="uint32"),
+    _intr("cuda.__shfl_sync", "warp", (3, 4), (("membermask", "value"), ("value", "value"), ("src_lane", "value"),
+                                               ("width", "value")), {"sync", "collective"}, result="arg1"),
+    _intr("cuda.__shfl_xor_sync", "warp", (3, 4), (("membermask", "value"), ("value", "value"),
+                                                   ("lane_mask", "value"), ("width", "value")),
+          {"sync", "collective"}, result="arg1"),
+    _intr("cuda.__shfl_up_sync", "warp", (3, 4), (("membermask", "value"), ("value", "value"), ("delta", "value"),
+                                                  ("width", "value")), {"sync", "collective"}, result="arg1"),
+    _intr("cuda.__shfl_down_sync", "warp", (3, 4), (("membermask", "value"), ("value", "value"),
+                                                    ("delta", "value"), ("width", "value")),
+          {"sync", "collective"}, result="arg1"),
+    _intr("tir.gpu_warp_shuffle", "warp", (5,), (("membermask", "value"), ("value", "value"), ("src_lane", "value"),
+                                                 ("width", "value"), ("warp_size", "value")),
+          {"sync", "collective"}, result="arg1"),
+    _intr("cuda.warp_reduce", "warp", (3,), (("value", "value"), ("op", "imm"), ("width", "value")),
+          {"sync", "collective"}, result="arg0"),
+    _intr("cuda.ballot_sync", "warp", (2,), (("membermask", "value"), ("predicate", "value")),
+          {"sync", "collective"}, result="uint32"),
+    _intr("cuda.any_sync", "warp", (2,), (("membermask", "value"), ("predicate", "value")),
+          {"sync", "collective"}, result="int32"),   # TVM types it int32 (ballot_sync is uint32)
+    _intr("cuda.atomic_add", "memory", (2,), (_ADDR, ("value", "value")), {"reads", "writes"}, result="arg1"),
+    _intr("cuda.atomic_cas", "memory", (3,), (_ADDR, ("compare", "value"), ("value", "value")),
+          {"reads", "writes"}, result="arg2"),
+    _intr("cuda.nano_sleep", "misc", (1,), (("ns", "value"),)),
+    _intr("cuda.clock64", "misc", (0,), (), result="uint64"),   # TVM types it uint64
+    _intr("cuda.printf", "misc", tuple(range(0, 33)), ()),
+    _intr("cuda.lane_id", "index", (0,), (), result="int32"),
+    _intr("cuda.warp_id", "index", (0,), (), result="int32"),
+    _intr("cuda.thread_rank", "index", (0,), (), result="int32"),
+    _intr("cuda.warpgroup_id", "index", (0,), (), result="int32"),
+    _intr("cuda.warp_in_warpgroup", "index", (0,), (), result="int32"),
+    _intr("cuda.thread_in_warpgroup", "index", (0,), (), result="int32"),
+    _intr("cuda.cvta_generic_to_shared", "index", (1,), (("addr", "value"),), result="uint32"),
+    _intr("cuda.__activemask", "warp", (0,), (), result="uint32"),
+    # TMEM address arithmetic (TVM's get_tmem_addr): row in bits 16-31, column in bits 0-15, each wrapping
+    _intr("cuda.get_tmem_addr", "index", (3,), (("taddr", "value"), ("row_offset", "value"), ("col_offset", "value")),
+          result="uint32"),
+    # a special register by name (`T.cuda.mov_sreg(32, "cluster_ctarank")`)
+    _intr("cuda.mov_sreg", "index", (2,), (("bits", "imm"), ("name", "imm")), result="uint32"),
+    # profiler range markers (no effect on the kernel's values or ordering)
+    _intr("cuda.iket.mark", "misc", (1,), (("label", "imm"),)),
+    _intr("cuda.iket.range_start", "misc", (1,), (("label", "imm"),), result="uint32"),
+    _intr("cuda.iket.range_end", "misc", (1,), (("handle", "value"),)),
+    _intr("cuda.make_float2", "math", (2,), (("x", "value"), ("y", "value")), result="uint64", supported=False,
+          why="float2 values (operands of packed f32x2 PTX arithmetic) are not simulated"),
+    *[_intr(f"cuda.{m}", "math", (k,), (), result=r, supported=False,
+            why=f"the CUDA helper {m} (float2/half2 packing, bit casts, fast division) is not simulated")
+      for m, k, r in (("fdividef", 2, "float32"), ("float22bfloat162_rn", 2, "uint32"), ("float22half2", 2, "uint32"),
+                      ("float2_x", 1, "float32"), ("float2_y", 1, "float32"), ("float_as_uint", 1, "uint32"),
+                      ("uint_as_float", 1, "float32"))],
+    _intr("cuda.iket.sentinel_token", "misc", (1,), (("label", "imm"),), result="uint32", supported=False,
+          why="profiler sentinel tokens are not modeled"),
+    _intr("cuda.trap_when_assert_failed", "misc", (1,), (("condition", "value"),), supported=False,
+          why="device-side assertion traps are not modeled"),
+    _intr("cuda.runtime_instr_desc", "tcgen05", (2,), (), {"writes"}, supported=False,
+          why="patching a block-scaled tcgen05 instruction descriptor in the kernel is not modeled"),
+    _intr("cuda.tcgen05.encode_instr_descriptor_block_scaled", "tcgen05", tuple(range(2, 24)), (), {"writes"},
+          supported=False, why="encoding a tcgen05 instruction descriptor in the kernel is not modeled"),
+    _intr("cuda.tcgen05.encode_instr_descriptor", "tcgen05", tuple(range(2, 20)), (), {"writes"}, supported=False,
+          why="encoding a tcgen05 instruction descriptor in the kernel is not modeled"),
+    _intr("cuda.tcgen05.encode_matrix_descriptor", "tcgen05", tuple(range(2, 8)), (), {"writes"}, supported=False,
+          why="encoding a tcgen05 shared-memory descriptor in the kernel is not modeled"),
+    _intr("tir.reinterpret", "math", (2,), (("dtype", "imm"), ("value", "value")), result="arg0"),
+    *[_intr(f"tir.{m}", "math", (1,), (("x", "value"),), result="arg0")
+      for m in ("exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan",
+                "tanh", "sigmoid", "fabs", "floor", "ceil", "round", "trunc", "nearbyint", "erf", "atan", "asin",
+                "acos", "sinh", "cosh")],
+    *[_intr(f"tir.{m}", "math", (1,), (("x", "value"),), result="bool") for m in ("isnan", "isinf", "isfinite")],
+    *[_intr(f"tir.{m}", "math", (2,), (("x", "value"), ("y", "value")), result="arg0")
+      for m in ("pow", "fmod", "atan2", "copysign", "hypot")],
+]}
+
+# `T.cuda.warp_sum(x)` prints as `T.cuda.warp_reduce(x, "sum", 32)`; the builder rewrites these.
+WARP_REDUCE_ALIASES = {"cuda.warp_sum": "sum", "cuda.warp_max": "max", "cuda.warp_min": "min"}
+

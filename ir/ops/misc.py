@@ -1,0 +1,62 @@
+"""Warp collectives and the remaining PTX: setmaxnreg, griddepcontrol, mapa, CLC, wgmma."""
+from __future__ import annotations
+
+from .base import (OpInfo, _check_count, _info, _layout, _ops, _quals,
+                   _type_dtype, _unsupported)
+
+
+def _warp_ptx(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
+    head = t[0]
+    q = _quals(t[1:])
+    mask = ("membermask", "value", "uint32")
+    if head == "elect_sync":
+        specs = _ops(("d", "dst", None), ("p", "dst", None), mask)
+        _check_count("elect.sync", n, (3,), _layout(specs))
+        return _info(op, "elect.sync", "warp", specs, q, {"sync", "collective"})
+    if head == "shfl_sync":
+        mode = next((x for x in t[1:] if x in ("up", "down", "bfly", "idx")), None)
+        if mode is None:
+            return None
+        q["mode"] = mode
+        if n == 6:
+            specs = _ops(("d", "dst", None), ("p", "dst", None), ("a", "value", _type_dtype(q)), ("b", "value", "uint32"),
+                         ("c", "value", "uint32"), mask)
+        else:
+            specs = _ops(("d", "dst", None), ("a", "value", _type_dtype(q)), ("b", "value", "uint32"),
+                         ("c", "value", "uint32"), mask)
+        _check_count("shfl.sync", n, (5, 6), "d[, p], a, b, c, membermask")
+        return _info(op, "shfl.sync", "warp", specs, q, {"sync", "collective"})
+    if head == "vote_sync":
+        mode = next((x for x in t[1:] if x in ("all", "any", "uni", "ballot")), None)
+        if mode is None:
+            return None
+        q["mode"] = mode
+        specs = _ops(("d", "dst", None), ("a", "pred", "uint32"), mask)
+        _check_count("vote.sync", n, (3,), _layout(specs))
+        return _info(op, "vote.sync", "warp", specs, q, {"sync", "collective"})
+    if head == "activemask":
+        specs = _ops(("d", "dst", None))
+        _check_count("activemask", n, (1,), "d")
+        return _info(op, "activemask", "warp", specs, q, set())
+    return None
+
+
+def _misc_ptx(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
+    if t[0] == "setmaxnreg":
+        specs = _ops(("count", "imm", "int32"))
+        _check_count("setmaxnreg", n, (1,), "count")
+        q = {"dir": t[1]} if len(t) > 1 and t[1] in ("inc", "dec") else {}
+        return _info(op, "setmaxnreg", "misc", specs, q, {"collective"})
+    if t[0] == "griddepcontrol":
+        _check_count(op, n, (0,), "no operands")
+        return _info(op, f"griddepcontrol.{t[1] if len(t) > 1 else ''}", "misc", (), {}, set())
+    if t[0] == "mapa":
+        addr = "uint64" if "u64" in t else "uint32"
+        specs = _ops(("d", "dst", None), ("a", "value", addr), ("b", "value", "uint32"))[:n]
+        return _unsupported(_info(op, "mapa", "misc", specs, {}, set()), "mapa needs clusters (v2)")
+    if t[0] == "clusterlaunchcontrol":
+        return _unsupported(_info(op, "clusterlaunchcontrol", "misc", (), {}, {"async"}),
+                            "cluster launch control is not modeled (v2)")
+    if t[0] == "wgmma":
+        return _unsupported(_info(op, "wgmma", "misc", (), {}, {"async"}), "wgmma is not modeled (v2)")
+    return None
