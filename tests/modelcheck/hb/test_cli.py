@@ -51,7 +51,7 @@ def test_finding_as_json(tmp_path, capsys):
 
 @pytest.mark.parametrize("args,message", [
     (["--out", "hb.png"], "the extension chooses the format"),
-    (["--out", "hb.dot", "--finding", "7"], "does not exist"),
+    (["--out", "hb.dot", "--finding", "7"], "is not between 1 and"),
     (["--out", "hb.dot", "--const", "NOPE=1"], "not a module constant"),
 ])
 def test_usage_errors(tmp_path, capsys, monkeypatch, args, message):
@@ -74,4 +74,4 @@ def test_svg_of_a_phase_b_deadlock_draws_the_witness(tmp_path, capsys):
 def test_missing_tensor_map_is_a_usage_error(tmp_path, capsys):
     assert main(["graph", str(KERNELS / "tma_copy_128b.py"), "--out", str(tmp_path / "hb.dot")]) == EXIT_USAGE
     err = capsys.readouterr().err
-    assert "no value for tmap" in err and "--inputs FILE.npz" in err and not (tmp_path / "hb.dot").exists()
+    assert "no value for tmap" in err and "--inputs BUILDER.py:FUNCTION" in err and not (tmp_path / "hb.dot").exists()
