@@ -15,6 +15,7 @@ from .. import numsim
 from ..common import findings as F
 from ..common.files import check_output, write_output
 from ..kernel import load
+from ..report.coverage import sources_text
 from ..summary import summarize
 from .inputs import InputPlan, parse_consts, split_consts
 
@@ -59,8 +60,6 @@ class Job:
         if with_inputs:
             self.progress.phase(f"{self.kernel.name}: inputs")
             self.inputs = self.plan.build(self.kernel.func, self.args.max_memory)
-            for w in self.plan.warnings:
-                print(f"modelcheck: warning: {w}", file=sys.stderr)
         return self.kernel
 
     def annotate(self, report):
@@ -104,7 +103,7 @@ def run(args, job: Job) -> int:
         print(f"modelcheck run: incomplete: {err}", file=sys.stderr)
         return EXIT_FOR_VERDICT["incomplete"]
     print(f"numsim {res.verdict.upper()} - {job.kernel.name} ({res.termination})")
-    print("inputs: " + ", ".join(f"{k} <- {v}" for k, v in job.plan.describe().items()))
+    print(f"inputs: {sources_text(job.plan.describe())}")
     if args.out:
         import numpy as np
         buf = io.BytesIO()
@@ -187,7 +186,7 @@ def states(args, job: Job) -> int:
                           "inputs": job.plan.describe()}, indent=2, sort_keys=True))
     else:
         print_states(job.kernel.name, a, rows)
-        print("inputs: " + ", ".join(f"{k} <- {v}" for k, v in job.plan.describe().items()))
+        print(f"inputs: {sources_text(job.plan.describe())}")
     first = rows[0]
     if first["status"] == "complete":
         return 0

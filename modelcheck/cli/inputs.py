@@ -76,7 +76,6 @@ class InputPlan:
 
     options: list = field(default_factory=list)
     scalars: dict = field(default_factory=dict)
-    warnings: list = field(default_factory=list)
     sources: dict = field(default_factory=dict)     # parameter -> where its value came from (after build)
 
     @classmethod
@@ -123,10 +122,12 @@ class InputPlan:
                     raise UsageError(f"--input {o.text}: {o.name!r} is not a parameter of {func.name} "
                                      f"(parameters: {', '.join(params)})")
                 value = o.value
+                label = o.label
                 if isinstance(value, np.ndarray):
                     value = _as_param_value(func, params[o.name], value, f"--input {o.text}")
+                    label = f"{label} ({_shape(value)})"
                 out[o.name] = value
-                self.sources[o.name] = o.label
+                self.sources[o.name] = label
         for name, v in self.scalars.items():
             out[name] = v
             self.sources[name] = f"--const {name}={v}"
@@ -140,7 +141,6 @@ class InputPlan:
         for p in func.params:
             if p.name in inputs and p.name not in self.sources:
                 self.sources[p.name] = "zeros (default)" if p.kind == "buffer" else "given"
-        self.warnings = []
         binds = {o.name: o.bind_to for o in self.options if o.bind_to}
         for p in func.params:
             if p.kind == "handle" and p.name in inputs:
@@ -183,11 +183,10 @@ class InputPlan:
         if len(same_data) > 1:
             raise UsageError(f"--input {name}: the tensor map's data matches several buffers ({', '.join(same_data)}); "
                              f"say which it describes with --input {name}=FILE.npy@BUFFER")
-        self.sources[name] += ", its own copy of the data"
-        if same_shape:
-            self.warnings.append(f"tensor map {name} describes {f.base_nbytes} bytes of {f.dtype} but matches no "
-                                 f"buffer's data ({', '.join(same_shape)} differ), so TMA uses its own copy; if it "
-                                 f"describes one of them, bind it with --input {name}=FILE.npy@BUFFER")
+        # data no buffer parameter holds (an operand only the map reaches): the engine gives it an allocation
+        self.sources[name] += (", its own copy of the data (no buffer parameter holds it"
+                               + (f"; bind it with @BUFFER if it describes {' or '.join(same_shape)})" if same_shape
+                                  else ")"))
         return arr
 
     def describe(self) -> dict:
@@ -221,13 +220,14 @@ def _input_option(text: str) -> _Option:
         value, bind_to = head, tail
     if value.endswith(".npy"):
         arr = _load_npy(value, f"--input {text}")
-        return _Option("--input", text, name, arr, f"{value} ({_shape(arr)})", bind_to)
+        return _Option("--input", text, name, arr, value, bind_to)
     path, colon, key = value.partition(".npz")
     if colon and (not key or key.startswith(":")):
         path = path + ".npz"
+        explicit = bool(key)
         key = key[1:] or name
-        arr = _load_npz_key(path, key, f"--input {text}")
-        return _Option("--input", text, name, arr, f"{path}[{key}] ({_shape(arr)})", bind_to)
+        arr = _load_npz_key(path, key, f"--input {text}", explicit)
+        return _Option("--input", text, name, arr, f"{path}[{key}]", bind_to)
     raise UsageError(f"--input {text}: expected {_EXPECTED} after {name}=")
 
 
@@ -309,13 +309,13 @@ def _load_npy(path: str, option: str):
         raise UsageError(f"{option}: {path} is not a readable .npy file ({err})") from None
 
 
-def _load_npz_key(path: str, key: str, option: str):
+def _load_npz_key(path: str, key: str, option: str, explicit: bool):
     import numpy as np
     try:
         with np.load(_existing(path, option), allow_pickle=False) as data:
             if key in data.files:
                 return data[key]
-            if len(data.files) == 1 and ":" not in option.partition(".npz")[2]:
+            if len(data.files) == 1 and not explicit:
                 return data[data.files[0]]
             raise UsageError(f"{option}: {path} has no array {key!r} (arrays: {', '.join(data.files)}); "
                              f"pick one with FILE.npz:KEY")
@@ -324,7 +324,7 @@ def _load_npz_key(path: str, key: str, option: str):
 
 
 def _shape(arr) -> str:
-    return f"{arr.dtype}{list(arr.shape)}"
+    return f"{arr.dtype.name if arr.dtype.kind != 'V' else arr.dtype}{list(arr.shape)}"
 
 
 def _as_param_value(func: ir.PrimFunc, p, value, option: str):

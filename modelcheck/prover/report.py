@@ -145,11 +145,13 @@ class ProofReport:
         rng = ", ".join(f"{n}={lo}..{'' if hi is None else hi}" for n, (lo, hi) in self.ranges.items())
         proved = sorted({p.prop for p in self.properties if p.status == "proved"})
         lines = ["covered:",
-                 f"  properties: {', '.join(proved) or 'none'} proved for every {rng} "
-                 f"({'; '.join(f'{k} {v}' for k, v in NAMES.items())})"]
+                 f"  properties: {', '.join(proved) or 'none'} of P1-P4 proved for every {rng}"]
         sources = getattr(self, "sources", None)
         if sources:
-            lines.append("  inputs: " + ", ".join(f"{k} <- {v}" for k, v in sources.items()))
+            groups: dict = {}
+            for name, src in sources.items():
+                groups.setdefault(src, []).append(name)
+            lines.append("  inputs: " + "; ".join(f"{', '.join(n)} <- {src}" for src, n in groups.items()))
         lines.append("  not covered: data races (the proof is about the synchronization protocol); Racecheck "
                      "checks them only at the sizes it runs (`modelcheck race KERNEL --const N=V`)")
         return lines

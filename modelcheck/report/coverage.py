@@ -42,6 +42,14 @@ def input_sources(report) -> dict:
     return out
 
 
+def sources_text(sources: dict) -> str:
+    """'a, b <- builder.py:f(constants); c <- zeros (default)': parameters grouped by where they came from."""
+    groups: dict = {}
+    for name, src in sources.items():
+        groups.setdefault(src, []).append(name)
+    return "; ".join(f"{', '.join(names)} <- {src}" for src, names in groups.items()) or "none"
+
+
 def launch_text(stats: dict) -> str:
     ns = stats.get("numsim") or {}
     if not ns.get("ctas"):
@@ -78,7 +86,7 @@ def coverage_dict(report, overrides=None) -> dict:
 def coverage_lines(report, overrides=None, indent: str = "  ") -> list[str]:
     sources = input_sources(report)
     lines = [f"{indent}constants: {constants_text(report.func, overrides)}",
-             f"{indent}inputs: " + (", ".join(f"{k} <- {v}" for k, v in sources.items()) or "none"),
+             f"{indent}inputs: {sources_text(sources)}",
              f"{indent}launch: {launch_text(report.stats)}"]
     return lines
 
