@@ -270,7 +270,14 @@ def graph(args, job: Job) -> int:
         explanation = hb.explain(report, _select(report, args.finding), hb=g)
     witness = explanation.data.get("witness_nodes") if explanation is not None else None
     partial = g.result.termination == "incomplete"
-    fmt = hb.write(g, out, highlight=explanation.path if explanation else (), order=witness, protect=job.protected())
+    highlight = explanation.path if explanation else ()
+    fmt = out.suffix.lower()[1:]
+    from ..report import layout
+    if fmt == "svg" and layout.dot_available():     # laid out by Graphviz; hb.write's hand-laid timeline otherwise
+        svg = layout.render_svg(layout.timeline_dot(g, highlight, witness, f"{job.kernel.name}: happens-before"))
+        write_output(out, svg, job.protected())
+    else:
+        fmt = hb.write(g, out, highlight=highlight, order=witness, protect=job.protected())
     nx_graph = g.graph
     print(f"happens-before graph of {job.kernel.name}: {nx_graph.number_of_nodes()} nodes, "
           f"{nx_graph.number_of_edges()} edges (run: {g.result.termination}); wrote {fmt.upper()} to {out}")
