@@ -109,6 +109,8 @@ def batch(plan, executor=None, *, jobs: int | None = None, results=None, output=
 
 
 def __getattr__(name):
+    if name in ("numsim", "hb", "report"):      # subpackages load on first use: `modelcheck.numsim.run(...)` works
+        return _import(f"modelcheck.{name}")
     if name == "ReplayReport":
         return _import("modelcheck.replay").ReplayReport
     if name == "ProofReport":
