@@ -12,6 +12,7 @@ import argparse
 import os
 import signal
 import sys
+import threading
 import time
 import traceback
 
@@ -174,6 +175,82 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
+def _started() -> float:
+    """time.monotonic() when this process started (Linux /proc), else now: --max-seconds counts start-up too."""
+    try:
+        with open("/proc/self/stat") as f:
+            ticks = int(f.read().rpartition(")")[2].split()[19])
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+        return time.monotonic() - max(uptime - ticks / os.sysconf("SC_CLK_TCK"), 0.0)
+    except (OSError, ValueError, IndexError):
+        return time.monotonic()
+
+
+class _Watchdog:
+    """--max-seconds for a whole kernel's command, start-up included: the checkers get a deadline a little before
+    it (so they stop themselves and report incomplete); at the budget the main thread is interrupted (work that
+    does not look at the clock) and the command ends incomplete, naming the budget; run as the `modelcheck`
+    program, a command still running at the budget plus 4 % (inside a long native call) is ended there."""
+
+    SOFT, INTERRUPT, HARD = 0.90, 0.98, 1.04
+
+    def __init__(self, hard_exit: bool = False):
+        self.fired = None
+        self.timers: list = []
+        self.hard_exit = hard_exit
+
+    def arm(self, start: float, seconds: float | None, what: str) -> float:
+        self.disarm()
+        if not seconds:
+            return start + 1e9
+        message = f"{what}: --max-seconds {seconds:g} ran out"
+        now = time.monotonic()
+        self.timers = [threading.Timer(max(start + seconds * self.INTERRUPT - now, 0.0), self._fire, (message,))]
+        if self.hard_exit:
+            self.timers.append(threading.Timer(max(start + seconds * self.HARD - now, 0.0), self._exit, (message,)))
+        for t in self.timers:
+            t.daemon = True
+            t.start()
+        return start + seconds * self.SOFT
+
+    def _fire(self, message: str) -> None:
+        import _thread
+        self.fired = message
+        _thread.interrupt_main()
+
+    def _exit(self, message: str) -> None:
+        try:
+            sys.stdout.flush()
+            print(f"modelcheck: incomplete: {message} (the command was stopped; raise the budget to finish)",
+                  file=sys.stderr, flush=True)
+        finally:
+            os._exit(EXIT_FOR_VERDICT["incomplete"])
+
+    def disarm(self) -> None:
+        for t in self.timers:
+            t.cancel()
+        self.timers = []
+
+
+_HARD_EXIT = False      # console_main: the program may end itself at the budget (never inside a caller's process)
+
+
+def console_main() -> None:
+    """The `modelcheck` program (console script and `python -m modelcheck`)."""
+    global _HARD_EXIT
+    _HARD_EXIT = True
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if code == EXIT_FOR_VERDICT["incomplete"] and _LAST_FIRED:
+        os._exit(code)          # stopped at the budget: skip the interpreter's teardown of the abandoned run
+    raise SystemExit(code)
+
+
+_LAST_FIRED = False
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     try:
@@ -197,22 +274,30 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:      # not the main thread
         pass
     progress = Progress.for_terminal(getattr(args, "quiet", True)).start()
+    watchdog = _Watchdog(_HARD_EXIT)
     try:
-        return _guarded(args, progress)
+        return _guarded(args, progress, watchdog)
     finally:
+        watchdog.disarm()
         progress.stop()
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
 
 
-def _guarded(args, progress) -> int:
+def _guarded(args, progress, watchdog) -> int:
     try:
-        return _run_all(args, progress)
+        return _run_all(args, progress, watchdog)
     except BrokenPipeError:
         _silence_stdout()     # the reader went away (`| head`): stop quietly, without Python's exit-time complaint
         return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
         progress.stop()
+        if watchdog.fired:
+            global _LAST_FIRED
+            _LAST_FIRED = True
+            print(f"modelcheck: incomplete: {watchdog.fired} (the command was stopped; raise the budget to finish)",
+                  file=sys.stderr)
+            return EXIT_FOR_VERDICT["incomplete"]
         print("modelcheck: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as err:   # noqa: BLE001 - anything else is a bug in modelcheck: say so in one line
@@ -238,7 +323,7 @@ def _outputs(args) -> list[str]:
     return [o for o in (getattr(args, "sarif", None), getattr(args, "html", None), getattr(args, "out", None)) if o]
 
 
-def _run_all(args, progress) -> int:
+def _run_all(args, progress, watchdog) -> int:
     kernels = args.kernels
     if args.command in _SINGLE and len(kernels) > 1:
         raise_usage = f"modelcheck {args.command}: one kernel file per call (got {len(kernels)})"
@@ -257,14 +342,17 @@ def _run_all(args, progress) -> int:
     handler = globals()[name] if name.startswith("_") else getattr(commands, name)
     codes, jobs = [], []
     seconds = getattr(args, "max_seconds", None)
+    start = _started() if _HARD_EXIT else time.monotonic()     # the program counts its start-up too
     for k, path in enumerate(kernels):
         if len(kernels) > 1 and not getattr(args, "json", False):
             if k:
                 print()
             print(f"== {path}")
-        job = Job(path, args, progress, deadline=time.monotonic() + (seconds or 1e9))
+        job = Job(path, args, progress, deadline=watchdog.arm(start, seconds, path))
         progress.phase(path)
         code = _one(handler, args, job)
+        watchdog.disarm()
+        start = time.monotonic()
         progress.phase("")
         codes.append(code)
         jobs.append(job)

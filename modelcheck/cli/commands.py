@@ -274,7 +274,8 @@ def graph(args, job: Job) -> int:
     fmt = out.suffix.lower()[1:]
     from ..report import layout
     if fmt == "svg" and layout.dot_available():     # laid out by Graphviz; hb.write's hand-laid timeline otherwise
-        svg = layout.render_svg(layout.timeline_dot(g, highlight, witness, f"{job.kernel.name}: happens-before"))
+        title = f"{'witness schedule' if witness else 'happens-before timeline'} of {job.kernel.name}"
+        svg = layout.render_svg(layout.timeline_dot(g, highlight, witness, title))
         write_output(out, svg, job.protected())
     else:
         fmt = hb.write(g, out, highlight=highlight, order=witness, protect=job.protected())

@@ -61,7 +61,10 @@ def test_usage_errors(tmp_path, capsys, monkeypatch, args, message):
     assert message in err and "Traceback" not in err
 
 
-def test_svg_of_a_phase_b_deadlock_draws_the_witness(tmp_path, capsys):
+def test_svg_of_a_phase_b_deadlock_draws_the_witness(tmp_path, capsys, monkeypatch):
+    """The hand-laid timeline (what `graph` writes without Graphviz)."""
+    from modelcheck.report import layout
+    monkeypatch.setattr(layout, "dot_available", lambda: False)
     out = tmp_path / "hb.svg"
     kernel = str(KERNELS / "named_barrier_rendezvous.py")
     assert main(["graph", kernel, "--out", str(out), "--finding", "1", "--checker", "sync"]) == 0
@@ -69,6 +72,17 @@ def test_svg_of_a_phase_b_deadlock_draws_the_witness(tmp_path, capsys):
     svg = out.read_text()
     assert svg.count("<circle") == 6 and svg.count('stroke="red"') == 1
     assert "<title>witness schedule of named_barrier_rendezvous</title>" in svg
+
+
+def test_svg_with_graphviz_draws_the_witness(tmp_path, capsys):
+    from modelcheck.report import layout
+    if not layout.dot_available():
+        pytest.skip("Graphviz dot is not installed")
+    out = tmp_path / "hb.svg"
+    kernel = str(KERNELS / "named_barrier_rendezvous.py")
+    assert main(["graph", kernel, "--out", str(out), "--finding", "1", "--checker", "sync"]) == 0
+    svg = out.read_text()
+    assert svg.count('class="node"') == 6 and "witness schedule of named_barrier_rendezvous" in svg
 
 
 def test_missing_tensor_map_is_a_usage_error(tmp_path, capsys):
