@@ -22,7 +22,7 @@ from ir.errors import UsageError, shorten
 from .. import numsim
 from ..common.files import check_output, write_output
 from ..portfolio import cli as _batch_cli
-from . import commands
+from . import commands, supervise
 from .commands import EXIT_FOR_VERDICT, EXIT_USAGE, Job
 from .progress import Progress
 
@@ -189,11 +189,11 @@ def _started() -> float:
 
 class _Watchdog:
     """--max-seconds for a whole kernel's command, start-up included: the checkers get a deadline a little before
-    it (so they stop themselves and report incomplete); at the budget the main thread is interrupted (work that
-    does not look at the clock) and the command ends incomplete, naming the budget; run as the `modelcheck`
-    program, a command still running at the budget plus 4 % (inside a long native call) is ended there."""
+    it (so they stop themselves and report incomplete).  Run as the `modelcheck` program, at the budget the main
+    thread is also interrupted (work that does not look at the clock) and the command ends incomplete, naming
+    the budget; the supervising parent (`supervise`) ends a command still running at the budget plus 4 %."""
 
-    SOFT, INTERRUPT, HARD = 0.90, 0.98, 1.04
+    SOFT, INTERRUPT = 0.90, 0.98
 
     def __init__(self, hard_exit: bool = False):
         self.fired = None
@@ -202,13 +202,14 @@ class _Watchdog:
 
     def arm(self, start: float, seconds: float | None, what: str) -> float:
         self.disarm()
-        if not seconds:
+        if seconds is None:
             return start + 1e9
+        if not self.hard_exit:      # called inside another program (main([...])): deadlines only, no interrupts
+            return start + seconds * self.SOFT
         message = f"{what}: --max-seconds {seconds:g} ran out"
+        supervise.started(what, seconds)
         now = time.monotonic()
         self.timers = [threading.Timer(max(start + seconds * self.INTERRUPT - now, 0.0), self._fire, (message,))]
-        if self.hard_exit:
-            self.timers.append(threading.Timer(max(start + seconds * self.HARD - now, 0.0), self._exit, (message,)))
         for t in self.timers:
             t.daemon = True
             t.start()
@@ -219,14 +220,6 @@ class _Watchdog:
         self.fired = message
         _thread.interrupt_main()
 
-    def _exit(self, message: str) -> None:
-        try:
-            sys.stdout.flush()
-            print(f"modelcheck: incomplete: {message} (the command was stopped; raise the budget to finish)",
-                  file=sys.stderr, flush=True)
-        finally:
-            os._exit(EXIT_FOR_VERDICT["incomplete"])
-
     def disarm(self) -> None:
         for t in self.timers:
             t.cancel()
@@ -236,19 +229,18 @@ class _Watchdog:
 _HARD_EXIT = False      # console_main: the program may end itself at the budget (never inside a caller's process)
 
 
+_PROCESS_START = 0.0
+
+
 def console_main() -> None:
-    """The `modelcheck` program (console script and `python -m modelcheck`)."""
-    global _HARD_EXIT
+    """The `modelcheck` program (console script and `python -m modelcheck`): `main` in a supervised child, so
+    that --max-seconds holds whatever the work is doing (`supervise`)."""
+    global _HARD_EXIT, _PROCESS_START
     _HARD_EXIT = True
-    code = main()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    if code == EXIT_FOR_VERDICT["incomplete"] and _LAST_FIRED:
-        os._exit(code)          # stopped at the budget: skip the interpreter's teardown of the abandoned run
-    raise SystemExit(code)
-
-
-_LAST_FIRED = False
+    _PROCESS_START = _started()
+    budgeted = any(a.startswith("--max-seconds") for a in sys.argv[1:]) or \
+        (len(sys.argv) > 1 and sys.argv[1] in _COMMANDS)
+    raise SystemExit(supervise.run(main, _PROCESS_START) if budgeted else main())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -293,8 +285,6 @@ def _guarded(args, progress, watchdog) -> int:
     except KeyboardInterrupt:
         progress.stop()
         if watchdog.fired:
-            global _LAST_FIRED
-            _LAST_FIRED = True
             print(f"modelcheck: incomplete: {watchdog.fired} (the command was stopped; raise the budget to finish)",
                   file=sys.stderr)
             return EXIT_FOR_VERDICT["incomplete"]
@@ -342,7 +332,7 @@ def _run_all(args, progress, watchdog) -> int:
     handler = globals()[name] if name.startswith("_") else getattr(commands, name)
     codes, jobs = [], []
     seconds = getattr(args, "max_seconds", None)
-    start = _started() if _HARD_EXIT else time.monotonic()     # the program counts its start-up too
+    start = _PROCESS_START if _HARD_EXIT else time.monotonic()     # the program counts its start-up too
     for k, path in enumerate(kernels):
         if len(kernels) > 1 and not getattr(args, "json", False):
             if k:

@@ -71,9 +71,14 @@ class CheckReport:
 
     def select(self, which):
         """Finding `which`: a 1-based number in `findings`, an id or unique id prefix, or an alias id."""
-        for kept, al in self.aliases.items():
-            if any(a == which for _, a in al):
-                which = kept
+        if isinstance(which, str) and not which.isdigit():
+            exact = [kept for kept, al in self.aliases.items() if any(a == which for _, a in al)]
+            prefix = {kept for kept, al in self.aliases.items() if any(a.startswith(which) for _, a in al)}
+            own = [f for f in self.findings if f.id.startswith(which)]
+            if exact:
+                which = exact[0]
+            elif len(prefix) == 1 and not own:
+                which = prefix.pop()
         return F.select(self.findings, which)
 
     def summary(self) -> str:

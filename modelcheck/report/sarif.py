@@ -104,8 +104,10 @@ def results(report) -> list[dict]:
                       and _location(op)), None)
         if first is None:
             first = next((k for k, (_, op) in enumerate(ops) if _location(op)), None)
-        primary = _location(ops[first][1]) if first is not None else kernel_location(report.func)
-        related, seen = [], [primary["physicalLocation"]]
+        func = getattr(report, "func", None)
+        primary = _location(ops[first][1]) if first is not None else \
+            (kernel_location(func) if func is not None else None)
+        related, seen = [], [primary["physicalLocation"]] if primary else []
         for k, (key, op) in enumerate(ops):
             loc = _location(op, f"{key}: warp {op.get('warp')}")
             # the other operations' places, each once (not the primary one again, nor the same
@@ -116,9 +118,10 @@ def results(report) -> list[dict]:
                 related.append(loc)
         result = {"ruleId": f.kind, "level": _LEVEL.get(f.status, "error"),
                   "message": {"text": f.message or f.kind},
-                  "locations": [primary],
                   "partialFingerprints": {"modelcheckFindingId": f.id},
-                  "properties": {"status": f.status, "kernel": report.func.name}}
+                  "properties": {"status": f.status, "kernel": getattr(func, "name", "")}}
+        if primary:
+            result["locations"] = [primary]
         if related:
             result["relatedLocations"] = related
         out.append(result)
@@ -130,11 +133,8 @@ def to_sarif_log(reports, category: str) -> dict:
     from .. import __version__
     kinds_seen = sorted({f.kind for r in reports for f in r.findings})
     res = [r for report in reports for r in results(report)]
-    rules = [rule(k) for k in kinds_seen]
-    index = {k: i for i, k in enumerate(kinds_seen)}
-    for r in res:
-        r["ruleIndex"] = index[r["ruleId"]]
-    verdicts = {r.func.name: r.verdict for r in reports}
+    rules = [rule(k) for k in kinds_seen]      # results name their rule by ruleId (runs may be merged: no index)
+    verdicts = {getattr(getattr(r, "func", None), "name", r.checker): r.verdict for r in reports}
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
@@ -150,8 +150,8 @@ def to_sarif_log(reports, category: str) -> dict:
 
 
 def _worst(verdicts) -> str:
-    order = ["clean", "review", "incomplete", "error"]
-    return max(verdicts, key=order.index, default="clean")
+    order = ["clean", "proved", "review", "incomplete", "error", "refuted"]
+    return max(verdicts, key=lambda v: order.index(v) if v in order else len(order), default="clean")
 
 
 def to_sarif(report, category: str | None = None) -> dict:
