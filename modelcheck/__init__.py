@@ -28,12 +28,12 @@ class _Facade(_types.ModuleType):
 _sys.modules[__name__].__class__ = _Facade
 
 from .kernel import Kernel, as_func, load, parse  # noqa: E402  (after the facade guard)
-from .report import CheckFailed, RaceReport, SyncCheckReport  # noqa: E402
+from .report import CheckFailed, CheckReport, RaceReport, SyncCheckReport  # noqa: E402
 
 __version__ = "0.1.0"
 
-__all__ = ["Kernel", "ParseError", "PrimFunc", "as_func", "load", "parse", "synccheck", "racecheck", "prove",
-           "replay", "batch", "CheckFailed", "SyncCheckReport", "RaceReport", "ProofReport", "ReplayReport",
+__all__ = ["Kernel", "ParseError", "PrimFunc", "as_func", "load", "parse", "check", "synccheck", "racecheck", "prove",
+           "replay", "batch", "CheckFailed", "CheckReport", "SyncCheckReport", "RaceReport", "ProofReport", "ReplayReport",
            "__version__"]
 
 
@@ -63,6 +63,18 @@ def racecheck(kernel, inputs=None, *, max_polls: int = 1_000_000, max_loop_itera
     return RaceReport(_import("modelcheck.racecheck").check(as_func(kernel), inputs, max_polls=max_polls,
                                        max_loop_iterations=max_loop_iterations, max_seconds=max_seconds,
                                        max_steps=max_steps, max_memory_mb=max_memory_mb, target=target))
+
+
+def check(kernel, inputs=None, *, max_seconds: float = 60.0, **limits) -> CheckReport:
+    """Synccheck then Racecheck (what `modelcheck check` runs): one CheckReport whose findings list each bug
+    once (a Synccheck finding Racecheck repeats is merged into it).  `max_seconds` bounds both together;
+    other keyword limits as for `synccheck`."""
+    import time
+    deadline = time.monotonic() + max_seconds
+    sync = synccheck(kernel, inputs, max_seconds=max_seconds, **limits)
+    race_limits = {k: v for k, v in limits.items() if k not in ("max_states", "max_transitions")}
+    race = racecheck(kernel, inputs, max_seconds=max(deadline - time.monotonic(), 0.01), **race_limits)
+    return CheckReport([sync, race])
 
 
 def prove(kernel, symbolic, ranges: dict | None = None, inputs=None, *, max_seconds: float = 60.0):
@@ -97,6 +109,8 @@ def batch(plan, executor=None, *, jobs: int | None = None, results=None, output=
 
 
 def __getattr__(name):
+    if name in ("numsim", "hb", "report"):      # subpackages load on first use: `modelcheck.numsim.run(...)` works
+        return _import(f"modelcheck.{name}")
     if name == "ReplayReport":
         return _import("modelcheck.replay").ReplayReport
     if name == "ProofReport":

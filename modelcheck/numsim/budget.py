@@ -26,6 +26,9 @@ CHECK_EVERY = 16_384           # warp-instructions between two looks at the cloc
 WARP_BYTES = 4096
 CTA_BYTES = 16384
 
+# a callback (the command line's progress line) told of each meter's counts as it checks its budgets
+PROGRESS = None
+
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
@@ -75,6 +78,8 @@ class Meter:
 
     def check(self) -> None:
         self.next_check = self.steps + CHECK_EVERY
+        if PROGRESS is not None:
+            PROGRESS(self)
         if self.steps > self.max_steps:
             raise ResourceLimit("steps", f"the run executed more than {self.max_steps:,} warp-instructions (its step "
                                          f"budget; raise it with --max-steps / max_steps=)", budget=self.max_steps)

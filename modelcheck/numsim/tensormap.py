@@ -251,6 +251,24 @@ def decode(arr) -> TensorMapFields:
                            tuple(box[:r]), tuple(es[:r]))
 
 
+def rebind(arr, tensor: np.ndarray, offset: int = 0) -> "TensorMapArray":
+    """The descriptor `arr` pointing at `tensor` (from byte `offset`): a copy whose globalAddress is that memory
+    and which keeps `tensor` alive, so a run binds the map to the buffer parameter holding `tensor` (a
+    descriptor loaded from a file has lost its base; without this it would read and write a private copy)."""
+    f = decode(arr)
+    if not isinstance(tensor, np.ndarray) or not tensor.flags.c_contiguous:
+        raise TensorMapError("base", "rebind needs a C-contiguous NumPy array")
+    if offset < 0 or offset + f.base_nbytes > tensor.nbytes:
+        raise TensorMapError("base", f"the map spans {f.base_nbytes} bytes from offset {offset}, but the tensor "
+                                     f"has {tensor.nbytes}")
+    raw = np.array(arr.reshape(-1).view(np.uint8), copy=True)
+    addr = int(tensor.__array_interface__["data"][0]) + offset
+    raw[24:32] = np.frombuffer(struct.pack("<Q", addr), dtype=np.uint8)
+    out = raw.view(TensorMapArray)
+    out.tensor_base = tensor.reshape(-1).view(np.uint8)[offset:offset + f.base_nbytes]
+    return out
+
+
 def payload(arr, nbytes: int) -> np.ndarray:
     raw = arr.numpy() if isinstance(arr, TensorMap) else arr
     raw = raw.reshape(-1).view(np.uint8)

@@ -82,7 +82,10 @@ class ProofReport:
                 return p.to_dict()["counterexample"] | {"family": p.family, "property": p.prop}
         return None
 
-    def format(self) -> str:
+    def format(self, verbose: bool = False) -> str:
+        """Refutations first (sizes, events, replay), then one line per family; `verbose`: every property of
+        every family with its solver time.  Says what the proof covers: the sync protocol (P1-P4) for every
+        size in range -- data races are checked only where Racecheck ran."""
         rng = ", ".join(f"{n} in [{lo}, {'inf' if hi is None else hi}]" for n, (lo, hi) in self.ranges.items())
         lines = [f"prove {self.verdict} - {self.kernel} for all {rng}"]
         for r in self.reasons:
@@ -90,20 +93,30 @@ class ProofReport:
         fams: dict = {}
         for p in self.properties:
             fams.setdefault(p.family, []).append(p)
+        refuted = [p for p in self.properties if p.status == "refuted"]
+        if refuted:
+            lines.append(f"  refuted ({len(refuted)}):")
+            for p in refuted:
+                lines.extend(self._property_lines(p))
+        if fams:
+            lines.append(f"  families ({len(fams)}):")
         for fam in sorted(fams):
-            lines.append(f"  {fam}:")
-            for p in sorted(fams[fam], key=lambda x: x.prop):
-                line = f"    {p.prop} {p.status:<10} {p.seconds:7.3f} s  {NAMES[p.prop]}"
-                lines.append(line)
-                if p.status == "refuted":
-                    lines.append(f"       counterexample: {fmt_sizes(p.sizes)} (the smallest failing size Synccheck "
-                                 f"confirms)")
-                    for ev in p.events:
-                        lines.append(f"       event: {_event_text(ev)}")
-                if p.note:
-                    lines.append(f"       {p.note}")
-                if p.status == "refuted" and p.replay is not None:
-                    lines.append(f"       replay: {p.replay.get('headline', p.replay.get('outcome'))}")
+            props = sorted(fams[fam], key=lambda x: x.prop)
+            by = {}
+            for p in props:
+                by.setdefault(p.status, []).append(p.prop)
+            status = "refuted" if "refuted" in by else ("incomplete" if "incomplete" in by else "proved")
+            parts = [f"{st} {'/'.join(ps)}" for st, ps in sorted(by.items(), key=lambda kv: ("refuted", "incomplete",
+                                                                                             "proved").index(kv[0]))]
+            secs = sum(p.seconds for p in props)
+            lines.append(f"    {fam:<28} {status:<10} ({'; '.join(parts)}) {secs:6.3f} s")
+            if verbose:
+                for p in props:
+                    if p.status != "refuted":
+                        lines.extend(self._property_lines(p))
+        if not verbose and any(p.note and p.status != "refuted" for p in self.properties):
+            lines.append("    (--verbose shows each property with its note)")
+        lines.extend(self.coverage_lines())
         st = self.stats
         if self.verdict == "refuted":
             how = (f"happens-before certificate: decided concretely at {st.get('concrete_sizes', 0)} size(s); "
@@ -115,6 +128,35 @@ class ProofReport:
                    f"{st.get('concrete_sizes', 0)} sizes")
         lines.append(f"  solver {st.get('solver_seconds', 0.0):.3f} s, wall {st.get('wall_time_s', 0):.3f} s, {how}")
         return "\n".join(lines) + "\n"
+
+    def _property_lines(self, p) -> list[str]:
+        lines = [f"    {p.family} {p.prop} {p.status:<10} {p.seconds:7.3f} s  {NAMES[p.prop]}"]
+        if p.status == "refuted":
+            lines.append(f"       counterexample: {fmt_sizes(p.sizes)} (the smallest failing size Synccheck "
+                         f"confirms)")
+            for ev in p.events:
+                lines.append(f"       event: {_event_text(ev)}")
+        if p.note:
+            lines.append(f"       {p.note}")
+        if p.status == "refuted" and p.replay is not None:
+            lines.append(f"       replay: {p.replay.get('headline', p.replay.get('outcome'))}")
+        return lines
+
+    def coverage_lines(self) -> list[str]:
+        """What the verdict covers: which properties for which sizes, the inputs, and what it does not cover."""
+        rng = ", ".join(f"{n}={lo}..{'' if hi is None else hi}" for n, (lo, hi) in self.ranges.items())
+        proved = sorted({p.prop for p in self.properties if p.status == "proved"})
+        lines = ["covered:",
+                 f"  properties: {', '.join(proved) or 'none'} of P1-P4 proved for every {rng}"]
+        sources = getattr(self, "sources", None)
+        if sources:
+            groups: dict = {}
+            for name, src in sources.items():
+                groups.setdefault(src, []).append(name)
+            lines.append("  inputs: " + "; ".join(f"{', '.join(n)} <- {src}" for src, n in groups.items()))
+        lines.append("  not covered: data races (the proof is about the synchronization protocol); Racecheck "
+                     "checks them only at the sizes it runs (`modelcheck race KERNEL --const N=V`)")
+        return lines
 
     def print(self) -> None:
         print(self.format(), end="")

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from ..common import findings as F
+from .coverage import coverage_lines, manifest_note, schedules_text
 from .sarif import to_sarif
 from .text import SourceCache, findings_block
 
@@ -26,6 +27,18 @@ class Report:
         self.stats = dict(stats)
         self.input_digest = input_digest
         self.scalars = dict(scalars or {})
+        self.sources: dict = {}        # parameter -> where its value came from (the command line sets it)
+        self.overrides: dict = {}      # the module constants given with --const / load(..., NAME=V)
+        self.kernel_path = func.path
+
+    def coverage(self) -> list[str]:
+        """What this report covered: constants, input sources, launch, schedules; a manifest note."""
+        lines = ["covered:"] + coverage_lines(self, self.overrides)
+        lines.append(f"  schedules: {schedules_text(self)}")
+        note = manifest_note(self.func, self.checker, self.verdict, self.kernel_path)
+        if note:
+            lines.append(note)
+        return lines
 
     @property
     def verdict(self) -> str:
@@ -47,7 +60,9 @@ class Report:
     def footer(self) -> list[str]:
         return []
 
-    def format(self) -> str:
+    def format(self, coverage: bool = True) -> str:
+        """The report as text (DESIGN §10.3): header, findings, footer; then, unless `coverage` is False, what
+        it covered (constants, input sources, launch, schedules)."""
         sources = SourceCache(self.func)
         lines = list(self.header())
         block = findings_block(self.findings, sources)
@@ -55,6 +70,8 @@ class Report:
             lines.append("")
             lines.extend(block)
         lines.extend(self.footer())
+        if coverage:
+            lines.extend(self.coverage())
         return "\n".join(line.rstrip() for line in lines).rstrip() + "\n"
 
     def print(self) -> None:
@@ -79,7 +96,8 @@ class Report:
             "summary": self.summary(),
             "findings": [f.to_dict() for f in self.findings],
             "stats": F.json_safe(stats),
-            "input": {"digest": self.input_digest, "scalars": F.json_safe(self.scalars)},
+            "input": {"digest": self.input_digest, "scalars": F.json_safe(self.scalars),
+                      "sources": dict(self.sources)},
         }
 
     def to_sarif(self) -> dict:
@@ -129,4 +147,6 @@ class RaceReport(Report):
                 f"native phase {self.func.name}: {self.stats.get('semantic_accesses', 0)} semantic memory access(es)"]
 
 
-__all__ = ["Report", "SyncCheckReport", "RaceReport", "CheckFailed", "SCHEMA_VERSION"]
+from .combined import CheckReport  # noqa: E402  (it builds on Report)
+
+__all__ = ["Report", "SyncCheckReport", "RaceReport", "CheckReport", "CheckFailed", "SCHEMA_VERSION"]

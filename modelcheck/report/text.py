@@ -83,14 +83,15 @@ def operation_lines(label: str, op: dict, sources: SourceCache, indent: int = 4,
     return lines
 
 
-def finding_lines(finding, sources: SourceCache) -> list[str]:
+def finding_lines(finding, sources: SourceCache, number: int | None = None, reporters=None) -> list[str]:
     d = finding.details
     message_lines = finding.message.splitlines() or [finding.kind]
     headline = message_lines[0]
     blocked = d.get("blocked")
     if finding.kind == "deadlock" and blocked:
         headline = f"execution cannot make progress; blocked warps {ranges(b['warp'] for b in blocked)}"
-    lines = [f"  [{finding.status.upper()}] {finding.kind}: {headline}"]
+    prefix = f"{number}. " if number is not None else ""
+    lines = [f"  {prefix}[{finding.status.upper()}] {finding.kind}: {headline}"]
     # the rest of the message only under its own first line; a rewritten headline (deadlock) replaces
     # the message, whose content the Blocked warps groups below show
     rest = message_lines[1:] if headline == message_lines[0] else []
@@ -132,6 +133,8 @@ def finding_lines(finding, sources: SourceCache) -> list[str]:
             lines.append(f"      {_step_text(step)}")
     if d.get("hint"):
         lines.append(f"    Hint: {d['hint']}")
+    if reporters:
+        lines.append(f"    Id: {finding.id} (reported by {' and '.join(reporters)})")
     return lines
 
 
@@ -150,11 +153,13 @@ def _step_text(step: dict) -> str:
     return f"warp {step.get('warp')}: {step.get('command')} on {step.get('barrier')} (source op #{step.get('site')}{it})"
 
 
-def findings_block(findings, sources: SourceCache) -> list[str]:
+def findings_block(findings, sources: SourceCache, numbered: bool = False, reporters: dict | None = None) -> list[str]:
+    """The findings as text; `numbered`: prefix each with its 1-based number (`replay --finding N`);
+    `reporters`: finding id -> the checkers that reported it (an Id line says so)."""
     if not findings:
         return []
     lines = [f"=== Verdict findings ({len(findings)}) ==="]
-    for f in findings:
-        lines.extend(finding_lines(f, sources))
+    for k, f in enumerate(findings, 1):
+        lines.extend(finding_lines(f, sources, k if numbered else None, (reporters or {}).get(f.id)))
         lines.append("")
     return lines

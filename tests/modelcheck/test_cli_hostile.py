@@ -145,7 +145,7 @@ def test_ctrl_c_exits_130_with_one_line():
 def test_internal_errors_exit_70_with_a_hint(monkeypatch, capsys):
     import modelcheck.cli as cli
 
-    def boom(args):
+    def boom(args, job):
         raise KeyError("a bug")
     monkeypatch.setitem(cli._COMMANDS, "parse", "_boom")
     monkeypatch.setattr(cli, "_boom", boom, raising=False)

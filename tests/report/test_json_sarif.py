@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import modelcheck
+from modelcheck.report.sarif import artifact_uri
 from tests.manifest import KERNELS
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -51,7 +52,7 @@ def test_to_dict_has_exactly_the_design_keys(report):
     assert d["checker"] == "synccheck"
     assert d["verdict"] == report.verdict
     assert d["summary"] == f"synccheck {report.verdict.upper()} ({len(report.findings)} findings)"
-    assert sorted(d["input"]) == ["digest", "scalars"]
+    assert sorted(d["input"]) == ["digest", "scalars", "sources"]
     assert isinstance(d["input"]["digest"], str) and isinstance(d["input"]["scalars"], dict)
     for key in ("wall_time_s", "accesses", "verifier_states", "verifier_transitions"):
         assert key in d["stats"], key
@@ -155,7 +156,7 @@ def test_sarif_primary_location_is_the_source_operation():
     (loc,) = result["locations"]
     op = r.findings[0].details["operation"]
     span = op["span"]
-    assert loc["physicalLocation"]["artifactLocation"]["uri"] == span.file
+    assert loc["physicalLocation"]["artifactLocation"]["uri"] == artifact_uri(span.file)  # relative to the working directory, as code scanning maps it
     assert loc["physicalLocation"]["region"]["startLine"] == span.line
     assert loc["physicalLocation"]["region"]["startColumn"] == span.col
     assert "relatedLocations" not in result                      # nothing else is involved

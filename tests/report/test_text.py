@@ -37,21 +37,21 @@ def excerpt_lines(path, line: int, col: int, width: int, indent: int) -> list[st
 
 # ---------------------------------------------------------------------- headers
 def test_error_header_direct_execution():
-    text = sync(BUGGY).format()
+    text = sync(BUGGY).format(coverage=False)
     assert text.splitlines()[0] == ("synccheck ERROR - 1 finding(s); native phase producer_overtaking, "
                                     "direct execution")
 
 
 def test_clean_header_counts_verifier_states_and_transitions():
     report = sync(FIXED)
-    assert report.format() == ("synccheck CLEAN - 0 finding(s); native phase producer_overtaking_fixed, "
+    assert report.format(coverage=False) == ("synccheck CLEAN - 0 finding(s); native phase producer_overtaking_fixed, "
                                "3 verifier states / 22 verifier transitions\n")
     assert (report.stats["verifier_states"], report.stats["verifier_transitions"]) == (3, 22)
 
 
 def test_phase_b_header_has_the_verifier_counts_even_with_findings():
     report = sync(RING, STAGES=3, ROUNDS=2, EMPTY_COUNT=2, PRODUCER_START=0, CONSUMER_START=1, EMPTY_WAIT=0)
-    first = report.format().splitlines()[0]
+    first = report.format(coverage=False).splitlines()[0]
     m = re.fullmatch(r"synccheck ERROR - 1 finding\(s\); native phase ring, (\d+) verifier states / "
                      r"(\d+) verifier transitions", first)
     assert m, first
@@ -79,7 +79,7 @@ def test_producer_overtaking_full_text():
         *excerpt_lines(path, line, col, len(call), 8),
         "    Hint: add back-pressure: wait for the consumer's release before re-arming this barrier",
     ]
-    assert report.format() == "\n".join(expected) + "\n"
+    assert report.format(coverage=False) == "\n".join(expected) + "\n"
 
 
 def test_source_and_related_evidence_lines():
@@ -87,7 +87,7 @@ def test_source_and_related_evidence_lines():
     report = sync(path)
     (f,) = report.findings
     assert f.kind == "mbarrier_prior_generation_consumption_not_happens_before"
-    lines = report.format().splitlines()
+    lines = report.format(coverage=False).splitlines()
     assert lines[3] == ("  [ERROR] mbarrier_prior_generation_consumption_not_happens_before: generation 0 "
                         "consumption does not happen before mbarrier.arrive on full[0] generation 1")
     src, (rel,) = f.details["operation"], f.details["related_operations"]
@@ -104,7 +104,7 @@ def test_source_and_related_evidence_lines():
 
 
 def test_findings_block_is_absent_when_clean():
-    text = sync(FIXED).format()
+    text = sync(FIXED).format(coverage=False)
     assert "===" not in text and text.count("\n") == 1
 
 
@@ -133,7 +133,7 @@ def test_deadlock_headline_and_blocked_group(consts, warps):
     assert report.verdict == "error"
     (f,) = report.findings
     assert f.kind == "deadlock"
-    lines = report.format().splitlines()
+    lines = report.format(coverage=False).splitlines()
     assert lines[3] == f"  [ERROR] deadlock: execution cannot make progress; blocked warps {warps}"
     # the headline replaces the message: the next line is already evidence
     assert lines[4] == f"    Blocked warps {warps}: await mbarrier.try_wait; phase 0"
@@ -150,7 +150,7 @@ def test_deadlock_headline_and_blocked_group(consts, warps):
 def test_deadlock_groups_per_awaited_wait():
     path = str(KERNELS / "hang_wrong_parity.py")
     report = sync(path)
-    lines = report.format().splitlines()
+    lines = report.format(coverage=False).splitlines()
     assert "  [ERROR] deadlock: execution cannot make progress; blocked warps 0-1" in lines
     g0 = _blocked_group(lines, "    Blocked warps 0: await mbarrier.try_wait; phase 1")
     g1 = _blocked_group(lines, "    Blocked warps 1: await mbarrier.try_wait; phase 0")
@@ -166,7 +166,7 @@ def test_phase_b_deadlock_names_the_blocked_warp_and_the_witness():
     report = sync(path, STAGES=3, ROUNDS=2, EMPTY_COUNT=2, PRODUCER_START=0, CONSUMER_START=1, EMPTY_WAIT=0)
     (f,) = report.findings
     assert f.kind == "deadlock" and f.details["verification"] == "fixed_sync"
-    lines = report.format().splitlines()
+    lines = report.format(coverage=False).splitlines()
     assert lines[3] == "  [ERROR] deadlock: execution cannot make progress; blocked warps 1"
     assert lines[4] == "    Blocked warps 1: await mbarrier.try_wait; phase 1"
     group = _blocked_group(lines, lines[4])

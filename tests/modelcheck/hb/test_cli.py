@@ -51,7 +51,7 @@ def test_finding_as_json(tmp_path, capsys):
 
 @pytest.mark.parametrize("args,message", [
     (["--out", "hb.png"], "the extension chooses the format"),
-    (["--out", "hb.dot", "--finding", "7"], "does not exist"),
+    (["--out", "hb.dot", "--finding", "7"], "is not between 1 and"),
     (["--out", "hb.dot", "--const", "NOPE=1"], "not a module constant"),
 ])
 def test_usage_errors(tmp_path, capsys, monkeypatch, args, message):
@@ -61,7 +61,10 @@ def test_usage_errors(tmp_path, capsys, monkeypatch, args, message):
     assert message in err and "Traceback" not in err
 
 
-def test_svg_of_a_phase_b_deadlock_draws_the_witness(tmp_path, capsys):
+def test_svg_of_a_phase_b_deadlock_draws_the_witness(tmp_path, capsys, monkeypatch):
+    """The hand-laid timeline (what `graph` writes without Graphviz)."""
+    from modelcheck.report import layout
+    monkeypatch.setattr(layout, "dot_available", lambda: False)
     out = tmp_path / "hb.svg"
     kernel = str(KERNELS / "named_barrier_rendezvous.py")
     assert main(["graph", kernel, "--out", str(out), "--finding", "1", "--checker", "sync"]) == 0
@@ -71,7 +74,18 @@ def test_svg_of_a_phase_b_deadlock_draws_the_witness(tmp_path, capsys):
     assert "<title>witness schedule of named_barrier_rendezvous</title>" in svg
 
 
+def test_svg_with_graphviz_draws_the_witness(tmp_path, capsys):
+    from modelcheck.report import layout
+    if not layout.dot_available():
+        pytest.skip("Graphviz dot is not installed")
+    out = tmp_path / "hb.svg"
+    kernel = str(KERNELS / "named_barrier_rendezvous.py")
+    assert main(["graph", kernel, "--out", str(out), "--finding", "1", "--checker", "sync"]) == 0
+    svg = out.read_text()
+    assert svg.count('class="node"') == 6 and "witness schedule of named_barrier_rendezvous" in svg
+
+
 def test_missing_tensor_map_is_a_usage_error(tmp_path, capsys):
     assert main(["graph", str(KERNELS / "tma_copy_128b.py"), "--out", str(tmp_path / "hb.dot")]) == EXIT_USAGE
     err = capsys.readouterr().err
-    assert "no value for tmap" in err and "--inputs FILE.npz" in err and not (tmp_path / "hb.dot").exists()
+    assert "no value for tmap" in err and "--inputs BUILDER.py:FUNCTION" in err and not (tmp_path / "hb.dot").exists()
