@@ -70,7 +70,8 @@ def prove(kernel, symbolic, ranges: dict | None = None, inputs=None, *, max_seco
     module constants in `ranges` (name -> (lo, hi or None); default 1..).  Returns a ProofReport:
     proved, refuted (with the smallest failing sizes, confirmed on NumSim), or incomplete (with why)."""
     from .prover import prove as _prove      # imported on first use: loading z3 takes a noticeable time
-    return _prove(as_func(kernel), symbolic, ranges, inputs, max_seconds=max_seconds)
+    from .report.proof import ProofReport
+    return ProofReport(_prove(as_func(kernel), symbolic, ranges, inputs, max_seconds=max_seconds))
 
 
 def replay(kernel, inputs=None, finding_or_witness=None, *, max_polls: int = 1_000_000,
@@ -80,9 +81,10 @@ def replay(kernel, inputs=None, finding_or_witness=None, *, max_polls: int = 1_0
     output elements that differ, the reads that observed another write (from which iteration), the blocked
     warps if the forced schedule deadlocks.  `finding_or_witness`: a Synccheck/Racecheck Finding (or its
     to_dict()), or an explorer witness (list of transitions); `inputs`: the ones the finding came from."""
-    return _import("modelcheck.replay").replay(as_func(kernel), inputs, finding_or_witness, max_polls=max_polls,
-                              max_loop_iterations=max_loop_iterations, max_steps=max_steps,
-                              max_seconds=max_seconds, max_memory_mb=max_memory_mb, target=target)
+    from .report.replay import ReplayReport
+    return ReplayReport(_import("modelcheck.replay").replay(
+        as_func(kernel), inputs, finding_or_witness, max_polls=max_polls, max_loop_iterations=max_loop_iterations,
+        max_steps=max_steps, max_seconds=max_seconds, max_memory_mb=max_memory_mb, target=target))
 
 
 def batch(plan, executor=None, *, jobs: int | None = None, results=None, output=None, progress: bool = False,
@@ -98,8 +100,9 @@ def batch(plan, executor=None, *, jobs: int | None = None, results=None, output=
 
 def __getattr__(name):
     if name == "ReplayReport":
-        return _import("modelcheck.replay").ReplayReport
+        from .report.replay import ReplayReport
+        return ReplayReport
     if name == "ProofReport":
-        from .prover.report import ProofReport
+        from .report.proof import ProofReport
         return ProofReport
     raise AttributeError(f"module 'modelcheck' has no attribute {name!r}")

@@ -20,15 +20,17 @@ from ir.errors import UsageError, shorten
 from . import numsim
 from .common import findings as F
 from .common.files import check_output, write_output
+from .common.verdict import Verdict
 from .kernel import load
 from .portfolio import cli as _batch_cli
+from .report.summary import format_summary
 from .summary import summarize
 
 EXIT_USAGE = 64
 EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141
-EXIT_FOR_VERDICT = {"clean": 0, "review": 0, "error": 1, "incomplete": 2}
+EXIT_FOR_VERDICT = {v.value: v.exit_code() for v in Verdict}
 
 # Subcommands whose machinery lands with later issues; each says which.
 _PENDING = {
@@ -190,11 +192,7 @@ def _check(args) -> int:
         for r in reports[1:]:
             sarif["runs"].extend(r.to_sarif()["runs"])
         write_output(args.sarif, json.dumps(sarif, indent=2), _protected(args))
-    order = ["clean", "review", "incomplete", "error"]
-    verdict = max((r.verdict for r in reports), key=order.index)
-    if verdict == "review" and args.strict:
-        return 3
-    return EXIT_FOR_VERDICT[verdict]
+    return Verdict.worst(r.verdict for r in reports).exit_code(args.strict)
 
 
 def _states(args) -> int:
@@ -216,7 +214,7 @@ def _states(args) -> int:
               f"({a.stats.get('termination', 'not run')}, verdict {verdict}):", file=sys.stderr)
         for f in a.findings:
             print(f"  {f.status} {f.kind}: {f.message}", file=sys.stderr)
-        return EXIT_FOR_VERDICT["error" if verdict == "clean" else verdict]
+        return (Verdict.ERROR if verdict is Verdict.CLEAN else verdict).exit_code()
     programs = a.programs
     rows = reductions.measure(programs, configs, max_states=args.max_states, max_seconds=args.max_seconds)
     if args.json:
@@ -300,6 +298,7 @@ def _prove(args) -> int:
     import json
 
     from .prover import prove
+    from .report.proof import ProofReport
     ranges = _symbolic(args.symbolic)
     kernel = load(args.kernel, **_consts(args.const))
     names = {c.name for c in kernel.func.constants}
@@ -307,12 +306,12 @@ def _prove(args) -> int:
     if unknown:
         raise UsageError(f"--symbolic {', '.join(unknown)}: not a module constant of {kernel.name} "
                          f"(constants: {', '.join(sorted(names)) or 'none'})")
-    report = prove(kernel.func, symbolic=list(ranges), ranges=ranges, max_seconds=args.max_seconds)
+    report = ProofReport(prove(kernel.func, symbolic=list(ranges), ranges=ranges, max_seconds=args.max_seconds))
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, default=str))
     else:
         report.print()
-    return {"proved": 0, "refuted": 1, "incomplete": 2}[report.verdict]
+    return report.verdict.verdict.exit_code()
 
 
 def _graph(args) -> int:
@@ -357,7 +356,7 @@ def _graph(args) -> int:
     if partial:     # the run stopped early (a budget, an unsupported operation): the graph is partial
         print(f"modelcheck graph: the run was incomplete, so the graph covers only what ran:", file=sys.stderr)
         for d in graph.result.diagnostics:
-            if d.status == "incomplete":
+            if d.status == Verdict.INCOMPLETE:
                 print(f"  {d}", file=sys.stderr)
         return EXIT_FOR_VERDICT["incomplete"]
     return 0
@@ -375,17 +374,18 @@ class _Combined:
 def _replay(args) -> int:
     """Synccheck then Racecheck, pick finding N (1-based, in that combined order) or by id, replay it."""
     from .replay import PlanError, replay
+    from .report.replay import ReplayReport
     kernel, inputs = _kernel_and_inputs(args)
     limits = _limits(args)
     finding = _pick(_Combined(_reports("check", kernel.func, inputs, limits)).findings, args.finding, kernel.name)
     if finding is None:
         return EXIT_USAGE
-    if finding.status == "incomplete" or finding.kind == "unsupported_operation_not_reached":
+    if finding.status is Verdict.INCOMPLETE or finding.kind == "unsupported_operation_not_reached":
         print(f"modelcheck replay: finding {args.finding} ({finding.kind}) says what the analysis did not cover, "
               f"not what went wrong; there is no schedule to replay:\n  {finding.message}", file=sys.stderr)
         return EXIT_FOR_VERDICT["incomplete"]
     try:
-        report = replay(kernel.func, inputs, finding, **limits)
+        report = ReplayReport(replay(kernel.func, inputs, finding, **limits))
     except PlanError as err:
         print(f"modelcheck replay: {err}", file=sys.stderr)
         return EXIT_FOR_VERDICT["incomplete"]
@@ -533,7 +533,7 @@ def _parse(args) -> int:
     kernel = load(args.kernel, **_consts(args.const))
     if not args.summary_only:
         print(kernel.script())
-    print(summarize(kernel.func).format())
+    print(format_summary(summarize(kernel.func)))
     return 0
 
 

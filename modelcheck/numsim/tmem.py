@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .descriptors import TMEM_COLUMNS, TMEM_LANES
+from ..common.verdict import Verdict
 from .errors import Diagnostic
 
 TMEM_ALLOC_ID_BASE = 1 << 24     # TMEM allocation ids are disjoint from global/shared ids
@@ -162,7 +163,7 @@ def live_at_exit(ctas, sites) -> list[Diagnostic]:
         for a in rt.tmem.live:
             s = sites[a.site]
             out.append(Diagnostic(
-                "tcgen_live_allocations_at_exit", "error",
+                "tcgen_live_allocations_at_exit", Verdict.ERROR,
                 f"TMEM {a.describe()} allocated by warp {a.warp} (CTA {rt.index}) are still allocated when the "
                 f"kernel exits; every allocation must be freed with tcgen05.dealloc before exit",
                 s.span, {"cta": rt.index, "warp": a.warp, "site": a.site, "columns": [a.col0, a.col0 + a.ncols],

@@ -20,6 +20,7 @@ from .. import numsim
 from ..common import findings as F
 from ..common.async_effects import UnobservedEffects
 from ..common.phase_a import Causality, StrictProtocol
+from ..common.verdict import Verdict, verdict_of
 from ..common.results import digest_inputs, engine_findings, limit_finding, resolve_inputs
 from .analysis import Analysis
 
@@ -41,12 +42,8 @@ class RaceResult:
     sites: tuple = ()
 
     @property
-    def verdict(self) -> str:
-        statuses = {f.status for f in self.findings}
-        for v in ("error", "incomplete", "review"):
-            if v in statuses:
-                return v
-        return "clean"
+    def verdict(self) -> Verdict:
+        return verdict_of(self.findings)
 
 
 def check(func, inputs=None, **limits) -> RaceResult:

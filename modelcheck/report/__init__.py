@@ -6,11 +6,11 @@
 from __future__ import annotations
 
 from ..common import findings as F
+from ..common.verdict import STATUSES, Verdict, verdict_of
 from .sarif import to_sarif
 from .text import SourceCache, findings_block
 
 SCHEMA_VERSION = 1
-_PRIORITY = {"error": 0, "incomplete": 1, "review": 2}
 
 
 class CheckFailed(RuntimeError):
@@ -28,15 +28,11 @@ class Report:
         self.scalars = dict(scalars or {})
 
     @property
-    def verdict(self) -> str:
-        statuses = {f.status for f in self.findings}
-        for v in ("error", "incomplete", "review"):
-            if v in statuses:
-                return v
-        return "clean"
+    def verdict(self) -> Verdict:
+        return verdict_of(self.findings)
 
     def counts(self) -> dict:
-        return {s: sum(1 for f in self.findings if f.status == s) for s in ("error", "incomplete", "review")}
+        return {s.value: sum(1 for f in self.findings if f.status == s) for s in STATUSES}
 
     def summary(self) -> str:
         return f"{self.checker} {self.verdict.upper()} ({len(self.findings)} findings)"
@@ -86,7 +82,7 @@ class Report:
         return to_sarif(self)
 
     def require_clean(self) -> None:
-        if self.verdict != "clean":
+        if self.verdict is not Verdict.CLEAN:
             c = self.counts()
             raise CheckFailed(f"{self.checker} {self.verdict} (error={c['error']}, incomplete={c['incomplete']}, "
                               f"review={c['review']})\n{self.format()}")

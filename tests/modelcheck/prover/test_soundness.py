@@ -7,7 +7,7 @@ import pytest
 
 import modelcheck
 from modelcheck import numsim
-from modelcheck.prover import prove
+from modelcheck import prove   # the ProofReport: result and its renderings
 from tests.manifest import KERNELS, load_manifest, manifest_overrides
 from tests.mutation import SYNC_KINDS, mutants
 
