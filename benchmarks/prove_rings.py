@@ -1,4 +1,4 @@
-"""Prover time per ring family (target: <= 2 s each, issue #7 / DESIGN §12).
+"""Prover time per ring family (target: <= 2 s each, issue #7 / docs/architecture.md#performance).
 
 Proves the two clean ring kernels (PipelineState cursors, closed-form parities) for
 every STAGES in 1..6 with ROUNDS symbolic, and refutes the five buggy variants of the

@@ -66,7 +66,7 @@ def racecheck(kernel, inputs=None, *, max_polls: int = 1_000_000, max_loop_itera
 
 
 def prove(kernel, symbolic, ranges: dict | None = None, inputs=None, *, max_seconds: float = 60.0):
-    """Prove each mbarrier family's ring protocol (P1-P4, DESIGN §8) for every value of the `symbolic`
+    """Prove each mbarrier family's ring protocol (P1-P4, docs/architecture.md#prover) for every value of the `symbolic`
     module constants in `ranges` (name -> (lo, hi or None); default 1..).  Returns a ProofReport:
     proved, refuted (with the smallest failing sizes, confirmed on NumSim), or incomplete (with why)."""
     from .prover import prove as _prove      # imported on first use: loading z3 takes a noticeable time
@@ -77,7 +77,7 @@ def prove(kernel, symbolic, ranges: dict | None = None, inputs=None, *, max_seco
 def replay(kernel, inputs=None, finding_or_witness=None, *, max_polls: int = 1_000_000,
            max_loop_iterations: int = 1_000_000, max_steps: int = 50_000_000, max_seconds: float = 60.0,
            max_memory_mb: float = 2048, target: str | None = None):
-    """Run a finding's schedule on NumSim next to the default schedule (DESIGN §9): a ReplayReport with the
+    """Run a finding's schedule on NumSim next to the default schedule (docs/architecture.md#happens-before-graph-and-replay): a ReplayReport with the
     output elements that differ, the reads that observed another write (from which iteration), the blocked
     warps if the forced schedule deadlocks.  `finding_or_witness`: a Synccheck/Racecheck Finding (or its
     to_dict()), or an explorer witness (list of transitions); `inputs`: the ones the finding came from."""

@@ -1,4 +1,4 @@
-"""Findings: frozen records, one registry of kinds, stable ids (DESIGN §10.1-10.2).
+"""Findings: frozen records, one registry of kinds, stable ids (docs/architecture.md#reports).
 
 A finding's id is `<checker>:<kind>:<16 hex of sha256>` over its details with every
 source-location field removed, so ids survive reruns and file moves.  Details carry

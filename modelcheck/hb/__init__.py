@@ -1,4 +1,4 @@
-"""The happens-before graph of one run (DESIGN §9): build, query, explain, export.
+"""The happens-before graph of one run (docs/architecture.md#happens-before-graph-and-replay): build, query, explain, export.
 
 Entry points: `build(kernel, inputs=None, **limits)` runs NumSim once and returns a
 `HappensBefore` (its `.graph` is a networkx DiGraph); `from_trace(trace, run)` does

@@ -205,7 +205,7 @@ class Engine:
             eng.finish_accesses()       # the run stopped early: the records it made still go to the observers
         sites = tuple(program.sites) if program is not None else ()
         if termination == "completed":
-            live = live_at_exit(ctas, program.sites)     # TMEM allocations never freed (DESIGN §6)
+            live = live_at_exit(ctas, program.sites)     # TMEM allocations never freed (docs/semantics.md#tcgen05-and-tmem)
             if live:
                 termination = "error"
                 diagnostics.extend(live)

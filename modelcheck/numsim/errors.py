@@ -15,7 +15,7 @@ from ..common.verdict import Verdict
 
 
 class UnsupportedTIRxError(TIRxError):
-    """The kernel uses an operation outside the modeled set (DESIGN §3.3)."""
+    """The kernel uses an operation outside the modeled set (docs/semantics.md#modeled-operations)."""
 
     def __init__(self, name: str, span: Span | None, why: str = ""):
         self.name = name

@@ -1,4 +1,4 @@
-"""The prover: mbarrier ring protocols for every value of the symbolic sizes (DESIGN §8).
+"""The prover: mbarrier ring protocols for every value of the symbolic sizes (docs/architecture.md#prover).
 
 `prove(func, symbolic=["N"], ranges={"N": (1, None)})` runs four stages:
 

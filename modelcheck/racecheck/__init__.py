@@ -116,7 +116,7 @@ def _operation(sites, rec, info: dict, lane: int) -> dict:
 
 def _is_review(race) -> bool:
     """An unwaited tcgen05.ld, then a conflicting tcgen05 write by the same warp: a register dependency the checker
-    cannot see may already order them (DESIGN §6), so this is a review, not an error.  A dealloc has no such
+    cannot see may already order them (docs/semantics.md#tcgen05-and-tmem), so this is a review, not an error.  A dealloc has no such
     dependency."""
     prior, cur = race.prior_rec, race.current_rec
     if prior.actor < 0 or prior.space != "tmem" or cur.warp != prior.warp or race.current_kind == "read":

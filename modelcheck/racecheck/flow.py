@@ -1,4 +1,4 @@
-"""How happens-before knowledge flows through a run, event by event (DESIGN §6), for Racecheck.
+"""How happens-before knowledge flows through a run, event by event (docs/semantics.md#happens-before-the-memory-model-racecheck-uses), for Racecheck.
 
 `Flow` holds each warp's knowledge (`clocks.WarpState`), what barrier generations carry
 (mbarrier arrive -> generation -> wait, per lane; relaxed waits take only async

@@ -1,4 +1,4 @@
-"""Counterexample replay: run a finding's schedule on NumSim and show what goes wrong (DESIGN §9).
+"""Counterexample replay: run a finding's schedule on NumSim and show what goes wrong (docs/architecture.md#happens-before-graph-and-replay).
 
 Entry point: `replay(func, inputs, finding_or_witness)` -> `ReplayResult`.  It runs the kernel
 twice on the same inputs: under NumSim's default schedule, and under the forced schedule the

@@ -1,4 +1,4 @@
-"""Reports: the one layer that renders findings as text, JSON and SARIF (DESIGN §10).
+"""Reports: the one layer that renders findings as text, JSON and SARIF (docs/architecture.md#reports).
 
 `SyncCheckReport` and `RaceReport` share the interface: `verdict`, `findings`,
 `print()`, `format()`, `to_dict()`, `to_sarif()`, `require_clean()`, `stats`.
@@ -57,7 +57,7 @@ class Report:
         print(self.format(), end="")
 
     def to_dict(self) -> dict:
-        """DESIGN §10.4: exactly schema_version, checker, verdict, summary, findings, stats, input.
+        """docs/architecture.md#reports: exactly schema_version, checker, verdict, summary, findings, stats, input.
 
         stats always has wall_time_s, accesses, verifier_states and verifier_transitions (0 when
         phase B did not run), plus the kernel's name, path and module constants."""

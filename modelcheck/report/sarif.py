@@ -1,5 +1,5 @@
 """SARIF 2.1.0: one rule per finding kind; results with physical locations and related
-locations for the other operations involved (DESIGN §10.4)."""
+locations for the other operations involved (docs/architecture.md#reports)."""
 from __future__ import annotations
 
 from ..common import findings as F

@@ -1,4 +1,4 @@
-"""Rendering findings as text (DESIGN §10.3): findings block, evidence lines with
+"""Rendering findings as text (docs/architecture.md#reports): findings block, evidence lines with
 source excerpts (at most 5 lines, right-aligned numbers, a caret line), hints."""
 from __future__ import annotations
 
@@ -136,7 +136,7 @@ def finding_lines(finding, sources: SourceCache) -> list[str]:
 
 
 def _awaits(text: str) -> str:
-    """'await mbarrier.try_wait on full[0]; phase 0' -> 'mbarrier.try_wait; phase 0' (DESIGN §10.3: the
+    """'await mbarrier.try_wait on full[0]; phase 0' -> 'mbarrier.try_wait; phase 0' (docs/architecture.md#reports: the
     awaited op, then '; '-separated particulars; the Source line below names the barrier)."""
     head, sep, tail = text.removeprefix("await ").partition("; ")
     return head.split(" on ", 1)[0] + sep + tail

@@ -1,4 +1,4 @@
-"""Finding ids (DESIGN §10.1): `<checker>:<kind>:<16 hex>` over the details without source
+"""Finding ids (docs/architecture.md#reports): `<checker>:<kind>:<16 hex>` over the details without source
 locations -- the same across runs and file moves, different for different bugs."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Incomplete verdicts (DESIGN §7): a missing binding, an unsupported operation or an exhausted
+"""Incomplete verdicts (docs/architecture.md#verdicts-and-exit-codes): a missing binding, an unsupported operation or an exhausted
 limit gives `incomplete` with its reason -- never `clean`, whatever else the run showed."""
 from __future__ import annotations
 

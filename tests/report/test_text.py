@@ -1,4 +1,4 @@
-"""The text report of DESIGN §10.3 (mirroring checker-semantics §1.3): header, findings
+"""The text report of docs/architecture.md#reports (mirroring checker-semantics §1.3): header, findings
 block, evidence lines with source excerpts, deadlock headlines and Blocked-warps groups."""
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Thread indices, math intrinsics, clock, sleep, printf, setmaxnreg, griddepcontrol.
 
 `clock64` is deterministic (the run's event counter); `nano_sleep` yields like a
-poll; `setmaxnreg` needs the whole warp and is otherwise not accounted (DESIGN §3.3:
+poll; `setmaxnreg` needs the whole warp and is otherwise not accounted (docs/semantics.md#modeled-operations:
 register budgets are v2); `griddepcontrol.wait` is assumed satisfied.
 """
 from __future__ import annotations

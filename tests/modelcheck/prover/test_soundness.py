@@ -1,5 +1,5 @@
 """Every mutant of a sync line is judged as Synccheck judges it at the small sizes: proved only when Synccheck
-finds no sync error at any of them, refuted at exactly the smallest size where it finds one (DESIGN §11: mutating a
+finds no sync error at any of them, refuted at exactly the smallest size where it finds one (docs/architecture.md#kernels-and-tests: mutating a
 clean kernel is detected).  benchmarks/prove_mutations.py runs the same over the realistic kernels."""
 from __future__ import annotations
 
