@@ -81,7 +81,8 @@ class ModuleScan:
             return False
         target = node.targets[0]
         if len(value.args) != 1 or not isinstance(value.args[0], sx.Str) or value.kwargs:
-            raise self.error("TypeVar takes the dimension's name", value, expected=f'{target.id} = TypeVar("{target.id}")')
+            raise self.error("TypeVar takes the dimension's name", value,
+                             expected=f'{target.id} = TypeVar("{target.id}")')
         self.dim(target.id, target)
         return True
 
@@ -154,7 +155,8 @@ class ModuleScan:
                 raise self.error("statement outside the function", node,
                                  hint="module level assignments must be `NAME = <integer expression>`")
             target, value = node.target, node.value
-        if isinstance(value, sx.Call) and not (isinstance(value.func, sx.Name) and value.func.id in ("min", "max", "abs")):
+        if isinstance(value, sx.Call) and \
+                not (isinstance(value.func, sx.Name) and value.func.id in ("min", "max", "abs")):
             # `x = foo()`, `bar = T.alloc_tensor(...)`: kernel code written at module level
             raise self.error("statement outside the function", node,
                              hint="the module level holds imports, integer constants (`NAME = <integer expression>`,"

@@ -77,9 +77,10 @@ def prove(kernel, symbolic, ranges: dict | None = None, inputs=None, *, max_seco
 def replay(kernel, inputs=None, finding_or_witness=None, *, max_polls: int = 1_000_000,
            max_loop_iterations: int = 1_000_000, max_steps: int = 50_000_000, max_seconds: float = 60.0,
            max_memory_mb: float = 2048, target: str | None = None):
-    """Run a finding's schedule on NumSim next to the default schedule (docs/architecture.md#happens-before-graph-and-replay): a ReplayReport with the
-    output elements that differ, the reads that observed another write (from which iteration), the blocked
-    warps if the forced schedule deadlocks.  `finding_or_witness`: a Synccheck/Racecheck Finding (or its
+    """Run a finding's schedule on NumSim next to the default schedule
+    (docs/architecture.md#happens-before-graph-and-replay): a ReplayReport with the output elements that differ,
+    the reads that observed another write (from which iteration), the blocked warps if the forced schedule
+    deadlocks.  `finding_or_witness`: a Synccheck/Racecheck Finding (or its
     to_dict()), or an explorer witness (list of transitions); `inputs`: the ones the finding came from."""
     from .report.replay import ReplayReport
     return ReplayReport(_import("modelcheck.replay").replay(

@@ -354,7 +354,7 @@ def _graph(args) -> int:
     if explanation is not None:
         print(json.dumps(explanation.to_dict(), indent=2) if args.json else explanation.format(), end="")
     if partial:     # the run stopped early (a budget, an unsupported operation): the graph is partial
-        print(f"modelcheck graph: the run was incomplete, so the graph covers only what ran:", file=sys.stderr)
+        print("modelcheck graph: the run was incomplete, so the graph covers only what ran:", file=sys.stderr)
         for d in graph.result.diagnostics:
             if d.status == Verdict.INCOMPLETE:
                 print(f"  {d}", file=sys.stderr)

@@ -72,5 +72,7 @@ def summarize(func: ir.PrimFunc) -> Summary:
         elif isinstance(node, (ir.Load, ir.Store)) and node.buffer in all_buffers:
             if all_buffers[node.buffer].scope != "local":
                 ops["memory"]["element " + ("load" if isinstance(node, ir.Load) else "store")] += 1
-    return Summary(func, tuple(static_value(e, consts) for e in launch.grid), tuple(static_value(e, consts) for e in launch.block),
-                   tuple(static_value(e, consts) for e in launch.cluster), dict(buffers), dict(ops), unsupported)
+    def dims(exprs) -> tuple:
+        return tuple(static_value(e, consts) for e in exprs)
+    return Summary(func, dims(launch.grid), dims(launch.block), dims(launch.cluster), dict(buffers), dict(ops),
+                   unsupported)

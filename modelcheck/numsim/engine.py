@@ -205,7 +205,8 @@ class Engine:
             eng.finish_accesses()       # the run stopped early: the records it made still go to the observers
         sites = tuple(program.sites) if program is not None else ()
         if termination == "completed":
-            live = live_at_exit(ctas, program.sites)     # TMEM allocations never freed (docs/semantics.md#tcgen05-and-tmem)
+            # TMEM allocations never freed (docs/semantics.md#tcgen05-and-tmem)
+            live = live_at_exit(ctas, program.sites)
             if live:
                 termination = "error"
                 diagnostics.extend(live)

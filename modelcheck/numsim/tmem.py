@@ -1,4 +1,5 @@
-"""Tensor Memory of one CTA: 128 lanes x 512 columns of 32-bit cells, and its allocations (docs/semantics.md#tcgen05-and-tmem).
+"""Tensor Memory of one CTA: 128 lanes x 512 columns of 32-bit cells, and its allocations
+(docs/semantics.md#tcgen05-and-tmem).
 
 Allocation (`tcgen05.alloc`) is first-fit over 32-column granules; an allocation owns
 all 128 lanes of its columns.  The address written back is `column` (lane field 0).

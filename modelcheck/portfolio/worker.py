@@ -89,8 +89,8 @@ def execute(task) -> tuple[dict, dict]:
     try:
         return _execute(task)
     except _Incomplete as inc:
-        return ({"verdict": Verdict.INCOMPLETE, "checker_verdict": Verdict.INCOMPLETE, "reason": inc.reason, "findings": [],
-                 "stats": {}}, {"text": inc.text or inc.reason + "\n", "sarif_runs": []})
+        return ({"verdict": Verdict.INCOMPLETE, "checker_verdict": Verdict.INCOMPLETE, "reason": inc.reason,
+                 "findings": [], "stats": {}}, {"text": inc.text or inc.reason + "\n", "sarif_runs": []})
 
 
 def _execute(task) -> tuple[dict, dict]:

@@ -53,7 +53,8 @@ def prove(func, symbolic, ranges: dict | None = None, inputs=None, *, max_second
     report = ProofResult(func.name, symbolic, {n: ranges.get(n, (1, None)) for n in symbolic})
     unknown = [n for n in symbolic if n not in consts]
     if unknown:
-        report.incomplete(f"{', '.join(unknown)} {'is not a module constant' if len(unknown) == 1 else 'are not module constants'} "
+        what = "is not a module constant" if len(unknown) == 1 else "are not module constants"
+        report.incomplete(f"{', '.join(unknown)} {what} "
                           f"of {func.name} (module constants: {', '.join(sorted(consts)) or 'none'})")
         return report.finish(t0, c0)
     unmodeled = unmodeled_operations(func)

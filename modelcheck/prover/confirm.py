@@ -52,7 +52,8 @@ class Sweep:
                 result = synccheck(small, inputs)
                 errors = [f for f in result.findings if f.status is Verdict.ERROR]
                 if not errors and result.verdict is Verdict.INCOMPLETE:
-                    why = "; ".join(f.message for f in result.findings if f.status is Verdict.INCOMPLETE) or "incomplete"
+                    why = "; ".join(f.message for f in result.findings
+                                    if f.status is Verdict.INCOMPLETE) or "incomplete"
                     raise RuntimeError(f"Synccheck could not check {fmt_sizes(sizes)}: {why}")
                 self.results[key] = errors
             except Exception as err:      # noqa: BLE001 - a size that cannot be specialized is reported as such

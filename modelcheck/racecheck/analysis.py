@@ -5,7 +5,7 @@ chunk at a time, with the sync events delivered since the previous one, it
 
 1. finds the chunk's candidate pairs against the shadow carried from earlier chunks
    (`pairs.Shadow`: last write / reads since, per granule, vectorized);
-2. applies the events in seq order (`flow.Flow`: docs/semantics.md#happens-before-the-memory-model-racecheck-uses), and at each access that moves
+2. applies the events in seq order (`flow.Flow`: docs/semantics.md#happens-before), and at each access that moves
    knowledge (a strong read or write, a fence.sc participant) stops to handle it;
    every other access of a warp only needs what its warp knew then, which cannot change
    before the warp's next event, so they are handled in one vectorized step per warp at
@@ -389,7 +389,7 @@ class Analysis(Observer):
         for d, name in DOMAIN_NAMES.items():
             sel = (c.cross_any[recs] & (dom == d))[run]
             if sel.any():
-                b_table, where = take(lambda op: flow.fork[op][1][name], sel)
+                b_table, where = take(lambda op, name=name: flow.fork[op][1][name], sel)
                 c.known_bridged[q[sel]] = b_table[where, cols[sel]]
         sel = c.async_prior_any[recs][run]
         if sel.any():

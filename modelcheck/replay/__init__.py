@@ -1,4 +1,5 @@
-"""Counterexample replay: run a finding's schedule on NumSim and show what goes wrong (docs/architecture.md#happens-before-graph-and-replay).
+"""Counterexample replay: run a finding's schedule on NumSim and show what goes wrong
+(docs/architecture.md#happens-before-graph-and-replay).
 
 Entry point: `replay(func, inputs, finding_or_witness)` -> `ReplayResult`.  It runs the kernel
 twice on the same inputs: under NumSim's default schedule, and under the forced schedule the

@@ -147,7 +147,8 @@ def _step_text(step: dict) -> str:
         return f"async {step.get('completion')} completion lands on {step.get('barrier')} ({step.get('amount')})"
     iters = step.get("iters") or []
     it = f", loop iteration {'/'.join(map(str, iters))}" if iters else ""
-    return f"warp {step.get('warp')}: {step.get('command')} on {step.get('barrier')} (source op #{step.get('site')}{it})"
+    return (f"warp {step.get('warp')}: {step.get('command')} on {step.get('barrier')} "
+            f"(source op #{step.get('site')}{it})")
 
 
 def findings_block(findings, sources: SourceCache) -> list[str]:

@@ -113,7 +113,8 @@ def smem_footprint(w, addrs: np.ndarray, esz: int, span, what: str):
 
 
 def whole_warp(w, what: str, span) -> None:
-    """alloc/dealloc/relinquish need all 32 threads of one warp (a TMEM lifecycle rule, docs/semantics.md#tcgen05-and-tmem)."""
+    """alloc/dealloc/relinquish need all 32 threads of one warp (a TMEM lifecycle rule,
+    docs/semantics.md#tcgen05-and-tmem)."""
     if w.nthreads == 32 and (w.mask is None or w.mask.all()):
         return
     missing = [int(k) for k in np.flatnonzero(~w.active())]
