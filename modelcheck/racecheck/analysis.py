@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import time
 from bisect import bisect_left
+from typing import Any
 
 import numpy as np
 
@@ -48,6 +49,21 @@ class _Chunk:
 
     __slots__ = ("units", "pairs", "nlive", "strong", "pcol", "known", "known_bridged", "known_issuer", "cross_any",
                  "async_prior_any", "tc_prior_any", "prior_tc", "wu", "wcur")
+
+    units: Units
+    pairs: Any              # pairs.Pairs of this chunk
+    nlive: int
+    strong: np.ndarray
+    pcol: np.ndarray
+    known: np.ndarray
+    known_bridged: np.ndarray
+    known_issuer: np.ndarray
+    cross_any: np.ndarray
+    async_prior_any: np.ndarray
+    tc_prior_any: np.ndarray
+    prior_tc: np.ndarray
+    wu: dict
+    wcur: dict
 
 
 class _EmptyChunk:
