@@ -17,7 +17,7 @@ from modelcheck.common.results import resolve_inputs
 from modelcheck.explorer import Command, Programs
 from modelcheck.explorer.search import Model, ProtocolViolation
 
-RING = Path(__file__).resolve().parent.parent / "fixtures" / "explorer" / "ring.py"
+RING = Path(__file__).resolve().parents[2] / "fixtures" / "explorer" / "ring.py"
 FAILURES = ("deadlock", "protocol_error", "nonconfluent")
 
 

@@ -10,7 +10,7 @@ import modelcheck
 from modelcheck.common import findings as F
 from tests.manifest import KERNELS
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 REPORT = FIXTURES / "report"
 RING = FIXTURES / "explorer" / "ring.py"
 PHASE_B_DEADLOCK = {"STAGES": 3, "ROUNDS": 2, "EMPTY_COUNT": 2, "PRODUCER_START": 0, "CONSUMER_START": 1,

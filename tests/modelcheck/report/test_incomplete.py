@@ -9,7 +9,7 @@ import pytest
 
 import modelcheck
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 REPORT = FIXTURES / "report"
 POLL = FIXTURES / "numsim" / "try_wait_poll.py"
 

@@ -12,7 +12,7 @@ from modelcheck.common import findings as F
 from modelcheck.report.text import SourceCache, findings_block, ranges
 from tests.manifest import KERNELS
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 REPORT = FIXTURES / "report"
 RING = FIXTURES / "explorer" / "ring.py"
 BUGGY = KERNELS / "producer_overtaking.py"
