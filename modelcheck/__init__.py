@@ -30,7 +30,18 @@ _sys.modules[__name__].__class__ = _Facade
 from .kernel import Kernel, as_func, load, parse  # noqa: E402  (after the facade guard)
 from .report import CheckFailed, RaceReport, SyncCheckReport  # noqa: E402
 
-__version__ = "0.1.0"
+
+def _version() -> str:
+    """The installed distribution's version (setup.cfg is the one place it is written); a source checkout
+    that was never installed says so instead of guessing."""
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("modelcheck")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+__version__ = _version()
 
 __all__ = ["Kernel", "ParseError", "PrimFunc", "as_func", "load", "parse", "synccheck", "racecheck", "prove",
            "replay", "batch", "CheckFailed", "SyncCheckReport", "RaceReport", "ProofReport", "ReplayReport",
