@@ -77,7 +77,7 @@ def fit(rows: list[dict]) -> dict:
 def prove_row(path: Path, inputs_for_tma: bool, max_seconds: float) -> dict:
     """One `prove --symbolic NC` call: verdict and the reason it gives, or the internal error it raised."""
     import modelcheck
-    from modelcheck.prover import prove
+    from modelcheck import prove   # the ProofReport: result and its renderings
     if inputs_for_tma:
         kernel, inputs, _ = load(128, 1, path)
     else:
