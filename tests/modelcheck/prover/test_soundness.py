@@ -16,6 +16,7 @@ SIZES = 5
 
 @pytest.mark.parametrize("name,sym", [("ring_pipeline", "ROUNDS"), ("kda_ring_m_o", "NC"), ("kda_ring_dvec", "NC"),
                                       ("gemm_ws", "K_TILES")])
+@pytest.mark.slow
 def test_mutants_are_judged_as_synccheck_judges_them(name, sym, tmp_path):
     entry = load_manifest()["kernels"][name]
     inputs = (lambda c: manifest_overrides(entry, c)) if entry.get("inputs_builder") else None
