@@ -68,7 +68,7 @@ def main(argv=None) -> int:
         print(f"wall time {wall:.3f} s")
         return 0 if result.verdict == "clean" else 1
     if args.mode == "prove":
-        from modelcheck.prover import prove
+        from modelcheck import prove   # the ProofReport: result and its renderings
         report = prove(kernel.func, symbolic=["NC"], inputs=inputs)
         wall = time.perf_counter() - t0
         report.print()

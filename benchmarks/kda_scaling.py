@@ -8,7 +8,7 @@ runs, the NumSim access counts, the verifier's states and transitions (Synccheck
 simulation/analysis split (Racecheck).  Growth is judged on CPU time, because wall time on a
 shared 2-core machine includes other processes: the slope is a least-squares fit of CPU time
 against chunks and the exponent a log-log fit over the sizes with at least 5 chunks (1.0 is
-linear; `linear` means <= 1.10).  Targets (DESIGN §12): <= 5 s wall per checker at T=320 on 2
+linear; `linear` means <= 1.10).  Targets (docs/architecture.md#performance): <= 5 s wall per checker at T=320 on 2
 cores, linear growth.  Unless --no-prove, `modelcheck.prove` with NC symbolic (NC >= 1) is run on
 kernels/kda_fwd.py (with its tensor-map inputs) and on the `dvec` ring family alone
 (kernels/kda_ring_dvec.py), recording verdict, method, reason and time per barrier family (target:
@@ -32,7 +32,7 @@ from benchmarks.check_kda import load  # noqa: E402
 
 KERNEL = ROOT / "kernels" / "kda_fwd.py"
 TARGET_S_AT_320 = 5.0
-PROVE_TARGET_S = 2.0      # CPU seconds per barrier family (DESIGN §12)
+PROVE_TARGET_S = 2.0      # CPU seconds per barrier family (docs/architecture.md#performance)
 
 
 def measure(checker: str, seq_len: int, heads: int, repeat: int) -> dict:
@@ -77,7 +77,7 @@ def fit(rows: list[dict]) -> dict:
 def prove_row(path: Path, inputs_for_tma: bool, max_seconds: float) -> dict:
     """One `prove --symbolic NC` call: verdict and the reason it gives, or the internal error it raised."""
     import modelcheck
-    from modelcheck.prover import prove
+    from modelcheck import prove   # the ProofReport: result and its renderings
     if inputs_for_tma:
         kernel, inputs, _ = load(128, 1, path)
     else:

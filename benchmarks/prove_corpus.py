@@ -36,7 +36,7 @@ EXTRA_BUDGET_S = 300.0
 
 def run(name: str, entry: dict, expect: dict, repeat: int, budget: float = 60.0) -> dict:
     import modelcheck
-    from modelcheck.prover import prove
+    from modelcheck import prove   # the ProofReport: result and its renderings
     kernel = modelcheck.load(KERNELS / entry["file"], **entry["constants"])
     func = kernel.func
     inputs = (lambda consts: manifest_overrides(entry, consts)) if entry.get("inputs_builder") else None

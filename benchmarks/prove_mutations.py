@@ -37,7 +37,7 @@ KERNELS_UNDER_TEST = {
 }
 def judge(name: str, mutant: str, entry: dict, sym: str, consts: dict, sizes: int, tmp: Path) -> dict:
     import modelcheck
-    from modelcheck.prover import prove
+    from modelcheck import prove   # the ProofReport: result and its renderings
     path = tmp / f"{entry['file']}"
     path.write_text(mutant)
     try:

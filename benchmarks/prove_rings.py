@@ -1,4 +1,4 @@
-"""Prover time per ring family (target: <= 2 s each, issue #7 / DESIGN §12).
+"""Prover time per ring family (target: <= 2 s each, issue #7 / docs/architecture.md#performance).
 
 Proves the two clean ring kernels (PipelineState cursors, closed-form parities) for
 every STAGES in 1..6 with ROUNDS symbolic, and refutes the five buggy variants of the
@@ -29,7 +29,7 @@ REFUTATIONS = [("producer_overtaking.py", 2), ("ring_producer_phase0.py", 1), ("
 
 def run(kernel: str, stages, repeat: int) -> dict:
     import modelcheck
-    from modelcheck.prover import prove
+    from modelcheck import prove   # the ProofReport: result and its renderings
     consts = {"STAGES": stages} if stages is not None else {}
     func = modelcheck.load(ROOT / "kernels" / kernel, **consts).func
     walls, cpus, report = [], [], None

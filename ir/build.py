@@ -18,11 +18,11 @@ from . import syntax as sx
 from . import typing as ty
 from .build_expr import ExprBuilder
 from .host import HostPrelude, is_device_entry
-from .module import ModuleScan, const_node
-from .errors import ParseError, UsageError
-from .nodes import (Assert, BinOp, Break, Buffer, Cast, Const, ConstRef, Constant, Continue, DeclBuffer, Evaluate,
-                    Expr, For, If, Launch, Let, Load, Param, PrimFunc, Return, Select, Stmt, Store, StrConst, ThreadIndex,
-                    UnaryOp, Var, While, walk)
+from .module import ModuleScan
+from .errors import ParseError
+from .nodes import (Assert, BinOp, Break, Buffer, Cast, Const, ConstRef, Continue, DeclBuffer, Evaluate,
+                    Expr, For, If, Launch, Let, Load, Param, PrimFunc, Return, Select, Stmt, Store, StrConst,
+                    ThreadIndex, UnaryOp, Var, While, walk)
 from .scope import BUFFER, BUILTIN, CONST, LET, NAMESPACE, PARAM, THREAD, Binding, Scope  # noqa: F401
 
 _LAUNCH_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z",
@@ -242,7 +242,8 @@ class _Builder:
         if node.value not in _SCOPES:
             raise self.error(f"unknown storage scope '{node.value}' for '{owner}'", node,
                              expected='"shared", "shared.dyn", "local" or "global"',
-                             hint="TMEM is allocated with tcgen05.alloc, not as a buffer" if node.value == "tmem" else "")
+                             hint="TMEM is allocated with tcgen05.alloc, not as a buffer" if node.value == "tmem"
+                             else "")
         return node.value
 
     def align(self, node) -> int:
@@ -412,7 +413,8 @@ class _Builder:
 
     def s_Continue(self, node) -> list[Stmt]:
         if not self.loop_depth:
-            raise self.error("'continue' outside a loop", node, hint="'continue' is only valid inside a for or while loop")
+            raise self.error("'continue' outside a loop", node,
+                             hint="'continue' is only valid inside a for or while loop")
         return [Continue(span=self.ex.span(node))]
 
     def s_Assert(self, node: sx.Assert) -> list[Stmt]:
@@ -725,7 +727,8 @@ class _Builder:
         if existing is not None and existing.kind not in (NAMESPACE, BUILTIN):
             if existing.kind == LET:
                 raise self.error(f"assignment to T.let '{target.id}'", target,
-                                 hint=f"'{target.id}' is immutable (bound at line {existing.pos.line}); bind a new name")
+                                 hint=f"'{target.id}' is immutable (bound at line {existing.pos.line}); "
+                                      "bind a new name")
             raise self.error(f"'{target.id}' is already defined", target)
         ann = node.annotation
         span = self.ex.span(node)
@@ -736,7 +739,8 @@ class _Builder:
             if len(ann.indices) != 1:
                 raise self.error("T.let takes one dtype", ann, expected="T.let[T.int32]")
             index = ann.indices[0]
-            if isinstance(index, sx.Call) and self.ex.namespace_path(index.func) in (["Ptr"], ["handle"], ["TensorMap"]):
+            if isinstance(index, sx.Call) and \
+                    self.ex.namespace_path(index.func) in (["Ptr"], ["handle"], ["TensorMap"]):
                 # T.let[T.Ptr(T.uint64, "shared")], T.let[T.handle("uint64", "shared")]: an address
                 let_dtype = "handle"
             else:
@@ -811,7 +815,8 @@ class _Builder:
         init = None
         if kind == "alloc_tensor":
             ty_args = kw.pop("ty_args", None) or (args[0] if args else None)
-            if not isinstance(ty_args, sx.ListLit) or len(ty_args.elts) != 1 or not isinstance(ty_args.elts[0], sx.Call):
+            if not isinstance(ty_args, sx.ListLit) or len(ty_args.elts) != 1 or \
+                    not isinstance(ty_args.elts[0], sx.Call):
                 raise self.error("T.alloc_tensor takes ty_args=[T.Tensor(shape, dtype, scope=...)]", call)
             proto = self.tensor_type(ty_args.elts[0], target.id, "global")
             if proto.scope == "global":
@@ -999,7 +1004,8 @@ class _Builder:
             return "layout"
         if len(lines) == 1:
             return lines[0][pos.col - 1:pos.end_col - 1]
-        return " ".join([lines[0][pos.col - 1:]] + [x.strip() for x in lines[1:-1]] + [lines[-1][:pos.end_col - 1].strip()])
+        return " ".join([lines[0][pos.col - 1:]] + [x.strip() for x in lines[1:-1]]
+                        + [lines[-1][:pos.end_col - 1].strip()])
 
     def decl_tensor(self, target: sx.Name, call: sx.Call, args: list, kw: dict) -> Buffer:
         """Gen-3 alias: `T.decl_tensor(X.data | T.ptr_byte_offset(X.data, bytes, ty=...), ty_args=[T.Tensor(...)])`."""

@@ -73,7 +73,8 @@ class ExprBuilder:
 
     def undefined(self, name: str, node) -> ParseError:
         close = difflib.get_close_matches(name, list(self.scope.names()), n=1)
-        hint = f"did you mean '{close[0]}'?" if close else "define it before use (a parameter, T.let, loop variable or buffer)"
+        hint = f"did you mean '{close[0]}'?" if close else \
+            "define it before use (a parameter, T.let, loop variable or buffer)"
         return self.error(f"undefined name '{name}'", node, hint=hint)
 
     def namespace_path(self, node: sx.Node) -> list[str] | None:
@@ -194,7 +195,8 @@ class ExprBuilder:
     def check_indices(self, buf: Buffer, indices: tuple[Expr, ...], node) -> None:
         if len(indices) != len(buf.shape):
             raise self.error(f"buffer '{buf.name}' has {len(buf.shape)} dimension(s), indexed with {len(indices)}",
-                             node, hint=f"index it as {buf.name}[{', '.join('i' + str(k) for k in range(len(buf.shape)))}]")
+                             node,
+                             hint=f"index it as {buf.name}[{', '.join('i' + str(k) for k in range(len(buf.shape)))}]")
 
     def element(self, node: sx.Subscript) -> tuple[Buffer, tuple[Expr, ...]]:
         buf = self.buffer_named(node.value)
@@ -251,7 +253,8 @@ class ExprBuilder:
             if b.scalar or (buf.scope == "local" and len(buf.shape) == 1 and _is_one(buf.shape[0])):
                 return Load(buf.name, (Const(0, "int32"),), buf.dtype, span=self.span(node))
             raise self.error(f"buffer '{node.id}' used as a value", node,
-                             hint=f"index an element, e.g. {node.id}[0], or take its address with {node.id}.ptr_to([0])")
+                             hint=f"index an element, e.g. {node.id}[0], or take its address with "
+                                  f"{node.id}.ptr_to([0])")
         raise self.error(f"'{node.id}' is a {b.describe()}, not a value", node)
 
     def _Attr(self, node: sx.Attr) -> Expr:
@@ -351,7 +354,7 @@ class ExprBuilder:
         return out
 
     def _Compare(self, node: sx.Compare) -> Expr:
-        for op, rhs in zip(node.ops, node.comparators):
+        for op in node.ops:
             if op in ("in", "not in", "is", "is not"):
                 raise self.error(f"operator '{op}' is not supported in TIRx", node, hint="compare with == or !=")
         terms = []
@@ -359,7 +362,8 @@ class ExprBuilder:
         left = self.number(self.expr(left_node), left_node, "a comparison", address_ok=True)
         for op, rhs_node in zip(node.ops, node.comparators):
             rhs = self.number(self.expr(rhs_node), rhs_node, "a comparison", address_ok=True)
-            terms.append(ty.binop(op, left, rhs, self.span(node), self.is_literal(left_node), self.is_literal(rhs_node)))
+            terms.append(ty.binop(op, left, rhs, self.span(node), self.is_literal(left_node),
+                                  self.is_literal(rhs_node)))
             left, left_node = rhs, rhs_node
         out = terms[0]
         for t in terms[1:]:

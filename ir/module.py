@@ -82,7 +82,8 @@ class ModuleScan:
             return False
         target = node.targets[0]
         if len(value.args) != 1 or not isinstance(value.args[0], sx.Str) or value.kwargs:
-            raise self.error("TypeVar takes the dimension's name", value, expected=f'{target.id} = TypeVar("{target.id}")')
+            raise self.error("TypeVar takes the dimension's name", value,
+                             expected=f'{target.id} = TypeVar("{target.id}")')
         self.dim(target.id, target)
         return True
 

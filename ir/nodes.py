@@ -14,23 +14,25 @@ Spans never take part in equality.  No pass mutates nodes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Iterator, Union
+from typing import TYPE_CHECKING, Iterator, Union
 
 from .errors import Span
 
-_SPAN = field(default=None, compare=False, kw_only=True, repr=False)
-
-
 @dataclass(frozen=True, slots=True)
 class Node:
-    span: Span | None = _SPAN
+    # inline, not a shared module-level field(): type checkers see kw_only only here
+    span: Span | None = field(default=None, compare=False, kw_only=True, repr=False)
 
 
 # --------------------------------------------------------------------------- expressions
 
 @dataclass(frozen=True, slots=True)
 class Expr(Node):
-    pass
+    """An expression; every concrete expression node has a `dtype` field."""
+
+    if TYPE_CHECKING:      # for type checkers only: at run time each subclass defines the field
+        @property
+        def dtype(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,8 @@ from .nodes import (Address, Assert, BinOp, Break, Buffer, Cast, Const, ConstRef
 
 # Python precedence, loosest first
 _PREC_TERNARY, _PREC_OR, _PREC_AND, _PREC_NOT, _PREC_CMP = 0, 1, 2, 3, 4
-_PREC_BOR, _PREC_BXOR, _PREC_BAND, _PREC_SHIFT, _PREC_ADD, _PREC_MUL, _PREC_UNARY, _PREC_ATOM = 5, 6, 7, 8, 9, 10, 11, 13
+_PREC_BOR, _PREC_BXOR, _PREC_BAND, _PREC_SHIFT = 5, 6, 7, 8
+_PREC_ADD, _PREC_MUL, _PREC_UNARY, _PREC_ATOM = 9, 10, 11, 13
 
 _INFIX = {"+": _PREC_ADD, "-": _PREC_ADD, "*": _PREC_MUL, "/": _PREC_MUL, "//": _PREC_MUL, "%": _PREC_MUL,
           "<<": _PREC_SHIFT, ">>": _PREC_SHIFT, "&": _PREC_BAND, "^": _PREC_BXOR, "|": _PREC_BOR,

@@ -876,7 +876,8 @@ class _Parser:
             return "unexpected string"
         if tok.type == "_NEWLINE":
             return "unexpected end of line"
-        return f"unexpected {str(tok).strip() or tok.type!r}" if not str(tok).strip() else f"unexpected '{str(tok).strip()}'"
+        text = str(tok).strip()
+        return f"unexpected {tok.type!r}" if not text else f"unexpected '{text}'"
 
     def _convert(self, err: UnexpectedInput, text: str, file: str) -> ParseError:
         opener = self.postlex.brackets[-1] if self.postlex.brackets else None

@@ -4,7 +4,7 @@
 # P_(j-1) from the same bytes through the async proxy.  The MMA warp waits `p_ready` only
 # before PV_j, so nothing orders PV_(j-1)'s read before softmax's st.shared of P_j:
 # Racecheck reports a `data_race` on `p_s` (classified as a missing generic->async proxy
-# bridge, the first rule of DESIGN §7's order; the missing piece is the pv_done wait, after
+# bridge, the first rule of the race classification order (docs/semantics.md#happens-before); the missing piece is the pv_done wait, after
 # which the existing fence.proxy.async bridges the proxies).  The sync protocol stays consistent
 # (the correction role still consumes every `pv_done` generation), so Synccheck is clean.
 # Everything else is kernels/fa4_fwd.py, the fixed twin (its header describes the kernel).

@@ -30,7 +30,18 @@ _sys.modules[__name__].__class__ = _Facade
 from .kernel import Kernel, as_func, load, parse  # noqa: E402  (after the facade guard)
 from .report import CheckFailed, CheckReport, RaceReport, SyncCheckReport  # noqa: E402
 
-__version__ = "0.1.0"
+
+def _version() -> str:
+    """The installed distribution's version (setup.cfg is the one place it is written); a source checkout
+    that was never installed says so instead of guessing."""
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("modelcheck")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+__version__ = _version()
 
 __all__ = ["Kernel", "ParseError", "PrimFunc", "as_func", "load", "parse", "check", "synccheck", "racecheck", "prove",
            "replay", "batch", "CheckFailed", "CheckReport", "SyncCheckReport", "RaceReport", "ProofReport", "ReplayReport",
@@ -78,23 +89,26 @@ def check(kernel, inputs=None, *, max_seconds: float = 60.0, **limits) -> CheckR
 
 
 def prove(kernel, symbolic, ranges: dict | None = None, inputs=None, *, max_seconds: float = 60.0):
-    """Prove each mbarrier family's ring protocol (P1-P4, DESIGN §8) for every value of the `symbolic`
+    """Prove each mbarrier family's ring protocol (P1-P4, docs/architecture.md#prover) for every value of the `symbolic`
     module constants in `ranges` (name -> (lo, hi or None); default 1..).  Returns a ProofReport:
     proved, refuted (with the smallest failing sizes, confirmed on NumSim), or incomplete (with why)."""
     from .prover import prove as _prove      # imported on first use: loading z3 takes a noticeable time
-    return _prove(as_func(kernel), symbolic, ranges, inputs, max_seconds=max_seconds)
+    from .report.proof import ProofReport
+    return ProofReport(_prove(as_func(kernel), symbolic, ranges, inputs, max_seconds=max_seconds))
 
 
 def replay(kernel, inputs=None, finding_or_witness=None, *, max_polls: int = 1_000_000,
            max_loop_iterations: int = 1_000_000, max_steps: int = 50_000_000, max_seconds: float = 60.0,
            max_memory_mb: float = 2048, target: str | None = None):
-    """Run a finding's schedule on NumSim next to the default schedule (DESIGN §9): a ReplayReport with the
-    output elements that differ, the reads that observed another write (from which iteration), the blocked
-    warps if the forced schedule deadlocks.  `finding_or_witness`: a Synccheck/Racecheck Finding (or its
+    """Run a finding's schedule on NumSim next to the default schedule
+    (docs/architecture.md#happens-before-graph-and-replay): a ReplayReport with the output elements that differ,
+    the reads that observed another write (from which iteration), the blocked warps if the forced schedule
+    deadlocks.  `finding_or_witness`: a Synccheck/Racecheck Finding (or its
     to_dict()), or an explorer witness (list of transitions); `inputs`: the ones the finding came from."""
-    return _import("modelcheck.replay").replay(as_func(kernel), inputs, finding_or_witness, max_polls=max_polls,
-                              max_loop_iterations=max_loop_iterations, max_steps=max_steps,
-                              max_seconds=max_seconds, max_memory_mb=max_memory_mb, target=target)
+    from .report.replay import ReplayReport
+    return ReplayReport(_import("modelcheck.replay").replay(
+        as_func(kernel), inputs, finding_or_witness, max_polls=max_polls, max_loop_iterations=max_loop_iterations,
+        max_steps=max_steps, max_seconds=max_seconds, max_memory_mb=max_memory_mb, target=target))
 
 
 def batch(plan, executor=None, *, jobs: int | None = None, results=None, output=None, progress: bool = False,
@@ -112,8 +126,9 @@ def __getattr__(name):
     if name in ("numsim", "hb", "report"):      # subpackages load on first use: `modelcheck.numsim.run(...)` works
         return _import(f"modelcheck.{name}")
     if name == "ReplayReport":
-        return _import("modelcheck.replay").ReplayReport
+        from .report.replay import ReplayReport
+        return ReplayReport
     if name == "ProofReport":
-        from .prover.report import ProofReport
+        from .report.proof import ProofReport
         return ProofReport
     raise AttributeError(f"module 'modelcheck' has no attribute {name!r}")

@@ -59,3 +59,45 @@ def test_docs_name_existing_kernels_and_pages():
 
 def test_readme_links_the_reference_differences():
     assert "(docs/reference-differences.md)" in (ROOT / "README.md").read_text()
+
+
+# --- the design lives in docs/: no citation of a document outside the repository, and every link into docs/
+# names a page and a heading that exist
+
+_TEXT_SUFFIXES = {".py", ".md", ".toml", ".cfg", ".lark", ".json", ".sh", ".txt"}
+_DOC_LINK = re.compile(r"(?:\.\./|\b)((?:docs/)?(?:architecture|semantics|batch|reference-differences)\.md)(#[\w-]+)?")
+
+
+def _tracked_text_files():
+    import subprocess
+    out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    return [ROOT / p for p in out if Path(p).suffix in _TEXT_SUFFIXES and (ROOT / p).is_file()]
+
+
+def _anchors(page: Path) -> set[str]:
+    """GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens."""
+    heads = [line.lstrip("#").strip() for line in _outside_code(page.read_text().splitlines()) if line.startswith("#")]
+    return {"#" + re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in heads}
+
+
+def test_no_citation_of_the_design_document_remains():
+    marker = "DESIGN" + " §"          # split so this file does not match itself
+    hits = [f"{p.relative_to(ROOT)}:{n}" for p in _tracked_text_files()
+            for n, line in enumerate(p.read_text(errors="replace").splitlines(), 1)
+            if marker in line or "DESIGN" + ".md" in line]
+    assert hits == []
+
+
+def test_links_into_docs_name_existing_pages_and_headings():
+    bad = []
+    for p in _tracked_text_files():
+        for m in _DOC_LINK.finditer(p.read_text(errors="replace")):
+            page = DOCS / Path(m.group(1)).name
+            if not page.exists():
+                bad.append(f"{p.relative_to(ROOT)}: {m.group(0)}")
+            elif m.group(2) and m.group(2) not in _anchors(page):
+                bad.append(f"{p.relative_to(ROOT)}: {m.group(0)} (no such heading)")
+    assert bad == []
+    # the check sees a broken anchor
+    assert "#no-such-heading" not in _anchors(DOCS / "semantics.md")
+    assert "#happens-before" in _anchors(DOCS / "semantics.md")

@@ -127,7 +127,7 @@ def test_checker_stages(stage):
 @pytest.mark.parametrize("name,entry,expect", stage_cases("prove"), ids=lambda x: x if isinstance(x, str) else "")
 def test_prove_stage(name, entry, expect):
     """`prove` with the listed symbolic ranges: proved, or refuted at exactly the listed smallest sizes."""
-    from modelcheck.prover import prove
+    from modelcheck import prove    # the ProofReport: result and its renderings
     kernel = modelcheck.load(KERNELS / entry["file"], **entry["constants"])
     ranges = {n: (lo, hi) for n, (lo, hi) in expect["symbolic"].items()}
     # the prover runs the kernel at several sizes (TMA byte counts, the refutation sweep, replay):

@@ -22,7 +22,6 @@ import hashlib
 import json
 import re
 import time
-from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable

@@ -1,4 +1,4 @@
-"""The `modelcheck` command line (DESIGN §2.2).
+"""The `modelcheck` command line (docs/architecture.md#verdicts-and-exit-codes).
 
 Exit codes: 0 clean (and review unless --strict), 1 error, 2 incomplete, 3 review under
 --strict, 64 usage or parse error, 70 internal error (a bug in modelcheck: a one-line

@@ -220,6 +220,7 @@ def symbolic(specs: list[str]) -> dict:
 
 def prove(args, job: Job) -> int:
     from ..prover import prove as _prove
+    from ..report.proof import ProofReport
     ranges = symbolic(args.symbolic)
     job.load(with_inputs=False)
     names = {c.name for c in job.kernel.func.constants}
@@ -233,8 +234,8 @@ def prove(args, job: Job) -> int:
                          f"or fixed")
     inputs = job.plan.for_constants(job.path, args.max_memory) if job.plan.options or job.scalars else None
     job.progress.phase(f"{job.kernel.name}: prove")
-    report = _prove(job.kernel.func, symbolic=list(ranges), ranges=ranges, inputs=inputs,
-                    max_seconds=job.remaining())
+    report = ProofReport(_prove(job.kernel.func, symbolic=list(ranges), ranges=ranges, inputs=inputs,
+                                max_seconds=job.remaining()))
     report.sources = job.plan.sources or {"(all)": "zeros (default)"}
     report.kernel_path = job.path
     job.reports.append(report)
@@ -319,6 +320,7 @@ _REPLAY_EXIT = {"reproduced": 1, "no_difference": 0, "schedule_not_followed": 2}
 def replay(args, job: Job) -> int:
     """Synccheck then Racecheck, pick finding N (1-based, in the merged list `check` prints) or by id, replay it."""
     from ..replay import PlanError, replay as _replay
+    from ..report.replay import ReplayReport
     job.load()
     report = combined("check", job)
     finding = _select(report, args.finding)
@@ -328,7 +330,7 @@ def replay(args, job: Job) -> int:
         return EXIT_FOR_VERDICT["incomplete"]
     job.progress.phase(f"{job.kernel.name}: replay")
     try:
-        rep = _replay(job.kernel.func, job.inputs, finding, **job.limits())
+        rep = ReplayReport(_replay(job.kernel.func, job.inputs, finding, **job.limits()))
     except PlanError as err:
         print(f"modelcheck replay: {err}", file=sys.stderr)
         return EXIT_FOR_VERDICT["incomplete"]
@@ -341,8 +343,9 @@ def replay(args, job: Job) -> int:
 
 
 def parse(args, job: Job) -> int:
+    from ..report.summary import format_summary
     kernel = load(job.path, kernel_name=args.kernel_name, **parse_consts(args.const))
     if not args.summary_only:
         print(kernel.script())
-    print(summarize(kernel.func).format())
+    print(format_summary(summarize(kernel.func)))
     return 0

@@ -71,7 +71,7 @@ class UnobservedEffects(Observer):
                     ev = self.issue_event[op]
                     by_site.setdefault(ev.site, []).append((warp, lane, family, store is self.uncommitted, ev))
         out = []
-        for site, cases in sorted(by_site.items()):
+        for _site, cases in sorted(by_site.items()):
             warp, lane, family, never_committed, ev = min(cases, key=lambda c: (c[0], c[1]))
             name = "cp.async.bulk" if family == "bulk" else "cp.async"
             why = (f"no {name}.commit_group put it in a group" if never_committed else

@@ -1,4 +1,4 @@
-"""Findings: frozen records, one registry of kinds, stable ids (DESIGN §10.1-10.2).
+"""Findings: frozen records, one registry of kinds, stable ids (docs/architecture.md#reports).
 
 A finding's id is `<checker>:<kind>:<16 hex of sha256>` over its details with every
 source-location field removed, so ids survive reruns and file moves.  Details carry
@@ -11,97 +11,99 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 
-STATUSES = ("error", "incomplete", "review")
-STATUS_ORDER = {"error": 0, "incomplete": 1, "review": 2}
+from .verdict import STATUSES, Verdict
+
+STATUS_ORDER = {s: k for k, s in enumerate(STATUSES)}    # most severe first
+ERROR, INCOMPLETE, REVIEW = Verdict.ERROR, Verdict.INCOMPLETE, Verdict.REVIEW
 
 
 @dataclass(frozen=True)
 class Kind:
     name: str
-    status: str
+    status: Verdict
     hint: str = ""
 
 
 _KINDS = [
     # synccheck: strict protocol and causality (phase A)
-    Kind("mbarrier_use_before_init", "error", "initialize the mbarrier (mbarrier.init) before any other use"),
-    Kind("mbarrier_init_not_happens_before_use", "error",
+    Kind("mbarrier_use_before_init", ERROR, "initialize the mbarrier (mbarrier.init) before any other use"),
+    Kind("mbarrier_init_not_happens_before_use", ERROR,
          "publish the init before other warps use the barrier: fence.mbarrier_init.release.cluster, then a CTA "
          "barrier (T.cuda.cta_sync()) between the init and the first use"),
-    Kind("mbarrier_reinit_without_inval", "error", "invalidate the barrier (mbarrier.inval) before initializing it "
+    Kind("mbarrier_reinit_without_inval", ERROR, "invalidate the barrier (mbarrier.inval) before initializing it "
                                                   "again, or initialize it once"),
-    Kind("mbarrier_invalid_expected_arrivals", "error", "use an expected arrival count in [1, 2^20 - 1]"),
-    Kind("mbarrier_invalid_phase", "error", "wait with parity 0 or 1"),
-    Kind("mbarrier_arrival_overflow", "error",
+    Kind("mbarrier_invalid_expected_arrivals", ERROR, "use an expected arrival count in [1, 2^20 - 1]"),
+    Kind("mbarrier_invalid_phase", ERROR, "wait with parity 0 or 1"),
+    Kind("mbarrier_arrival_overflow", ERROR,
          "the barrier received more arrivals than its expected count: check the init count against the number "
          "of arriving threads (an arrive by a whole warp is 32 arrivals; elect one lane or raise the count)"),
-    Kind("mbarrier_arrive_before_consumption", "error",
+    Kind("mbarrier_arrive_before_consumption", ERROR,
          "add back-pressure: wait for the consumer's release before re-arming this barrier"),
-    Kind("mbarrier_prior_generation_not_consumed", "error",
+    Kind("mbarrier_prior_generation_not_consumed", ERROR,
          "add back-pressure: wait for the consumer's release before re-arming this barrier"),
-    Kind("mbarrier_prior_generation_consumption_not_happens_before", "error",
+    Kind("mbarrier_prior_generation_consumption_not_happens_before", ERROR,
          "add back-pressure: wait for the consumer's release before re-arming this barrier"),
-    Kind("mbarrier_transaction_over_delivery", "error",
+    Kind("mbarrier_transaction_over_delivery", ERROR,
          "make the expect_tx byte count match the bytes the async copies complete on this barrier"),
-    Kind("named_barrier_contract_mismatch", "error",
+    Kind("named_barrier_contract_mismatch", ERROR,
          "every participant of one named-barrier generation must give the same thread count; use distinct "
          "barrier ids for groups of different sizes"),
-    Kind("named_barrier_arrival_overflow", "error",
+    Kind("named_barrier_arrival_overflow", ERROR,
          "more threads reached the named barrier than its count: check the count and which warps participate"),
-    Kind("aligned_sync_contract_mismatch", "error",
+    Kind("aligned_sync_contract_mismatch", ERROR,
          "do not mix aligned (bar.sync) and unaligned (barrier.sync) waits on one named-barrier generation"),
-    Kind("warp_collective_divergence", "error",
+    Kind("warp_collective_divergence", ERROR,
          "execute .sync collectives (shfl, vote, elect, bar.warp.sync, aligned tcgen05 ops) with every lane of "
          "the member mask active; move them out of lane-divergent branches"),
-    Kind("tcgen_partial_warp_participation", "error", "execute tcgen05 alloc/dealloc/relinquish with the whole warp"),
-    Kind("tcgen_invalid_columns", "error", "allocate a power of two of at least 32 TMEM columns"),
-    Kind("tcgen_deallocation_mismatch", "error", "deallocate exactly a live allocation (same address and columns)"),
-    Kind("setmaxnreg_invalid_count", "error", "use a register count that is a multiple of 8 in [24, 256]"),
-    Kind("setmaxnreg_invalid_direction", "error",
+    Kind("tcgen_partial_warp_participation", ERROR, "execute tcgen05 alloc/dealloc/relinquish with the whole warp"),
+    Kind("tcgen_invalid_columns", ERROR, "allocate a power of two of at least 32 TMEM columns"),
+    Kind("tcgen_deallocation_mismatch", ERROR, "deallocate exactly a live allocation (same address and columns)"),
+    Kind("setmaxnreg_invalid_count", ERROR, "use a register count that is a multiple of 8 in [24, 256]"),
+    Kind("setmaxnreg_invalid_direction", ERROR,
          "use .inc to raise the warpgroup's register limit and .dec to lower it"),
-    Kind("setmaxnreg_incomplete_warpgroup", "error",
+    Kind("setmaxnreg_incomplete_warpgroup", ERROR,
          "execute setmaxnreg in all four warps of the warpgroup (it is warpgroup-collective): move it out of the "
          "branch that only some of the warps take"),
-    Kind("setmaxnreg_divergence", "error", "give every warp of the warpgroup the same register count"),
-    Kind("register_oversubscription", "error",
+    Kind("setmaxnreg_divergence", ERROR, "give every warp of the warpgroup the same register count"),
+    Kind("register_oversubscription", ERROR,
          "lower the counts so the warpgroups' limits fit the 64K-register pool (the sum of count x 128 over the "
          "warpgroups), e.g. dec the producer warpgroup further"),
-    Kind("tcgen_live_allocations_at_exit", "error",
+    Kind("tcgen_live_allocations_at_exit", ERROR,
          "deallocate every TMEM allocation before the kernel exits (after a CTA rendezvous)"),
-    Kind("tmem_access_outside_live_allocation", "error",
+    Kind("tmem_access_outside_live_allocation", ERROR,
          "access TMEM only inside a live allocation; order the last access before the dealloc with a barrier"),
-    Kind("deadlock", "error", "check the wait's parity and the producers that should complete the phase"),
-    Kind("fixed_sync_protocol_error", "error",
+    Kind("deadlock", ERROR, "check the wait's parity and the producers that should complete the phase"),
+    Kind("fixed_sync_protocol_error", ERROR,
          "some schedule of the same program violates the protocol: order the conflicting operations with a "
          "barrier or use separate barriers"),
-    Kind("fixed_sync_nonconfluent", "error",
+    Kind("fixed_sync_nonconfluent", ERROR,
          "different schedules end in different protocol states: add the synchronization that fixes the order"),
-    Kind("oob", "error", "keep indices inside the buffer; guard the access with a bounds check"),
-    Kind("misaligned_address", "error", "align the address to the access size"),
-    Kind("division_by_zero", "error", "guard the divisor"),
-    Kind("assertion_failed", "error", "the kernel's own assertion failed"),
-    Kind("async_register_access_before_wait", "error",
+    Kind("oob", ERROR, "keep indices inside the buffer; guard the access with a bounds check"),
+    Kind("misaligned_address", ERROR, "align the address to the access size"),
+    Kind("division_by_zero", ERROR, "guard the divisor"),
+    Kind("assertion_failed", ERROR, "the kernel's own assertion failed"),
+    Kind("async_register_access_before_wait", ERROR,
          "wait for the asynchronous op (tcgen05.wait::ld after tcgen05.ld) before reading or overwriting its "
          "destination registers"),
-    Kind("unsupported_operation", "incomplete", ""),
-    Kind("invalid_buffer_shape", "error", "give every buffer dimension a size of zero or more"),
-    Kind("launch_exceeds_hardware_limits", "error",
+    Kind("unsupported_operation", INCOMPLETE, ""),
+    Kind("invalid_buffer_shape", ERROR, "give every buffer dimension a size of zero or more"),
+    Kind("launch_exceeds_hardware_limits", ERROR,
          "keep the launch within the target's limits: at most 1024 threads per block, block dimensions up to "
          "(1024, 1024, 64), grid dimensions up to (2^31-1, 65535, 65535), and the target's shared memory per "
          "block (227 KB on sm_90/sm_100)"),
-    Kind("unsupported_operation_not_reached", "review",
+    Kind("unsupported_operation_not_reached", REVIEW,
          "the verdict covers only the paths these inputs took; add inputs that reach the operation, or wait for "
          "its model (the analysis would be incomplete there)"),
     # racecheck
-    Kind("data_race", "error", "order the two accesses with synchronization (see the ordering failure)"),
-    Kind("tmem_lifetime_review", "review",
+    Kind("data_race", ERROR, "order the two accesses with synchronization (see the ordering failure)"),
+    Kind("tmem_lifetime_review", REVIEW,
          "inspect the register dependency; otherwise add tcgen05.wait::ld before reusing the TMEM columns"),
-    Kind("scope_mismatch", "error", "use release/acquire scopes that cover both actors (e.g. .gpu across CTAs)"),
+    Kind("scope_mismatch", ERROR, "use release/acquire scopes that cover both actors (e.g. .gpu across CTAs)"),
     # both
-    Kind("uninitialized_read", "review", "write the bytes before reading them, or ignore padding reads that cannot "
+    Kind("uninitialized_read", REVIEW, "write the bytes before reading them, or ignore padding reads that cannot "
                                          "reach an output"),
-    Kind("analysis_incomplete", "incomplete", ""),
-    Kind("effect_commit_unobserved", "incomplete",
+    Kind("analysis_incomplete", INCOMPLETE, ""),
+    Kind("effect_commit_unobserved", INCOMPLETE,
          "wait for the thread's async groups before it exits (cp.async.bulk.wait_group.read 0 after the last bulk "
          "store, cp.async.wait_group 0 / cp.async.wait_all after the last cp.async)"),
 ]
@@ -113,14 +115,14 @@ def kind(name: str) -> Kind:
     k = KINDS.get(name)
     if k is None:
         # engine kinds not in the registry are errors; their name still reaches the user
-        k = KINDS[name] = Kind(name, "error", "")
+        k = KINDS[name] = Kind(name, Verdict.ERROR, "")
     return k
 
 
 @dataclass(frozen=True)
 class Finding:
     id: str
-    status: str
+    status: Verdict               # error, incomplete or review
     kind: str
     message: str
     details: dict = field(default_factory=dict, compare=False)
@@ -152,7 +154,7 @@ def make(checker: str, kind_name: str, message: str, details: dict | None = None
     k = kind(kind_name)
     if k.hint and "hint" not in details:
         details["hint"] = k.hint
-    return Finding(finding_id(checker, kind_name, details), status or k.status, kind_name, message, details)
+    return Finding(finding_id(checker, kind_name, details), Verdict(status or k.status), kind_name, message, details)
 
 
 class NoSuchFinding(ValueError):

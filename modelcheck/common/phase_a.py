@@ -1,6 +1,6 @@
 """Phase A: NumSim observers that judge the synchronization protocol as it runs.
 
-`StrictProtocol` applies the schedule-dependent strict rule of DESIGN §6: an arrive
+`StrictProtocol` applies the schedule-dependent strict rule of docs/semantics.md#mbarriers: an arrive
 or expect_tx on generation g+1 before some wait observed generation g.
 
 `Causality` keeps one vector clock per warp and applies the schedule-independent

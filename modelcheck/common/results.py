@@ -11,6 +11,7 @@ import ir
 from .. import numsim
 from ..numsim.inputs import normalize
 from . import findings as F
+from .verdict import Verdict
 
 
 def resolve_inputs(func: ir.PrimFunc, inputs, max_memory_mb: float = numsim.budget.DEFAULT_MAX_MEMORY_MB):
@@ -76,7 +77,7 @@ def engine_findings(checker: str, res, events=()) -> list:
                        "warps": details["warps"]}
             out.append(F.make(checker, d.kind, d.message, details))
             continue
-        if d.status == "incomplete":
+        if d.status == Verdict.INCOMPLETE:
             out.append(F.make(checker, "analysis_incomplete", d.message, details, status="incomplete"))
             continue
         if d.kind == "deadlock":

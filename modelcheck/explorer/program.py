@@ -17,7 +17,8 @@ import numpy as np
 class Command:
     warp: int
     index: int                     # position in the warp's program
-    kind: str                      # init inval arrive expect_tx complete_tx wait issue_tx issue_arrive contribute resume
+    # init inval arrive expect_tx complete_tx wait issue_tx issue_arrive contribute resume
+    kind: str
     resource: tuple                # ("mbarrier", cta, addr) | ("named", cta, id)
     count: int = 0
     tx: int = 0

@@ -1,4 +1,5 @@
-"""The happens-before graph of one run (DESIGN §9): build, query, explain, export.
+"""The happens-before graph of one run: build, query, explain, export
+(docs/architecture.md#happens-before-graph-and-replay).
 
 Entry points: `build(kernel, inputs=None, **limits)` runs NumSim once and returns a
 `HappensBefore` (its `.graph` is a networkx DiGraph); `from_trace(trace, run)` does
@@ -15,5 +16,5 @@ from .export import FORMATS, to_dot, to_json, write
 from .graph import EDGE_KINDS, NODE_KINDS, HappensBefore, Recorder, from_trace
 from .order import Ordering, anchor, pair_ordering
 
-__all__ = ["build", "RunNotStarted", "from_trace", "explain", "Explanation", "write", "FORMATS", "to_dot", "to_json", "HappensBefore",
-           "Recorder", "EDGE_KINDS", "NODE_KINDS", "Ordering", "anchor", "pair_ordering"]
+__all__ = ["build", "RunNotStarted", "from_trace", "explain", "Explanation", "write", "FORMATS", "to_dot", "to_json",
+           "HappensBefore", "Recorder", "EDGE_KINDS", "NODE_KINDS", "Ordering", "anchor", "pair_ordering"]

@@ -46,8 +46,8 @@ def select(report, finding):
             raise UsageError(f"finding {err.which} does not exist: the report has {err.count} finding(s), "
                              f"numbered from 1") from None
         known = ", ".join(f.id for f in findings) or "none"
-        raise UsageError(f"finding {err.which!r} {'is ambiguous' if err.reason == 'several' else 'is not in the report'}"
-                         f"; ids: {known}") from None
+        what = "is ambiguous" if err.reason == "several" else "is not in the report"
+        raise UsageError(f"finding {err.which!r} {what}; ids: {known}") from None
 
 
 def explain(report, finding, hb=None) -> Explanation:

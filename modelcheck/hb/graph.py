@@ -1,11 +1,11 @@
-"""Build the happens-before graph of one NumSim run (DESIGN §9).
+"""Build the happens-before graph of one NumSim run (docs/architecture.md#happens-before-graph-and-replay).
 
 Assumes: a trace recorded in execution order (sync events, and access records when
 they were recorded) and the run's `RunInfo`.  Guarantees: a `networkx.DiGraph` whose
 nodes are the run's synchronization operations, barrier generations, async operations
 and their completions (plus the strong memory accesses that synchronize through
 memory, and the blocked waits of a deadlocked run), and whose edges carry a `kind`
-from `EDGE_KINDS`, whether they `orders` (carry happens-before, DESIGN §6), and how
+from `EDGE_KINDS`, whether they `orders` (carry happens-before, docs/semantics.md#happens-before), and how
 lanes travel along them:
 
 - `lane_map == "same"` (program order): lane l at the source continues as lane l, for
@@ -436,7 +436,7 @@ class _Builder:
             if acquiring or releasing:
                 out.append((i, r))
             if acquiring:
-                for lane, off in r.lane_offsets().items():
+                for off in r.lane_offsets().values():
                     for b in range(off, off + r.size):
                         interest[(r.alloc, b)] = None
         if not interest:

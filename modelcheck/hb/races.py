@@ -158,7 +158,8 @@ def _needed(hb, p, pl, c, cl):
             f"before the current access, {who_b} is reached from: {_list(acquired) or 'no barrier generation'}"]
     if p.order != "weak" or c.order != "weak":
         return (("release_acquire", f"a release/acquire edge from {who_a} to {who_b} (a release write read by an "
-                                    "acquire read with scopes covering both, or fence.sc on both sides in an order the run forces)"), more)
+                                    "acquire read with scopes covering both, or fence.sc on both sides in an order the "
+                                    "run forces)"), more)
     return (("arrive_wait", f"an arrive->wait (or barrier) edge from {who_a} after its access to {who_b} before "
                             "its access"), more)
 

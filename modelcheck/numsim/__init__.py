@@ -28,6 +28,6 @@ def __getattr__(name):
     globals()[name] = value
     return value
 
-__all__ = ["budget", "targets", "run", "Engine", "NumSimResult", "Diagnostic", "EngineError", "InputError", "ResourceLimit",
-           "UnsupportedTIRxError", "default_inputs", "unmodeled_operations", "AccessRecord", "Halt", "Observer", "Site", "SyncEvent",
-           "Trace", "TensorMap", "TensorMapError", "Schedule", "Step"]
+__all__ = ["budget", "targets", "run", "Engine", "NumSimResult", "Diagnostic", "EngineError", "InputError",
+           "ResourceLimit", "UnsupportedTIRxError", "default_inputs", "unmodeled_operations", "AccessRecord", "Halt",
+           "Observer", "Site", "SyncEvent", "Trace", "TensorMap", "TensorMapError", "Schedule", "Step"]

@@ -96,7 +96,8 @@ class AccessColumns:
         self.stats = stats                 # the run's stats: accesses and lane accesses are counted per chunk
         self.limit = limit or CHUNK_ROWS
         self.rows: list = []
-        self.bulks: list = []              # (seq0, cta, warp, site, iters, lane, alloc, starts, sizes, kind, proxy, actor)
+        # (seq0, cta, warp, site, iters, lane, alloc, starts, sizes, kind, proxy, actor)
+        self.bulks: list = []
         self.bulk_rows = 0
         self.allocs: list = []             # allocation objects in order of first use (kept alive: indexed by id())
         self.alloc_index: dict[int, int] = {}

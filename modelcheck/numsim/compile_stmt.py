@@ -203,7 +203,7 @@ class Compiler:
                 except _Return:
                     pass
                 return
-                yield  # noqa: the program is always a generator
+                yield  # the program is always a generator
             entry = program
         else:
             def entry(w):

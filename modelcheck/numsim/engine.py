@@ -17,6 +17,7 @@ import numpy as np
 
 import ir
 
+from ..common.verdict import Verdict
 from . import budget, registers_budget, targets
 from . import values as V
 from .compile_stmt import Compiler, _static
@@ -30,7 +31,6 @@ from .tmem import live_at_exit
 from .memory import SHARED_BASE
 from .trace import Halt, RunInfo
 
-VERDICT_ORDER = {"clean": 0, "review": 1, "incomplete": 2, "error": 3}
 
 
 @dataclass(frozen=True)
@@ -44,12 +44,8 @@ class NumSimResult:
     schedule: dict | None = field(default=None, repr=False)   # a forced schedule's progress (Gate.progress)
 
     @property
-    def verdict(self) -> str:
-        worst = "clean"
-        for d in self.diagnostics:
-            if VERDICT_ORDER[d.status] > VERDICT_ORDER[worst]:
-                worst = d.status
-        return worst
+    def verdict(self) -> Verdict:
+        return Verdict.worst(d.status for d in self.diagnostics)
 
     def diagnostics_of(self, kind: str) -> list[Diagnostic]:
         return [d for d in self.diagnostics if d.kind == kind]
@@ -186,16 +182,16 @@ class Engine:
         except EngineError as err:
             termination = "error"
             details = _with_warp(err.details, eng) if eng is not None else dict(err.details)
-            diagnostics.append(Diagnostic(err.kind, "error", err.message, err.span, details))
+            diagnostics.append(Diagnostic(err.kind, Verdict.ERROR, err.message, err.span, details))
         except ResourceLimit as err:
             termination = "incomplete"
-            diagnostics.append(Diagnostic("analysis_incomplete", "incomplete", err.message, None,
+            diagnostics.append(Diagnostic("analysis_incomplete", Verdict.INCOMPLETE, err.message, None,
                                           {"reason": "resource_limit", "limit": err.limit, **err.details}))
         except UnsupportedTIRxError as err:
             if self.unsupported == "raise":
                 raise
             termination = "incomplete"
-            diagnostics.append(Diagnostic("analysis_incomplete", "incomplete", str(err), err.span,
+            diagnostics.append(Diagnostic("analysis_incomplete", Verdict.INCOMPLETE, str(err), err.span,
                                           {"reason": "unsupported_operation", "operation": err.name,
                                            "why": err.why}))
         except Halt as stop:
@@ -203,7 +199,7 @@ class Engine:
             halt = stop
         except ScheduleStuck as stuck:
             termination = "incomplete"
-            diagnostics.append(Diagnostic("schedule_stuck", "incomplete", stuck.message, None, stuck.details))
+            diagnostics.append(Diagnostic("schedule_stuck", Verdict.INCOMPLETE, stuck.message, None, stuck.details))
         finally:
             if gc_was:
                 gc.enable()
@@ -211,7 +207,8 @@ class Engine:
             eng.finish_accesses()       # the run stopped early: the records it made still go to the observers
         sites = tuple(program.sites) if program is not None else ()
         if termination == "completed":
-            live = live_at_exit(ctas, program.sites)     # TMEM allocations never freed (DESIGN §6)
+            # TMEM allocations never freed (docs/semantics.md#tcgen05-and-tmem), setmaxnreg accounting
+            live = live_at_exit(ctas, program.sites)
             live += registers_budget.at_exit(ctas, program.sites)
             if live:
                 termination = "error"
@@ -279,7 +276,7 @@ def _advisories(eng, program) -> list:
         regs = list(entry["registers"])
         shown = ", ".join(regs[:4]) + (f" and {len(regs) - 4} more" if len(regs) > 4 else "")
         out.append(Diagnostic(
-            "async_register_access_before_wait", "error",
+            "async_register_access_before_wait", Verdict.ERROR,
             f"{access} of {shown} before {entry['wait']}: {entry['op']}{line} writes "
             f"{'them' if len(regs) > 1 else 'it'} asynchronously ({entry['count']} time(s), warps "
             f"{id_ranges(entry['warps'])})", s.span,
@@ -288,7 +285,7 @@ def _advisories(eng, program) -> list:
     for site, entry in sorted(eng.uninitialized.items()):
         s = program.sites[site]
         out.append(Diagnostic(
-            "uninitialized_read", "review",
+            "uninitialized_read", Verdict.REVIEW,
             f"read of never-written bytes of {entry['allocation']} ({entry['count']} time(s), warps "
             f"{sorted(entry['warps'])[:8]})", s.span,
             {"site": site, "allocation": entry["allocation"], "count": entry["count"],
@@ -306,7 +303,7 @@ def _unreached_unsupported(program, eng) -> list:
             continue
         s = program.sites[site]
         out.append(Diagnostic(
-            "unsupported_operation_not_reached", "review",
+            "unsupported_operation_not_reached", Verdict.REVIEW,
             f"{name} is outside the modeled set ({why}); these inputs never reached it, so the verdict covers only "
             f"the paths they took", s.span, {"site": site, "operation": name, "why": why}))
     return out

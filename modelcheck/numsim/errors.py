@@ -11,9 +11,11 @@ from dataclasses import dataclass, field
 
 from ir import Span, TIRxError
 
+from ..common.verdict import Verdict
+
 
 class UnsupportedTIRxError(TIRxError):
-    """The kernel uses an operation outside the modeled set (DESIGN §3.3)."""
+    """The kernel uses an operation outside the modeled set (docs/semantics.md#modeled-operations)."""
 
     def __init__(self, name: str, span: Span | None, why: str = ""):
         self.name = name
@@ -52,13 +54,16 @@ class ResourceLimit(Exception):
 
 @dataclass(frozen=True)
 class Diagnostic:
-    """One outcome of a run: status is error | incomplete | review."""
+    """One outcome of a run: status is error | incomplete | review (given as a Verdict or its string)."""
 
     kind: str
-    status: str
+    status: Verdict
     message: str
     span: Span | None = None
     details: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        object.__setattr__(self, "status", Verdict(self.status))
 
     def __str__(self) -> str:
         where = f" at {self.span}" if self.span else ""

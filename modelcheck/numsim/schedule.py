@@ -158,7 +158,7 @@ class Gate(Observer):
             if s.kind in ("sync", "access", "reach") and s.event not in RESUME_EVENTS and \
                     not s.event.startswith("async "):
                 entry.setdefault(s.site, set()).add(s.event)
-        for w, site, event, _ in self.held:
+        for _w, site, event, _ in self.held:
             if event not in RESUME_EVENTS and not event.startswith("async "):
                 entry.setdefault(site, set()).add(event)
         self.entries: dict[int, tuple] = {site: tuple(sorted(evs)) for site, evs in entry.items()}

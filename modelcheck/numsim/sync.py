@@ -1,4 +1,4 @@
-"""Synchronization objects with hardware semantics (DESIGN §6).
+"""Synchronization objects with hardware semantics (docs/semantics.md#mbarriers, #named-barriers).
 
 mbarrier: a phase completes when all expected arrivals have come and the
 transaction count is back to zero; `complete_tx` may land before the matching

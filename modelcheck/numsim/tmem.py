@@ -1,4 +1,5 @@
-"""Tensor Memory of one CTA: 128 lanes x 512 columns of 32-bit cells, and its allocations (DESIGN §5, §6).
+"""Tensor Memory of one CTA: 128 lanes x 512 columns of 32-bit cells, and its allocations
+(docs/semantics.md#tcgen05-and-tmem).
 
 Allocation (`tcgen05.alloc`) is first-fit over 32-column granules; an allocation owns
 all 128 lanes of its columns.  The address written back is `column` (lane field 0).
@@ -20,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from .descriptors import TMEM_COLUMNS, TMEM_LANES
+from ..common.verdict import Verdict
 from .errors import Diagnostic
 
 TMEM_ALLOC_ID_BASE = 1 << 24     # TMEM allocation ids are disjoint from global/shared ids
@@ -162,7 +164,7 @@ def live_at_exit(ctas, sites) -> list[Diagnostic]:
         for a in rt.tmem.live:
             s = sites[a.site]
             out.append(Diagnostic(
-                "tcgen_live_allocations_at_exit", "error",
+                "tcgen_live_allocations_at_exit", Verdict.ERROR,
                 f"TMEM {a.describe()} allocated by warp {a.warp} (CTA {rt.index}) are still allocated when the "
                 f"kernel exits; every allocation must be freed with tcgen05.dealloc before exit",
                 s.span, {"cta": rt.index, "warp": a.warp, "site": a.site, "columns": [a.col0, a.col0 + a.ncols],

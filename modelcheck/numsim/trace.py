@@ -1,4 +1,4 @@
-"""What NumSim tells observers: sync events and memory access records (DESIGN §5).
+"""What NumSim tells observers: sync events and memory access records (docs/architecture.md#pipeline).
 
 NumSim knows nothing of the checkers; it calls `on_sync(event)` on every registered
 observer, in execution order, and `on_end(result)` when the run stops.  An observer may

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ..common.verdict import Verdict
 from . import outputs
 from .executors import make
 from .journal import Journal
@@ -51,12 +52,12 @@ class Results(Sequence):
         return f"<batch Results: {len(self)} task(s), {counts}>"
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> Verdict:
         return outputs.worst(r["verdict"] for r in self.records)
 
     @property
     def exit_code(self) -> int:
-        return outputs.EXIT_FOR_VERDICT[self.verdict]
+        return self.verdict.exit_code()
 
     def counts(self) -> dict:
         return {v: sum(1 for r in self.records if r["verdict"] == v) for v in outputs.VERDICTS}
@@ -103,7 +104,7 @@ class Progress:
 
     def advance(self, verdict: str) -> None:
         self.done += 1
-        self.bad += verdict in ("error", "incomplete")
+        self.bad += verdict in (Verdict.ERROR, Verdict.INCOMPLETE)
         now = time.monotonic()
         if self.enabled and (now - self._last >= 0.2 or self.done == self.total):
             self._last = now
@@ -145,7 +146,7 @@ def record_of(task, outcome, attempts: int, retries: list, version: str) -> tupl
         reason = outcome.reason
         if retries:
             reason = f"the task crashed on each of {attempts} attempts: " + "; then ".join([*retries, reason])
-    rec.update({"verdict": "incomplete", "checker_verdict": None, "findings": [], "reason": reason, "stats": {},
+    rec.update({"verdict": Verdict.INCOMPLETE, "checker_verdict": None, "findings": [], "reason": reason, "stats": {},
                 "seconds": round(outcome.seconds, 4), "peak_rss_mb": None})
     return rec, {"text": reason + "\n", "sarif_runs": []}
 
@@ -190,7 +191,7 @@ def run_batch(plan, executor=None, *, jobs: int | None = None, results=None, out
         if log is not None and journal.unreadable:
             log.write(f"modelcheck batch: skipped {journal.unreadable} unreadable line(s) of {results_path}\n")
         todo = [t for t in tasks if t.key not in journal.records
-                or (rerun_incomplete and journal.records[t.key]["verdict"] == "incomplete")]
+                or (rerun_incomplete and journal.records[t.key]["verdict"] == Verdict.INCOMPLETE)]
         if log is not None:
             log.write(f"modelcheck batch: {len(tasks)} task(s), {len(tasks) - len(todo)} already recorded"
                       f"{f' in {results_path}' if results_path else ''}; running {len(todo)} on {ex.describe()}\n")

@@ -13,13 +13,14 @@ from __future__ import annotations
 import html
 import json
 
-VERDICTS = ("clean", "review", "error", "incomplete")
-WORST = ("clean", "review", "incomplete", "error")       # the order `modelcheck check` ranks verdicts in
-EXIT_FOR_VERDICT = {"clean": 0, "review": 0, "error": 1, "incomplete": 2}     # DESIGN §2.2
+from ..common.verdict import Verdict
+
+# the columns of the summary table, in this order
+VERDICTS = (Verdict.CLEAN, Verdict.REVIEW, Verdict.ERROR, Verdict.INCOMPLETE)
 
 
-def worst(verdicts) -> str:
-    return max(verdicts, key=WORST.index, default="clean")
+def worst(verdicts) -> Verdict:
+    return Verdict.worst(verdicts)
 
 
 def point_label(rec: dict, with_check: bool = True) -> str:
@@ -31,8 +32,8 @@ def point_label(rec: dict, with_check: bool = True) -> str:
 
 
 def _what(rec: dict) -> str:
-    if rec["verdict"] == "error":
-        kinds = list(dict.fromkeys(f["kind"] for f in rec.get("findings", []) if f.get("status") == "error"))
+    if rec["verdict"] == Verdict.ERROR:
+        kinds = list(dict.fromkeys(f["kind"] for f in rec.get("findings", []) if f.get("status") == Verdict.ERROR))
         return ", ".join(kinds[:2]) + (" ..." if len(kinds) > 2 else "")
     reason = rec.get("reason") or "incomplete"
     return reason if len(reason) <= 70 else reason[:67] + "..."
@@ -53,8 +54,8 @@ def summary_table(records: list) -> str:
     for kernel in sorted(by_kernel):
         rows = by_kernel[kernel]
         c = {v: sum(1 for r in rows if r["verdict"] == v) for v in VERDICTS}
-        first = next((r for r in rows if r["verdict"] == "error"), None) or \
-            next((r for r in rows if r["verdict"] == "incomplete"), None)
+        first = next((r for r in rows if r["verdict"] == Verdict.ERROR), None) or \
+            next((r for r in rows if r["verdict"] == Verdict.INCOMPLETE), None)
         failing = "-" if first is None else f"{point_label(first)} ({first['verdict']}: {_what(first)})"
         lines.append(f"{kernel:<{width}}  {len(rows):>5}  {c['clean']:>5}  {c['review']:>6}  {c['error']:>5}  "
                      f"{c['incomplete']:>10}  {failing}")
@@ -123,8 +124,8 @@ def html_index(records: list, details_of, title: str) -> str:
                + "<th>first failing</th></tr>")
     for kernel in sorted(by_kernel):
         rows = by_kernel[kernel]
-        first = next((r for r in rows if r["verdict"] == "error"), None) or \
-            next((r for r in rows if r["verdict"] == "incomplete"), None)
+        first = next((r for r in rows if r["verdict"] == Verdict.ERROR), None) or \
+            next((r for r in rows if r["verdict"] == Verdict.INCOMPLETE), None)
         cells = "".join(f"<td class=\"num\">{sum(1 for r in rows if r['verdict'] == v)}</td>" for v in VERDICTS)
         link = "-" if first is None else \
             f"<a href=\"#t-{first['key'][:16]}\">{e(point_label(first))}</a> ({e(first['verdict'])})"
@@ -140,7 +141,7 @@ def html_index(records: list, details_of, title: str) -> str:
         if inputs.get("seed") is not None:
             inp.append(f"seed={inputs['seed']}")
         verdict = e(r["verdict"])
-        if r["verdict"] != "clean":
+        if r["verdict"] != Verdict.CLEAN:
             verdict = f"<a href=\"#t-{r['key'][:16]}\">{verdict}</a>"
         kinds = ", ".join(dict.fromkeys(f["kind"] for f in r.get("findings", [])))
         peak = r.get("peak_rss_mb")
@@ -150,7 +151,7 @@ def html_index(records: list, details_of, title: str) -> str:
                    f"<td class=\"num\">{'' if peak is None else f'{peak:.0f}'}</td>"
                    f"<td class=\"num\">{r.get('attempts', 1)}</td></tr>")
     out.append("</table>")
-    failing = [r for r in records if r["verdict"] != "clean"]
+    failing = [r for r in records if r["verdict"] != Verdict.CLEAN]
     if failing:
         out.append("<h2>Details</h2>")
     for r in failing:

@@ -30,6 +30,8 @@ import time
 import traceback
 import types
 
+from ..common.verdict import Proof, Verdict
+
 _BUILDERS: dict = {}
 
 
@@ -87,8 +89,8 @@ def execute(task) -> tuple[dict, dict]:
     try:
         return _execute(task)
     except _Incomplete as inc:
-        return ({"verdict": "incomplete", "checker_verdict": "incomplete", "reason": inc.reason, "findings": [],
-                 "stats": {}}, {"text": inc.text or inc.reason + "\n", "sarif_runs": []})
+        return ({"verdict": Verdict.INCOMPLETE, "checker_verdict": Verdict.INCOMPLETE, "reason": inc.reason,
+                 "findings": [], "stats": {}}, {"text": inc.text or inc.reason + "\n", "sarif_runs": []})
 
 
 def _execute(task) -> tuple[dict, dict]:
@@ -135,19 +137,18 @@ def _check(task, func, inputs) -> tuple[dict, dict]:
     check = modelcheck.synccheck if task.check == "sync" else modelcheck.racecheck
     report = check(func, inputs, max_seconds=task.budget.seconds, max_memory_mb=_memory_mb(task))
     d = report.to_dict()
-    incomplete = [f for f in report.findings if f.status == "incomplete"]
+    incomplete = [f for f in report.findings if f.status is Verdict.INCOMPLETE]
     result = {"verdict": report.verdict, "checker_verdict": report.verdict,
               "findings": [{"kind": f.kind, "id": f.id, "status": f.status} for f in report.findings],
-              "reason": incomplete[0].message if report.verdict == "incomplete" and incomplete else None,
+              "reason": incomplete[0].message if report.verdict is Verdict.INCOMPLETE and incomplete else None,
               "stats": _stats(d["stats"])}
     return result, {"text": report.format(), "sarif_runs": report.to_sarif()["runs"]}
 
 
-_PROVE_VERDICT = {"proved": "clean", "refuted": "error", "incomplete": "incomplete"}
-
-
 def _prove(task, func) -> tuple[dict, dict]:
     from modelcheck.prover import prove
+
+    from ..report.proof import ProofReport
     failures: list = []
 
     def inputs_at(consts: dict) -> dict:
@@ -160,57 +161,28 @@ def _prove(task, func) -> tuple[dict, dict]:
             raise
 
     inputs = inputs_at if task.builder_function or task.inputs or task.scalars else None
-    report = prove(func, symbolic=list(task.symbolic), ranges=dict(task.symbolic), inputs=inputs,
-                   max_seconds=task.budget.seconds)
+    report = ProofReport(prove(func, symbolic=list(task.symbolic), ranges=dict(task.symbolic), inputs=inputs,
+                               max_seconds=task.budget.seconds))
     if failures:
         raise failures[0]
     findings = []
     for p in report.properties:
-        if p.status != "refuted":
+        if p.status is not Proof.REFUTED:
             continue
         f = p.finding
         findings.append({"kind": f.kind if f is not None else "prove_refuted", "id": f.id if f is not None else None,
-                         "status": "error", "family": p.family, "property": p.prop, "sizes": dict(p.sizes)})
+                         "status": Verdict.ERROR, "family": p.family, "property": p.prop, "sizes": dict(p.sizes)})
     reason = None
-    if report.verdict == "incomplete":
+    if report.verdict is Proof.INCOMPLETE:
         reason = "; ".join(report.reasons) or "some properties stay open: " + ", ".join(
-            sorted({f"{p.family} {p.prop}" for p in report.properties if p.status == "incomplete"}))
-    result = {"verdict": _PROVE_VERDICT[report.verdict], "checker_verdict": report.verdict, "findings": findings,
+            sorted({f"{p.family} {p.prop}" for p in report.properties if p.status is Proof.INCOMPLETE}))
+    result = {"verdict": report.verdict.verdict, "checker_verdict": report.verdict, "findings": findings,
               "reason": reason, "stats": _stats(report.to_dict()["stats"])}
     if report.counterexample is not None:
         result["counterexample"] = {"sizes": report.counterexample.get("sizes"),
                                     "family": report.counterexample.get("family"),
                                     "property": report.counterexample.get("property")}
-    return result, {"text": report.format(), "sarif_runs": [_prove_sarif_run(report)]}
-
-
-def _prove_sarif_run(report) -> dict:
-    """One SARIF run: each refuted property as the finding that confirmed it (with its source
-    locations), an open proof as one warning."""
-    from ..report.sarif import to_sarif
-    refuted = [p for p in report.properties if p.status == "refuted"]
-    confirmed = [p for p in refuted if p.finding is not None]
-    view = types.SimpleNamespace(checker="prove", verdict=report.verdict,
-                                 findings=[p.finding for p in confirmed])
-    run = to_sarif(view)["runs"][0]
-    for p, res in zip(confirmed, run["results"]):
-        sizes = ", ".join(f"{k}={v}" for k, v in sorted(p.sizes.items()))
-        res["message"]["text"] = f"{p.family} {p.prop} refuted at {sizes}: {res['message']['text']}"
-        res["properties"] = {"family": p.family, "property": p.prop, "sizes": dict(p.sizes)}
-    extra = []
-    for p in refuted:
-        if p.finding is None:
-            sizes = ", ".join(f"{k}={v}" for k, v in sorted(p.sizes.items()))
-            extra.append(("prove_refuted", "error", f"{p.family} {p.prop} refuted at {sizes}"))
-    if report.verdict == "incomplete":
-        extra.append(("prove_incomplete", "warning", "; ".join(report.reasons) or "the proof stays open"))
-    for rule, level, text in extra:
-        if rule not in {r["id"] for r in run["tool"]["driver"]["rules"]}:
-            run["tool"]["driver"]["rules"].append({"id": rule, "name": rule,
-                                                   "shortDescription": {"text": rule.replace("_", " ")},
-                                                   "defaultConfiguration": {"level": level}})
-        run["results"].append({"ruleId": rule, "level": level, "message": {"text": text}})
-    return run
+    return result, {"text": report.format(), "sarif_runs": report.to_sarif()["runs"]}
 
 
 # --- the process's own budget and memory bookkeeping -------------------------------------------
@@ -289,7 +261,7 @@ def run_task(task) -> tuple[dict, dict]:
         reason = (f"memory budget exceeded: an allocation failed at the address-space limit of "
                   f"{task.budget.address_space_mb} MB above the process's size (budget.memory_mb = "
                   f"{task.budget.memory_mb} plus a margin for reserved memory)")
-        result, details = ({"verdict": "incomplete", "checker_verdict": "incomplete", "reason": reason,
+        result, details = ({"verdict": Verdict.INCOMPLETE, "checker_verdict": Verdict.INCOMPLETE, "reason": reason,
                             "findings": [], "stats": {}}, {"text": reason + "\n", "sarif_runs": []})
     result["seconds"] = round(time.perf_counter() - t0, 4)
     result["peak_rss_mb"] = _peak_mb()

@@ -1,4 +1,4 @@
-"""The prover: mbarrier ring protocols for every value of the symbolic sizes (DESIGN §8).
+"""The prover: mbarrier ring protocols for every value of the symbolic sizes (docs/architecture.md#prover).
 
 `prove(func, symbolic=["N"], ranges={"N": (1, None)})` runs four stages:
 
@@ -29,13 +29,14 @@ from ..numsim import unmodeled_operations
 from .certificate import certify
 from .confirm import confirm, confirm_smallest, open_note
 from .model import Model
-from .report import ProofReport, PropertyResult, fmt_sizes
+from ..common.verdict import Proof
+from .result import ProofResult, PropertyResult, fmt_sizes
 from .exprs import OutsideFragment
 from .skeleton import extract
 from .solving import Ledger
 from .specialize import FailsSmallest, specializer, tma_bytes
 
-__all__ = ["prove", "ProofReport"]
+__all__ = ["prove", "ProofResult"]
 
 
 def _setmaxnreg_site(func):
@@ -61,7 +62,7 @@ def _cluster_launch(func, consts: dict) -> str | None:
     return "cluster launch " + "x".join("?" if d is None else str(d) for d in dims)
 
 
-def prove(func, symbolic, ranges: dict | None = None, inputs=None, *, max_seconds: float = 60.0) -> ProofReport:
+def prove(func, symbolic, ranges: dict | None = None, inputs=None, *, max_seconds: float = 60.0) -> ProofResult:
     """Prove P1-P4 of every barrier family for every value of the `symbolic` module constants in `ranges`
     (name -> (lo, hi or None); default 1..).  `max_seconds` is a wall-clock safety net only: the solver's
     budgets are resource counts (`solving`), so a verdict does not depend on the machine's load; a proof that
@@ -72,10 +73,11 @@ def prove(func, symbolic, ranges: dict | None = None, inputs=None, *, max_second
     consts = {c.name: c.value for c in func.constants}
     symbolic = tuple(symbolic)
     ranges = dict(ranges or {})
-    report = ProofReport(func.name, symbolic, {n: ranges.get(n, (1, None)) for n in symbolic})
+    report = ProofResult(func.name, symbolic, {n: ranges.get(n, (1, None)) for n in symbolic})
     unknown = [n for n in symbolic if n not in consts]
     if unknown:
-        report.incomplete(f"{', '.join(unknown)} {'is not a module constant' if len(unknown) == 1 else 'are not module constants'} "
+        what = "is not a module constant" if len(unknown) == 1 else "are not module constants"
+        report.incomplete(f"{', '.join(unknown)} {what} "
                           f"of {func.name} (module constants: {', '.join(sorted(consts)) or 'none'})")
         return report.finish(t0, c0)
     unmodeled = unmodeled_operations(func)
@@ -130,7 +132,7 @@ def prove(func, symbolic, ranges: dict | None = None, inputs=None, *, max_second
     report.stats.update(cert.stats)
     if cert.status == "proved":
         for fam, prop in cert.properties(model):
-            report.properties.append(PropertyResult(fam, prop, "proved", cert.seconds[(fam, prop)]))
+            report.properties.append(PropertyResult(fam, prop, Proof.PROVED, cert.seconds[(fam, prop)]))
         return report.finish(t0, c0, ledger)
     if cert.status != "failed":
         report.stats["certificate"] = f"is open: {cert.reason}"
@@ -149,7 +151,7 @@ def prove(func, symbolic, ranges: dict | None = None, inputs=None, *, max_second
     note = f"fails at {fmt_sizes(sizes)}: {failures[0].condition}; Synccheck reports no error there"
     for fam, prop in cert.properties(model):
         hit = (fam, prop) == (failures[0].family, failures[0].prop)
-        report.properties.append(PropertyResult(fam, prop, "incomplete", cert.seconds.get((fam, prop), 0.0),
+        report.properties.append(PropertyResult(fam, prop, Proof.INCOMPLETE, cert.seconds.get((fam, prop), 0.0),
                                                 note=note if hit else open_note(model, sizes)))
     return report.finish(t0, c0, ledger)
 

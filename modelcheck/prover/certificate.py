@@ -33,7 +33,7 @@ from . import solving
 from .model import Model, lookup, role_members, roles
 from .paths import Pair, PathProver
 from .ranking import Ranking
-from .report import fmt_sizes
+from .result import fmt_sizes
 from .symbolic import Ends, event, event_at, split_of
 
 SWEEP = 12                 # sizes decided concretely: lo .. lo + SWEEP - 1

@@ -18,7 +18,8 @@ import time
 from ..synccheck import check as synccheck
 from .certificate import Certificate, family_properties
 from .model import Model
-from .report import PropertyResult, fmt_sizes
+from ..common.verdict import Proof, Verdict
+from .result import PropertyResult, fmt_sizes
 
 # finding kind -> the property it breaks
 KIND_PROPERTY = {
@@ -49,9 +50,10 @@ class Sweep:
             try:
                 small, inputs = self.specialize(self.func, sizes)
                 result = synccheck(small, inputs)
-                errors = [f for f in result.findings if f.status == "error"]
-                if not errors and result.verdict == "incomplete":
-                    why = "; ".join(f.message for f in result.findings if f.status == "incomplete") or "incomplete"
+                errors = [f for f in result.findings if f.status is Verdict.ERROR]
+                if not errors and result.verdict is Verdict.INCOMPLETE:
+                    why = "; ".join(f.message for f in result.findings
+                                    if f.status is Verdict.INCOMPLETE) or "incomplete"
                     raise RuntimeError(f"Synccheck could not check {fmt_sizes(sizes)}: {why}")
                 self.results[key] = errors
             except Exception as err:      # noqa: BLE001 - a size that cannot be specialized is reported as such
@@ -105,9 +107,9 @@ def confirm(model: Model, func, cert: Certificate, specialize) -> list | None:
             if (fam, p) == (failure.family, failure.prop):
                 note = "; ".join([f"{failure.condition}; confirmed on NumSim at {fmt_sizes(sizes)}: {finding.kind}: "
                                   f"{finding.message}"] + notes)
-                out.append(PropertyResult(fam, p, "refuted", secs, sizes, note, finding, replay, failure.events))
+                out.append(PropertyResult(fam, p, Proof.REFUTED, secs, sizes, note, finding, replay, failure.events))
             else:
-                out.append(PropertyResult(fam, p, "incomplete", secs, note=report_open))
+                out.append(PropertyResult(fam, p, Proof.INCOMPLETE, secs, note=report_open))
         return out
     return None
 
@@ -127,11 +129,11 @@ def confirm_smallest(func, skel, sizes: dict, specialize) -> list | None:
     for fam in fams:
         for p in family_properties(fam):
             if fam in named and p == prop:
-                out.append(PropertyResult(fam, p, "refuted", 0.0, sizes,
+                out.append(PropertyResult(fam, p, Proof.REFUTED, 0.0, sizes,
                                           f"the kernel's run at {fmt_sizes(sizes)} does not complete; Synccheck there: "
                                           f"{finding.kind}: {finding.message}", finding, replay))
             else:
-                out.append(PropertyResult(fam, p, "incomplete", 0.0,
+                out.append(PropertyResult(fam, p, Proof.INCOMPLETE, 0.0,
                                           note=f"open: the kernel fails at {fmt_sizes(sizes)}"))
     return out if any(r.status == "refuted" for r in out) else None
 

@@ -82,7 +82,7 @@ class Model:
             for st in p.steps:
                 self.families.setdefault(st.cmd.family, skel.family_size.get(st.cmd.family, 1))
         self.async_steps = [(p, st) for p in self.procs for st in p.steps if st.cmd.kind in ("tma", "commit")]
-        for p, st in self.async_steps:
+        for _p, st in self.async_steps:
             if st.guard is not None:
                 raise OutsideFragment(f"a guarded asynchronous {st.cmd.kind}", st.cmd.span)
             if st.cmd.kind == "tma" and st.cmd.site not in tma_bytes:

@@ -24,7 +24,7 @@ from . import solving
 from .execution import Execution, Executions
 from .model import role_members
 from .exprs import evaluate
-from .report import fmt_sizes
+from .result import fmt_sizes
 from .symbolic import SymEvent, event, event_at, event_fresh, po_le, split_of
 
 MAX_ROUNDS = 24

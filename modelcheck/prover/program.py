@@ -164,7 +164,7 @@ def _rot_with_symbolic_offset(var: str, slot: ir.Expr, others: set, symbolic, sp
     size = None
     for value in (1, 2, 3, 4, 5, 7, 11, 13):
         env = dict.fromkeys(others, value)
-        period, vals = _periodic(lambda r: int(evaluate(slot, {**env, var: r})), "a barrier slot", span)
+        period, vals = _periodic(lambda r, env=env: int(evaluate(slot, {**env, var: r})), "a barrier slot", span)
         off = int(evaluate(offset, env))
         if period < 2 or size not in (None, period) or any(vals[e] != (off + e) % period for e in range(period)):
             raise fail

@@ -20,6 +20,7 @@ from .. import numsim
 from ..common import findings as F
 from ..common.async_effects import UnobservedEffects
 from ..common.phase_a import Causality, StrictProtocol
+from ..common.verdict import Verdict, verdict_of
 from ..common.results import digest_inputs, engine_findings, limit_finding, resolve_inputs
 from .analysis import Analysis
 
@@ -41,12 +42,8 @@ class RaceResult:
     sites: tuple = ()
 
     @property
-    def verdict(self) -> str:
-        statuses = {f.status for f in self.findings}
-        for v in ("error", "incomplete", "review"):
-            if v in statuses:
-                return v
-        return "clean"
+    def verdict(self) -> Verdict:
+        return verdict_of(self.findings)
 
 
 def check(func, inputs=None, **limits) -> RaceResult:
@@ -119,8 +116,8 @@ def _operation(sites, rec, info: dict, lane: int) -> dict:
 
 def _is_review(race) -> bool:
     """An unwaited tcgen05.ld, then a conflicting tcgen05 write by the same warp: a register dependency the checker
-    cannot see may already order them (DESIGN §6), so this is a review, not an error.  A dealloc has no such
-    dependency."""
+    cannot see may already order them (docs/semantics.md#tcgen05-and-tmem), so this is a review, not an error.
+    A dealloc has no such dependency."""
     prior, cur = race.prior_rec, race.current_rec
     if prior.actor < 0 or prior.space != "tmem" or cur.warp != prior.warp or race.current_kind == "read":
         return False
@@ -136,7 +133,7 @@ def race_findings(p, sites) -> list:
         key = (prior.site, cur.site, prior.alloc, prior.space, race.how[1], _is_review(race))
         groups.setdefault(key, []).append(race)
     out = []
-    for (psite, csite, alloc, space, failure, review), races in groups.items():
+    for (_psite, _csite, _alloc, space, failure, review), races in groups.items():
         first = races[0]
         prior, cur = first.prior_rec, first.current_rec
         lo = min(r.lo for r in races)

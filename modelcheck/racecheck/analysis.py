@@ -5,7 +5,7 @@ chunk at a time, with the sync events delivered since the previous one, it
 
 1. finds the chunk's candidate pairs against the shadow carried from earlier chunks
    (`pairs.Shadow`: last write / reads since, per granule, vectorized);
-2. applies the events in seq order (`flow.Flow`: DESIGN §6), and at each access that moves
+2. applies the events in seq order (`flow.Flow`: docs/semantics.md#happens-before), and at each access that moves
    knowledge (a strong read or write, a fence.sc participant) stops to handle it;
    every other access of a warp only needs what its warp knew then, which cannot change
    before the warp's next event, so they are handled in one vectorized step per warp at
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import time
 from bisect import bisect_left
+from typing import Any
 
 import numpy as np
 
@@ -48,6 +49,21 @@ class _Chunk:
 
     __slots__ = ("units", "pairs", "nlive", "strong", "pcol", "known", "known_bridged", "known_issuer", "cross_any",
                  "async_prior_any", "tc_prior_any", "prior_tc", "wu", "wcur")
+
+    units: Units
+    pairs: Any              # pairs.Pairs of this chunk
+    nlive: int
+    strong: np.ndarray
+    pcol: np.ndarray
+    known: np.ndarray
+    known_bridged: np.ndarray
+    known_issuer: np.ndarray
+    cross_any: np.ndarray
+    async_prior_any: np.ndarray
+    tc_prior_any: np.ndarray
+    prior_tc: np.ndarray
+    wu: dict
+    wcur: dict
 
 
 class _EmptyChunk:
@@ -389,7 +405,7 @@ class Analysis(Observer):
         for d, name in DOMAIN_NAMES.items():
             sel = (c.cross_any[recs] & (dom == d))[run]
             if sel.any():
-                b_table, where = take(lambda op: flow.fork[op][1][name], sel)
+                b_table, where = take(lambda op, name=name: flow.fork[op][1][name], sel)
                 c.known_bridged[q[sel]] = b_table[where, cols[sel]]
         sel = c.async_prior_any[recs][run]
         if sel.any():

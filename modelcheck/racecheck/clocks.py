@@ -164,10 +164,10 @@ class WarpState:
         self.pending_acquire: dict[int, list] = {}        # lane -> payloads read relaxed, acquired at a fence
         self.async_uncommitted: dict[str, dict[int, list]] = {"bulk": {}, "cp.async": {}}
         self.async_groups: dict[str, dict[int, list]] = {"bulk": {}, "cp.async": {}}
-        # tcgen05 ordering (DESIGN §6), only for kernels with tcgen05 operations: what the lanes' next tcgen05
-        # operations are ordered after (`tc`: 1 = issued before them in a pipelined order, 2 = completed), the
-        # part published at the last fence::before_thread_sync, and what thread syncs brought in that takes
-        # effect only at the next fence::after_thread_sync
+        # tcgen05 ordering (docs/semantics.md#tcgen05-and-tmem), only for kernels with tcgen05 operations: what the
+        # lanes' next tcgen05 operations are ordered after (`tc`: 1 = issued before them in a pipelined order,
+        # 2 = completed), the part published at the last fence::before_thread_sync, and what thread syncs brought
+        # in that takes effect only at the next fence::after_thread_sync
         self.tc = self.tc_fenced = self.tc_pending = None
 
     def own_cols(self, mask) -> np.ndarray:

@@ -1,4 +1,5 @@
-"""How happens-before knowledge flows through a run, event by event (DESIGN §6), for Racecheck.
+"""How happens-before knowledge flows through a run, event by event (docs/semantics.md#happens-before),
+for Racecheck.
 
 `Flow` holds each warp's knowledge (`clocks.WarpState`), what barrier generations carry
 (mbarrier arrive -> generation -> wait, per lane; relaxed waits take only async
@@ -54,7 +55,8 @@ class Flow:
         self.retired: set = set()                   # ops that make no more accesses (NumSim says so)
         self.warps = [WarpState(w, w // max(warps_per_cta, 1), self.width) for w in range(run_warps)]
         self.tc: TcgenOrder | None = None
-        self.fork: dict[int, tuple] = {}           # async op -> (ordinary row, {domain: bridged row}, (warp, lane, epoch))
+        # async op -> (ordinary row, {domain: bridged row}, (warp, lane, epoch))
+        self.fork: dict[int, tuple] = {}
         self.fork_seq: dict[int, float] = {}       # async op -> seq of the event that forked it
         self.async_info: dict[int, dict] = {}
         # an async column's issuing lane column (a lane's column maps to itself): classifies lifetime races

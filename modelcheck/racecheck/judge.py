@@ -1,10 +1,12 @@
-"""Judging one chunk's candidate pairs: ordered or a race, and the race classified (DESIGN §7).
+"""Judging one chunk's candidate pairs: ordered or a race, and the race classified
+(docs/semantics.md#happens-before).
 
 All pairs of a chunk at once: ordered by knowledge (bridged where proxies differ: a bulk
 copy's completion bridges only its own destination), by tcgen05 ordering, or both accesses
 morally strong (pairs of one actor, ordered by program order, were never made).  The
 unordered pairs give one `Race` per (earlier record, later record): byte hull, byte count,
-and the first pair as the witness, classified in DESIGN §7's order from that pair.  A race
+and the first pair as the witness, classified in the order of
+docs/semantics.md#happens-before from that pair.  A race
 keeps what reporting needs (both records, their async operations), since the analysis
 forgets records and operations as the run goes on; the fence.sc hint, which asks about
 fences after the race, is settled when the run ends (`Race.settle`).
@@ -106,7 +108,8 @@ def judge(an, c) -> list:
 
 
 def _classify(an, c, race, q: int, p: int, k: int) -> tuple:
-    """(ordering domain, ordering failure, text, proxy bridge, hint or None) in DESIGN §7's order."""
+    """(ordering domain, ordering failure, text, proxy bridge, hint or None) in the order of
+    docs/semantics.md#happens-before."""
     U, flow = c.units, an.flow
     prior, cur = race.prior_rec, race.current_rec
     # a bulk copy's own destination bytes are bridged by its completion: what is missing there is the completion

@@ -1,4 +1,4 @@
-"""tcgen05 ordering for Racecheck (DESIGN §6 "tcgen05 ordering"; checker-semantics §5.4 item 10).
+"""tcgen05 ordering for Racecheck (docs/semantics.md#tcgen05-and-tmem; checker-semantics §5.4 item 10).
 
 Two tcgen05 operations (mma, cp, shift, ld, st, and a dealloc, modeled as a write of the
 whole allocation by the deallocating warp) are judged against each other by tcgen05

@@ -61,6 +61,36 @@ class Units:
 
     __slots__ = COLUMNS + ("iters", "lane_start", "lane", "offset", "n")
 
+    # the slots' types, for type checkers (annotations alone create no class attributes)
+    index: np.ndarray
+    seq: np.ndarray
+    cta: np.ndarray
+    warp: np.ndarray
+    site: np.ndarray
+    key: np.ndarray
+    kind: np.ndarray
+    proxy: np.ndarray
+    order: np.ndarray
+    scope: np.ndarray
+    actor: np.ndarray
+    size: np.ndarray
+    bits: np.ndarray
+    all_lanes: np.ndarray
+    write: np.ndarray
+    strength: np.ndarray
+    domain: np.ndarray
+    acquiring: np.ndarray
+    releasing: np.ndarray
+    bulk_write: np.ndarray
+    stamp: np.ndarray
+    tc: np.ndarray
+    epoch_at: np.ndarray
+    iters: list
+    lane_start: np.ndarray
+    lane: np.ndarray
+    offset: np.ndarray
+    n: int
+
     def __len__(self) -> int:
         return self.n
 

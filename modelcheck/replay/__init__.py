@@ -1,6 +1,7 @@
-"""Counterexample replay: run a finding's schedule on NumSim and show what goes wrong (DESIGN §9).
+"""Counterexample replay: run a finding's schedule on NumSim and show what goes wrong
+(docs/architecture.md#happens-before-graph-and-replay).
 
-Entry point: `replay(func, inputs, finding_or_witness)` -> `ReplayReport`.  It runs the kernel
+Entry point: `replay(func, inputs, finding_or_witness)` -> `ReplayResult`.  It runs the kernel
 twice on the same inputs: under NumSim's default schedule, and under the forced schedule the
 finding implies (`plan`: an explorer witness, a race pair run the other way round, a consumer
 overtaken by the re-arm of its barrier).  It reports the output elements that differ, the
@@ -21,15 +22,15 @@ from ..common.phase_a import StrictProtocol
 from ..common.results import resolve_inputs
 from .observe import barrier_states, observed_writes, other_round, output_differences, read_differences
 from .plan import DefaultRun, Plan, PlanError, plans
-from .report import ReplayReport, RunSummary
+from .result import ReplayResult, RunSummary
 
-__all__ = ["replay", "ReplayReport", "PlanError"]
+__all__ = ["replay", "ReplayResult", "PlanError"]
 
 MAX_READS = 64       # reads kept in a report (read_count has the total)
 MAX_WRITERS = 4      # writes kept per read (saw_count has the total)
 
 
-def replay(func, inputs=None, finding_or_witness=None, **limits) -> ReplayReport:
+def replay(func, inputs=None, finding_or_witness=None, **limits) -> ReplayResult:
     """Replay `finding_or_witness` on `func` with `inputs` (None: zero-filled buffers, as the checkers use);
     raises PlanError when the finding names operations the default run does not have.  `limits`:
     numsim.Engine's budgets and target, for each run."""
@@ -126,7 +127,7 @@ def _blocked_only(details: dict) -> dict:
 
 
 def _replay_plan(func, engine, inputs, plan: Plan, finding, run: DefaultRun, base, default: RunSummary,
-                 default_reads) -> ReplayReport:
+                 default_reads) -> ReplayResult:
     if plan.schedule is None:
         res, forced = base, default
         reads = []
@@ -141,7 +142,7 @@ def _replay_plan(func, engine, inputs, plan: Plan, finding, run: DefaultRun, bas
     for k, s in enumerate(steps):
         done = prog.get("done_steps")
         s["done"] = bool(done[k]) if done and k < len(done) else plan.schedule is None
-    report = ReplayReport(func.name, finding, plan.method, plan.explanation, steps, default, forced, diffs, count,
+    report = ReplayResult(func.name, finding, plan.method, plan.explanation, steps, default, forced, diffs, count,
                           [_read_dict(r, run.sites) for r in reads[:MAX_READS]])
     report.read_count = len(reads)
     report.outcome, report.effects = _outcome(plan, default, forced, count, reads)

@@ -1,4 +1,4 @@
-"""Reports: the one layer that renders findings as text, JSON and SARIF (DESIGN §10).
+"""Reports: the one layer that renders findings as text, JSON and SARIF (docs/architecture.md#reports).
 
 `SyncCheckReport` and `RaceReport` share the interface: `verdict`, `findings`,
 `print()`, `format()`, `to_dict()`, `to_sarif()`, `require_clean()`, `stats`.
@@ -6,12 +6,12 @@
 from __future__ import annotations
 
 from ..common import findings as F
+from ..common.verdict import STATUSES, Verdict, verdict_of
 from .coverage import coverage_lines, manifest_note, schedules_text
 from .sarif import to_sarif
 from .text import SourceCache, findings_block
 
 SCHEMA_VERSION = 1
-_PRIORITY = {"error": 0, "incomplete": 1, "review": 2}
 
 
 class CheckFailed(RuntimeError):
@@ -41,15 +41,11 @@ class Report:
         return lines
 
     @property
-    def verdict(self) -> str:
-        statuses = {f.status for f in self.findings}
-        for v in ("error", "incomplete", "review"):
-            if v in statuses:
-                return v
-        return "clean"
+    def verdict(self) -> Verdict:
+        return verdict_of(self.findings)
 
     def counts(self) -> dict:
-        return {s: sum(1 for f in self.findings if f.status == s) for s in ("error", "incomplete", "review")}
+        return {s.value: sum(1 for f in self.findings if f.status == s) for s in STATUSES}
 
     def summary(self) -> str:
         return f"{self.checker} {self.verdict.upper()} ({len(self.findings)} findings)"
@@ -61,7 +57,7 @@ class Report:
         return []
 
     def format(self, coverage: bool = True) -> str:
-        """The report as text (DESIGN §10.3): header, findings, footer; then, unless `coverage` is False, what
+        """The report as text (docs/architecture.md#reports): header, findings, footer; then, unless `coverage` is False, what
         it covered (constants, input sources, launch, schedules)."""
         sources = SourceCache(self.func)
         lines = list(self.header())
@@ -78,7 +74,7 @@ class Report:
         print(self.format(), end="")
 
     def to_dict(self) -> dict:
-        """DESIGN §10.4: exactly schema_version, checker, verdict, summary, findings, stats, input.
+        """docs/architecture.md#reports: exactly schema_version, checker, verdict, summary, findings, stats, input.
 
         stats always has wall_time_s, accesses, verifier_states and verifier_transitions (0 when
         phase B did not run), plus the kernel's name, path and module constants."""
@@ -104,7 +100,7 @@ class Report:
         return to_sarif(self)
 
     def require_clean(self) -> None:
-        if self.verdict != "clean":
+        if self.verdict is not Verdict.CLEAN:
             c = self.counts()
             raise CheckFailed(f"{self.checker} {self.verdict} (error={c['error']}, incomplete={c['incomplete']}, "
                               f"review={c['review']})\n{self.format()}")

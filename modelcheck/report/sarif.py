@@ -1,4 +1,4 @@
-"""SARIF 2.1.0 that GitHub code scanning accepts (DESIGN §10.4).
+"""SARIF 2.1.0 that GitHub code scanning accepts (docs/architecture.md#reports).
 
 One run per log: the tool `modelcheck`, its `automationDetails.id` naming the category
 (`modelcheck/check/`, `modelcheck/sync/`, ... -- one category per command, so uploads of

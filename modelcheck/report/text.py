@@ -1,4 +1,4 @@
-"""Rendering findings as text (DESIGN §10.3): findings block, evidence lines with
+"""Rendering findings as text (docs/architecture.md#reports): findings block, evidence lines with
 source excerpts (at most 5 lines, right-aligned numbers, a caret line), hints."""
 from __future__ import annotations
 
@@ -139,7 +139,7 @@ def finding_lines(finding, sources: SourceCache, number: int | None = None, repo
 
 
 def _awaits(text: str) -> str:
-    """'await mbarrier.try_wait on full[0]; phase 0' -> 'mbarrier.try_wait; phase 0' (DESIGN §10.3: the
+    """'await mbarrier.try_wait on full[0]; phase 0' -> 'mbarrier.try_wait; phase 0' (docs/architecture.md#reports: the
     awaited op, then '; '-separated particulars; the Source line below names the barrier)."""
     head, sep, tail = text.removeprefix("await ").partition("; ")
     return head.split(" on ", 1)[0] + sep + tail
@@ -150,7 +150,8 @@ def _step_text(step: dict) -> str:
         return f"async {step.get('completion')} completion lands on {step.get('barrier')} ({step.get('amount')})"
     iters = step.get("iters") or []
     it = f", loop iteration {'/'.join(map(str, iters))}" if iters else ""
-    return f"warp {step.get('warp')}: {step.get('command')} on {step.get('barrier')} (source op #{step.get('site')}{it})"
+    return (f"warp {step.get('warp')}: {step.get('command')} on {step.get('barrier')} "
+            f"(source op #{step.get('site')}{it})")
 
 
 def findings_block(findings, sources: SourceCache, numbered: bool = False, reporters: dict | None = None) -> list[str]:

@@ -18,6 +18,7 @@ from .. import explorer, numsim
 from ..common import findings as F
 from ..common.async_effects import UnobservedEffects
 from ..common.phase_a import Causality, StrictProtocol
+from ..common.verdict import Verdict, verdict_of
 from ..common.results import digest_inputs, engine_findings, limit_finding, resolve_inputs
 
 CHECKER = "synccheck"
@@ -34,16 +35,8 @@ class SyncResult:
     sites: tuple = ()
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> Verdict:
         return verdict_of(self.findings)
-
-
-def verdict_of(findings) -> str:
-    statuses = {f.status for f in findings}
-    for v in ("error", "incomplete", "review"):
-        if v in statuses:
-            return v
-    return "clean"
 
 
 @dataclass
@@ -96,7 +89,7 @@ def phase_a(func, inputs=None, *, build_programs: bool = True, **limits) -> Phas
     stats.update({"phase_a_wall_time_s": time.perf_counter() - t0, "numsim": dict(res.stats),
                   "sync_events": len(trace.sync), "termination": res.termination})
     programs = None
-    if build_programs and res.termination == "completed" and not any(f.status in ("error", "incomplete")
+    if build_programs and res.termination == "completed" and not any(f.status in (Verdict.ERROR, Verdict.INCOMPLETE)
                                                                      for f in found):
         programs = explorer.build(trace.sync, causality.event_clocks, _namer(res, causality))
     return PhaseA(func, inputs, found, stats, res, programs)

@@ -224,6 +224,7 @@ def _strict_kernels():
     return module.kernel_texts(strict=True)
 
 
+@pytest.mark.slow
 def test_generated_kernels_match_real_parser(real_script):
     """Strict generated kernels the real parser accepts: same IR from the real print, and our print is
     accepted with the same IR again.  The real parser rejects some (values out of a type's range, operand

@@ -1,4 +1,4 @@
-"""The three TIRx text forms of one kernel parse to the same IR (DESIGN §3.1).
+"""The three TIRx text forms of one kernel parse to the same IR (docs/architecture.md#pipeline).
 
 Fixtures live in tests/fixtures/forms/, three files per kernel:
 

@@ -212,6 +212,7 @@ def k(out: T.Tensor((ROUNDS,), T.int32)):
 BODY = " " * 16
 
 
+@pytest.mark.slow
 def test_token_sequences_in_a_kernel_body():
     @fuzz_settings(N_TOKENS_IN_BODY)
     @given(st.lists(tokens, min_size=1, max_size=4))
@@ -293,6 +294,7 @@ def mutated(draw):
     return text
 
 
+@pytest.mark.slow
 def test_corpus_mutations():
     parsed = []
 
@@ -404,6 +406,7 @@ def statements(draw, depth=0):
     return lines
 
 
+@pytest.mark.slow
 def test_random_statements_in_a_kernel():
     parsed = []
 

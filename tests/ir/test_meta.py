@@ -164,8 +164,9 @@ def test_reading_a_tensor_maps_bytes_is_incomplete_naming_each_read():
     # the first read that runs stops the run, named with its line; the summary lists both sites statically
     assert any("tensormap_bytes.py:11" in f.message and "tensor-map parameter's bytes" in f.message
                for f in report.findings), [f.message for f in report.findings]
+    from modelcheck.report.summary import format_summary
     from modelcheck.summary import summarize
-    text = summarize(func).format()
+    text = format_summary(summarize(func))
     assert "tensormap_bytes.py:14" in text
 
 

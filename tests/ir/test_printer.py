@@ -895,6 +895,7 @@ def kernel_texts(draw, strict: bool = False) -> str:
 
 @settings(max_examples=N_EXAMPLES, deadline=None, derandomize=True, database=None, report_multiple_bugs=False,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@pytest.mark.slow
 @given(kernel_texts())
 def test_generated_kernels_round_trip(text: str):
     note("--- generated kernel:\n" + text)
@@ -928,6 +929,7 @@ FEATURES = {   # feature -> a regular expression that finds it in a generated ke
 }
 
 
+@pytest.mark.slow
 def test_generator_covers_its_features():
     """The strategy itself: over a fixed sample, every feature the docstring promises appears."""
     seen: set[str] = set()

@@ -1,4 +1,4 @@
-"""The command line: parse prints canonical text + summary; exit codes per DESIGN §2.2."""
+"""The command line: parse prints canonical text + summary; exit codes per docs/architecture.md#verdicts-and-exit-codes."""
 from __future__ import annotations
 
 import re

@@ -1,4 +1,4 @@
-"""Mutations of the clean KDA-style kernel are detected (DESIGN §11: drop a fence, an arrive, a wait;
+"""Mutations of the clean KDA-style kernel are detected (docs/architecture.md#kernels-and-tests: drop a fence, an arrive, a wait;
 flip a parity; change an arrival count), on the 2-chunk launch.
 
 Each mutation edits one line of kernels/kda_fwd.py, found by the role it belongs to (`anchor`,

@@ -40,7 +40,7 @@ def test_facade_functions_survive_their_packages_loading():
     for name in ("synccheck", "racecheck", "replay"):
         package = importlib.import_module(f"modelcheck.{name}")
         assert callable(getattr(modelcheck, name)) and not callable(package)
-    assert modelcheck.ReplayReport is importlib.import_module("modelcheck.replay").ReplayReport
+    assert modelcheck.ReplayReport is importlib.import_module("modelcheck.report.replay").ReplayReport
 
 
 def test_lazy_dtype_table_is_the_eager_one():

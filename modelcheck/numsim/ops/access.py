@@ -242,7 +242,6 @@ def _matrix(vals, dtype, w, site, name) -> np.ndarray:
 
 def decode(w, addr, size: int, space: str, span, what: str):
     """Raw address(es) -> (allocation, offsets).  `space` is "shared", "global" or "generic"."""
-    eng = w.eng
     if type(addr) is not np.ndarray:
         a = int(addr)
         alloc = _find(w, a, size, space)

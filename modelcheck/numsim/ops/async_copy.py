@@ -21,7 +21,6 @@ from ..errors import EngineError
 from ..runtime import Wait
 from ..sync import SyncError
 from . import name_of, uniform
-from .access import decode
 from .mbarrier import barrier_of
 
 

@@ -62,7 +62,7 @@ def _inval(ctx, call, info):
 
     def run(w):
         w.effects += 1
-        for a, lanes, n in groups(addr(w), w):
+        for a, _lanes, _n in groups(addr(w), w):
             bar = barrier_of(w, a, span, "mbarrier.inval")
             try:
                 bar.inval()

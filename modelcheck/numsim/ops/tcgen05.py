@@ -1,4 +1,4 @@
-"""tcgen05 / TMEM operations for cta_group::1 (ptx-encodings §1-3, §7; DESIGN §6).
+"""tcgen05 / TMEM operations for cta_group::1 (ptx-encodings §1-3, §7; docs/semantics.md#tcgen05-and-tmem).
 
 - `alloc` / `dealloc` / `relinquish_alloc_permit`: one whole warp (`.sync.aligned`);
   alloc blocks until enough columns are free, then stores the TMEM address to shared
@@ -19,7 +19,7 @@
 - `fence::before_thread_sync` / `after_thread_sync`: sync events only.
 Lifecycle and access violations are typed engine errors (see modelcheck.numsim.tmem); alloc,
 dealloc and relinquish from part of a warp are `tcgen_partial_warp_participation`, ld/st/wait
-from part of a warp `warp_collective_divergence` (a `.sync.aligned` collective, DESIGN §6).
+from part of a warp `warp_collective_divergence` (a `.sync.aligned` collective, docs/semantics.md#warp-collectives).
 """
 from __future__ import annotations
 
@@ -113,7 +113,8 @@ def smem_footprint(w, addrs: np.ndarray, esz: int, span, what: str):
 
 
 def whole_warp(w, what: str, span) -> None:
-    """alloc/dealloc/relinquish need all 32 threads of one warp (a TMEM lifecycle rule, DESIGN §6)."""
+    """alloc/dealloc/relinquish need all 32 threads of one warp (a TMEM lifecycle rule,
+    docs/semantics.md#tcgen05-and-tmem)."""
     if w.nthreads == 32 and (w.mask is None or w.mask.all()):
         return
     missing = [int(k) for k in np.flatnonzero(~w.active())]

@@ -88,7 +88,6 @@ def _cuda_source(kind: str, lane: np.ndarray, arg, width: int) -> np.ndarray:
 def _cuda_shuffle(kind):
     def compile_(ctx, call, info):
         ops = [ctx.expr(o) for o in call.operands]
-        tir_form = info.name == "tir.gpu_warp_shuffle"
         span = call.span
 
         def run(w):

@@ -51,6 +51,7 @@ def _run(tmp_path, sweeps, expect):
     assert all(r["attempts"] == 1 for r in recs)
 
 
+@pytest.mark.slow
 def test_manifest_as_a_plan_sync_race_and_fast_proofs(tmp_path):
     sweeps = manifest_sweeps(stages=("synccheck", "racecheck"))
     fast = [name for name, _ in manifest_sweeps(stages=("prove",)) if name not in SLOW_PROVE]

@@ -71,7 +71,7 @@ def test_program_order_is_per_lane():
     sync = next(n for n, d in g.nodes(data=True) if d.get("op") == "warp_sync")
     assert g.nodes[sync]["joins"] == FULL
     # the lanes that did not arrive have no program-order edge through the arrive
-    for u, v, d in _edges(h, "program_order"):
+    for u, _v, d in _edges(h, "program_order"):
         if u == arrive:
             assert d["src_mask"] == 1
 

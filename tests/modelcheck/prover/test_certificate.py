@@ -7,7 +7,8 @@ import pytest
 import z3
 
 import modelcheck
-from modelcheck.prover import prove, solving
+from modelcheck import prove
+from modelcheck.prover import solving
 from modelcheck.prover.certificate import Certifier, certify
 from modelcheck.prover.execution import Execution
 from modelcheck.prover.execution import Executions

@@ -8,7 +8,7 @@ import pytest
 
 import modelcheck
 from modelcheck.cli import main
-from modelcheck.prover import prove
+from modelcheck import prove   # the ProofReport: result and its renderings
 
 ROOT = Path(__file__).resolve().parents[3]
 KERNELS = ROOT / "kernels"

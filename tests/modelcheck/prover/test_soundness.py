@@ -1,5 +1,5 @@
 """Every mutant of a sync line is judged as Synccheck judges it at the small sizes: proved only when Synccheck
-finds no sync error at any of them, refuted at exactly the smallest size where it finds one (DESIGN §11: mutating a
+finds no sync error at any of them, refuted at exactly the smallest size where it finds one (docs/architecture.md#kernels-and-tests: mutating a
 clean kernel is detected).  benchmarks/prove_mutations.py runs the same over the realistic kernels."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 
 import modelcheck
 from modelcheck import numsim
-from modelcheck.prover import prove
+from modelcheck import prove   # the ProofReport: result and its renderings
 from tests.manifest import KERNELS, load_manifest, manifest_overrides
 from tests.mutation import SYNC_KINDS, mutants
 
@@ -16,6 +16,7 @@ SIZES = 5
 
 @pytest.mark.parametrize("name,sym", [("ring_pipeline", "ROUNDS"), ("kda_ring_m_o", "NC"), ("kda_ring_dvec", "NC"),
                                       ("gemm_ws", "K_TILES")])
+@pytest.mark.slow
 def test_mutants_are_judged_as_synccheck_judges_them(name, sym, tmp_path):
     entry = load_manifest()["kernels"][name]
     inputs = (lambda c: manifest_overrides(entry, c)) if entry.get("inputs_builder") else None

@@ -33,6 +33,7 @@ def _report(name):
     return report.verdict, [json_safe((f.id, f.kind, f.message, f.details)) for f in report.findings], report.stats
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_findings_do_not_depend_on_chunks(name, monkeypatch):
     monkeypatch.setattr(COLUMNS, "CHUNK_ROWS", 1 << 30)

@@ -7,6 +7,7 @@ lanes only, release by the arriving lanes only, warp_sync relays on either side,
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 
 import modelcheck
@@ -57,6 +58,7 @@ def _handoff(lanes, waiters, a=0, b=1):
 # a chain through a third warp
 @example((3, (Step("store", 0, ONE0, 1, False), _handoff(ONE0, ONE0, 0, 1), _handoff(ONE0, ONE0, 1, 2),
               Step("load", 2, ONE0, 1, False))))
+@pytest.mark.slow
 def test_vector_clocks_agree_with_the_happens_before_graph(prog):
     nwarps, steps = prog
     reported, truth = _judge(nwarps, steps)

@@ -1,4 +1,4 @@
-"""`modelcheck replay KERNEL.py --finding N|ID`: exit codes per DESIGN §2.2 (1: the forced schedule shows the
+"""`modelcheck replay KERNEL.py --finding N|ID`: exit codes per docs/architecture.md#verdicts-and-exit-codes (1: the forced schedule shows the
 error, 0: it changes nothing, 2: it cannot be followed, 64: usage)."""
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ import pytest
 
 import modelcheck
 from modelcheck import numsim
-from modelcheck.replay import replay
+from modelcheck import replay   # the ReplayReport: result and its renderings
 from tests.manifest import KERNELS, entries
 from tests.test_manifest import manifest_inputs
 

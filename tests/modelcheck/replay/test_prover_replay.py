@@ -1,4 +1,4 @@
-"""The prover confirms a refutation by replaying the confirming finding at the failing size (DESIGN §8)."""
+"""The prover confirms a refutation by replaying the confirming finding at the failing size (docs/architecture.md#prover)."""
 from __future__ import annotations
 
 import modelcheck

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import modelcheck
-from modelcheck.replay import PlanError, replay
+from modelcheck import replay   # the ReplayReport: result and its renderings
+from modelcheck.replay import PlanError
 from tests.manifest import KERNELS
 
 

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 import modelcheck
 from modelcheck import explorer
-from tests.explorer.support import (FAILURES, RING, agree, all_failures, arrive, bar_arrive, bar_sync, clocked,
+from tests.modelcheck.explorer.support import (FAILURES, RING, agree, all_failures, arrive, bar_arrive, bar_sync, clocked,
                                     compare, expect_tx, init, issue_tx, mb, ring_programs, wait)
 
 SETTINGS = dict(deadline=None, database=None, derandomize=True,

@@ -1,4 +1,4 @@
-"""The text report of DESIGN §10.3 (mirroring checker-semantics §1.3): header, findings
+"""The text report of docs/architecture.md#reports (mirroring checker-semantics §1.3): header, findings
 block, evidence lines with source excerpts, deadlock headlines and Blocked-warps groups."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from modelcheck.common import findings as F
 from modelcheck.report.text import SourceCache, findings_block, ranges
 from tests.manifest import KERNELS
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 REPORT = FIXTURES / "report"
 RING = FIXTURES / "explorer" / "ring.py"
 BUGGY = KERNELS / "producer_overtaking.py"

@@ -17,7 +17,7 @@ from modelcheck.common.results import resolve_inputs
 from modelcheck.explorer import Command, Programs
 from modelcheck.explorer.search import Model, ProtocolViolation
 
-RING = Path(__file__).resolve().parent.parent / "fixtures" / "explorer" / "ring.py"
+RING = Path(__file__).resolve().parents[2] / "fixtures" / "explorer" / "ring.py"
 FAILURES = ("deadlock", "protocol_error", "nonconfluent")
 
 
@@ -252,7 +252,7 @@ def compare(programs: Programs, max_states: int = 50_000):
 def agree(reduced_status: str, whole_status: str, oracle) -> bool:
     """Same verdict; or, when a program can fail in more than one way, two failure kinds that the
     unreduced all-failures oracle both reaches (which one a search meets first depends on its
-    order, DESIGN §7: it stops at the first failure)."""
+    order, docs/architecture.md#checkers: it stops at the first failure)."""
     if reduced_status == whole_status:
         return True
     if "complete" in (reduced_status, whole_status) or oracle is None:

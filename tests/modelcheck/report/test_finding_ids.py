@@ -1,4 +1,4 @@
-"""Finding ids (DESIGN §10.1): `<checker>:<kind>:<16 hex>` over the details without source
+"""Finding ids (docs/architecture.md#reports): `<checker>:<kind>:<16 hex>` over the details without source
 locations -- the same across runs and file moves, different for different bugs."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import modelcheck
 from modelcheck.common import findings as F
 from tests.manifest import KERNELS
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 REPORT = FIXTURES / "report"
 RING = FIXTURES / "explorer" / "ring.py"
 PHASE_B_DEADLOCK = {"STAGES": 3, "ROUNDS": 2, "EMPTY_COUNT": 2, "PRODUCER_START": 0, "CONSUMER_START": 1,

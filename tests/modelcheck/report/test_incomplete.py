@@ -1,4 +1,4 @@
-"""Incomplete verdicts (DESIGN §7): a missing binding, an unsupported operation or an exhausted
+"""Incomplete verdicts (docs/architecture.md#verdicts-and-exit-codes): a missing binding, an unsupported operation or an exhausted
 limit gives `incomplete` with its reason -- never `clean`, whatever else the run showed."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 import modelcheck
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 REPORT = FIXTURES / "report"
 POLL = FIXTURES / "numsim" / "try_wait_poll.py"
 

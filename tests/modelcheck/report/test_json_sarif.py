@@ -1,4 +1,4 @@
-"""`to_dict()` (DESIGN §10.4: exactly its keys, JSON-safe, stable) and `to_sarif()` (SARIF 2.1.0:
+"""`to_dict()` (docs/architecture.md#reports: exactly its keys, JSON-safe, stable) and `to_sarif()` (SARIF 2.1.0:
 one rule per kind, results with physical and related locations).  jsonschema is not a
 dependency, so the SARIF structure is checked by hand against the 2.1.0 schema's required
 properties and types."""
@@ -13,7 +13,7 @@ import modelcheck
 from modelcheck.report.sarif import artifact_uri
 from tests.manifest import KERNELS
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 REPORT = FIXTURES / "report"
 RING = FIXTURES / "explorer" / "ring.py"
 BUGGY = KERNELS / "producer_overtaking.py"
