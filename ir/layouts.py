@@ -85,17 +85,17 @@ def offset(sw: Swizzle, shape: tuple[Expr, ...], indices: tuple[Expr, ...], span
         i = ty.cast("int32", i)
         flat = i if flat is None else ty.binop("+", ty.binop("*", flat, ty.cast("int32", extent), span), i, span)
     o = flat if flat is not None else Const(0, "int32")
-    if sw.tile_shape is not None:
-        tiled: Expr | None = None
+    if sw.tile_shape is not None and sw.tile_strides is not None:
         inner = 1
-        terms = []
-        for extent, stride in zip(reversed(sw.tile_shape), reversed(sw.tile_strides)):
+        terms: list[Expr] = []
+        for size, stride in zip(reversed(sw.tile_shape), reversed(sw.tile_strides)):
             t = o if inner == 1 else ty.binop("//", o, Const(inner, "int32"), span)
-            t = ty.binop("%", t, Const(extent, "int32"), span)
+            t = ty.binop("%", t, Const(size, "int32"), span)
             terms.append(ty.binop("*", t, Const(stride, "int32"), span))
-            inner *= extent
-        for term in reversed(terms):
-            tiled = term if tiled is None else ty.binop("+", tiled, term, span)
+            inner *= size
+        tiled = terms[-1]
+        for term in reversed(terms[:-1]):
+            tiled = ty.binop("+", tiled, term, span)
         o = tiled
     if sw.swizzle_len == 0:
         return o

@@ -10,8 +10,8 @@ module constants (`ConstRef`), so `prove` can still make them symbolic.
 """
 from __future__ import annotations
 
-import string as _string
 from dataclasses import fields, replace
+from typing import Callable
 
 from . import dtypes as dt
 from . import syntax as sx
@@ -20,6 +20,9 @@ from .errors import ParseError
 MAX_CONST_BITS = 256
 MAX_SEQUENCE = 1 << 16        # elements of a tuple/list/str built at module level (`(0,) * 10**9` is an error)
 MAX_INLINE_DEPTH = 32
+
+
+_CONVERSIONS: dict[str, Callable[[object], str]] = {"r": repr, "s": str, "a": ascii}
 
 
 class DType(str):
@@ -125,10 +128,11 @@ class Evaluator:
             name = self(node.args[0], env, owner)
             canon = dt.canonical(str(name))
             if canon is None:
-                raise self.error(f"unknown dtype {name!r}", node.args[0], "dtypes: " + ", ".join(dt.SCALAR_TYPES))
+                raise self.error(f"unknown dtype {name!r}", node.args[0],
+                                 "dtypes: " + ", ".join(dt.SCALAR_TYPES))
             return DType(canon)
-        builtins = {"min": min, "max": max, "abs": abs, "len": len, "int": int, "str": str, "tuple": tuple,
-                    "list": list, "bool": bool, "float": float, "sum": sum}
+        builtins: dict[str, Callable] = {"min": min, "max": max, "abs": abs, "len": len, "int": int, "str": str,
+                                         "tuple": tuple, "list": list, "bool": bool, "float": float, "sum": sum}
         if isinstance(node.func, sx.Name) and callee in builtins and not node.kwargs:
             args = []
             for a in node.args:
@@ -190,7 +194,7 @@ class Evaluator:
             text, conv, spec = part
             value = self(sx.field_expr(text, node.pos), env, owner)
             if conv:
-                value = {"r": repr, "s": str, "a": ascii}[conv](value)
+                value = _CONVERSIONS[conv](value)
             try:
                 out.append(format(value, spec))
             except (ValueError, TypeError) as err:
@@ -210,15 +214,19 @@ def to_syntax(value, pos: sx.Pos) -> sx.Node | None:
     if isinstance(value, str):
         return sx.Str(pos, str(value))
     if isinstance(value, (tuple, list)):
-        elts = tuple(to_syntax(v, pos) for v in value)
-        if any(e is None for e in elts):
+        spelled = [to_syntax(v, pos) for v in value]
+        elts = tuple(e for e in spelled if e is not None)
+        if len(elts) != len(spelled):
             return None
         return sx.TupleLit(pos, elts) if isinstance(value, tuple) else sx.ListLit(pos, elts)
     if isinstance(value, dict):
-        items = tuple((to_syntax(k, pos), to_syntax(v, pos)) for k, v in value.items())
-        if any(k is None or v is None for k, v in items):
-            return None
-        return sx.DictLit(pos, items)
+        items = []
+        for k, v in value.items():
+            ks, vs = to_syntax(k, pos), to_syntax(v, pos)
+            if ks is None or vs is None:
+                return None
+            items.append((ks, vs))
+        return sx.DictLit(pos, tuple(items))
     return None
 
 
@@ -406,7 +414,7 @@ class Expander:
     def is_meta_var(self, value) -> bool:
         return isinstance(value, sx.Call) and self.b.ex.namespace_path(value.func) == ["meta_var"]
 
-    def meta_var_value(self, call: sx.Call, subst: dict) -> sx.Node:
+    def meta_var_value(self, call, subst: dict) -> sx.Node:
         if len(call.args) != 1 or call.kwargs or isinstance(call.args[0], sx.Starred):
             raise self.b.error("T.meta_var takes one value", call, expected="T.meta_var(expr)")
         return self.expr(call.args[0], subst)
@@ -415,6 +423,7 @@ class Expander:
         return name in self.scan.inlines and name not in subst and self.b.scope.lookup(name) is None
 
     def expand(self, call: sx.Call, subst: dict) -> list:
+        assert isinstance(call.func, sx.Name)
         fn = self.scan.inlines[call.func.id]
         if self.depth >= MAX_INLINE_DEPTH:
             raise self.b.error(f"inline helper '{fn.name}' expands more than {MAX_INLINE_DEPTH} levels deep", call,
@@ -447,7 +456,7 @@ class Expander:
             self.depth -= 1
 
     def bind(self, fn: sx.FunctionDef, call: sx.Call, subst: dict) -> dict:
-        args = []
+        args: list = []
         for a in call.args:
             if isinstance(a, sx.Starred) and not a.double:
                 value = self.expr(a.value, subst)
@@ -501,7 +510,7 @@ class Expander:
             if isinstance(node.func, sx.Name) and self.is_inline(node.func.id, subst):
                 raise self.b.error(f"inline helper '{node.func.id}' used as a value", node,
                                    hint="inline helpers expand to statements: call it on a line of its own")
-            args = []
+            args: list = []
             for a in node.args:
                 if isinstance(a, sx.Starred) and not a.double:
                     value = self.expr(a.value, subst)
@@ -575,7 +584,7 @@ class Expander:
             field = self.expr(sx.field_expr(text, node.pos), subst)
             value = self.ev(field, self.scan.env, "an f-string field")
             parts.append(value if not conv and not spec and isinstance(value, str) else
-                         format({"r": repr, "s": str, "a": ascii}[conv](value) if conv else value, spec))
+                         format(_CONVERSIONS[conv](value) if conv else value, spec))
         return sx.FStr(node.pos, tuple(str(p) for p in parts))
 
 

@@ -65,7 +65,8 @@ def _matrix(op: str, t: list[str], n: int, dtypes) -> OpInfo:
         else:
             specs = _ops(("addr", "addr"), *[(f"r{i}", "value", None) for i in range(regs)])
         info = _info(op, head, "memory", specs, q, {"collective", "reads" if head == "ldmatrix" else "writes"})
-        return _unsupported(info, f"{head} (a warp-collective shared-memory fragment {'load' if head == 'ldmatrix' else 'store'}) "
+        what = "load" if head == "ldmatrix" else "store"
+        return _unsupported(info, f"{head} (a warp-collective shared-memory fragment {what}) "
                                   "is not simulated")
     _check_count(head, n, tuple(range(4, 64)), "d fragment, a fragment, b fragment, c fragment")
     specs = _ops(*[(f"r{i}", "value", None) for i in range(n)])

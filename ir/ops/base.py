@@ -40,7 +40,7 @@ class OperandCountError(ValueError):
         super().__init__(f"{name} takes {expected} operand(s) ({layout}), got {got}")
 
 
-def _ops(*specs: str | tuple) -> tuple[OperandSpec, ...]:
+def _ops(*specs: "str | tuple | OperandSpec") -> tuple[OperandSpec, ...]:
     out = []
     for s in specs:
         if isinstance(s, OperandSpec):

@@ -19,7 +19,8 @@ def _warp_ptx(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
             return None
         q["mode"] = mode
         if n == 6:
-            specs = _ops(("d", "dst", None), ("p", "dst", None), ("a", "value", _type_dtype(q)), ("b", "value", "uint32"),
+            specs = _ops(("d", "dst", None), ("p", "dst", None), ("a", "value", _type_dtype(q)),
+                         ("b", "value", "uint32"),
                          ("c", "value", "uint32"), mask)
         else:
             specs = _ops(("d", "dst", None), ("a", "value", _type_dtype(q)), ("b", "value", "uint32"),

@@ -75,7 +75,8 @@ def split_consts(func: ir.PrimFunc, consts: dict, dims: dict | None = None) -> t
     if unknown:
         raise UsageError(f"--const {', '.join(unknown)}: not a module constant, scalar parameter or dimension of "
                          f"{func.name} (constants: {', '.join(sorted(names)) or 'none'}; scalar parameters: "
-                         f"{', '.join(sorted(scalars)) or 'none'}; dimensions: {', '.join(sorted(symbolic)) or 'none'})")
+                         f"{', '.join(sorted(scalars)) or 'none'}; dimensions: "
+                         f"{', '.join(sorted(symbolic)) or 'none'})")
     values = {k: v for k, v in consts.items() if k in scalars or k in symbolic}
     values.update(dims or {})
     return {k: v for k, v in consts.items() if k in names}, values

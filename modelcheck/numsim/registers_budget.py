@@ -18,6 +18,7 @@ multiple of 8 that fits the pool for the block's warpgroups (at most 256).
 """
 from __future__ import annotations
 
+from ..common.verdict import Verdict
 from .errors import Diagnostic, EngineError
 
 POOL = 65536
@@ -70,7 +71,7 @@ def at_exit(ctas, sites) -> list[Diagnostic]:
                 count, direction, site = longest[i]
                 done = [k for k, s in seqs.items() if len(s) > i]
                 out.append(Diagnostic(
-                    "setmaxnreg_incomplete_warpgroup", "error",
+                    "setmaxnreg_incomplete_warpgroup", Verdict.ERROR,
                     f"setmaxnreg.{direction} {count} is warpgroup-collective, but only warp(s) "
                     f"{', '.join(map(str, done))} of warpgroup {wg} (CTA {rt.index}) executed it; warp(s) "
                     f"{', '.join(map(str, short))} never did: on hardware the warpgroup hangs there",
@@ -82,7 +83,7 @@ def at_exit(ctas, sites) -> list[Diagnostic]:
                 if len(set(counts.values())) > 1:
                     site = longest[i][2]
                     out.append(Diagnostic(
-                        "setmaxnreg_divergence", "error",
+                        "setmaxnreg_divergence", Verdict.ERROR,
                         f"the warps of warpgroup {wg} (CTA {rt.index}) ask for different register counts in one "
                         f"setmaxnreg: " + ", ".join(f"warp {k}: {c}" for k, c in counts.items()),
                         sites[site].span, {"cta": rt.index, "warpgroup": wg, "counts": counts}))
@@ -94,7 +95,7 @@ def at_exit(ctas, sites) -> list[Diagnostic]:
             if last is None:
                 last = max(s[-1][2] for s in book.values() if s)
             out.append(Diagnostic(
-                "register_oversubscription", "error",
+                "register_oversubscription", Verdict.ERROR,
                 f"the warpgroups of CTA {rt.index} end with per-thread limits {'/'.join(map(str, limits))}, "
                 f"{demand} registers of a {POOL}-register pool: some setmaxnreg.inc can never be satisfied "
                 f"(on hardware it waits forever)", sites[last].span,

@@ -49,7 +49,7 @@ def _setmaxnreg_site(func):
 
 def _cluster_launch(func, consts: dict) -> str | None:
     """'cluster launch 2x1x1' when the launch groups CTAs into clusters (or may: an extent not known)."""
-    dims = []
+    dims: list[int | None] = []
     for e in func.launch.cluster:
         if isinstance(e, ir.Const):
             dims.append(int(e.value))

@@ -57,8 +57,8 @@ class Report:
         return []
 
     def format(self, coverage: bool = True) -> str:
-        """The report as text (docs/architecture.md#reports): header, findings, footer; then, unless `coverage` is False, what
-        it covered (constants, input sources, launch, schedules)."""
+        """The report as text (docs/architecture.md#reports): header, findings, footer; then, unless `coverage`
+        is False, what it covered (constants, input sources, launch, schedules)."""
         sources = SourceCache(self.func)
         lines = list(self.header())
         block = findings_block(self.findings, sources)

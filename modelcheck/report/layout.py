@@ -92,7 +92,8 @@ def timeline_dot(hb, highlight=(), order=None, title: str = "", max_events: int 
     for n in sorted(gens) if order is None else ():
         d = g.nodes[n]
         color = ', color="red", penwidth="2"' if n in hl else ""
-        lines.append(f"  {dot_quote(n)} [label={dot_quote(str(d.get('barrier', n)) + ' g' + str(d.get('generation', '')))}"
+        label = dot_quote(str(d.get('barrier', n)) + ' g' + str(d.get('generation', '')))
+        lines.append(f"  {dot_quote(n)} [label={label}"
                      f", shape=ellipse, fillcolor=\"#e3f4e6\"{color}];")
     for u, v, d in g.edges(data=True) if order is None else ():
         if (u in shown or u in gens) and (v in shown or v in gens) and d.get("kind") in _ARRIVALS + _WAITS:
