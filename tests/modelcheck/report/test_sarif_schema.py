@@ -14,7 +14,7 @@ from modelcheck.cli import main
 from modelcheck.report import kinds
 from tests.manifest import INPUT_BUILDERS, KERNELS
 
-SCHEMA = json.loads((Path(__file__).resolve().parent.parent / "fixtures" / "sarif" /
+SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "fixtures" / "sarif" /
                      "sarif-schema-2.1.0.json").read_text())
 VALIDATOR = jsonschema.Draft4Validator(SCHEMA, format_checker=jsonschema.FormatChecker())
 
