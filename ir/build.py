@@ -184,8 +184,11 @@ class _Builder:
             if p.name in self.used:
                 raise self.error(f"parameter '{p.name}' has the same name as a module constant", p)
             self.used.add(p.name)
-            out.append(self.param(p))
-        return out
+        # scalar parameters first: the 0.27 printer writes a buffer extent that names a later scalar parameter
+        # as a string (`k: T.Buffer(("total_k", 64), ...), ..., total_k: T.int32`), and it is that parameter
+        built = {p.name: self.param(p) for p in fn.params if not isinstance(p.annotation, sx.Call)}
+        built.update({p.name: self.param(p) for p in fn.params if isinstance(p.annotation, sx.Call)})
+        return [built[p.name] for p in fn.params]
 
     def param(self, p: sx.Param) -> Param:
         ann = p.annotation
@@ -975,12 +978,13 @@ class _Builder:
         if len(args) == 1 and (isinstance(args[0], sx.Str) or self.ex.namespace_path(args[0]) is not None):
             dtype = self.ex.dtype(args[0])
             old, new = dt.bits(root.dtype), dt.bits(dtype)
-            last = root.shape[-1]
+            declared = self.ex.swizzled[root.name][0] if root.name in self.ex.swizzled else root.shape
+            last = declared[-1]
             if new > old:
                 last = ty.binop("//", last, Const(new // old, last.dtype))
             elif new < old:
                 last = ty.binop("*", last, Const(old // new, last.dtype))
-            shape = root.shape[:-1] + (last,)
+            shape = tuple(declared[:-1]) + (last,)
         else:
             dtype = root.dtype
             shape = tuple(self.ex.int_expr(a, "a view extent") for a in self.splat(args))

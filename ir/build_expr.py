@@ -147,6 +147,9 @@ class ExprBuilder:
         """A string extent: `"total_k"` is a symbolic dimension, as a TypeVar is; `"num_heads * nnz"` is an
         expression whose free names are symbolic dimensions."""
         if node.value.isidentifier():
+            b = self.scope.lookup(node.value)
+            if b is not None and b.kind == PARAM and b.expr.dtype != "handle":
+                return replace(b.expr, span=self.span(node))      # a scalar parameter named ahead of its place
             return self.dim(node.value, node)
         tree = sx.field_expr(node.value, node.pos, "string extent")
         try:
@@ -557,6 +560,13 @@ class ExprBuilder:
                                  a, hint="declare a register first, e.g. ok = T.local_scalar(T.uint32), and pass ok")
             if spec.dtype and isinstance(e, Const) and e.dtype != spec.dtype:
                 if dt.is_float(e.dtype) and not dt.is_float(spec.dtype):  # int(inf) raised; 1.5 became 1
+                    if dt.bits(e.dtype) == dt.bits(spec.dtype) and dt.bits(e.dtype) in (16, 32, 64):
+                        # a float literal in a bit-typed operand (`mov.b32 d, T.float32("-inf")`): its bits
+                        out.append(Const(_float_bits(e.value, dt.bits(e.dtype)), spec.dtype, span=e.span))
+                        continue
+                    if not info.supported:
+                        out.append(e)        # kept as written: the op is reported as not modeled anyway
+                        continue
                     raise self.error(f"operand '{spec.name}' of {info.name} takes a {spec.dtype}, got a float "
                                      "constant", a, hint=f"write an integer, e.g. T.{spec.dtype}(1)")
                 e = ty.const(e.value, spec.dtype, e.span)
@@ -721,6 +731,12 @@ class ExprBuilder:
             raise self.error(f"T.{name}(...) is not an expression", node,
                              hint="it is a statement, a loop iterator or an assignment's right-hand side")
         return self.unsupported("tir." + name, node)
+
+
+def _float_bits(value: float, bits: int) -> int:
+    import struct
+    fmt = {16: ("<e", "<H"), 32: ("<f", "<I"), 64: ("<d", "<Q")}[bits]
+    return struct.unpack(fmt[1], struct.pack(fmt[0], float(value)))[0]
 
 
 def _is_pointer_value(e: Expr) -> bool:

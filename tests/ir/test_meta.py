@@ -193,3 +193,17 @@ def test_a_strided_tile_then_swizzle_matches_the_lowered_form():
     for i, j in ((0, 0), (5, 70), (127, 127), (9, 63), (64, 64)):
         got = fold_expr(layouts.offset(sw, shape, (Const(i, "int32"), Const(j, "int32"))), {}).value
         assert got == (j >> 6) * 8192 + i * 64 + ((j & 63) ^ ((((j >> 6) * 128 + i) & 7) << 3)), (i, j)
+
+
+def test_a_string_extent_naming_a_later_scalar_parameter_is_that_parameter():
+    func = load("forward_extent")
+    assert [d.name for d in func.dims] == [] and func.params[0].buffer.shape[0] == ir.Var("n", "int32")
+    res = numsim.run(func, {"a": np.zeros((8, 4), np.float32), "n": 8})
+    assert res.outputs["a"][:, 0].sum() == 8
+
+
+def test_a_view_of_a_swizzled_tile_keeps_its_shape_and_is_incomplete():
+    func = load("swizzled_view")
+    report = modelcheck.synccheck(func)
+    assert report.verdict == "incomplete"
+    assert any("view of swizzled buffer" in f.message for f in report.findings)
