@@ -168,7 +168,6 @@ class _Builder:
         return out
 
     def params(self, fn: sx.FunctionDef) -> list[Param]:
-        out: list[Param] = []
         seen: dict[str, sx.Param] = {}
         for p in fn.params:
             if p.name in seen:
