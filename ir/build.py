@@ -22,7 +22,7 @@ from .module import ModuleScan
 from .errors import ParseError
 from .nodes import (Assert, BinOp, Break, Buffer, Cast, Const, ConstRef, Continue, DeclBuffer, Evaluate,
                     Expr, For, If, Launch, Let, Load, Param, PrimFunc, Return, Select, Stmt, Store, StrConst,
-                    ThreadIndex, UnaryOp, Var, While, walk)
+                    ThreadIndex, UnaryOp, Unsupported, Var, While, walk)
 from .scope import BUFFER, BUILTIN, CONST, LET, NAMESPACE, PARAM, THREAD, Binding, Scope  # noqa: F401
 
 _LAUNCH_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z",
@@ -257,7 +257,10 @@ class _Builder:
         return int(e.value)
 
     # ------------------------------------------------------------------ launch
-    def bind_launch(self, tag_node: sx.Node, extent_node: sx.Node, at) -> ThreadIndex:
+    def bind_launch(self, tag_node: sx.Node, extent_node: sx.Node, at) -> Expr:
+        if isinstance(tag_node, sx.Str) and tag_node.value.startswith("preferredClusterCtaIdx.") \
+                and tag_node.value[-1] in "xyz" and len(tag_node.value) == len("preferredClusterCtaIdx.x"):
+            return self.preferred_cluster(tag_node, extent_node, at)
         if not isinstance(tag_node, sx.Str) or tag_node.value not in _LAUNCH_TAGS:
             raise self.error("unknown thread tag", tag_node, expected=", ".join(f'"{t}"' for t in _LAUNCH_TAGS),
                              hint='launch threads with T.launch_thread("threadIdx.x", n) and blocks with '
@@ -267,6 +270,23 @@ class _Builder:
             raise self.error(f"'{tag}' is launched twice", at, hint="launch each thread dimension once")
         self.launch[tag] = self.launch_extent(extent_node, "a launch extent")
         return ThreadIndex(tag, span=self.ex.span(tag_node))
+
+    def preferred_cluster(self, tag_node: sx.Str, extent_node: sx.Node, at) -> Expr:
+        """`T.launch_thread("preferredClusterCtaIdx.x", n)`: the preferred cluster shape (the hardware launches it
+        or the regular cluster shape).  A preferred extent of 1 changes nothing (index 0); a larger one is a
+        cluster launch on that axis when no other cluster extent is given (clusters are reported as not
+        modeled), else the index is not modeled."""
+        extent = self.launch_extent(extent_node, "a launch extent")
+        n = self.const_value(extent)
+        if n == 1:
+            return Const(0, "int32", span=self.ex.span(tag_node))
+        axis = tag_node.value[-1]
+        regular = self.launch.get(f"clusterCtaIdx.{axis}")
+        if regular is None or regular == extent:
+            self.set_launch(f"clusterCtaIdx.{axis}", extent, at)
+            return ThreadIndex(f"clusterCtaIdx.{axis}", span=self.ex.span(tag_node))
+        return Unsupported(f"preferred cluster extent {n} on {axis} beside the regular cluster extent", (extent,),
+                           "int32", span=self.ex.span(tag_node))
 
     def launch_extent(self, node: sx.Node, what: str) -> Expr:
         """Launch extents are fixed before any thread runs: literals, module constants, scalar parameters."""

@@ -12,7 +12,7 @@ import pytest
 
 import ir
 import modelcheck
-from ir import Address, ConstRef, OpCall, UsageError
+from ir import Address, Const, ConstRef, OpCall, UsageError
 from modelcheck import numsim
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "meta"
@@ -207,3 +207,11 @@ def test_a_view_of_a_swizzled_tile_keeps_its_shape_and_is_incomplete():
     report = modelcheck.synccheck(func)
     assert report.verdict == "incomplete"
     assert any("view of swizzled buffer" in f.message for f in report.findings)
+
+
+def test_a_preferred_cluster_of_one_is_no_cluster_and_a_larger_one_is_a_cluster_launch():
+    func = load("preferred_cluster")
+    assert all(isinstance(e, Const) and e.value == 1 for e in func.launch.cluster)
+    assert numsim.run(func, {"out_ptr": np.zeros(64, np.float32)}).outputs["out_ptr"].sum() == 64
+    two = load("preferred_cluster", PREFERRED=2)
+    assert modelcheck.synccheck(two, {"out_ptr": np.zeros(64, np.float32)}).verdict == "incomplete"
