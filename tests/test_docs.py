@@ -101,3 +101,8 @@ def test_links_into_docs_name_existing_pages_and_headings():
     # the check sees a broken anchor
     assert "#no-such-heading" not in _anchors(DOCS / "semantics.md")
     assert "#happens-before" in _anchors(DOCS / "semantics.md")
+
+
+def test_every_registered_kind_has_a_page():
+    pages = {p.stem for p in _kind_pages()}
+    assert sorted(set(findings.KINDS) - pages) == []
