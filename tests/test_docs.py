@@ -105,4 +105,6 @@ def test_links_into_docs_name_existing_pages_and_headings():
 
 def test_every_registered_kind_has_a_page():
     pages = {p.stem for p in _kind_pages()}
-    assert sorted(set(findings.KINDS) - pages) == []
+    # the static registry: findings.KINDS also gains names that a run reports without registering them
+    registered = {k.name for k in findings._KINDS}
+    assert sorted(registered - pages) == []
