@@ -1014,7 +1014,7 @@ class _Builder:
     def view_layout(self, root: Buffer) -> str:
         """A view keeps its root's layout; a view of a swizzled buffer is not modeled (never read row-major)."""
         if root.name in self.ex.swizzled:
-            return f"view of swizzled buffer {root.name}"
+            return f'T.view_of_swizzled("{root.name}")'      # printable, and never read row-major
         return root.layout
 
     def layout(self, node) -> str:

@@ -560,11 +560,12 @@ class ExprBuilder:
                                  a, hint="declare a register first, e.g. ok = T.local_scalar(T.uint32), and pass ok")
             if spec.dtype and isinstance(e, Const) and e.dtype != spec.dtype:
                 if dt.is_float(e.dtype) and not dt.is_float(spec.dtype):  # int(inf) raised; 1.5 became 1
-                    if dt.bits(e.dtype) == dt.bits(spec.dtype) and dt.bits(e.dtype) in (16, 32, 64):
+                    if info.family == "math" and dt.bits(e.dtype) == dt.bits(spec.dtype) \
+                            and dt.bits(e.dtype) in (16, 32, 64):
                         # a float literal in a bit-typed operand (`mov.b32 d, T.float32("-inf")`): its bits
                         out.append(Const(_float_bits(e.value, dt.bits(e.dtype)), spec.dtype, span=e.span))
                         continue
-                    if not info.supported:
+                    if not info.supported and info.family == "math":
                         out.append(e)        # kept as written: the op is reported as not modeled anyway
                         continue
                     raise self.error(f"operand '{spec.name}' of {info.name} takes a {spec.dtype}, got a float "

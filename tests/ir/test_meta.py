@@ -206,7 +206,7 @@ def test_a_view_of_a_swizzled_tile_keeps_its_shape_and_is_incomplete():
     func = load("swizzled_view")
     report = modelcheck.synccheck(func)
     assert report.verdict == "incomplete"
-    assert any("view of swizzled buffer" in f.message for f in report.findings)
+    assert any('T.view_of_swizzled("tile")' in f.message for f in report.findings)
 
 
 def test_a_preferred_cluster_of_one_is_no_cluster_and_a_larger_one_is_a_cluster_launch():

@@ -19,8 +19,17 @@ SLOW_PROVE = {"fa4_fwd", "fa4_fwd_p_overwrite", "gemm_ws", "gemm_persistent", "g
               "kda_fwd", "kda_fwd_single_m_o", "kda_fwd_no_async_fence", "kda_fwd_dvec_early", "kda_ring_dvec"}
 
 
+def _builder(rec: dict) -> str | None:
+    """The inputs builder's function name of a record (None when the inputs are specs only)."""
+    builder = (rec.get("inputs") or {}).get("builder")
+    if isinstance(builder, dict):
+        builder = builder.get("function") or builder.get("ref")
+    return str(builder).rpartition(":")[2] if builder else None
+
+
 def _mismatches(recs: list, expect: dict) -> list[str]:
-    got = {(str(Path(r["kernel"]).resolve()), json.dumps(r["constants"], sort_keys=True), r["check"]): r for r in recs}
+    got = {(str(Path(r["kernel"]).resolve()), json.dumps(r["constants"], sort_keys=True), r["check"],
+            _builder(r)): r for r in recs}
     bad = []
     for point, (name, e) in sorted(expect.items()):
         r = got.get(point)
