@@ -10,6 +10,7 @@ module constants (`ConstRef`), so `prove` can still make them symbolic.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import fields, replace
 from typing import Callable
 
@@ -185,14 +186,16 @@ class Evaluator:
         except TypeError:
             raise self.bad(node, owner) from None
 
-    def fstring(self, node: sx.FStr, env: dict, owner: str) -> str:
+    def fstring(self, node: sx.FStr, env: dict, owner: str, rewrite=None) -> str:
+        """The formatted string; `rewrite` maps each field's expression first (the expander's substitutions)."""
         out = []
         for part in node.parts:
             if isinstance(part, str):
                 out.append(part)
                 continue
             text, conv, spec = part
-            value = self(sx.field_expr(text, node.pos), env, owner)
+            field = sx.field_expr(text, node.pos)
+            value = self(rewrite(field) if rewrite is not None else field, env, owner)
             if conv:
                 value = _CONVERSIONS[conv](value)
             try:
@@ -297,19 +300,25 @@ def _bodies(n) -> list[tuple]:
     return []
 
 
-def all_names(node, out: set[str]) -> set[str]:
-    stack: list = [node]
+def syntax_nodes(root):
+    """Every syntax node under `root` (a node or a tuple of them), iteratively: a deeply nested expression is
+    the builder's to report, at its statement."""
+    stack: list = [root]
     while stack:
         n = stack.pop()
         if isinstance(n, (tuple, list)):
             stack.extend(n)
-        elif isinstance(n, sx.Name):
+        elif isinstance(n, sx.Node):
+            yield n
+            stack.extend(getattr(n, f.name) for f in fields(n) if f.name != "pos")
+
+
+def all_names(node, out: set[str]) -> set[str]:
+    for n in syntax_nodes(node):
+        if isinstance(n, sx.Name):
             out.add(n.id)
         elif isinstance(n, sx.Param):
             out.add(n.name)
-            stack.extend((n.annotation, n.default))
-        elif isinstance(n, sx.Node):
-            stack.extend(getattr(n, f.name) for f in fields(n) if f.name != "pos")
     return out
 
 
@@ -326,7 +335,8 @@ class Expander:
         self.depth = 0
 
     def function(self, fn: sx.FunctionDef) -> sx.FunctionDef:
-        if not self.scan.meta and not self.scan.inlines and not _has_meta(fn):
+        if not self.scan.meta and not self.scan.inlines and not (_MAY_HAVE_META.search(self.b.source)
+                                                                  and _has_meta(fn)):
             return fn
         self.taken = all_names(fn, set()) | set(self.scan.env) | set(self.scan.meta)
         subst = self.module_values()
@@ -503,7 +513,8 @@ class Expander:
                 return spelled
             return bound
         if isinstance(node, sx.FStr):
-            return sx.Str(node.pos, str(self.ev(self.expr_parts(node, subst), self.scan.env, "f-string")))
+            return sx.Str(node.pos, self.ev.fstring(node, self.scan.env, "an f-string field",
+                                                    lambda field: self.expr(field, subst)))
         if isinstance(node, sx.Call):
             if self.is_meta_var(node):
                 return self.meta_var_value(node, subst)
@@ -573,19 +584,6 @@ class Expander:
             return tuple(self.expr_field(v, subst) for v in value)
         return value
 
-    def expr_parts(self, node: sx.FStr, subst: dict) -> sx.FStr:
-        """An f-string whose fields refer only to module values: substituted names are spelled out first."""
-        parts = []
-        for part in node.parts:
-            if isinstance(part, str):
-                parts.append(part)
-                continue
-            text, conv, spec = part
-            field = self.expr(sx.field_expr(text, node.pos), subst)
-            value = self.ev(field, self.scan.env, "an f-string field")
-            parts.append(value if not conv and not spec and isinstance(value, str) else
-                         format(_CONVERSIONS[conv](value) if conv else value, spec))
-        return sx.FStr(node.pos, tuple(str(p) for p in parts))
 
 
 class _Value:
@@ -607,15 +605,12 @@ def _returns(node):
             yield from _returns(s)
 
 
+# a cheap filter before the walk (most kernels have neither): an f-string prefix before a quote, or meta_var;
+# it may match a comment, never miss one
+_MAY_HAVE_META = re.compile(r"(?<![A-Za-z0-9_])(?:[rR]?[fF]|[fF][rR])[\"']|meta_var")
+
+
 def _has_meta(fn: sx.FunctionDef) -> bool:
     """Does the kernel use a compile-time construct (f-string, T.meta_var) the expander rewrites?"""
-    stack: list = [fn.body]
-    while stack:        # iterative: a deeply nested expression is the builder's to report, at its statement
-        n = stack.pop()
-        if isinstance(n, sx.FStr) or (isinstance(n, sx.Attr) and n.attr == "meta_var"):
-            return True
-        if isinstance(n, (tuple, list)):
-            stack.extend(n)
-        elif isinstance(n, sx.Node):
-            stack.extend(getattr(n, f.name) for f in fields(n) if f.name != "pos")
-    return False
+    return any(isinstance(n, sx.FStr) or (isinstance(n, sx.Attr) and n.attr == "meta_var")
+               for n in syntax_nodes(fn.body))

@@ -32,17 +32,7 @@ _EXPECTED = "zeros, ones, random[:seed], FILE.npy or FILE.npz[:KEY]"
 
 def _var_names(e) -> set[str]:
     """Names of the variables in an extent expression (`n`, `num_heads_kv * nnz`)."""
-    out, stack = set(), [e]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, ir.Var):
-            out.add(n.name)
-        elif hasattr(n, "__dataclass_fields__"):
-            for f in n.__dataclass_fields__:
-                if f != "span":
-                    v = getattr(n, f)
-                    stack.extend(v if isinstance(v, tuple) else (v,))
-    return out
+    return {n.name for n in ir.walk(e) if isinstance(n, ir.Var)}
 
 
 def parse_consts(pairs, option: str = "--const") -> dict:

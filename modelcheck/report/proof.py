@@ -8,22 +8,17 @@ import json
 from ..common.verdict import Proof
 from ..prover.result import NAMES, ProofResult, PropertyResult, fmt_sizes
 from .sarif import to_sarif as _findings_sarif
+from .view import ResultView
 
 SCHEMA_VERSION = 1
 
 
-class ProofReport:
+class ProofReport(ResultView):
     """A proof's outcome, per barrier family and property, and how it was reached."""
 
     checker = "prove"
 
-    def __init__(self, result: ProofResult):
-        self.result = result
-
-    def __getattr__(self, name):
-        if name == "result":                 # not yet set (while unpickling): no recursion
-            raise AttributeError(name)
-        return getattr(self.result, name)
+    result: ProofResult
 
     @property
     def verdict(self) -> Proof:

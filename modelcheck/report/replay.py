@@ -8,23 +8,18 @@ import json
 from ..common.findings import json_safe
 from ..common.verdict import Verdict
 from ..replay.result import ReplayResult, RunSummary, other_round
+from .view import ResultView
 
 SCHEMA_VERSION = 1
 SHOWN_READS = 8
 
 
-class ReplayReport:
+class ReplayReport(ResultView):
     """What the forced schedule did differently from the default one (`modelcheck.replay(...)`)."""
 
     checker = "replay"
 
-    def __init__(self, result: ReplayResult):
-        self.result = result
-
-    def __getattr__(self, name):
-        if name == "result":                 # not yet set (while unpickling): no recursion
-            raise AttributeError(name)
-        return getattr(self.result, name)
+    result: ReplayResult
 
     def format(self) -> str:
         return format_replay(self.result)

@@ -22,16 +22,7 @@ def load(name: str, **consts) -> ir.PrimFunc:
     return ir.parse_file(FIXTURES / f"{name}.py", **consts)
 
 
-def walk(node):
-    """Every IR node under `node` (statements and expressions)."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, (tuple, list)):
-            stack.extend(n)
-        elif hasattr(n, "__dataclass_fields__"):
-            yield n
-            stack.extend(getattr(n, f) for f in n.__dataclass_fields__ if f != "span")
+walk = ir.walk       # every IR node under a statement list, expressions included
 
 
 def test_module_values_are_spliced_in_and_numbers_stay_constants():
