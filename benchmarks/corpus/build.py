@@ -130,6 +130,15 @@ def _device_text(device: dict) -> str:
 
 # ----------------------------------------------------------------------------- tensor maps from host code
 
+def _address(handle) -> int:
+    """An FFI pointer argument as an integer address (0 when it has none)."""
+    value = getattr(handle, "value", handle)
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
 class EncodeRecorder:
     """A CPU stand-in for `runtime.cuTensorMapEncodeTiled` (the CUDA build registers the real one; the
     CPU build has none), registered in TVM's global function registry so the library's own host code
@@ -145,7 +154,7 @@ class EncodeRecorder:
         dims, strides = rest[:rank], rest[rank:2 * rank - 1]
         box, elem = rest[2 * rank - 1:3 * rank - 1], rest[3 * rank - 1:4 * rank - 1]
         modes = rest[4 * rank - 1:]
-        self.calls.append({"dtype": str(dtype), "rank": rank, "data": int(getattr(data, "value", data) or 0),
+        self.calls.append({"dtype": str(dtype), "rank": rank, "data": _address(data), "descriptor": _address(desc),
                            "dims": dims, "strides": strides, "box": box, "element_strides": elem,
                            "interleave": modes[0] if modes else 0, "swizzle": modes[1] if len(modes) > 1 else 0,
                            "l2_promotion": modes[2] if len(modes) > 2 else 0,
@@ -194,6 +203,7 @@ def tensor_maps(name: str, module, config: dict, func) -> dict:
         call = dict(call, tensor=tname, tensor_shape=list(t.shape) if t is not None else None,
                     tensor_dtype=str(t.dtype).replace("torch.", "") if t is not None else None)
         call.pop("data")
+        call.pop("descriptor", None)
         out[param] = call
     return out
 

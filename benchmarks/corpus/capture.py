@@ -1,0 +1,334 @@
+"""Capture the arguments a `tirx-kernels` module passes to its own compiled kernel, on the CPU.
+
+Runs in a child process of `benchmarks/production_corpus.py` (environment of
+`benchmarks/corpus_setup.sh`).  Every module of the library ships `run_test(**config)`, which
+prepares its tensors, compiles the kernel (`tirx_kernels.runner.compile_kernel`), calls it and
+compares against a reference.  Here, for `CONFIGS[0]`:
+
+- `compile_kernel` returns a recorder instead of a CUDA executable: calling it records the
+  arguments (tensors, scalars, tensor-map descriptors) and launches nothing;
+- a torch function mode moves every tensor the test creates on `cuda` to the CPU, and the
+  `torch.cuda` calls the tests make (synchronize, streams, device properties) answer as a B200 would
+  without touching a driver;
+- `runtime.cuTensorMapEncodeTiled` is a CPU recorder, so host code that encodes tensor maps gives the
+  exact encode arguments, tied to the captured tensor they point into by its data pointer.
+
+What the test does after the (non-)launch -- comparing zeros against its reference -- fails, and
+is ignored: the point is the arguments.  Per function (matched to the printed cache by its
+`script()` text) this writes `<cache>/<module>/<function>.inputs.npz` (one array per buffer
+parameter, by the parameter's name) and records scalars and tensor maps in the JSON record.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+import weakref
+
+NUM_SMS = 148
+OPS = [0]   # torch calls the test made (how much CPU work its preparation is)
+
+
+class KernelRecorder:
+    """What `compile_kernel(func)` / `tvm.compile(mod)` return here.  Attribute and item access give
+    recorders of the same kernel (`ex.jit().main`, `ex["name"]`, `ex.mod[...]`); a call with arguments
+    is recorded and launches nothing."""
+
+    def __init__(self, kernel, sink, key: str | None = None):
+        self._kernel = kernel
+        self._sink = sink
+        self._key = key
+
+    def _func(self):
+        """The PrimFunc this recorder stands for (the named one of an IRModule, else its `main`)."""
+        import tvm
+        k = self._kernel
+        if isinstance(k, tvm.IRModule):
+            names = {gv.name_hint: f for gv, f in k.functions.items()}
+            return names.get(self._key) or names.get("main") or next(iter(names.values()))
+        return k
+
+    def __call__(self, *args, **kwargs):
+        if args:
+            self._sink(self._func(), args)
+        return self
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return KernelRecorder(self._kernel, self._sink, name if name not in ("jit", "mod") else self._key)
+
+    def __getitem__(self, key):
+        return KernelRecorder(self._kernel, self._sink, str(key))
+
+
+def _cpu_torch(arch: str, storages: dict):
+    """Enter a torch function mode that sends `cuda` tensors to the CPU; patch `torch.cuda` queries to
+    answer as a device of `arch` (sm_100a -> capability (10, 0))."""
+    import torch
+    digits = "".join(c for c in arch if c.isdigit())
+    capability = (int(digits[:-1]), int(digits[-1]))
+    from torch.overrides import TorchFunctionMode
+
+    def is_cuda(dev) -> bool:
+        return (isinstance(dev, str) and dev.startswith("cuda")) or (isinstance(dev, torch.device)
+                                                                      and dev.type == "cuda")
+
+    class CpuOnly(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            OPS[0] += 1
+            kwargs = dict(kwargs or {})
+            if is_cuda(kwargs.get("device")):
+                kwargs["device"] = "cpu"
+            if func in (torch.Tensor.cuda,):
+                return args[0]
+            if func in (torch.Tensor.to,):
+                args = tuple("cpu" if is_cuda(a) else a for a in args)
+            if getattr(func, "__name__", "") == "pin_memory":
+                return args[0]
+            result = func(*args, **kwargs)
+            if isinstance(result, torch.Tensor) and result.device.type == "cpu":
+                # every tensor the test makes (weakly), so a tensor map's global address finds its bytes
+                ptr = result.untyped_storage().data_ptr()
+                ref = storages.get(ptr)
+                if ref is None or ref() is None:
+                    storages[ptr] = weakref.ref(result)
+            return result
+
+    class _Props:
+        multi_processor_count = NUM_SMS
+        major, minor = capability
+        name = "NVIDIA B200 (modelcheck CPU capture)"
+        total_memory = 180 << 30
+        shared_memory_per_block_optin = 232448
+        L2_cache_size = 126 << 20
+
+    class _Stream:
+        def __init__(self, *a, **k):
+            self.cuda_stream = 0
+
+        def synchronize(self):
+            pass
+
+        def wait_stream(self, *a):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *a):
+            return False
+
+    cuda = torch.cuda
+    cuda.synchronize = lambda *a, **k: None
+    cuda.is_available = lambda: True
+    cuda.get_device_capability = lambda *a, **k: capability
+    cpu_generator = torch.Generator
+    torch.Generator = lambda *a, **k: cpu_generator(device="cpu")   # type: ignore[misc]
+    cuda.manual_seed = cuda.manual_seed_all = lambda *a, **k: None
+    cuda.get_device_properties = lambda *a, **k: _Props()
+    cuda.current_device = lambda: 0
+    cuda.set_device = lambda *a, **k: None
+    cuda.empty_cache = lambda: None
+    cuda.device_count = lambda: 1
+    cuda.current_stream = lambda *a, **k: _Stream()
+    cuda.Stream = _Stream
+    cuda.stream = lambda *a, **k: _Stream()
+    cuda.is_initialized = lambda: True
+    mode = CpuOnly()
+    mode.__enter__()
+    return mode
+
+
+def _numpy(t):
+    """A CPU torch tensor as a numpy array of the same dtype (ml_dtypes for bf16 / fp8 / fp4)."""
+    import ml_dtypes
+    import numpy as np
+    import torch
+    name = str(t.dtype).replace("torch.", "")
+    t = t.detach().contiguous()
+    special = {"bfloat16": (torch.int16, ml_dtypes.bfloat16), "float8_e4m3fn": (torch.uint8, ml_dtypes.float8_e4m3fn),
+               "float8_e5m2": (torch.uint8, ml_dtypes.float8_e5m2),
+               "float8_e8m0fnu": (torch.uint8, ml_dtypes.float8_e8m0fnu),
+               "float4_e2m1fn_x2": (torch.uint8, np.uint8)}
+    if name in special:
+        raw, np_t = special[name]
+        return t.view(raw).numpy().view(np_t)
+    if name == "bool":
+        return t.numpy()
+    return t.numpy()
+
+
+def _match(funcs: dict, func) -> str | None:
+    """The cached function name whose printed text equals `func.script()`."""
+    try:
+        text = func.script()
+    except Exception:   # noqa: BLE001 -- an unprintable function matches nothing
+        return None
+    for name, pre in funcs.items():
+        if pre == text:
+            return name
+    return None
+
+
+class AllCaptured(Exception):
+    """Every function of the module has been called once: the test has nothing more to give."""
+
+
+class Snapshot:
+    """Turns each recorded kernel call into its inputs at the moment of the call: arrays of the buffer
+    arguments, scalars, and tensor maps over a copy of the global bytes they describe."""
+
+    def __init__(self, funcs: dict, encoder, storages: dict):
+        self.funcs, self.encoder, self.storages = funcs, encoder, storages
+        self.functions: dict = {}
+        self.arrays: dict = {}
+        self.unmatched = 0
+
+    def __call__(self, func, args) -> None:
+        fname = _match(self.funcs, func)
+        if fname is None:
+            self.unmatched += 1
+            return
+        if fname in self.functions:
+            return
+        self.functions[fname], self.arrays[fname] = self.one(func, args)
+        if set(self.functions) >= set(self.funcs):
+            raise AllCaptured   # the rest of the test compares unlaunched outputs: no need to run it
+
+    def one(self, func, args) -> tuple[dict, dict]:
+        import numpy as np
+        import torch
+
+        from benchmarks.corpus.build import _params
+        kinds = {p["name"]: p["kind"] for p in _params(func)}
+        params = [str(p.name) for p in func.params]
+        if len(args) != len(params):
+            return {"error": f"{len(args)} arguments for {len(params)} parameters"}, {}
+        encodes = {e["descriptor"]: e for e in self.encoder.calls if e.get("descriptor")}
+        arrays, scalars, tmaps = {}, {}, {}
+        for pname, arg in zip(params, args):
+            if kinds.get(pname) == "tensor_map":
+                enc = encodes.get(_descriptor_ptr(arg))
+                if enc is None:
+                    tmaps[pname] = {"_missing": f"argument of type {type(arg).__name__} is not a recorded "
+                                                "tensor map (no runtime.cuTensorMapEncodeTiled call wrote it)"}
+                    continue
+                enc = dict(enc)
+                owner = self.owner(enc.pop("data"))
+                enc.pop("descriptor", None)
+                if owner is None:
+                    tmaps[pname] = {"_missing": "the tensor map's global address lies in no tensor the test made"}
+                    continue
+                key, raw, offset = owner
+                arrays.setdefault(key, raw)
+                enc.update(global_bytes=key, byte_offset=offset)
+                tmaps[pname] = enc
+            elif isinstance(arg, torch.Tensor):
+                arrays[pname] = _numpy(arg).copy()
+            elif isinstance(arg, (bool, int, float, np.integer, np.floating)):
+                scalars[pname] = arg.item() if hasattr(arg, "item") else arg
+            else:
+                tmaps[pname] = {"_missing": f"argument of type {type(arg).__name__} for a {kinds.get(pname)} "
+                                            "parameter"}
+        out: dict = {"scalars": scalars,
+                     "buffers": {k: [list(v.shape), str(v.dtype)] for k, v in arrays.items() if not k.startswith("__")}}
+        if tmaps:
+            out["tensor_maps"] = tmaps
+        return out, arrays
+
+    def owner(self, addr: int):
+        """(npz key, a copy of the storage's bytes, byte offset of `addr`) of the live storage holding `addr`."""
+        import numpy as np
+        for base, ref in list(self.storages.items()):
+            tensor = ref()
+            if tensor is None or tensor.untyped_storage().data_ptr() != base:
+                continue
+            storage = tensor.untyped_storage()
+            if base <= addr < base + max(storage.nbytes(), 1):
+                raw = np.frombuffer(bytes(storage.cpu()), dtype=np.uint8).copy() if storage.nbytes() else \
+                    np.zeros(0, np.uint8)
+                return f"__global_{base:x}", raw, addr - base
+        return None
+
+
+def capture(name: str, cache: str) -> dict:
+    """Run module `name`'s `run_test(**CONFIGS[0])` with recorders; write its kernels' inputs."""
+    import numpy as np
+    import tvm
+    from tirx_kernels import registry, runner
+
+    from benchmarks.corpus.build import EncodeRecorder
+
+    index = json.loads(open(os.path.join(cache, "index.json")).read())
+    mod_rec = next(m for m in index["modules"] if m["module"] == name)
+    funcs = {}
+    for f in mod_rec.get("functions", []):
+        if f.get("pre"):
+            funcs[f["function"]] = open(os.path.join(cache, f["pre"])).read()
+    rec: dict = {"module": name, "functions": {}}
+    encoder = EncodeRecorder()
+    encoder.register()
+    storages: dict = {}
+    snap = Snapshot(funcs, encoder, storages)
+    original = runner.compile_kernel
+    runner.compile_kernel = lambda func, **kw: KernelRecorder(func, snap)
+    tvm.compile = lambda mod, *a, **kw: KernelRecorder(mod, snap)
+    tvm.tirx.build = lambda mod, *a, **kw: KernelRecorder(mod, snap)
+    _cpu_torch(mod_rec.get("arch") or "sm_100a", storages)
+    t0 = time.perf_counter()
+    module = registry.load_kernel(name, strict=True)
+    if getattr(module, "compile_kernel", None) is original:   # imported at module level
+        module.compile_kernel = runner.compile_kernel
+    config = {k: v for k, v in (module.CONFIGS[0] if getattr(module, "CONFIGS", None) else {}).items()
+              if k != "label"}
+    try:
+        module.run_test(**config)
+        rec["run_test"] = "returned"
+    except AllCaptured:
+        rec["run_test"] = "stopped after the last function's call"
+    except BaseException as err:   # noqa: BLE001 -- the reference comparison on unlaunched outputs fails
+        rec["run_test"] = f"{type(err).__name__}: {str(err)[:300]}"
+        rec["run_test_traceback"] = traceback.format_exc()[-3000:]
+    rec["capture_s"] = round(time.perf_counter() - t0, 3)
+    rec["torch_calls"] = OPS[0]
+    for fname, out in snap.functions.items():
+        if "error" not in out:
+            np.savez(os.path.join(cache, name, f"{fname}.inputs.npz"), **snap.arrays[fname])
+            out["npz"] = f"{name}/{fname}.inputs.npz"
+        rec["functions"][fname] = out
+    rec["unmatched_calls"] = snap.unmatched
+    return rec
+
+
+def _descriptor_ptr(arg) -> int | None:
+    """The address of a tensor-map argument: a torch byte tensor holding the descriptor, or an opaque
+    handle with a `.value` / `data_ptr()`."""
+    if isinstance(arg, int):
+        return arg
+    for attr in ("data_ptr",):
+        f = getattr(arg, attr, None)
+        if callable(f):
+            try:
+                return int(f())
+            except Exception:   # noqa: BLE001
+                return None
+    value = getattr(arg, "value", None)
+    return int(value) if isinstance(value, int) else None
+
+
+def main(argv: list[str]) -> int:
+    name, cache = argv[0], argv[1]
+    try:
+        rec = capture(name, cache)
+    except BaseException as err:   # noqa: BLE001 -- recorded, the parent goes on
+        rec = {"module": name, "error": f"{type(err).__name__}: {err}"[:500],
+               "traceback": traceback.format_exc()[-3000:]}
+    sys.stdout.write("\n@@CORPUS-RECORD@@" + json.dumps(rec, default=str) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
