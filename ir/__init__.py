@@ -51,11 +51,11 @@ def as_func(kernel, *, kernel_name: str | None = None) -> PrimFunc:
     inner = getattr(kernel, "func", None)
     if isinstance(inner, PrimFunc):
         return inner
+    name = getattr(kernel, "__name__", None) or getattr(kernel, "name", None) or type(kernel).__name__
     if inner is not None and callable(getattr(inner, "script", None)):
-        return as_func(inner, kernel_name=kernel_name)
+        kernel = inner           # a TVM kernel object (tirx-lite's Kernel): its PrimFunc, under the kernel's name
     script = getattr(kernel, "script", None)
     if callable(script):
-        name = getattr(kernel, "__name__", None) or getattr(kernel, "name", None) or type(kernel).__name__
         return from_object(kernel, str(name), kernel_name, parse)
     raise TypeError(f"expected an ir.PrimFunc, a modelcheck.Kernel or an object with .script(), got "
                     f"{type(kernel).__name__}")

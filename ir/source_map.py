@@ -45,6 +45,9 @@ MAX_STMTS = 1_000_000                   # a cycle in a foreign object must not h
 def from_object(obj, name: str, kernel_name: str | None, parse) -> PrimFunc:
     """The kernel `obj` prints, with spans at the user's source where `obj` carries them.  `parse(text, path,
     kernel_name=...)` is `ir.parse` (passed in: this module sits below the package entry points)."""
+    inner = _module_function(obj, kernel_name)
+    if inner is not None:       # an IRModule: its printed `class Module` is not kernel text, its function is
+        return from_object(inner, name if name != "IRModule" else _function_name(inner, name), None, parse)
     printed_path = f"<{name}.script()>"
     located = _located_statements(obj)
     if not located:
@@ -72,6 +75,39 @@ def _is_foreign(obj) -> bool:
     return hasattr(type(obj), "__tvm_ffi_type_info__")
 
 
+def _module_function(obj, kernel_name: str | None):
+    """The function of a foreign IRModule to check: the one named `kernel_name` (its global name or symbol), or
+    the only one."""
+    functions = getattr(obj, "functions", None)
+    if not _is_foreign(obj) or functions is None or not callable(getattr(functions, "items", None)):
+        return None
+    found: dict[str, object] = {}
+    for gvar, func in functions.items():
+        if not hasattr(func, "body"):
+            continue
+        names = {str(getattr(gvar, "name_hint", gvar)), _function_name(func, "")}
+        for n in names - {""}:
+            found.setdefault(n, func)
+    funcs = list({id(f): f for f in found.values()}.values())
+    if kernel_name is not None:
+        if kernel_name not in found:
+            raise UsageError(f"no function {kernel_name} in the module (functions: {', '.join(sorted(found))})")
+        return found[kernel_name]
+    if len(funcs) != 1:
+        raise UsageError(f"the module has {len(funcs)} functions ({', '.join(sorted(found)) or 'none'}): pass "
+                         "kernel_name")
+    return funcs[0]
+
+
+def _function_name(func, default: str) -> str:
+    attrs = getattr(func, "attrs", None)
+    try:
+        symbol = attrs["global_symbol"] if attrs is not None and "global_symbol" in attrs else None
+    except (TypeError, KeyError):
+        symbol = None
+    return str(symbol) if symbol is not None else default
+
+
 def _roots(obj) -> list:
     functions = getattr(obj, "functions", None)    # an IRModule: every function's body
     if functions is not None and callable(getattr(functions, "values", None)):
@@ -89,7 +125,7 @@ def _is_stmt(obj) -> bool:
 
 
 def _field_names(obj) -> list[str]:
-    names = []
+    names: list[str] = []
     info = getattr(type(obj), "__tvm_ffi_type_info__", None)
     while info is not None:
         names.extend(f.name for f in info.fields if f.name not in ("span", "loc"))

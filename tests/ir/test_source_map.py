@@ -113,3 +113,14 @@ def test_an_object_that_is_not_a_tvm_object_parses_as_before():
     func = ir.as_func(Scripted())
     assert func.path == "<Scripted.script()>" and func.origin == ""
     assert func.constant_values == {"ROUNDS": 4}
+
+
+def test_an_irmodule_checks_its_function():
+    from tvm_tirx.ir import IRModule
+
+    obj = _import("parity_hang").parity_hang
+    func = ir.as_func(IRModule({"main": obj}))
+    assert func.name == "parity_hang" and func.path == str(FIXTURES / "parity_hang.py")
+    assert ir.as_func(IRModule({"main": obj}), kernel_name="main") == func
+    with pytest.raises(ir.UsageError, match="no function other"):
+        ir.as_func(IRModule({"main": obj}), kernel_name="other")
