@@ -42,12 +42,27 @@ _STMT_KEYS = ("ir.Stmt", "tirx.Stmt")   # the statement base type of tvm_tirx an
 MAX_STMTS = 1_000_000                   # a cycle in a foreign object must not hang the walk
 
 
+_RECENT: list[tuple[object, str, str | None, PrimFunc]] = []   # (object, name, kernel_name, result), newest last
+RECENT_SIZE = 4
+
+
 def from_object(obj, name: str, kernel_name: str | None, parse) -> PrimFunc:
     """The kernel `obj` prints, with spans at the user's source where `obj` carries them.  `parse(text, path,
-    kernel_name=...)` is `ir.parse` (passed in: this module sits below the package entry points)."""
+    kernel_name=...)` is `ir.parse` (passed in: this module sits below the package entry points).  The last few
+    results are kept: `check(obj)` asks for the same object once per checker, and tvm objects are immutable."""
+    for held, held_name, held_kernel, func in _RECENT:
+        if held is obj and held_name == name and held_kernel == kernel_name:
+            return func
+    func = _from_object(obj, name, kernel_name, parse)
+    _RECENT.append((obj, name, kernel_name, func))
+    del _RECENT[:-RECENT_SIZE]
+    return func
+
+
+def _from_object(obj, name: str, kernel_name: str | None, parse) -> PrimFunc:
     inner = _module_function(obj, kernel_name)
     if inner is not None:       # an IRModule: its printed `class Module` is not kernel text, its function is
-        return from_object(inner, name if name != "IRModule" else _function_name(inner, name), None, parse)
+        return _from_object(inner, name if name != "IRModule" else _function_name(inner, name), None, parse)
     printed_path = f"<{name}.script()>"
     located = _located_statements(obj)
     if not located:
