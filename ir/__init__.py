@@ -18,6 +18,7 @@ from .nodes import (Address, Assert, BinOp, Break, Buffer, Cast, Const, ConstRef
                     walk)
 from .ops import OpInfo, classify
 from .printer import print_func
+from .source_map import from_object
 from .syntax import parse_syntax
 
 __all__ = [
@@ -43,18 +44,19 @@ def parse(text: str, path: str = "<string>", *, kernel_name: str | None = None, 
 def as_func(kernel, *, kernel_name: str | None = None) -> PrimFunc:
     """Accept an `ir.PrimFunc`, anything with a `.func` (a modelcheck Kernel, or a TVM kernel object whose
     `.func` is the real PrimFunc), or any object whose `.script()` returns TIRx text (a tvm / tvm_tirx
-    PrimFunc or IRModule; `kernel_name` picks the function of a module that prints several)."""
+    PrimFunc or IRModule; `kernel_name` picks the function of a module that prints several).  Spans point
+    at the user's source where a real object carries it (`ir/source_map.py`; `PrimFunc.origin` says how)."""
     if isinstance(kernel, PrimFunc):
         return kernel
     inner = getattr(kernel, "func", None)
     if isinstance(inner, PrimFunc):
         return inner
+    name = getattr(kernel, "__name__", None) or getattr(kernel, "name", None) or type(kernel).__name__
     if inner is not None and callable(getattr(inner, "script", None)):
-        return as_func(inner, kernel_name=kernel_name)
+        kernel = inner           # a TVM kernel object (tirx-lite's Kernel): its PrimFunc, under the kernel's name
     script = getattr(kernel, "script", None)
     if callable(script):
-        name = getattr(kernel, "__name__", None) or getattr(kernel, "name", None) or type(kernel).__name__
-        return parse(script(), f"<{name}.script()>", kernel_name=kernel_name)
+        return from_object(kernel, str(name), kernel_name, parse)
     raise TypeError(f"expected an ir.PrimFunc, a modelcheck.Kernel or an object with .script(), got "
                     f"{type(kernel).__name__}")
 

@@ -317,6 +317,8 @@ class PrimFunc(Node):
     path: str | None = field(default=None, compare=False)
     dims: tuple[Var, ...] = ()
     host: tuple[Stmt, ...] = ()
+    # where the spans point when the kernel came from a real tvm / tvm_tirx object (ir/source_map.py), else ""
+    origin: str = field(default="", compare=False, repr=False)
 
     def constant(self, name: str) -> int:
         for c in self.constants:
@@ -349,7 +351,7 @@ _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 def _child_fields(cls: type) -> tuple[str, ...]:
     names = _CHILD_FIELDS.get(cls)
     if names is None:
-        names = tuple(f.name for f in fields(cls) if f.name not in ("span", "source", "path", "attrs"))
+        names = tuple(f.name for f in fields(cls) if f.name not in ("span", "source", "path", "attrs", "origin"))
         _CHILD_FIELDS[cls] = names
     return names
 

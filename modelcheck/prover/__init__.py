@@ -74,11 +74,14 @@ def prove(func, symbolic, ranges: dict | None = None, inputs=None, *, max_second
     symbolic = tuple(symbolic)
     ranges = dict(ranges or {})
     report = ProofResult(func.name, symbolic, {n: ranges.get(n, (1, None)) for n in symbolic})
+    if func.origin:          # a real tvm object: where its spans and constants came from
+        report.stats["source"] = func.origin
     unknown = [n for n in symbolic if n not in consts]
     if unknown:
         what = "is not a module constant" if len(unknown) == 1 else "are not module constants"
+        whence = f"; kernel read from {func.origin}" if func.origin else ""
         report.incomplete(f"{', '.join(unknown)} {what} "
-                          f"of {func.name} (module constants: {', '.join(sorted(consts)) or 'none'})")
+                          f"of {func.name} (module constants: {', '.join(sorted(consts)) or 'none'}{whence})")
         return report.finish(t0, c0)
     unmodeled = unmodeled_operations(func)
     if unmodeled:

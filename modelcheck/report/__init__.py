@@ -83,8 +83,11 @@ class Report:
         stats.setdefault("accesses", (stats.get("numsim") or {}).get("accesses", 0))
         stats.setdefault("verifier_states", 0)
         stats.setdefault("verifier_transitions", 0)
-        stats.setdefault("kernel", {"name": self.func.name, "path": self.func.path,
-                                    "constants": {c.name: c.value for c in self.func.constants}})
+        kernel = {"name": self.func.name, "path": self.func.path,
+                  "constants": {c.name: c.value for c in self.func.constants}}
+        if self.func.origin:      # a real tvm object: whose lines the spans name
+            kernel["source"] = self.func.origin
+        stats.setdefault("kernel", kernel)
         return {
             "schema_version": SCHEMA_VERSION,
             "checker": self.checker,

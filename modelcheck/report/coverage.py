@@ -78,9 +78,12 @@ def schedules_text(report) -> str:
 
 def coverage_dict(report, overrides=None) -> dict:
     func = report.func
-    return {"constants": dict(func.constant_values), "overridden": sorted(overrides or {}),
-            "inputs": input_sources(report), "launch": launch_text(report.stats),
-            "schedules": {report.checker: schedules_text(report)}}
+    out = {"constants": dict(func.constant_values), "overridden": sorted(overrides or {}),
+           "inputs": input_sources(report), "launch": launch_text(report.stats),
+           "schedules": {report.checker: schedules_text(report)}}
+    if getattr(func, "origin", ""):
+        out["source"] = func.origin
+    return out
 
 
 def coverage_lines(report, overrides=None, indent: str = "  ") -> list[str]:
@@ -88,6 +91,9 @@ def coverage_lines(report, overrides=None, indent: str = "  ") -> list[str]:
     lines = [f"{indent}constants: {constants_text(report.func, overrides)}",
              f"{indent}inputs: {sources_text(sources)}",
              f"{indent}launch: {launch_text(report.stats)}"]
+    origin = getattr(report.func, "origin", "")
+    if origin:     # a real tvm object: whose lines the spans name (ir/source_map.py)
+        lines.insert(0, f"{indent}source: {origin}")
     return lines
 
 

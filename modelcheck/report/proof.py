@@ -140,6 +140,8 @@ def coverage_lines(r: ProofResult, sources: dict | None = None) -> list[str]:
     rng = ", ".join(f"{n}={lo}..{'' if hi is None else hi}" for n, (lo, hi) in r.ranges.items())
     proved = sorted({p.prop for p in r.properties if p.status is Proof.PROVED})
     lines = ["covered:", f"  properties: {', '.join(proved) or 'none'} of P1-P4 proved for every {rng}"]
+    if r.stats.get("source"):
+        lines.append(f"  source: {r.stats['source']}")
     if sources:
         groups: dict = {}
         for name, src in sources.items():
