@@ -8,6 +8,7 @@ one it reaches as unmodeled (`incomplete`, naming the op and its line) unless a 
 """
 from __future__ import annotations
 
+from . import arith_forms
 from .base import OpInfo, OperandSpec, _check_count, _info, _ops, _quals, _type_dtype, _unsupported
 
 # head -> (allowed operand counts, the layout text); the first operand is the destination register
@@ -46,7 +47,13 @@ def _dst_first(op: str, t: list[str], n: int, dtypes) -> OpInfo:
     specs = _ops(("d", "dst", None), *[(f"a{i}", "value", src) for i in range(n - 1)])
     if head in ("mov", "cvt") and n == 3 and "x2" not in "".join(t[1:]) and "b64" not in t and "b128" not in t:
         specs = _ops(*[(f"r{i}", "value", None) for i in range(n)])   # orientation unknown: no dst role
+    form = arith_forms.parse(op, tuple(dtypes)) if head in arith_forms.HEADS else None
+    if isinstance(form, arith_forms.MathForm):
+        # modeled register arithmetic: NumSim's ops/ptx_math.py runs it (one handler per head)
+        return _info(op, f"math.{head}", "math", arith_forms.operand_specs(form), q, set())
     info = _info(op, head, "math", specs, q, set())
+    if isinstance(form, str) and not form.startswith("the PTX arithmetic instruction"):
+        return _unsupported(info, form)
     return _unsupported(info, _WHY.get(head, f"the PTX arithmetic instruction {head} is not simulated "
                                              f"(NumSim models TIRx expressions, not PTX register arithmetic)"))
 
