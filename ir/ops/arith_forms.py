@@ -70,6 +70,8 @@ def _parse(op: str, dtypes: tuple[str, ...]) -> MathForm | str:
     head, rest = tokens[0], tokens[1:]
     if head not in HEADS:
         return f"the PTX arithmetic instruction {head} is not simulated"
+    if "b128" in rest:
+        return f"{op}: 128-bit registers are not simulated"
     types = tuple(t for t in rest if t in TYPES)
     rnd = [t for t in rest if t in ROUNDINGS or t in INT_ROUNDINGS]
     cmp = [t for t in rest if head == "setp" and t in COMPARE]
@@ -182,14 +184,19 @@ def _check_cvt(f: MathForm, op: str, n: int) -> str:
     if d in scalar_float and a in scalar_float:
         if f.rounding in INT_ROUNDINGS and d != a:
             return f"{op}: integer rounding between float types"
-        wider = TYPES[d][0] >= TYPES[a][0] and not (d == "f16" and a == "bf16") and not (d == "bf16" and a == "f16")
-        if f.rounding in ("rz", "rm", "rp") and d not in ("f32",) and not wider:
+        exact = d == a or (TYPES[d][0] > TYPES[a][0] and not (d == "f16" and a == "bf16"))
+        # PTX ISA 9.7.10.24: float rounding is required where precision is lost, illegal elsewhere
+        if exact and d != a and f.rounding:
+            return f"{op}: a rounding modifier on an exact widening is not valid PTX"
+        if not exact and f.rounding not in ROUNDINGS:
+            return f"{op}: a narrowing conversion needs a rounding modifier"
+        if f.rounding in ("rz", "rm", "rp", "rna") and d != "f32" and not exact:
             return f"{op}: directed rounding to half precision is not simulated"
         return ""
     if d in scalar_float and a in INTS + ("u8", "s8"):
         if TYPES[a][0] == 64 and d != "f64":
             return f"{op}: 64-bit integers to narrower floats are not simulated"
-        return "" if f.rounding in ("", "rn") else f"{op}: only .rn is modeled for integer to float"
+        return "" if f.rounding == "rn" else f"{op}: only .rn is modeled for integer to float"
     if d in INTS + ("u8", "s8") and a in scalar_float:
         return "" if f.rounding in INT_ROUNDINGS else f"{op}: float to integer needs .rni/.rzi/.rmi/.rpi"
     if d in INTS + ("u8", "s8") and a in INTS + ("u8", "s8"):

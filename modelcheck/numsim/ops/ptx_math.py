@@ -256,30 +256,34 @@ def _arith(ctx, call, info):
     dst = writer(ctx, call.operands[0], call.op, t)
     head, flags = form.head, form.flags
     mode = form.rounding or "rn"
-    flush = "ftz" in flags
 
     def run(w):
-        vals = [f(w) for f in srcs]
-        if flush:
-            vals = [ftz(v) for v in vals]
-        xs = [v.astype(np.float64) for v in np.broadcast_arrays(*vals)]
-        with np.errstate(all="ignore"):
-            if head == "mul":
-                x, err = xs[0] * xs[1], np.zeros_like(xs[0])     # exact: <= 48 significant bits
-            elif head == "fma":
-                x, err = two_sum(xs[0] * xs[1], xs[2])
-            elif head == "add":
-                x, err = two_sum(xs[0], xs[1])
-            else:
-                x, err = two_sum(xs[0], -xs[1])
-            r = arith_result(x, err, elem, mode, flags)
-            if mode == "rm" and head != "mul":
-                # an exact zero sum of operands that are not both +0 is -0 when rounding down
-                both_pos0 = (xs[-1] == 0) & ~np.signbit(xs[-1] if head != "sub" else -xs[-1])
-                zero = (r == 0) & (err == 0) & ~both_pos0
-                r = np.where(zero, r.dtype.type(-0.0), r).astype(r.dtype)
-        dst(w, r)
+        dst(w, float_op(head, [f(w) for f in srcs], elem, mode, flags))
     return run, False
+
+
+def float_op(head: str, vals: list, elem: str, mode: str, flags=frozenset()) -> np.ndarray:
+    """add/sub/mul/fma of element arrays, rounded once to `elem` under `mode`."""
+    if "ftz" in flags:
+        vals = [ftz(v) for v in vals]
+    xs = [np.asarray(v).astype(np.float64) for v in np.broadcast_arrays(*vals)]
+    with np.errstate(all="ignore"):
+        if head == "mul":
+            x, err = xs[0] * xs[1], np.zeros_like(xs[0])     # exact: <= 48 significant bits
+        elif head == "fma":
+            x, err = two_sum(xs[0] * xs[1], xs[2])
+        elif head == "add":
+            x, err = two_sum(xs[0], xs[1])
+        else:
+            x, err = two_sum(xs[0], -xs[1])
+        r = arith_result(x, err, elem, mode, flags)
+        if mode == "rm" and head != "mul":
+            # an exact zero sum of operands that are not both +0 is -0 when rounding down
+            terms = (xs[0] * xs[1], xs[2]) if head == "fma" else (xs[0], xs[1] if head == "add" else -xs[1])
+            both_pos0 = (terms[0] == 0) & (terms[1] == 0) & ~np.signbit(terms[0]) & ~np.signbit(terms[1])
+            zero = (r == 0) & (err == 0) & ~both_pos0
+            r = np.where(zero, r.dtype.type(-0.0), r).astype(r.dtype)
+    return r
 
 
 def _int_arith(ctx, call, form):
