@@ -86,6 +86,10 @@ def _parse(op: str, dtypes: tuple[str, ...]) -> MathForm | str:
     why = _check(form, op, dtypes)
     if why:
         return why
+    if head != "mov" or len(dtypes) == 2:
+        bad = _width_mismatch(form, dtypes)
+        if bad:
+            return f"{op}: {bad}"
     if head == "mov" and len(dtypes) == 3:
         full = TYPES[types[0]][0]
         if dt.bits(dtypes[0]) == full:
@@ -202,6 +206,24 @@ def _check_cvt(f: MathForm, op: str, n: int) -> str:
     if d in INTS + ("u8", "s8") and a in INTS + ("u8", "s8"):
         return ""
     return f"{op}: this cvt is not modeled"
+
+
+def _width_mismatch(form: MathForm, dtypes: tuple[str, ...]) -> str:
+    """'' when every operand's register fits its role: the register width of a packed or narrow type
+    exactly; an integer of another width for integer and bit types (converted, as TVM casts); a float of
+    another width for a scalar float (converted by value)."""
+    for spec, d in zip(operand_specs(form), dtypes):
+        want = spec.dtype
+        if want is None or d == want or dt.bits(d) == dt.bits(want) or spec.role == "pred":
+            continue
+        if dt.is_float(d) and dt.is_float(want):
+            continue
+        if not dt.is_float(d) and not dt.is_float(want) and want in ("uint8", "int8", "uint16", "int16", "uint32",
+                                                                      "int32", "uint64", "int64") \
+                and not any(TYPES[t][2] > 1 for t in form.types):
+            continue
+        return f"operand {spec.name} is a {d} register, not the {dt.bits(want)}-bit register the instruction reads"
+    return ""
 
 
 def operand_specs(form: MathForm) -> tuple[base.OperandSpec, ...]:
