@@ -2,8 +2,10 @@
 hints and cluster-side instructions TVM 0.27 prints that have no sync meaning of their own.
 
 These are accepted with their PTX operand layouts (PTX ISA 9.7.1-9.7.9, 9.7.14, 9.7.16; the operand
-orders agree with apache-tvm 0.27's instruction table), so a kernel using them parses; NumSim reports each
-one it reaches as unmodeled (`incomplete`, naming the op and its line) unless a handler models it.
+orders agree with apache-tvm 0.27's instruction table), so a kernel using them parses. The register
+arithmetic forms `arith_forms.parse` models are supported (family math, name `math.<head>`; NumSim's
+ops/ptx_math.py runs them); NumSim reports any other one it reaches as unmodeled (`incomplete`, naming
+the op and its line).
 `prefetch` (a cache hint) is modeled as having no effect.
 """
 from __future__ import annotations
