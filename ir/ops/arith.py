@@ -2,12 +2,15 @@
 hints and cluster-side instructions TVM 0.27 prints that have no sync meaning of their own.
 
 These are accepted with their PTX operand layouts (PTX ISA 9.7.1-9.7.9, 9.7.14, 9.7.16; the operand
-orders agree with apache-tvm 0.27's instruction table), so a kernel using them parses; NumSim reports each
-one it reaches as unmodeled (`incomplete`, naming the op and its line) unless a handler models it.
+orders agree with apache-tvm 0.27's instruction table), so a kernel using them parses. The register
+arithmetic forms `arith_forms.parse` models are supported (family math, name `math.<head>`; NumSim's
+ops/ptx_math.py runs them); NumSim reports any other one it reaches as unmodeled (`incomplete`, naming
+the op and its line).
 `prefetch` (a cache hint) is modeled as having no effect.
 """
 from __future__ import annotations
 
+from . import arith_forms
 from .base import OpInfo, OperandSpec, _check_count, _info, _ops, _quals, _type_dtype, _unsupported
 
 # head -> (allowed operand counts, the layout text); the first operand is the destination register
@@ -46,7 +49,13 @@ def _dst_first(op: str, t: list[str], n: int, dtypes) -> OpInfo:
     specs = _ops(("d", "dst", None), *[(f"a{i}", "value", src) for i in range(n - 1)])
     if head in ("mov", "cvt") and n == 3 and "x2" not in "".join(t[1:]) and "b64" not in t and "b128" not in t:
         specs = _ops(*[(f"r{i}", "value", None) for i in range(n)])   # orientation unknown: no dst role
+    form = arith_forms.parse(op, tuple(dtypes)) if head in arith_forms.HEADS else None
+    if isinstance(form, arith_forms.MathForm):
+        # modeled register arithmetic: NumSim's ops/ptx_math.py runs it (one handler per head)
+        return _info(op, f"math.{head}", "math", arith_forms.operand_specs(form), q, set())
     info = _info(op, head, "math", specs, q, set())
+    if isinstance(form, str) and not form.startswith("the PTX arithmetic instruction"):
+        return _unsupported(info, form)
     return _unsupported(info, _WHY.get(head, f"the PTX arithmetic instruction {head} is not simulated "
                                              f"(NumSim models TIRx expressions, not PTX register arithmetic)"))
 

@@ -76,8 +76,8 @@ def test_modeled_forms_run():
     assert modelcheck.racecheck(kernel).verdict == "clean"
 
 
-@pytest.mark.parametrize("mode, line, name", [(0, 15, "add.rn.f32"), (1, 17, "atom.global.add.v4.f32"),
-                                              (2, 19, "ex2.approx.ftz.f32")])
+@pytest.mark.parametrize("mode, line, name", [(0, 15, "copysign.f32"), (1, 17, "atom.global.add.v4.f32"),
+                                              (2, 19, "tanh.approx.f16")])
 def test_unmodeled_forms_are_incomplete_naming_op_and_line(mode, line, name):
     kernel = modelcheck.load(FIX / "unmodeled_027_forms.py", MODE=mode)
     report = modelcheck.synccheck(kernel)

@@ -1,0 +1,273 @@
+"""Rounding to a float format and the PTX `cvt` forms `ir.ops.arith_forms` models.
+
+`round_float(x, err, target, mode)`: x is a float64 value whose exact value is x + err (err None: x
+is the correctly rounded float64 of an operation whose float32 rounding via float64 is innocuous).
+Round to nearest goes through round-to-odd: odd at 53 bits, then odd at 24 bits, then one
+round-to-nearest-even cast (numpy / ml_dtypes) to the target; each step keeps at least two extra bits,
+so the result is the correctly rounded one (Boldo & Melquiond, "Emulation of FMA and correctly rounded
+sums: proved algorithms using rounding to odd").  .rz/.rm/.rp round to nearest, then step one ulp
+where that went the wrong way.  Packed results put operand a in the upper half and b in the lower
+(PTX ISA 9.7.10.24); narrow sources unpack the low byte or nibble into element 0.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ir.ops import arith_forms as AF
+
+from .. import values as V
+
+_UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+# largest finite value of each narrow format (.satfinite clamps to it)
+MAX_FINITE = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3.4028234663852886e38,
+              "float8_e4m3fn": 448.0, "float8_e5m2": 57344.0, "float4_e2m1fn": 6.0}
+# the canonical NaN of each format, as bits
+NAN_BITS = {"float8_e4m3fn": 0x7F, "float8_e5m2": 0x7F, "float16": 0x7FFF, "bfloat16": 0x7FFF,
+            "float32": 0x7FFFFFFF}
+
+
+def _odd64(x: np.ndarray, err) -> np.ndarray:
+    """x rounded to odd at 53 bits, given the exact value x + err."""
+    if err is None:
+        return x
+    with np.errstate(invalid="ignore"):
+        inexact = np.isfinite(x) & np.isfinite(err) & (err != 0)
+    even = (x.view(np.uint64) & np.uint64(1)) == 0
+    step = inexact & even
+    if not step.any():
+        return x
+    return np.where(step, np.nextafter(x, np.where(err > 0, np.inf, -np.inf)), x)
+
+
+def _odd32(x: np.ndarray) -> np.ndarray:
+    """A float64 rounded to odd at float32's 24 bits (kept as float32)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = x.astype(np.float32)
+        back = r.astype(np.float64)
+        toward0 = np.isfinite(x) & (np.abs(back) > np.abs(x))
+        r = np.where(toward0, np.nextafter(r, np.float32(0)), r).astype(np.float32)
+        inexact = np.isfinite(x) & (r.astype(np.float64) != x)
+    return np.where(inexact, (r.view(np.uint32) | np.uint32(1)).view(np.float32), r)
+
+
+def round_float(x: np.ndarray, err, target: str, mode: str) -> np.ndarray:
+    """x (+ err) as `target` (a numpy / ml_dtypes float name) under rounding `mode`."""
+    x = np.asarray(x, dtype=np.float64)
+    np_t = V.NP_DTYPE[target] if target != "float4_e2m1fn" else V.ml_dtype(target)
+    if target == "float64":
+        return x
+    with np.errstate(over="ignore", invalid="ignore"):
+        if mode in ("rn", ""):
+            if err is None and target == "float32":
+                return x.astype(np.float32)
+            odd = _odd64(x, err)
+            return odd.astype(np.float32) if target == "float32" else _odd32(odd).astype(np_t)
+        if mode == "rna":
+            return _round_away(x, target)
+        if err is None:
+            err = np.zeros_like(x)
+        r = x.astype(np.float32) if target == "float32" else _odd32(_odd64(x, err)).astype(np_t)
+        back = r.astype(np.float64)
+        above = (back > x) | ((back == x) & (err < 0))
+        below = (back < x) | ((back == x) & (err > 0))
+        if mode == "rz":
+            fix, to = (above & (back > 0)) | (below & (back < 0)), np.zeros_like(x)
+        elif mode == "rm":
+            fix, to = above, np.full_like(x, -np.inf)
+        else:
+            fix, to = below, np.full_like(x, np.inf)
+        fix &= ~np.isnan(x)
+        if not fix.any():
+            return r
+        return np.where(fix, _step(r, to, np_t), r).astype(np_t)
+
+
+def _step(r: np.ndarray, to: np.ndarray, np_t) -> np.ndarray:
+    """The neighbour of r (a float32 or narrower) toward `to`."""
+    if np.dtype(np_t) == np.float32:
+        return np.nextafter(r, to.astype(np.float32))
+    # narrower formats: move the bit pattern (sign-magnitude) one step
+    u = _UINT[np.dtype(np_t).itemsize * 8]
+    bits = r.view(u).astype(np.int64)
+    sign = np.signbit(r.astype(np.float64))
+    mag = bits & ~(1 << (np.dtype(np_t).itemsize * 8 - 1))
+    away = (to > r.astype(np.float64)) != sign          # moving away from zero
+    zero = mag == 0
+    new = np.where(away, bits + 1, bits - 1)
+    # from a zero, the step goes to the smallest subnormal of the direction's sign
+    new = np.where(zero, np.where(to > 0, 1, (1 << (np.dtype(np_t).itemsize * 8 - 1)) | 1), new)
+    return new.astype(u).view(np_t)
+
+
+def _round_away(x: np.ndarray, target: str) -> np.ndarray:
+    """Round to nearest, ties away from zero (`.rna`), for tf32 (float32 with 10 mantissa bits)."""
+    f = x.astype(np.float32)                     # cvt.rna.tf32.f32: the source is already float32
+    bits = f.view(np.uint32)
+    finite = np.isfinite(f)
+    r = np.where(finite, (bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000), bits).astype(np.uint32)
+    return r.view(np.float32)
+
+
+def saturate_finite(x: np.ndarray, target: str) -> np.ndarray:
+    """.satfinite: magnitudes beyond the largest finite value clamp to it; NaN stays NaN."""
+    m = MAX_FINITE[target]
+    return np.where(np.isnan(x), x, np.clip(x, -m, m))
+
+
+def to_narrow(x: np.ndarray, fmt: str, relu: bool) -> np.ndarray:
+    """float64 values to e4m3 / e5m2 / e2m1 codes (uint8), round to nearest even, .satfinite."""
+    if relu:
+        x = np.where(x < 0, 0.0, x)
+    elem = AF.TYPES[fmt][1]
+    nan = np.isnan(x)
+    y = saturate_finite(x, elem)
+    codes = round_float(np.where(nan, 0.0, y), None, elem, "rn").view(np.uint8)
+    if elem == "float4_e2m1fn":
+        # e2m1 has no NaN: a NaN input gives +MAX_NORM (6.0, code 0x7), an approximation (docs/semantics.md)
+        return np.where(nan, np.uint8(0x7), codes & np.uint8(0xF)).astype(np.uint8)
+    return np.where(nan, np.uint8(NAN_BITS[elem]), codes).astype(np.uint8)
+
+
+def to_ue8m0(x: np.ndarray, mode: str, satfinite: bool) -> np.ndarray:
+    """float64 to ue8m0 (a power of two 2^(e-127), e in 0..254; 0xff is NaN), rounding .rz or .rp."""
+    with np.errstate(all="ignore"):
+        m, k = np.frexp(x)                    # x = m * 2^k, 0.5 <= |m| < 1
+        e = (k - 1 + 127).astype(np.int64)
+        if mode == "rp":
+            e = e + ((m != 0.5) & (x > 0)).astype(np.int64)
+        e = np.where(x > 0, e, 0)             # zero and negative inputs: the smallest code
+        e = np.clip(e, 0, 254 if satfinite else 255)
+        e = np.where(np.isinf(x) & (x > 0), 254 if satfinite else 255, e)
+        e = np.where(np.isnan(x), 255, e)
+    return e.astype(np.uint8)
+
+
+def from_narrow(codes: np.ndarray, fmt: str) -> np.ndarray:
+    """e4m3 / e5m2 / e2m1 codes (uint8) to float16 (exact); NaN to the canonical half NaN."""
+    elem = AF.TYPES[fmt][1]
+    np_t = V.ml_dtype(elem) if elem == "float4_e2m1fn" else V.NP_DTYPE[elem]
+    vals = codes.view(np_t).astype(np.float32)
+    out = vals.astype(np.float16)
+    return np.where(np.isnan(vals), np.uint16(0x7FFF).view(np.float16), out)
+
+
+def ue8m0_to_bf16(codes: np.ndarray) -> np.ndarray:
+    """ue8m0 codes to bfloat16 bits: 2^(e-127) is bfloat16 exponent field e (e = 0: the subnormal
+    2^-127, bits 0x0040); 0xff is NaN."""
+    c = codes.astype(np.uint16)
+    return np.where(c == 0xFF, np.uint16(0x7FFF), np.where(c == 0, np.uint16(0x0040), c << np.uint16(7)))
+
+
+# ----------------------------------------------------------------------------- cvt
+
+def compile_cvt(ctx, call, info):
+    from . import ptx_math as PM
+    form = PM._form(call)
+    d, a = form.types
+    ops = call.operands
+    mode = form.rounding or "rn"
+    flags = form.flags
+    relu, satf = "relu" in flags, "satfinite" in flags
+    if form.operands == 3:                                # two f32 sources packed: a high, b low
+        srcs = PM._readers(ctx, ops[1:], ["f32", "f32"])
+        if srcs is None:
+            return PM._unsupported(ctx, call, f"{call.op}: a source is not a float32 register")
+        dst = PM.writer(ctx, ops[0], call.op, d)
+
+        def pack(w):
+            hi, lo = (v.astype(np.float64) for v in np.broadcast_arrays(srcs[0](w), srcs[1](w)))
+            if d == "ue8m0x2":
+                parts = [to_ue8m0(v, mode, satf) for v in (lo, hi)]
+                return dst(w, _join(parts, 8, 16))
+            if d in ("e4m3x2", "e5m2x2", "e2m1x2"):
+                parts = [to_narrow(v, d, relu) for v in (lo, hi)]
+                return dst(w, _join(parts, 4 if d == "e2m1x2" else 8, AF.TYPES[d][0]))
+            elem = AF.TYPES[d][1]
+            parts = [_to_float(v, elem, mode, relu, satf, False) for v in (lo, hi)]
+            dst(w, _join([p.view(np.uint16) for p in parts], 16, 32))
+        return pack, False
+    if d in ("f16x2", "bf16x2"):                          # narrow pair -> half pair, element 0 low
+        raw = PM.reader(ctx, ops[1], a, raw=True)
+        if raw is None:
+            return PM._unsupported(ctx, call, f"{call.op}: the source is not a {a} register")
+        dst = PM.writer(ctx, ops[0], call.op, d)
+        nbits = 4 if a == "e2m1x2" else 8
+
+        def unpack(w):
+            r = raw(w).astype(np.uint16)
+            mask = np.uint16((1 << nbits) - 1)
+            lo, hi = (r & mask).astype(np.uint8), ((r >> np.uint16(nbits)) & mask).astype(np.uint8)
+            if a == "ue8m0x2":
+                parts = [ue8m0_to_bf16(lo), ue8m0_to_bf16(hi)]
+            else:
+                parts = [from_narrow(v, a).view(np.uint16) for v in (lo, hi)]
+                if relu:
+                    parts = [np.where((p & np.uint16(0x8000)) != 0, np.uint16(0), p) for p in parts]
+            dst(w, _join(parts, 16, 32))
+        return unpack, False
+    src = PM.reader(ctx, ops[1], a)
+    if src is None:
+        return PM._unsupported(ctx, call, f"{call.op}: the source is not a {a} register")
+    dst = PM.writer(ctx, ops[0], call.op, d)
+    d_elem = AF.TYPES[d][1]
+    flush, sat = "ftz" in flags, "sat" in flags
+    float_src, float_dst = a in AF.FLOATS or a == "tf32", d in AF.FLOATS or d == "tf32"
+
+    def run(w):
+        x = src(w)
+        if flush:
+            x = PM.ftz(x)
+        with np.errstate(all="ignore"):
+            if float_dst:
+                if mode in AF.INT_ROUNDINGS:              # cvt.rni.f32.f32: round to an integral value
+                    v = _int_round(x.astype(np.float64), mode)
+                    r = v.astype(x.dtype)
+                elif d == "tf32":
+                    r = round_float(x.astype(np.float64), None, "float32", "rna")
+                    if satf:
+                        r = saturate_finite(r.astype(np.float64), "float32").astype(np.float32)
+                else:
+                    r = _to_float(x.astype(np.float64), d_elem, mode, relu, satf, float_src)
+                if sat:
+                    r = np.where(np.isnan(r), 0, np.clip(r, 0, 1)).astype(r.dtype)
+                if flush:
+                    r = PM.ftz(r)
+                return dst(w, r)
+            info_ = np.iinfo(V.NP_DTYPE[d_elem])
+            if float_src:                                  # float -> int: rounded, saturated, NaN -> 0
+                v = _int_round(x.astype(np.float64), mode)
+                v = np.where(np.isnan(v), 0, np.clip(v, info_.min, info_.max))
+                return dst(w, v.astype(V.NP_DTYPE[d_elem]))
+            v = x.astype(np.int64) if x.dtype != np.uint64 else x
+            if sat:
+                v = np.clip(v, info_.min, info_.max)
+            dst(w, v.astype(V.NP_DTYPE[d_elem]))          # narrowing keeps the low bits
+    return run, False
+
+
+def _to_float(x: np.ndarray, elem: str, mode: str, relu: bool, satf: bool, exact: bool) -> np.ndarray:
+    if relu:
+        x = np.where(x < 0, 0.0, x)
+    nan = np.isnan(x)
+    r = round_float(x, None if mode in ("rn", "") else np.zeros_like(x), elem, mode)
+    if satf:
+        m = MAX_FINITE[elem]
+        r64 = r.astype(np.float64)
+        r = np.where(np.isinf(r64), np.sign(r64) * m, r64).astype(r.dtype)
+    if nan.any() and elem in NAN_BITS:
+        u = _UINT[np.dtype(r.dtype).itemsize * 8]
+        r = np.where(nan, u(NAN_BITS[elem]), r.view(u)).astype(u).view(r.dtype)
+    return r
+
+
+def _int_round(x: np.ndarray, mode: str) -> np.ndarray:
+    return {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil}[mode](x)
+
+
+def _join(parts, bits: int, width: int) -> np.ndarray:
+    """Pack element arrays (element 0 in the lowest bits) into registers of `width` bits."""
+    u = _UINT[max(width, 8)]
+    out = np.zeros(np.broadcast(*parts).shape, dtype=np.uint64)
+    for i, p in enumerate(parts):
+        out |= (p.astype(np.uint64) & np.uint64((1 << bits) - 1)) << np.uint64(i * bits)
+    return out.astype(u)

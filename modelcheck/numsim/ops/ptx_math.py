@@ -1,0 +1,525 @@
+"""PTX register arithmetic (`add`, `fma`, `cvt`, `mov`, `setp`, ... as `ir.ops.arith_forms` classifies
+them) and the CUDA float2 helpers, per lane on numpy arrays.
+
+Values move by bit pattern, as in PTX: each operand's register is read as the bits of its own dtype,
+viewed as the instruction's type (a uint64 register of an `.f32x2` op is two float32, element 0 in
+the low half), and the result's bits are written into the destination register's dtype.  Rounding:
+results are computed in float64 with the exact residual where one exists (TwoSum for sums; products
+of f32/f16/bf16 values are exact in float64), then rounded to the target once: round-to-odd before
+the final .rn cast (so fma and sums are correctly rounded, no double rounding), or stepped one ulp for
+.rz/.rm/.rp.  Division, sqrt and rcp under .rn are float64 results cast once, which is correctly
+rounded for float32 (53 >= 2*24 + 2 bits).  `.approx` functions use exact math (PTX allows an error;
+docs/semantics.md).  NaN results of float arithmetic are the canonical NaN (0x7fffffff, 0x7fff).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import ir
+from ir import dtypes as dt
+from ir.ops import arith_forms as AF
+
+from .. import values as V
+from . import ptx_convert as CV
+
+_UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+F32_TINY = np.float32(2.0 ** -126)
+
+
+# ----------------------------------------------------------------------------- operands
+
+def reader(ctx, e: ir.Expr, t: str, *, raw: bool = False):
+    """`w -> element array` of operand `e` read as type `t` (packed types give their elements flattened,
+    element 0 first); `raw`: the register's unsigned bits instead."""
+    bits, elem, lanes = AF.TYPES[t]
+    fn = ctx.expr(e)
+    src = e.dtype
+    src_np = V.NP_DTYPE[src]
+    # shape (registers, elements per register): a uniform value is one register, a lane vector 32
+    if t == "pred":
+        return lambda w: np.asarray(fn(w), dtype=src_np).reshape(-1, 1) != 0
+    width = 1 if raw else lanes
+    view = _UINT[bits] if raw or elem in ("float4_e2m1fn",) else V.NP_DTYPE[elem]
+    if dt.bits(src) == bits and src != "bool":
+        return lambda w: np.asarray(fn(w), dtype=src_np).reshape(-1, 1).view(view).reshape(-1, width)
+    if dt.is_float(src) and lanes == 1 and dt.is_float(elem) and not raw:
+        # a float register of another width in a float operand: converted by value (exact when widening)
+        np_elem = V.NP_DTYPE[elem]
+        return lambda w: np.asarray(fn(w), dtype=src_np).reshape(-1, 1).astype(np_elem)
+    if not dt.is_float(src):
+        u = _UINT[bits]
+        return lambda w: np.asarray(fn(w), dtype=src_np).reshape(-1, 1).astype(u).view(view).reshape(-1, width)
+    return None
+
+
+def writer(ctx, e: ir.Expr, what: str, t: str):
+    """`(w, array)` -> stores into the destination register `e` by bits; `array` holds the elements of
+    type `t` (packed lanes flattened, element 0 first) or the registers' bits."""
+    set_ = ctx.lvalue(e, what)
+    dst = e.dtype
+    dst_np = V.NP_DTYPE[dst]
+    bits = AF.TYPES[t][0]
+    u = _UINT[bits]
+    is_int = not dt.is_float(dst) and dst != "bool"
+    same = dt.bits(dst) == bits
+
+    def write(w, arr):
+        arr = np.ascontiguousarray(arr).reshape(-1)
+        if not same and dt.is_float(dst):
+            set_(w, _value(arr.astype(dst_np), dst, False))    # a float register of another width: by value
+            return
+        if arr.dtype == np.bool_:
+            regs = arr.astype(u)
+        elif arr.dtype.itemsize * 8 != bits:
+            regs = to_bits(arr, bits)
+        else:
+            regs = np.ascontiguousarray(arr).view(u)
+        if same:
+            out = regs.view(dst_np)
+        elif dst == "bool":
+            out = regs != 0
+        else:
+            out = regs.astype(dst_np)
+        set_(w, _value(out, dst, is_int))
+    return write
+
+
+def _value(out: np.ndarray, dtype: str, is_int: bool):
+    """A register value as NumSim holds it: a 32-lane array, or a uniform scalar."""
+    if out.size == 1:
+        x = out[0]
+        if dtype == "bool":
+            return bool(x)
+        return int(x) if is_int else x
+    return out
+
+
+def to_bits(arr: np.ndarray, bits: int) -> np.ndarray:
+    """Elements (flattened packed lanes) as registers of `bits` bits."""
+    return np.ascontiguousarray(arr).reshape(-1).view(_UINT[bits])
+
+
+def _unsupported(ctx, call, why):
+    return ctx.unsupported(call, call.op, why), False
+
+
+def _readers(ctx, operands, types, raw=False):
+    fns = []
+    for e, t in zip(operands, types):
+        r = reader(ctx, e, t, raw=raw)
+        if r is None:
+            return None
+        fns.append(r)
+    return fns
+
+
+def _form(call) -> AF.MathForm:
+    form = AF.parse(call.op, tuple(o.dtype for o in call.operands))
+    assert isinstance(form, AF.MathForm), form   # the registry classified it as modeled
+    return form
+
+
+# ----------------------------------------------------------------------------- float helpers
+
+def ftz(x: np.ndarray) -> np.ndarray:
+    """Flush float32 subnormals to a zero of the same sign (`.ftz`)."""
+    if x.dtype != np.float32:
+        return x
+    return np.where(np.abs(x) < F32_TINY, np.copysign(np.float32(0), x), x).astype(np.float32)
+
+
+def canonical_nan(x: np.ndarray) -> np.ndarray:
+    """NaN results as PTX gives them: the canonical NaN of the format."""
+    nan = np.isnan(x.astype(np.float32)) if x.dtype != np.float32 and x.dtype != np.float64 else np.isnan(x)
+    if not nan.any():
+        return x
+    canon = {4: 0x7FFFFFFF, 2: 0x7FFF, 8: 0x7FFFFFFFFFFFFFFF}[x.itemsize]
+    u = _UINT[x.itemsize * 8]
+    return np.where(nan, u(canon), x.view(u)).astype(u).view(x.dtype)
+
+
+def two_sum(a: np.ndarray, b: np.ndarray):
+    """(s, e) with s = fl(a + b) and s + e == a + b exactly (Knuth's TwoSum; e is NaN at infinities)."""
+    s = a + b
+    bp = s - a
+    e = (a - (s - bp)) + (b - bp)
+    return s, e
+
+
+def arith_result(x: np.ndarray, err, elem: str, mode: str, flags) -> np.ndarray:
+    """The float64 value `x` (exact value x + err; err None: x is the correctly rounded float64 of a basic
+    operation) rounded to `elem` under `mode`, with .sat/.relu/.ftz/canonical NaN."""
+    r = CV.round_float(x, err, elem, mode)
+    if "relu" in flags:
+        r = np.where(r < 0, r.dtype.type(0), r)
+    if "sat" in flags:
+        r = np.where(np.isnan(r), 0, np.clip(r, 0, 1)).astype(r.dtype)
+    if "ftz" in flags:
+        r = ftz(r)
+    return canonical_nan(r)
+
+
+# ----------------------------------------------------------------------------- mov / logic / shifts
+
+def _mov(ctx, call, info):
+    form = _form(call)
+    t = form.types[0]
+    ops = call.operands
+    if form.operands == 2:
+        src = reader(ctx, ops[1], t, raw=True)
+        if src is None:
+            return _unsupported(ctx, call, f"{call.op}: operand of type {ops[1].dtype} is not a {t} register")
+        dst = writer(ctx, ops[0], call.op, t)
+        return (lambda w: dst(w, src(w))), False
+    half = {"b32": "b16", "b64": "b32"}[t]
+    if form.unpack:
+        src = reader(ctx, ops[2], t, raw=True)
+        lo, hi = writer(ctx, ops[0], call.op, half), writer(ctx, ops[1], call.op, half)
+        h = _UINT[AF.TYPES[half][0]]
+        if src is None:
+            return _unsupported(ctx, call, f"{call.op}: operand of type {ops[2].dtype} is not a {t} register")
+
+        def unpack(w):
+            pair = np.ascontiguousarray(src(w)).view(h).reshape(-1, 2)   # little-endian: element 0 is the low half
+            lo(w, pair[:, 0].copy())
+            hi(w, pair[:, 1].copy())
+        return unpack, False
+    a, b = reader(ctx, ops[1], half, raw=True), reader(ctx, ops[2], half, raw=True)
+    if a is None or b is None:
+        return _unsupported(ctx, call, f"{call.op}: a source is not a {half} register")
+    dst = writer(ctx, ops[0], call.op, t)
+
+    def pack(w):
+        x, y = np.broadcast_arrays(a(w), b(w))
+        dst(w, to_bits(np.stack([x, y], axis=1), AF.TYPES[t][0]).reshape(-1))
+    return pack, False
+
+
+def _logic(ctx, call, info):
+    form = _form(call)
+    t = form.types[0]
+    srcs = _readers(ctx, call.operands[1:], [t] * (len(call.operands) - 1), raw=True)
+    if srcs is None:
+        return _unsupported(ctx, call, f"{call.op}: an operand is not a {t} register")
+    dst = writer(ctx, call.operands[0], call.op, t)
+    op = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}.get(form.head)
+
+    def run(w):
+        vals = [f(w) for f in srcs]
+        if t == "pred":
+            vals = [v != 0 for v in vals]
+            r = ~vals[0] if op is None else op(*np.broadcast_arrays(*vals))
+            return dst(w, r.astype(np.uint32))
+        dst(w, ~vals[0] if op is None else op(*np.broadcast_arrays(*vals)))
+    return run, False
+
+
+def _shift(ctx, call, info):
+    form = _form(call)
+    t = form.types[0]
+    bits, elem, _ = AF.TYPES[t]
+    a = reader(ctx, call.operands[1], t, raw=not t.startswith("s"))
+    b = reader(ctx, call.operands[2], "u32", raw=True)
+    if a is None or b is None:
+        return _unsupported(ctx, call, f"{call.op}: an operand is not a {t} register")
+    dst = writer(ctx, call.operands[0], call.op, t)
+    left = form.head == "shl"
+    signed = t.startswith("s")
+
+    def run(w):
+        x, n = np.broadcast_arrays(a(w), b(w))
+        # PTX clamps the shift amount: shifting by the width or more shifts everything out
+        big = n >= bits
+        k = np.where(big, 0, n).astype(x.dtype)
+        r = (x << k) if left else (x >> k)
+        fill = np.where(x < 0, x.dtype.type(-1), x.dtype.type(0)) if signed and not left else np.zeros_like(x)
+        dst(w, np.where(big, fill, r).astype(x.dtype))
+    return run, False
+
+
+# ----------------------------------------------------------------------------- arithmetic
+
+def _arith(ctx, call, info):
+    form = _form(call)
+    t = form.types[0]
+    if t in AF.INTS:
+        return _int_arith(ctx, call, form)
+    if len(form.types) == 2:           # mixed precision: f32 result, narrow sources widened exactly
+        narrow = form.types[1]
+        types = [narrow, "f32"] if form.head in ("add", "sub") else [narrow, narrow, "f32"]
+    else:
+        types = [t] * (len(call.operands) - 1)
+    srcs = _readers(ctx, call.operands[1:], types)
+    if srcs is None:
+        return _unsupported(ctx, call, f"{call.op}: an operand is not a {t} register")
+    elem = AF.TYPES[t][1]
+    dst = writer(ctx, call.operands[0], call.op, t)
+    head, flags = form.head, form.flags
+    mode = form.rounding or "rn"
+
+    def run(w):
+        dst(w, float_op(head, [f(w) for f in srcs], elem, mode, flags))
+    return run, False
+
+
+def float_op(head: str, vals: list, elem: str, mode: str, flags=frozenset()) -> np.ndarray:
+    """add/sub/mul/fma of element arrays, rounded once to `elem` under `mode`."""
+    if "ftz" in flags:
+        vals = [ftz(v) for v in vals]
+    xs = [np.asarray(v).astype(np.float64) for v in np.broadcast_arrays(*vals)]
+    with np.errstate(all="ignore"):
+        if head == "mul":
+            x, err = xs[0] * xs[1], np.zeros_like(xs[0])     # exact: <= 48 significant bits
+        elif head == "fma":
+            x, err = two_sum(xs[0] * xs[1], xs[2])
+        elif head == "add":
+            x, err = two_sum(xs[0], xs[1])
+        else:
+            x, err = two_sum(xs[0], -xs[1])
+        r = arith_result(x, err, elem, mode, flags)
+        if mode == "rm" and head != "mul":
+            # an exact zero sum of operands that are not both +0 is -0 when rounding down
+            terms = (xs[0] * xs[1], xs[2]) if head == "fma" else (xs[0], xs[1] if head == "add" else -xs[1])
+            both_pos0 = (terms[0] == 0) & (terms[1] == 0) & ~np.signbit(terms[0]) & ~np.signbit(terms[1])
+            zero = (r == 0) & (err == 0) & ~both_pos0
+            r = np.where(zero, r.dtype.type(-0.0), r).astype(r.dtype)
+    return r
+
+
+def _int_arith(ctx, call, form):
+    t = form.types[0]
+    bits, elem, _ = AF.TYPES[t]
+    srcs = _readers(ctx, call.operands[1:], [t, t])
+    if srcs is None:
+        return _unsupported(ctx, call, f"{call.op}: an operand is not a {t} register")
+    wide = "wide" in form.flags
+    out_t = {"u16": "u32", "s16": "s32", "u32": "u64", "s32": "s64"}.get(t, t) if wide else t
+    dst = writer(ctx, call.operands[0], call.op, out_t)
+    head, sat, hi = form.head, "sat" in form.flags, "hi" in form.flags
+    np_elem = V.NP_DTYPE[elem]
+    big = np.uint64 if t.startswith("u") else np.int64
+
+    def run(w):
+        a, b = np.broadcast_arrays(*(f(w) for f in srcs))
+        with np.errstate(over="ignore"):
+            if head == "mul" and (hi or wide):
+                p = a.astype(big) * b.astype(big)          # exact for 16/32-bit operands
+                r = (p >> bits).astype(np_elem) if hi else p.astype(V.NP_DTYPE[AF.TYPES[out_t][1]])
+            elif sat:                                       # add.sat.s32 / sub.sat.s32 clamp
+                p = a.astype(np.int64) + (b.astype(np.int64) if head == "add" else -b.astype(np.int64))
+                r = np.clip(p, -2**31, 2**31 - 1).astype(np_elem)
+            else:
+                r = {"add": np.add, "sub": np.subtract, "mul": np.multiply}[head](a, b).astype(np_elem)
+        dst(w, r)
+    return run, False
+
+
+def _div(ctx, call, info):
+    form = _form(call)
+    t = form.types[0]
+    srcs = _readers(ctx, call.operands[1:], [t, t])
+    if srcs is None:
+        return _unsupported(ctx, call, f"{call.op}: an operand is not a {t} register")
+    dst = writer(ctx, call.operands[0], call.op, t)
+    elem, flags = AF.TYPES[t][1], form.flags
+
+    def run(w):
+        a, b = (v.astype(np.float64) for v in np.broadcast_arrays(*(ftz(f(w)) if "ftz" in flags else f(w)
+                                                                      for f in srcs)))
+        with np.errstate(all="ignore"):
+            dst(w, arith_result(a / b, None, elem, "rn", flags))
+    return run, False
+
+
+def _minmax(ctx, call, info):
+    form = _form(call)
+    t = form.types[0]
+    srcs = _readers(ctx, call.operands[1:], [t] * (len(call.operands) - 1))
+    if srcs is None:
+        return _unsupported(ctx, call, f"{call.op}: an operand is not a {t} register")
+    dst = writer(ctx, call.operands[0], call.op, t)
+    is_max = form.head == "max"
+    flags = form.flags
+    is_float = t in AF.FLOATS
+
+    def run(w):
+        vals = list(np.broadcast_arrays(*(f(w) for f in srcs)))
+        if "ftz" in flags:
+            vals = [ftz(v) for v in vals]
+        r = vals[0]
+        for v in vals[1:]:
+            if not is_float:
+                r = np.maximum(r, v) if is_max else np.minimum(r, v)
+            elif "NaN" in flags:      # any NaN operand gives NaN
+                r = np.maximum(r, v) if is_max else np.minimum(r, v)
+            else:                     # a NaN operand is ignored; both NaN gives NaN
+                r = np.fmax(r, v) if is_max else np.fmin(r, v)
+        if "relu" in flags:
+            r = np.where(r < 0, r.dtype.type(0), r)
+        dst(w, canonical_nan(r) if is_float else r)
+    return run, False
+
+
+def _neg_abs(ctx, call, info):
+    form = _form(call)
+    t = form.types[0]
+    src = reader(ctx, call.operands[1], t)
+    if src is None:
+        return _unsupported(ctx, call, f"{call.op}: the operand is not a {t} register")
+    dst = writer(ctx, call.operands[0], call.op, t)
+    neg, flush = form.head == "neg", "ftz" in form.flags
+
+    def run(w):
+        x = src(w)
+        if flush:
+            x = ftz(x)
+        with np.errstate(over="ignore"):
+            dst(w, (-x if neg else np.abs(x)).astype(x.dtype))   # sign-bit operations; integers wrap
+    return run, False
+
+
+_UNARY = {"ex2": np.exp2, "lg2": np.log2, "rcp": lambda x: 1.0 / x, "rsqrt": lambda x: 1.0 / np.sqrt(x),
+          "sqrt": np.sqrt, "tanh": np.tanh, "sin": np.sin, "cos": np.cos}
+
+
+def _unary(ctx, call, info):
+    form = _form(call)
+    t = form.types[0]
+    src = reader(ctx, call.operands[1], t)
+    if src is None:
+        return _unsupported(ctx, call, f"{call.op}: the operand is not a {t} register")
+    dst = writer(ctx, call.operands[0], call.op, t)
+    f, elem, flags = _UNARY[form.head], AF.TYPES[t][1], form.flags
+
+    def run(w):
+        x = src(w)
+        if "ftz" in flags:
+            x = ftz(x)
+        with np.errstate(all="ignore"):
+            dst(w, arith_result(f(x.astype(np.float64)), None, elem, "rn", flags))
+    return run, False
+
+
+# ----------------------------------------------------------------------------- setp / selp
+
+def _setp(ctx, call, info):
+    form = _form(call)
+    t = form.types[0]
+    srcs = _readers(ctx, call.operands[1:], [t, t])
+    if srcs is None:
+        return _unsupported(ctx, call, f"{call.op}: an operand is not a {t} register")
+    dst = writer(ctx, call.operands[0], call.op, "pred")
+    cmp, flush = form.compare, "ftz" in form.flags
+
+    def run(w):
+        a, b = np.broadcast_arrays(*(f(w) for f in srcs))
+        if flush:
+            a, b = ftz(a), ftz(b)
+        dst(w, compare(cmp, a, b).astype(np.uint32))
+    return run, False
+
+
+def compare(cmp: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """setp's comparison: ordered ones are false on NaN, the `u` ones true; `num`/`nan` test for NaN."""
+    base = cmp[:-1] if cmp in ("equ", "neu", "ltu", "leu", "gtu", "geu") else cmp
+    base = {"lo": "lt", "ls": "le", "hi": "gt", "hs": "ge"}.get(base, base)
+    is_float = a.dtype.kind == "f" or a.dtype.itemsize == 2 and a.dtype.kind == "V"
+    x, y = (a.astype(np.float64), b.astype(np.float64)) if a.dtype.kind not in "iu" else (a, b)
+    nan = (np.isnan(x) | np.isnan(y)) if a.dtype.kind not in "iu" else np.zeros(a.shape, np.bool_)
+    del is_float
+    if base == "num":
+        return ~nan
+    if base == "nan":
+        return nan
+    r = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+         "ge": np.greater_equal}[base](x, y)
+    if cmp.endswith("u") and cmp not in ("lo", "ls", "hi", "hs"):
+        return r | nan
+    return r & ~nan if base == "ne" else r
+
+
+def _selp(ctx, call, info):
+    form = _form(call)
+    t = form.types[0]
+    srcs = _readers(ctx, call.operands[1:3], [t, t], raw=True)
+    c = reader(ctx, call.operands[3], "pred")
+    if srcs is None or c is None:
+        return _unsupported(ctx, call, f"{call.op}: an operand is not a {t} register")
+    dst = writer(ctx, call.operands[0], call.op, t)
+
+    def run(w):
+        a, b, p = np.broadcast_arrays(srcs[0](w), srcs[1](w), c(w))
+        dst(w, np.where(p, a, b))
+    return run, False
+
+
+# ----------------------------------------------------------------------------- CUDA helpers
+
+def _make_float2(ctx, call, info):
+    x, y = (ctx.expr(o) for o in call.operands)
+    dx, dy = (V.NP_DTYPE[o.dtype] for o in call.operands)
+
+    def run(w):
+        a, b = np.broadcast_arrays(np.asarray(x(w), dx).reshape(-1).astype(np.float32),
+                                   np.asarray(y(w), dy).reshape(-1).astype(np.float32))
+        return _value(to_bits(np.stack([a, b], axis=1), 64).reshape(-1), "uint64", True)
+    return run, False
+
+
+def _float2_part(index):
+    def compile_(ctx, call, info):
+        v = ctx.expr(call.operands[0])
+
+        def run(w):
+            pair = np.asarray(v(w), np.uint64).reshape(-1).view(np.float32).reshape(-1, 2)
+            return _value(pair[:, index].copy(), "float32", False)
+        return run, False
+    return compile_
+
+
+def _bitcast(dst_dtype):
+    def compile_(ctx, call, info):
+        v = ctx.expr(call.operands[0])
+        src = V.NP_DTYPE[call.operands[0].dtype]
+        out = V.NP_DTYPE[dst_dtype]
+
+        def run(w):
+            return _value(np.asarray(v(w), src).reshape(-1).view(out), dst_dtype, not dt.is_float(dst_dtype))
+        return run, False
+    return compile_
+
+
+def _fdividef(ctx, call, info):
+    x, y = (ctx.expr(o) for o in call.operands)
+
+    def run(w):
+        a, b = (np.asarray(f(w), np.float32).reshape(-1).astype(np.float64) for f in (x, y))
+        with np.errstate(all="ignore"):
+            # __fdividef: for 2^126 < |y| < 2^128 the hardware returns 0 (CUDA C Programming Guide)
+            r = np.where(np.abs(b) > 2.0 ** 126, 0.0 * a, a / b).astype(np.float32)
+        return _value(r, "float32", False)
+    return run, False
+
+
+def _float22bfloat162(ctx, call, info):
+    x, y = (ctx.expr(o) for o in call.operands)
+
+    def run(w):
+        a, b = np.broadcast_arrays(*(np.asarray(f(w), np.float32).reshape(-1).astype(np.float64) for f in (x, y)))
+        lanes = np.stack([CV.round_float(a, None, "bfloat16", "rn"), CV.round_float(b, None, "bfloat16", "rn")],
+                         axis=1)
+        return _value(to_bits(canonical_nan(lanes.reshape(-1)), 32), "uint32", True)
+    return run, False
+
+
+HANDLERS = {
+    "math.mov": _mov, "math.and": _logic, "math.or": _logic, "math.xor": _logic, "math.not": _logic,
+    "math.shl": _shift, "math.shr": _shift,
+    "math.add": _arith, "math.sub": _arith, "math.mul": _arith, "math.fma": _arith, "math.div": _div,
+    "math.min": _minmax, "math.max": _minmax, "math.neg": _neg_abs, "math.abs": _neg_abs,
+    **{f"math.{h}": _unary for h in AF.UNARY_MATH},
+    "math.setp": _setp, "math.selp": _selp, "math.cvt": CV.compile_cvt,
+    "cuda.make_float2": _make_float2, "cuda.float2_x": _float2_part(0), "cuda.float2_y": _float2_part(1),
+    "cuda.float_as_uint": _bitcast("uint32"), "cuda.uint_as_float": _bitcast("float32"),
+    "cuda.fdividef": _fdividef, "cuda.float22bfloat162_rn": _float22bfloat162,
+}
