@@ -81,17 +81,17 @@ def _matrix(op: str, t: list[str], n: int, dtypes) -> OpInfo:
     shape = next((x for x in t[1:] if x.startswith("m") and "n" in x and "k" in x), "")
     types = [x for x in t[1:] if x in _MMA_TYPES]
     layouts = [x for x in t[1:] if x in ("row", "col")]
-    regs = _MMA_REGS.get(shape)
-    modeled = (regs is not None and t[1:3] == ["sync", "aligned"] and layouts == ["row", "col"] and len(types) == 4
+    counts = _MMA_REGS.get(shape)
+    modeled = (counts is not None and t[1:3] == ["sync", "aligned"] and layouts == ["row", "col"] and len(types) == 4
                and types[0] == types[3] == "f32" and types[1] == types[2] and types[1] in ("f16", "bf16")
                and len(t) == 10)
-    if not modeled:
+    if counts is None or not modeled:
         _check_count(head, n, tuple(range(4, 64)), "d fragment, a fragment, b fragment, c fragment")
         specs = _ops(*[(f"r{i}", "value", None) for i in range(n)])
         return _unsupported(_info(op, "mma.sync", "math", specs, q, {"collective"}),
                             f"mma.sync is modeled for .m16n8k8/.m16n8k16 .row.col with f16 or bf16 inputs and f32 "
                             f"accumulators only, not {op}")
-    na, nb = regs
+    na, nb = counts
     _check_count(head, n, (8 + na + nb,), f"d0..d3, a0..a{na - 1}, b0..b{nb - 1}, c0..c3")
     q.update(shape=shape, atype=types[1], type="f32")
     specs = _ops(*[(f"d{i}", "dst", None) for i in range(4)], *[(f"a{i}", "value", "uint32") for i in range(na)],
