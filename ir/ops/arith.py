@@ -6,7 +6,11 @@ orders agree with apache-tvm 0.27's instruction table), so a kernel using them p
 arithmetic forms `arith_forms.parse` models are supported (family math, name `math.<head>`; NumSim's
 ops/ptx_math.py runs them); NumSim reports any other one it reaches as unmodeled (`incomplete`, naming
 the op and its line).
-`prefetch` (a cache hint) is modeled as having no effect.
+`prefetch` (a cache hint) is modeled as having no effect.  The warp-collective fragment forms NumSim
+models (`numsim/ops/fragments.py`): ldmatrix/stmatrix `.m8n8.x1|x2|x4{.trans}.b16`, movmatrix
+`.m8n8.trans.b16`, mma.sync `.m16n8k8|m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32` and redux.sync
+(integer add/min/max, bitwise and/or/xor, f32 min/max with `.abs`/`.NaN`); other shapes and types stay
+unsupported with the reason.
 """
 from __future__ import annotations
 
@@ -28,13 +32,11 @@ _DST_FIRST: dict[str, tuple[tuple[int, ...], str]] = {
     "lop3": ((5,), "d, a, b, c, immLut"), "prmt": ((4,), "d, a, b, c"), "bfe": ((4,), "d, a, b, c"),
     "bfi": ((5,), "d, f, b, c, d"), "brev": ((2,), "d, a"), "popc": ((2,), "d, a"), "clz": ((2,), "d, a"),
     "bfind": ((2,), "d, a"), "shf": ((4,), "d, a, b, c"), "mul24": ((3,), "d, a, b"), "mad24": ((4,), "d, a, b, c"),
-    "testp": ((2,), "p, a"), "movmatrix": ((2,), "d, a"), "cvta": ((2,), "d, a"), "isspacep": ((2,), "p, a"),
-    "redux_sync": ((3,), "d, a, membermask"), "createpolicy": ((2, 3, 4), "policy, ..."),
+    "testp": ((2,), "p, a"), "cvta": ((2,), "d, a"), "isspacep": ((2,), "p, a"),
+    "createpolicy": ((2, 3, 4), "policy, ..."),
 }
 
 _WHY = {
-    "redux_sync": "redux.sync (a warp reduction) is not simulated",
-    "movmatrix": "movmatrix (a warp-wide fragment transpose) is not simulated",
     "cvta": "cvta (a state-space address conversion) is not simulated",
     "createpolicy": "createpolicy (an L2 cache policy) is not simulated",
 }
@@ -60,6 +62,11 @@ def _dst_first(op: str, t: list[str], n: int, dtypes) -> OpInfo:
                                              f"(NumSim models TIRx expressions, not PTX register arithmetic)"))
 
 
+_MMA_TYPES = ("f16", "bf16", "tf32", "f32", "f64", "e4m3", "e5m2", "s8", "u8", "s4", "u4", "b1", "s32")
+# modeled mma.sync shapes -> (a, b) register counts (PTX ISA 9.7.14.5.8/9: f16/bf16 A and B fragments)
+_MMA_REGS = {"m16n8k8": (2, 1), "m16n8k16": (4, 2)}
+
+
 def _matrix(op: str, t: list[str], n: int, dtypes) -> OpInfo:
     """ldmatrix d..., [addr] / stmatrix [addr], r... (x1, x2, x4 registers); mma.sync d..., a..., b..., c...
     (register fragments whose counts follow the shape and types)."""
@@ -67,20 +74,68 @@ def _matrix(op: str, t: list[str], n: int, dtypes) -> OpInfo:
     q = _quals(t[1:])
     if head in ("ldmatrix", "stmatrix"):
         regs = next((int(x[1:]) for x in t[1:] if x in ("x1", "x2", "x4")), 1)
+        q["num"] = str(regs)
         _check_count(head, n, (regs + 1,), f"{regs} register(s) and addr" if head == "ldmatrix"
                      else f"addr and {regs} register(s)")
         if head == "ldmatrix":
             specs = _ops(*[(f"d{i}", "dst", None) for i in range(regs)], ("addr", "addr"))
         else:
-            specs = _ops(("addr", "addr"), *[(f"r{i}", "value", None) for i in range(regs)])
+            specs = _ops(("addr", "addr"), *[(f"r{i}", "value", "uint32") for i in range(regs)])
         info = _info(op, head, "memory", specs, q, {"collective", "reads" if head == "ldmatrix" else "writes"})
-        what = "load" if head == "ldmatrix" else "store"
-        return _unsupported(info, f"{head} (a warp-collective shared-memory fragment {what}) "
-                                  "is not simulated")
-    _check_count(head, n, tuple(range(4, 64)), "d fragment, a fragment, b fragment, c fragment")
-    specs = _ops(*[(f"r{i}", "value", None) for i in range(n)])
-    return _unsupported(_info(op, "mma.sync", "math", specs, q, {"collective"}),
-                        "mma.sync (warp-level MMA on register fragments) is not simulated")
+        if "m8n8" not in q or q.get("type") != "b16" or q.get("space", "shared") not in ("shared", "shared::cta"):
+            what = "load" if head == "ldmatrix" else "store"
+            return _unsupported(info, f"{head} (a warp-collective shared-memory fragment {what}) is modeled for "
+                                      f".m8n8 .b16 matrices only, not {op}")
+        return info
+    shape = next((x for x in t[1:] if x.startswith("m") and "n" in x and "k" in x), "")
+    types = [x for x in t[1:] if x in _MMA_TYPES]
+    layouts = [x for x in t[1:] if x in ("row", "col")]
+    counts = _MMA_REGS.get(shape)
+    modeled = (counts is not None and t[1:3] == ["sync", "aligned"] and layouts == ["row", "col"] and len(types) == 4
+               and types[0] == types[3] == "f32" and types[1] == types[2] and types[1] in ("f16", "bf16")
+               and len(t) == 10)
+    if counts is None or not modeled:
+        _check_count(head, n, tuple(range(4, 64)), "d fragment, a fragment, b fragment, c fragment")
+        specs = _ops(*[(f"r{i}", "value", None) for i in range(n)])
+        return _unsupported(_info(op, "mma.sync", "math", specs, q, {"collective"}),
+                            f"mma.sync is modeled for .m16n8k8/.m16n8k16 .row.col with f16 or bf16 inputs and f32 "
+                            f"accumulators only, not {op}")
+    na, nb = counts
+    _check_count(head, n, (8 + na + nb,), f"d0..d3, a0..a{na - 1}, b0..b{nb - 1}, c0..c3")
+    q.update(shape=shape, atype=types[1], type="f32")
+    specs = _ops(*[(f"d{i}", "dst", None) for i in range(4)], *[(f"a{i}", "value", "uint32") for i in range(na)],
+                 *[(f"b{i}", "value", "uint32") for i in range(nb)], *[(f"c{i}", "value", "float32") for i in range(4)])
+    return _info(op, "mma.sync", "math", specs, q, {"collective"})
+
+
+def _movmatrix(op: str, t: list[str], n: int, dtypes) -> OpInfo:
+    """movmatrix.sync.aligned.m8n8.trans.b16 d, a (PTX ISA 9.7.14.5.17): the only syntax line."""
+    q = _quals(t[1:])
+    _check_count("movmatrix", n, (2,), "d, a")
+    info = _info(op, "movmatrix", "math", _ops(("d", "dst", None), ("a", "value", "uint32")), q, {"collective"})
+    if t[1:] != ["sync", "aligned", "m8n8", "trans", "b16"]:
+        return _unsupported(info, f"movmatrix is modeled as .sync.aligned.m8n8.trans.b16 only, not {op}")
+    return info
+
+
+_REDUX_FORMS = {("add", "u32"), ("add", "s32"), ("min", "u32"), ("min", "s32"), ("max", "u32"), ("max", "s32"),
+                ("and", "b32"), ("or", "b32"), ("xor", "b32"), ("min", "f32"), ("max", "f32")}
+
+
+def _redux(op: str, t: list[str], n: int, dtypes) -> OpInfo:
+    """redux.sync.op{.abs}{.NaN}.type d, a, membermask (PTX ISA 9.7.12.13)."""
+    q = _quals(t[1:])
+    _check_count("redux.sync", n, (3,), "d, a, membermask")
+    kind = next((x for x in t[1:] if x in ("add", "min", "max", "and", "or", "xor")), "")
+    q["op"] = kind
+    specs = _ops(("d", "dst", None), ("a", "value", _type_dtype(q)), ("membermask", "value", "uint32"))
+    info = _info(op, "redux.sync", "math", specs, q, {"collective"})
+    flags = {x for x in t[1:] if x in ("abs", "NaN")}
+    rest = [x for x in t[1:] if x not in flags and x not in (kind, q.get("type"))]
+    if (kind, q.get("type")) not in _REDUX_FORMS or (flags and q.get("type") != "f32") or rest:
+        return _unsupported(info, f"{op} is not a redux.sync form PTX defines (integer add/min/max, bitwise "
+                                  "and/or/xor on .b32, f32 min/max with .abs/.NaN)")
+    return info
 
 
 def _prefetch(op: str, t: list[str], n: int, dtypes) -> OpInfo:
@@ -114,5 +169,6 @@ def cluster_memory(op: str, t: list[str], n: int, dtypes) -> OpInfo:
 
 
 HANDLERS = {**{h: _dst_first for h in _DST_FIRST}, "ldmatrix": _matrix, "stmatrix": _matrix, "mma": _matrix,
+            "movmatrix": _movmatrix, "redux_sync": _redux,
             "prefetch": _prefetch, "prefetchu": _prefetch, "st_async": cluster_memory,
             "red_async": cluster_memory, "tensormap_replace": cluster_memory}

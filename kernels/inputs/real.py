@@ -207,3 +207,15 @@ def tiles_map(consts: dict, seed: int = 3) -> dict:
 
 def tiles_map_reference(inputs: dict) -> dict:
     return {"out": (2 * tiles({})["x"] + 1).reshape(-1)}
+
+
+def fragments(consts: dict, seed: int = 43) -> dict:
+    """A (16 x 16) and B (16 x 8) float16 random, D and dmax zero: ldmatrix_mma_pre's D = A^T B."""
+    rng = np.random.default_rng(seed)
+    return {"A": rng.standard_normal((16, 16)).astype(np.float16), "B": rng.standard_normal((16, 8)).astype(np.float16),
+            "D": np.zeros((16, 8), np.float32), "dmax": np.zeros(1, np.float32)}
+
+
+def fragments_reference(inputs: dict) -> dict:
+    d = _arg(inputs, "A").T.astype(np.float32) @ _arg(inputs, "B").astype(np.float32)
+    return {"D": d, "dmax": np.array([d.max()], np.float32)}

@@ -45,7 +45,7 @@ I32 = "int32"
     # vector atomics: a destination and a value per element
     ("atom.global.add.v4.f32", (I32,) * 9, ["d0", "d1", "d2", "d3", "addr", "b0", "b1", "b2", "b3"], False),
     ("add.rn.f32x2", (I32,) * 3, ["d", "a0", "a1"], False),
-    ("ldmatrix.sync.aligned.m8n8.x4.shared.b16", (I32,) * 5, ["d0", "d1", "d2", "d3", "addr"], False),
+    ("ldmatrix.sync.aligned.m8n8.x4.shared.b16", (I32,) * 5, ["d0", "d1", "d2", "d3", "addr"], True),
     ("prefetch.tensormap", ("handle",), ["addr"], True),
 ])
 def test_layouts_follow_the_ptx_syntax(op, dtypes, names, supported):

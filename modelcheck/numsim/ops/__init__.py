@@ -19,6 +19,13 @@ from ..trace import Site
 from .access import Accessors
 
 
+def family_modules() -> tuple:
+    """The op family modules, each with its `HANDLERS` (one list, so compiling and the static census agree)."""
+    from . import (async_copy, barrier, fence, fragments, mbarrier, memory, misc, ptx_math, tcgen05, tma, umma,
+                   warp)
+    return (memory, mbarrier, barrier, warp, fragments, async_copy, tma, fence, misc, tcgen05, umma, ptx_math)
+
+
 class OpContext:
     """What op compile functions use: expression closures, sites, accessors, buffer facts."""
 
@@ -28,9 +35,8 @@ class OpContext:
         self.unsupported_sites: dict[int, tuple[str, str]] = {}
         self.acc = Accessors(compiler)
         self.source_lines = (compiler.func.source or "").splitlines()
-        from . import async_copy, barrier, fence, mbarrier, memory, misc, ptx_math, tcgen05, tma, umma, warp
         self.handlers = {}
-        for module in (memory, mbarrier, barrier, warp, async_copy, tma, fence, misc, tcgen05, umma, ptx_math):
+        for module in family_modules():
             self.handlers.update(module.HANDLERS)
 
     # -- sites
@@ -116,9 +122,8 @@ class OpContext:
 def unmodeled_operations(func: ir.PrimFunc) -> list[tuple[str, str, object]]:
     """Every operation of `func` outside the modeled set, reached or not: (name, why, span) in source order.
     A run reports the ones it executes (incomplete) or not (review); `prove` is incomplete with any."""
-    from . import async_copy, barrier, fence, mbarrier, memory, misc, ptx_math, tcgen05, tma, umma, warp
     handlers = set()
-    for module in (memory, mbarrier, barrier, warp, async_copy, tma, fence, misc, tcgen05, umma, ptx_math):
+    for module in family_modules():
         handlers.update(module.HANDLERS)
     out = []
     for node in ir.walk(func.body):
