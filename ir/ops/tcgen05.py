@@ -7,6 +7,8 @@ from .base import (OpInfo, _check_count, _info, _layout, _ops, _quals,
 
 _TC_LD_SHAPES = {"32x32b": 1, "16x64b": 1, "16x128b": 2, "16x256b": 4, "16x32bx2": 1}
 _TC_CP_SHAPES = {"128x256b", "4x256b", "128x128b", "64x128b", "32x128b"}
+_DENSE_KINDS = ("kind::f16", "kind::tf32", "kind::f8f6f4")
+_SCALED_KINDS = ("kind::mxf8f6f4", "kind::mxf4", "kind::mxf4nvf4")
 
 
 def _tcgen05(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
@@ -139,10 +141,15 @@ def _mma(op: str, t: list[str], q: dict, n: int, dtypes, two_cta: bool, maybe_v2
     _check_count("tcgen05.mma", n, tuple(len(x) for x in layouts), text)
     specs = next(x for x in layouts if len(x) == n)
     info = _info(op, "tcgen05.mma", "tcgen05", specs, q, {"async", "reads", "writes"})
-    if kind not in ("kind::f16", "kind::tf32"):
-        return _unsupported(info, f"tcgen05.mma {kind} is not modeled (kind::f16 and kind::tf32 are)")
-    special = [k for k in ("ws", "sp", "block_scale", "ashift") if k in q] + \
-        [k for k in q if k.startswith(("decompress", "collector", "lut"))]
+    scaled = kind in _SCALED_KINDS
+    if kind not in _DENSE_KINDS and not scaled:
+        return _unsupported(info, f"tcgen05.mma {kind} is not modeled (kind::f16, kind::tf32, kind::f8f6f4 and the "
+                                  f"block-scaled kind::mxf8f6f4, kind::mxf4, kind::mxf4nvf4 are)")
+    if scaled != ("block_scale" in q):
+        return _unsupported(info, f"tcgen05.mma {kind} " + ("needs .block_scale" if scaled else
+                                                            "has no .block_scale form"))
+    # collector qualifiers only say where the operand stays between MMAs: modeled as plain reads
+    special = [k for k in ("ws", "sp", "ashift") if k in q] + [k for k in q if k.startswith(("decompress", "lut"))]
     if special:
         return _unsupported(info, f"tcgen05.mma .{', .'.join(special)} is not modeled")
     return maybe_v2(info)

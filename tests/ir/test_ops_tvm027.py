@@ -19,7 +19,7 @@ I32 = "int32"
     # tcgen05.mma syntax lines: block_scale (scale-factor TMEM addresses), .ws (zero-column mask), masks
     ("tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32", ("uint32", "uint64", "uint64", "uint32",
      "uint32", "uint32", "bool"), ["d_tmem", "a_desc", "b_desc", "idesc", "sfa_tmem", "sfb_tmem", "enable_input_d"],
-     False),
+     True),
     ("tcgen05.mma.ws.cta_group::1.kind::f16", ("uint32", "uint64", "uint64", "uint32", "bool", "uint64"),
      ["d_tmem", "a_desc", "b_desc", "idesc", "enable_input_d", "zero_col_mask"], False),
     ("tcgen05.mma.ws.cta_group::1.kind::f16", ("uint32", "uint64", "uint64", "uint32", "bool"),
