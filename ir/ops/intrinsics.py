@@ -116,3 +116,8 @@ _INTRINSICS: dict[str, _Intrinsic] = {i.name: i for i in [
 # `T.cuda.warp_sum(x)` prints as `T.cuda.warp_reduce(x, "sum", 32)`; the builder rewrites these.
 WARP_REDUCE_ALIASES = {"cuda.warp_sum": "sum", "cuda.warp_max": "max", "cuda.warp_min": "min"}
 
+# intrinsics TVM's parser takes by keyword after `desc` (printed positionally): field names and Python defaults
+KEYWORD_INTRINSICS: dict[str, tuple[tuple[str, ...], dict[str, object]]] = {
+    name: (tuple(o.name for o in _INTRINSICS[name].operands),
+           {"n_cta_groups": 1, "neg_a": False, "neg_b": False, "sat_d": False, "is_sparse": False})
+    for name in ("cuda.tcgen05.encode_instr_descriptor", "cuda.tcgen05.encode_instr_descriptor_block_scaled")}

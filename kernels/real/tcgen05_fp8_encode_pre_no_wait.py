@@ -1,3 +1,4 @@
+# from typing import TypeVar
 # from tvm.script import tirx as T
 
 # An fp8 tcgen05 MMA whose descriptors the kernel encodes itself, in the apache-tvm 0.27
@@ -10,8 +11,8 @@
 # (T.cuda.tcgen05.encode_matrix_descriptor: LBO and SBO in 16-byte units, swizzle 0), issues
 # the MMA (the second accumulates) and commits both to an mbarrier.  Every warp waits for the
 # commit, loads its 32 TMEM lanes and stores D; warp 0 frees the columns after a final barrier.
-# apache-tvm 0.27 prints the encoder calls with positional fields, as here, but its parser takes
-# them as keywords only, so this text does not parse back there (manifest real_parsers).
+# apache-tvm 0.27 prints encode_instr_descriptor with positional fields (the corpus form, read by
+# modelcheck too) but its parser takes them by keyword only, so this kernel spells them as keywords.
 # The bug: the mbarrier wait before the loads is gone (a tcgen05 fence stands in its place), so
 # the warps read D while the MMAs may still write it (Racecheck: data_race on TMEM).
 
@@ -45,7 +46,7 @@ def tcgen05_fp8_encode_pre_no_wait(a_img: T.Buffer((2048,), "uint32"), b_img: T.
     buffer_5: T.uint32 = buffer_3[0]
     if v_3 == 0:
         buffer_6: T.uint32
-        T.cuda.tcgen05.encode_instr_descriptor(T.address_of(buffer_6), "float32", "float8_e4m3fn", "float8_e4m3fn", 128, 64, 32, T.bool(False), T.bool(False), 1, T.bool(False), T.bool(False), T.bool(False), T.bool(False))
+        T.cuda.tcgen05.encode_instr_descriptor(T.address_of(buffer_6), d_dtype="float32", a_dtype="float8_e4m3fn", b_dtype="float8_e4m3fn", M=128, N=64, K=32, trans_a=T.bool(False), trans_b=T.bool(False), n_cta_groups=1, neg_a=T.bool(False), neg_b=T.bool(False), sat_d=T.bool(False), is_sparse=T.bool(False))
         buffer_7: T.uint64
         buffer_8: T.uint64
         for v_4 in range(2):

@@ -84,3 +84,34 @@ def test_unmodeled_forms_are_incomplete_naming_op_and_line(mode, line, name):
     assert report.verdict == "incomplete"
     text = "\n".join(str(f.message) for f in report.findings)
     assert name in text and f":{line}:" in text
+
+
+@pytest.mark.parametrize("op, n, first", [("cuda.tcgen05.encode_matrix_descriptor", 5, ["desc", "addr", "ldo"]),
+                                          ("cuda.tcgen05.encode_instr_descriptor", 14, ["desc", "d_dtype"]),
+                                          ("cuda.tcgen05.encode_instr_descriptor_block_scaled", 17,
+                                           ["desc", "d_dtype", "a_dtype", "b_dtype", "sfa_dtype"]),
+                                          ("cuda.runtime_instr_desc", 2, ["desc", "sf_id"])])
+def test_descriptor_encoders_are_modeled_with_tvm_argument_order(op, n, first):
+    info = ops.classify(op, ("handle",) * n)
+    assert info.supported and [o.name for o in info.operands][:len(first)] == first
+    with pytest.raises(ops.OperandCountError):
+        ops.classify(op, ("handle",) * (n - 1))
+
+
+def test_keyword_encoder_call_is_the_positional_one():
+    """TVM's parser takes encode_instr_descriptor's fields by keyword; the IR is the printed positional call."""
+    import ir
+
+    kernel = modelcheck.load(Path(__file__).parents[2] / "kernels" / "real" / "tcgen05_fp8_encode_pre.py")
+    call = next(n for n in ir.walk(kernel.func.body)
+                if isinstance(n, ir.OpCall) and n.op == "cuda.tcgen05.encode_instr_descriptor")
+    values = [getattr(o, "value", None) for o in call.operands[1:]]
+    assert values == ["float32", "float8_e4m3fn", "float8_e4m3fn", 128, 64, 32, False, False, 1, False, False, False,
+                      False]
+    short = modelcheck.load(FIX / "encode_keywords.py").func
+    call = next(n for n in ir.walk(short.body) if isinstance(n, ir.OpCall) and n.op.endswith("instr_descriptor"))
+    assert [getattr(o, "value", None) for o in call.operands[-5:]] == [1, False, False, False, False]   # defaults
+    res = numsim.run(short, {"out": np.zeros(1, np.uint32)})
+    assert res.outputs["out"][0] == 0x08100010          # f16 x f16 -> f32, M 128, N 64
+    with pytest.raises(modelcheck.ParseError, match="needs its argument 'K'"):
+        modelcheck.load(FIX / "encode_keywords_missing.py")
