@@ -65,8 +65,8 @@ def _tcgen05(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
                       else f"taddr and {regs} register(s)"))
         effects = {"sync", "collective", "async", "reads" if action == "ld" else "writes"}
         info = _info(op, f"tcgen05.{action}", fam, specs, q, effects)
-        if "red" in q:
-            return _unsupported(info, "tcgen05.ld.red (a min/max reduction while loading) is not modeled")
+        if "red" in q and not ({"min", "max"} & set(q) and q.get("type") in ("f32", "u32", "s32")):
+            return _unsupported(info, "tcgen05.ld.red needs .min or .max and .f32, .u32 or .s32")
         return info
     if action in ("wait::ld", "wait::st"):
         _check_count(f"tcgen05.{action}", n, (0,), "no operands")

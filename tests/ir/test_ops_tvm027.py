@@ -29,7 +29,7 @@ I32 = "int32"
      True),
     # tcgen05.ld.red: 32 registers, the reduction value, taddr
     ("tcgen05.ld.red.sync.aligned.32x32b.x32.max.f32", (I32,) * 34,
-     [f"r{i}" for i in range(32)] + ["redval", "taddr"], False),
+     [f"r{i}" for i in range(32)] + ["redval", "taddr"], True),
     ("tcgen05.ld.sync.aligned.32x32b.x32.b32", (I32,) * 33, [f"r{i}" for i in range(32)] + ["taddr"], True),
     # fence.proxy.tensormap acquire [addr], 128 (TVM may leave the literal size out); release has no operand
     ("fence.proxy.tensormap::generic.acquire.gpu", ("handle",), ["addr"], True),
