@@ -149,7 +149,10 @@ def _mma(op: str, t: list[str], q: dict, n: int, dtypes, two_cta: bool, maybe_v2
         return _unsupported(info, f"tcgen05.mma {kind} " + ("needs .block_scale" if scaled else
                                                             "has no .block_scale form"))
     # collector qualifiers only say where the operand stays between MMAs: modeled as plain reads
-    special = [k for k in ("ws", "sp", "ashift") if k in q] + [k for k in q if k.startswith(("decompress", "lut"))]
+    if "ws" in q:
+        return _unsupported(info, "tcgen05.mma.ws (weight-stationary) is not modeled: its M = 32 and M = 64 D "
+                                  "layouts in TMEM (data paths E and G) are not in the cited sources")
+    special = [k for k in ("sp", "ashift") if k in q] + [k for k in q if k.startswith(("decompress", "lut"))]
     if special:
         return _unsupported(info, f"tcgen05.mma .{', .'.join(special)} is not modeled")
     return maybe_v2(info)
