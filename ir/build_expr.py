@@ -590,8 +590,25 @@ class ExprBuilder:
             if isinstance(inner, Address) or inner.dtype == "handle":
                 return inner   # one address, however it is spelled (see nodes.Address)
             return self.intrinsic(full, [inner], node)
+        if node.kwargs and full in opreg.KEYWORD_INTRINSICS:
+            return self.intrinsic(full, self.keyword_operands(full, node), node)
         operands, _ = self.args(node)
         return self.intrinsic(full, operands, node)
+
+    def keyword_operands(self, full: str, node: sx.Call) -> list[Expr]:
+        """Operands of an intrinsic TVM's parser takes by keyword (`encode_instr_descriptor(desc, d_dtype=...)`),
+        in the order of its positional (printed) form; left-out fields take TVM's Python defaults."""
+        names, defaults = opreg.KEYWORD_INTRINSICS[full]
+        operands, given = self.args(node, allow_kwargs=names[len(node.args):])
+        for name in names[len(operands):]:
+            if name in given:
+                operands.append(self.expr(given[name]))
+            elif name in defaults:
+                operands.append(Const(defaults[name], "bool" if isinstance(defaults[name], bool) else "int32",
+                                      span=self.span(node)))
+            else:
+                raise self.error(f"{full} needs its argument '{name}'", node, expected=", ".join(names))
+        return operands
 
     def isnan(self, x: Expr, span) -> Expr:
         return OpCall("tir.isnan", (x,), None, "bool", span=span)

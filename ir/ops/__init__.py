@@ -19,14 +19,14 @@ from typing import Callable
 
 from . import arith
 from .base import (FAMILIES, SYNC_FAMILIES, OperandCountError, OperandSpec, OpInfo, _check_count, _layout)
-from .intrinsics import _INTRINSICS, WARP_REDUCE_ALIASES
+from .intrinsics import _INTRINSICS, KEYWORD_INTRINSICS, WARP_REDUCE_ALIASES
 from .memory import _atom_red, _cp, _ld_st
 from .misc import _misc_ptx, _warp_ptx
 from .sync import _bar, _fence, _mbarrier
 from .tcgen05 import _tcgen05
 
 __all__ = ["FAMILIES", "SYNC_FAMILIES", "OperandCountError", "OperandSpec", "OpInfo", "WARP_REDUCE_ALIASES",
-           "classify", "known_intrinsics", "is_sync_family", "normalize_mnemonic"]
+           "KEYWORD_INTRINSICS", "classify", "known_intrinsics", "is_sync_family", "normalize_mnemonic"]
 
 
 _PTX_FAMILIES: dict[str, Callable[..., OpInfo | None]] = {

@@ -94,14 +94,20 @@ _INTRINSICS: dict[str, _Intrinsic] = {i.name: i for i in [
           why="profiler sentinel tokens are not modeled"),
     _intr("cuda.trap_when_assert_failed", "misc", (1,), (("condition", "value"),), supported=False,
           why="device-side assertion traps are not modeled"),
-    _intr("cuda.runtime_instr_desc", "tcgen05", (2,), (), {"writes"}, supported=False,
-          why="patching a block-scaled tcgen05 instruction descriptor in the kernel is not modeled"),
-    _intr("cuda.tcgen05.encode_instr_descriptor_block_scaled", "tcgen05", tuple(range(2, 24)), (), {"writes"},
-          supported=False, why="encoding a tcgen05 instruction descriptor in the kernel is not modeled"),
-    _intr("cuda.tcgen05.encode_instr_descriptor", "tcgen05", tuple(range(2, 20)), (), {"writes"}, supported=False,
-          why="encoding a tcgen05 instruction descriptor in the kernel is not modeled"),
-    _intr("cuda.tcgen05.encode_matrix_descriptor", "tcgen05", tuple(range(2, 8)), (), {"writes"}, supported=False,
-          why="encoding a tcgen05 shared-memory descriptor in the kernel is not modeled"),
+    # in-kernel tcgen05 descriptor encoders (apache-tvm 0.27): the descriptor is written through the pointer
+    _intr("cuda.runtime_instr_desc", "tcgen05", (2,), (("desc", "addr"), ("sf_id", "value")), {"reads", "writes"}),
+    _intr("cuda.tcgen05.encode_instr_descriptor_block_scaled", "tcgen05", (17,),
+          (("desc", "addr"), *[(f, "imm") for f in ("d_dtype", "a_dtype", "b_dtype", "sfa_dtype", "sfb_dtype")],
+           ("sfa_tmem_addr", "value"), ("sfb_tmem_addr", "value"),
+           *[(f, "value") for f in ("M", "N", "K", "trans_a", "trans_b", "n_cta_groups", "neg_a", "neg_b",
+                                    "is_sparse")]), {"writes"}),
+    _intr("cuda.tcgen05.encode_instr_descriptor", "tcgen05", (14,),
+          (("desc", "addr"), *[(f, "imm") for f in ("d_dtype", "a_dtype", "b_dtype")],
+           *[(f, "value") for f in ("M", "N", "K", "trans_a", "trans_b", "n_cta_groups", "neg_a", "neg_b", "sat_d",
+                                    "is_sparse")]), {"writes"}),
+    _intr("cuda.tcgen05.encode_matrix_descriptor", "tcgen05", (5,),
+          (("desc", "addr"), ("addr", "addr"), ("ldo", "value"), ("sdo", "value"), ("swizzle", "value")),
+          {"writes"}),
     _intr("tir.reinterpret", "math", (2,), (("dtype", "imm"), ("value", "value")), result="arg0"),
     *[_intr(f"tir.{m}", "math", (1,), (("x", "value"),), result="arg0")
       for m in ("exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan",
@@ -115,3 +121,8 @@ _INTRINSICS: dict[str, _Intrinsic] = {i.name: i for i in [
 # `T.cuda.warp_sum(x)` prints as `T.cuda.warp_reduce(x, "sum", 32)`; the builder rewrites these.
 WARP_REDUCE_ALIASES = {"cuda.warp_sum": "sum", "cuda.warp_max": "max", "cuda.warp_min": "min"}
 
+# intrinsics TVM's parser takes by keyword after `desc` (printed positionally): field names and Python defaults
+KEYWORD_INTRINSICS: dict[str, tuple[tuple[str, ...], dict[str, object]]] = {
+    name: (tuple(o.name for o in _INTRINSICS[name].operands),
+           {"n_cta_groups": 1, "neg_a": False, "neg_b": False, "sat_d": False, "is_sparse": False})
+    for name in ("cuda.tcgen05.encode_instr_descriptor", "cuda.tcgen05.encode_instr_descriptor_block_scaled")}

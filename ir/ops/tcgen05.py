@@ -7,6 +7,8 @@ from .base import (OpInfo, _check_count, _info, _layout, _ops, _quals,
 
 _TC_LD_SHAPES = {"32x32b": 1, "16x64b": 1, "16x128b": 2, "16x256b": 4, "16x32bx2": 1}
 _TC_CP_SHAPES = {"128x256b", "4x256b", "128x128b", "64x128b", "32x128b"}
+_DENSE_KINDS = ("kind::f16", "kind::tf32", "kind::f8f6f4")
+_SCALED_KINDS = ("kind::mxf8f6f4", "kind::mxf4", "kind::mxf4nvf4")
 
 
 def _tcgen05(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
@@ -63,8 +65,8 @@ def _tcgen05(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
                       else f"taddr and {regs} register(s)"))
         effects = {"sync", "collective", "async", "reads" if action == "ld" else "writes"}
         info = _info(op, f"tcgen05.{action}", fam, specs, q, effects)
-        if "red" in q:
-            return _unsupported(info, "tcgen05.ld.red (a min/max reduction while loading) is not modeled")
+        if "red" in q and not ({"min", "max"} & set(q) and q.get("type") in ("f32", "u32", "s32")):
+            return _unsupported(info, "tcgen05.ld.red needs .min or .max and .f32, .u32 or .s32")
         return info
     if action in ("wait::ld", "wait::st"):
         _check_count(f"tcgen05.{action}", n, (0,), "no operands")
@@ -139,10 +141,18 @@ def _mma(op: str, t: list[str], q: dict, n: int, dtypes, two_cta: bool, maybe_v2
     _check_count("tcgen05.mma", n, tuple(len(x) for x in layouts), text)
     specs = next(x for x in layouts if len(x) == n)
     info = _info(op, "tcgen05.mma", "tcgen05", specs, q, {"async", "reads", "writes"})
-    if kind not in ("kind::f16", "kind::tf32"):
-        return _unsupported(info, f"tcgen05.mma {kind} is not modeled (kind::f16 and kind::tf32 are)")
-    special = [k for k in ("ws", "sp", "block_scale", "ashift") if k in q] + \
-        [k for k in q if k.startswith(("decompress", "collector", "lut"))]
+    scaled = kind in _SCALED_KINDS
+    if kind not in _DENSE_KINDS and not scaled:
+        return _unsupported(info, f"tcgen05.mma {kind} is not modeled (kind::f16, kind::tf32, kind::f8f6f4 and the "
+                                  f"block-scaled kind::mxf8f6f4, kind::mxf4, kind::mxf4nvf4 are)")
+    if scaled != ("block_scale" in q):
+        return _unsupported(info, f"tcgen05.mma {kind} " + ("needs .block_scale" if scaled else
+                                                            "has no .block_scale form"))
+    # collector qualifiers only say where the operand stays between MMAs: modeled as plain reads
+    if "ws" in q:
+        return _unsupported(info, "tcgen05.mma.ws (weight-stationary) is not modeled: its M = 32 and M = 64 D "
+                                  "layouts in TMEM (data paths E and G) are not in the cited sources")
+    special = [k for k in ("sp", "ashift") if k in q] + [k for k in q if k.startswith(("decompress", "lut"))]
     if special:
         return _unsupported(info, f"tcgen05.mma .{', .'.join(special)} is not modeled")
     return maybe_v2(info)

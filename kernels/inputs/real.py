@@ -219,3 +219,40 @@ def fragments(consts: dict, seed: int = 43) -> dict:
 def fragments_reference(inputs: dict) -> dict:
     d = _arg(inputs, "A").T.astype(np.float32) @ _arg(inputs, "B").astype(np.float32)
     return {"D": d, "dmax": np.array([d.max()], np.float32)}
+
+
+def _fp8_k_major_words(x: np.ndarray) -> np.ndarray:
+    """The K-major no-swizzle shared image of an fp8 (rows x 64) matrix, as uint32 words: byte (r, k) at
+    (r % 8) * 16 + (r // 8) * 512 + k % 16 + (k // 16) * 128 (LBO 128 B, SBO 512 B)."""
+    rows, k = x.shape
+    r, c = np.meshgrid(np.arange(rows), np.arange(k), indexing="ij")
+    offset = (r % 8) * 16 + (r // 8) * 512 + c % 16 + (c // 16) * 128
+    img = np.zeros(rows * k, np.uint8)
+    img[offset] = x.view(np.uint8)
+    return img.view(np.uint32)
+
+
+def _fp8_from_words(words: np.ndarray, rows: int) -> np.ndarray:
+    import ml_dtypes
+
+    r, c = np.meshgrid(np.arange(rows), np.arange(64), indexing="ij")
+    offset = (r % 8) * 16 + (r // 8) * 512 + c % 16 + (c // 16) * 128
+    return words.view(np.uint8)[offset].copy().view(ml_dtypes.float8_e4m3fn).astype(np.float64)
+
+
+def mma_fp8(consts: dict, seed: int = 29) -> dict:
+    """A (128 x 64) and B (64 x 64) float8_e4m3fn as the shared images tcgen05_fp8_encode_pre copies, D zero."""
+    import ml_dtypes
+
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((128, 64)).astype(ml_dtypes.float8_e4m3fn)
+    b = rng.standard_normal((64, 64)).astype(ml_dtypes.float8_e4m3fn)
+    return {"a_img": _fp8_k_major_words(a), "b_img": _fp8_k_major_words(b), "D": np.zeros((128, 64), np.float32)}
+
+
+def mma_fp8_reference(inputs: dict) -> dict:
+    """Each K-step of 32 summed exactly, rounded to fp32 once per MMA (the model's documented numerics)."""
+    a = _fp8_from_words(_arg(inputs, "a_img"), 128)
+    b = _fp8_from_words(_arg(inputs, "b_img"), 64)
+    first = (a[:, :32] @ b[:, :32].T).astype(np.float32)
+    return {"D": (first.astype(np.float64) + a[:, 32:] @ b[:, 32:].T).astype(np.float32)}

@@ -152,7 +152,11 @@ def matrix_addresses(desc: SmemDescriptor, rows: int, k: int, esz: int, mn_major
 F16_TYPES = {0: "float16", 1: "bfloat16"}
 TF32_TYPE = 2
 D_TYPES = {0: "float16", 1: "float32"}
-KIND_K = {"kind::f16": 16, "kind::tf32": 8}
+# kind::f8f6f4 / kind::mxf8f6f4 operand formats (PTX Table 42 "MXF8F6F4 format"; ptx-encodings §5)
+F8F6F4_TYPES = {0: "float8_e4m3fn", 1: "float8_e5m2", 3: "float6_e2m3fn", 4: "float6_e3m2fn", 5: "float4_e2m1fn"}
+FP8_TYPES = frozenset({0, 1})         # the only narrow formats that may be MN-major
+KIND_K = {"kind::f16": 16, "kind::tf32": 8, "kind::f8f6f4": 32, "kind::mxf8f6f4": 32, "kind::mxf4": 64,
+          "kind::mxf4nvf4": 64}
 
 
 @dataclass(frozen=True)
@@ -211,6 +215,10 @@ class InstrDescriptor:
                 raise DescriptorError("d_type", f"D type {self.d_type} is not F16 (0) or F32 (1)")
             if self.d_type == 0 and self.a_type != 0:
                 raise DescriptorError("d_type", "an F16 accumulator needs F16 inputs (BF16 accumulates in F32)")
+        elif kind == "kind::f8f6f4":
+            _check_narrow(self.a_type, self.b_type, self.transpose_a, self.transpose_b)
+            if self.d_type not in D_TYPES:
+                raise DescriptorError("d_type", f"D type {self.d_type} is not F16 (0) or F32 (1) for kind::f8f6f4")
         else:
             if self.a_type != TF32_TYPE:
                 raise DescriptorError("a_type", f"A type {self.a_type} is not TF32 (2) for kind::tf32")
@@ -225,6 +233,93 @@ class InstrDescriptor:
 
     def in_dtype(self, kind: str) -> str:
         return "tfloat32" if kind == "kind::tf32" else F16_TYPES[self.a_type]
+
+    def operand_dtypes(self, kind: str) -> tuple[str, str]:
+        if kind == "kind::f8f6f4":
+            return F8F6F4_TYPES[self.a_type], F8F6F4_TYPES[self.b_type]
+        return self.in_dtype(kind), self.in_dtype(kind)
+
+
+def _check_narrow(a_type: int, b_type: int, transpose_a: int, transpose_b: int) -> None:
+    for field, code, tr in (("a_type", a_type, transpose_a), ("b_type", b_type, transpose_b)):
+        if code not in F8F6F4_TYPES:
+            raise DescriptorError(field, f"{field[0].upper()} type {code} is not E4M3 (0), E5M2 (1), E2M3 (3), "
+                                         f"E3M2 (4) or E2M1 (5)")
+        if tr and code not in FP8_TYPES:
+            raise DescriptorError("transpose_" + field[0], f"a {F8F6F4_TYPES[code]} operand must be K-major "
+                                                           f"(MN-major is for E4M3/E5M2 only)")
+
+
+# block-scaled kinds: (scale format code -> elements per scale factor), A/B format codes allowed
+SF_TYPES = {0: "float8_e4m3fn", 1: "float8_e8m0fnu"}
+SCALED_KINDS = {"kind::mxf8f6f4": ({1: 32}, None), "kind::mxf4": ({1: 32}, {1}),
+                "kind::mxf4nvf4": ({0: 16, 1: 32}, {1})}
+
+
+@dataclass(frozen=True)
+class BlockScaledInstrDescriptor:
+    """The 32-bit instruction descriptor of the block-scaled kinds (PTX Tables 43-44; CUTLASS
+    InstrDescriptorBlockScaled): scale-factor ids in bits 4-5 (B) and 29-30 (A), the scale format in
+    bit 23, the K size in bit 31."""
+
+    sparse: int
+    b_sf_id: int
+    a_type: int
+    b_type: int
+    negate_a: int
+    negate_b: int
+    transpose_a: int
+    transpose_b: int
+    n: int
+    sf_type: int
+    m: int
+    a_sf_id: int
+    k_size: int
+    reserved: int        # bits 0-1 (dense), 3, 6
+
+    @staticmethod
+    def decode(value: int) -> "BlockScaledInstrDescriptor":
+        v = int(value) & 0xFFFFFFFF
+        return BlockScaledInstrDescriptor(
+            sparse=(v >> 2) & 1, b_sf_id=(v >> 4) & 3, a_type=(v >> 7) & 7, b_type=(v >> 10) & 7,
+            negate_a=(v >> 13) & 1, negate_b=(v >> 14) & 1, transpose_a=(v >> 15) & 1, transpose_b=(v >> 16) & 1,
+            n=((v >> 17) & 0x3F) << 3, sf_type=(v >> 23) & 1, m=((v >> 24) & 0x1F) << 4, a_sf_id=(v >> 29) & 3,
+            k_size=(v >> 31) & 1, reserved=(v & 3) | ((v >> 3) & 1) << 2 | ((v >> 6) & 1) << 3)
+
+    def validate(self, kind: str) -> int:
+        """Check the fields for a dense cta_group::1 MMA of `kind`; the number of elements per scale factor."""
+        if self.sparse:
+            raise DescriptorError("sparse", "bit 2 (sparsity) is set on a dense tcgen05.mma")
+        if self.reserved:
+            raise DescriptorError("reserved", "reserved bits 0-1, 3 or 6 are not zero")
+        vecs, formats = SCALED_KINDS[kind]
+        if formats is None:
+            _check_narrow(self.a_type, self.b_type, self.transpose_a, self.transpose_b)
+        else:
+            for field, code in (("a_type", self.a_type), ("b_type", self.b_type)):
+                if code not in formats:
+                    raise DescriptorError(field, f"{field[0].upper()} format {code} is not 1 (E2M1, as TVM encodes "
+                                                 f"it) for {kind}")
+            if self.transpose_a or self.transpose_b:
+                raise DescriptorError("transpose_a" if self.transpose_a else "transpose_b",
+                                      f"E2M1 operands of {kind} must be K-major")
+            if self.negate_a or self.negate_b:
+                raise DescriptorError("negate_a" if self.negate_a else "negate_b", f"{kind} cannot negate an operand")
+        if self.sf_type not in vecs:
+            raise DescriptorError("sf_type", f"scale format {SF_TYPES[self.sf_type]} (bit 23 = {self.sf_type}) "
+                                             f"is not allowed for {kind}")
+        if self.k_size:
+            raise DescriptorUnsupported("k_size", "bit 31 selects K = 96 (sm_103a/sm_107a only); not modeled")
+        if self.m != 128:
+            raise DescriptorError("m", f"M = {self.m} (bits 24-28); a block-scaled cta_group::1 MMA needs M = 128")
+        if not 8 <= self.n <= 256:
+            raise DescriptorError("n", f"N = {self.n} (bits 17-22 = {self.n >> 3}); needs 8..256 in steps of 8")
+        return vecs[self.sf_type]
+
+    def operand_dtypes(self, kind: str) -> tuple[str, str]:
+        if kind == "kind::mxf8f6f4":
+            return F8F6F4_TYPES[self.a_type], F8F6F4_TYPES[self.b_type]
+        return "float4_e2m1fn_x2", "float4_e2m1fn_x2"      # two E2M1 per byte, packed
 
 
 # --------------------------------------------------------------------------- tcgen05.ld / st maps

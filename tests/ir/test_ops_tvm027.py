@@ -19,7 +19,7 @@ I32 = "int32"
     # tcgen05.mma syntax lines: block_scale (scale-factor TMEM addresses), .ws (zero-column mask), masks
     ("tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32", ("uint32", "uint64", "uint64", "uint32",
      "uint32", "uint32", "bool"), ["d_tmem", "a_desc", "b_desc", "idesc", "sfa_tmem", "sfb_tmem", "enable_input_d"],
-     False),
+     True),
     ("tcgen05.mma.ws.cta_group::1.kind::f16", ("uint32", "uint64", "uint64", "uint32", "bool", "uint64"),
      ["d_tmem", "a_desc", "b_desc", "idesc", "enable_input_d", "zero_col_mask"], False),
     ("tcgen05.mma.ws.cta_group::1.kind::f16", ("uint32", "uint64", "uint64", "uint32", "bool"),
@@ -29,7 +29,7 @@ I32 = "int32"
      True),
     # tcgen05.ld.red: 32 registers, the reduction value, taddr
     ("tcgen05.ld.red.sync.aligned.32x32b.x32.max.f32", (I32,) * 34,
-     [f"r{i}" for i in range(32)] + ["redval", "taddr"], False),
+     [f"r{i}" for i in range(32)] + ["redval", "taddr"], True),
     ("tcgen05.ld.sync.aligned.32x32b.x32.b32", (I32,) * 33, [f"r{i}" for i in range(32)] + ["taddr"], True),
     # fence.proxy.tensormap acquire [addr], 128 (TVM may leave the literal size out); release has no operand
     ("fence.proxy.tensormap::generic.acquire.gpu", ("handle",), ["addr"], True),
@@ -84,3 +84,34 @@ def test_unmodeled_forms_are_incomplete_naming_op_and_line(mode, line, name):
     assert report.verdict == "incomplete"
     text = "\n".join(str(f.message) for f in report.findings)
     assert name in text and f":{line}:" in text
+
+
+@pytest.mark.parametrize("op, n, first", [("cuda.tcgen05.encode_matrix_descriptor", 5, ["desc", "addr", "ldo"]),
+                                          ("cuda.tcgen05.encode_instr_descriptor", 14, ["desc", "d_dtype"]),
+                                          ("cuda.tcgen05.encode_instr_descriptor_block_scaled", 17,
+                                           ["desc", "d_dtype", "a_dtype", "b_dtype", "sfa_dtype"]),
+                                          ("cuda.runtime_instr_desc", 2, ["desc", "sf_id"])])
+def test_descriptor_encoders_are_modeled_with_tvm_argument_order(op, n, first):
+    info = ops.classify(op, ("handle",) * n)
+    assert info.supported and [o.name for o in info.operands][:len(first)] == first
+    with pytest.raises(ops.OperandCountError):
+        ops.classify(op, ("handle",) * (n - 1))
+
+
+def test_keyword_encoder_call_is_the_positional_one():
+    """TVM's parser takes encode_instr_descriptor's fields by keyword; the IR is the printed positional call."""
+    import ir
+
+    kernel = modelcheck.load(Path(__file__).parents[2] / "kernels" / "real" / "tcgen05_fp8_encode_pre.py")
+    call = next(n for n in ir.walk(kernel.func.body)
+                if isinstance(n, ir.OpCall) and n.op == "cuda.tcgen05.encode_instr_descriptor")
+    values = [getattr(o, "value", None) for o in call.operands[1:]]
+    assert values == ["float32", "float8_e4m3fn", "float8_e4m3fn", 128, 64, 32, False, False, 1, False, False, False,
+                      False]
+    short = modelcheck.load(FIX / "encode_keywords.py").func
+    call = next(n for n in ir.walk(short.body) if isinstance(n, ir.OpCall) and n.op.endswith("instr_descriptor"))
+    assert [getattr(o, "value", None) for o in call.operands[-5:]] == [1, False, False, False, False]   # defaults
+    res = numsim.run(short, {"out": np.zeros(1, np.uint32)})
+    assert res.outputs["out"][0] == 0x08100010          # f16 x f16 -> f32, M 128, N 64
+    with pytest.raises(modelcheck.ParseError, match="needs its argument 'K'"):
+        modelcheck.load(FIX / "encode_keywords_missing.py")

@@ -4,7 +4,8 @@
   alloc blocks until enough columns are free, then stores the TMEM address to shared
   memory as a generic 4-byte store attributed to the warp's first lane.
 - `ld` / `st` (32x32b, 16x64b, 16x128b, 16x256b, 16x32bx2; `.pack::16b` /
-  `.unpack::16b` with 32x32b): asynchronous on hardware.  ld reads TMEM at issue, but its
+  `.unpack::16b` with 32x32b; `ld.red` .min/.max, whose reduction register `redval` is one
+  more destination): asynchronous on hardware.  ld reads TMEM at issue, but its
   destination registers hold an undefined value until `wait::ld` writes the loaded one
   (modelcheck.numsim.registers: touching them in between is an error); st writes TMEM
   at issue.
@@ -246,8 +247,29 @@ def _ldst_cells(w, shape, dl, dc, taddr, split, pack, span, what):
 
 def ld_destinations(call, info) -> set[str]:
     """The local buffers a tcgen05.ld writes (its first LDST_REGS[shape] * num operands)."""
-    regs = LDST_REGS[info.quals["shape"]] * int(info.quals["num"][1:])
+    regs = LDST_REGS[info.quals["shape"]] * int(info.quals["num"][1:]) + ("red" in info.quals)
     return {o.buffer for o in call.operands[:regs] if isinstance(o, ir.Load)}
+
+
+_RED_TYPES = {"f32": np.float32, "s32": np.int32, "u32": np.uint32}
+
+
+def ld_reduction(vals: np.ndarray, quals) -> np.ndarray:
+    """tcgen05.ld.red's `redval` (PTX ISA 9.7.18.8.3; model: the .min/.max of each thread's loaded values, of
+    their absolute values with `.abs`; a NaN input makes the result NaN with `.NaN` and is skipped without it,
+    as min/max treat NaN): (32,) uint32 bit patterns of the result."""
+    x = vals.view(_RED_TYPES[quals["type"]])
+    if "abs" in quals:
+        x = np.abs(x)
+    if quals["type"] != "f32":
+        out = (x.min(axis=1) if "min" in quals else x.max(axis=1)).astype(x.dtype)
+        return out.view(np.uint32)
+    with np.errstate(invalid="ignore"):
+        skip = np.fmin if "min" in quals else np.fmax
+        out = skip.reduce(x, axis=1)
+        if "NaN" in quals:
+            out = np.where(np.isnan(x).any(axis=1), np.float32(np.nan), out)
+    return out.astype(np.float32).view(np.uint32)
 
 
 def _ldst(action):
@@ -256,9 +278,10 @@ def _ldst(action):
         pack = ("pack::16b" if action == "ld" else "unpack::16b") in info.quals
         regs = LDST_REGS[shape] * num
         ops = call.operands
+        red = "red" in info.quals
         if action == "ld":
-            dsts = [ctx.lvalue(o, "tcgen05.ld") for o in ops[:regs]]
-            rest = ops[regs:]
+            dsts = [ctx.lvalue(o, "tcgen05.ld") for o in ops[:regs + red]]
+            rest = ops[regs + red:]
         else:
             rest = ops[:len(ops) - regs]
             srcs = [(ctx.expr(o), o.dtype) for o in ops[len(ops) - regs:]]
@@ -267,8 +290,8 @@ def _ldst(action):
         dl, dc = ldst_map(shape, num)
         if pack:
             dc = 2 * dc
-        what = f"tcgen05.{action}.{shape}.x{num}" + (".pack::16b" if pack and action == "ld" else
-                                                     ".unpack::16b" if pack else "")
+        what = f"tcgen05.{action}{'.red' if red else ''}.{shape}.x{num}" + (
+            ".pack::16b" if pack and action == "ld" else ".unpack::16b" if pack else "")
         site = ctx.site(call, f"tcgen05.{action}")
         span = call.span
         kind = "read" if action == "ld" else "write"
@@ -293,6 +316,8 @@ def _ldst(action):
                     vals = (vals[:, 0::2] & 0xFFFF) | ((vals[:, 1::2] & 0xFFFF) << 16)
                 record_cells(eng, site, alloc, lanes, cols, kind, w=w, op=op)
                 # the registers hold the values only once tcgen05.wait::ld returns (numsim.registers)
+                if red:      # the reduction register after the loaded ones
+                    vals = np.concatenate([vals, ld_reduction(vals.astype(np.uint32), info.quals)[:, None]], axis=1)
                 results = [(d, _to_register(vals[:, r].astype(np.uint32), "b32", d.dtype)) for r, d in enumerate(dsts)]
                 later = [(d, v) for d, v in results if d.slot is not None]
                 for d, v in results:

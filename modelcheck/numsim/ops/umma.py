@@ -1,4 +1,5 @@
-"""`tcgen05.mma` kind::f16 / kind::tf32, cta_group::1, ss and ts forms (ptx-encodings §4-6).
+"""`tcgen05.mma`, cta_group::1, ss and ts forms (ptx-encodings §4-6): kind::f16 / kind::tf32, kind::f8f6f4, and
+the block-scaled kind::mxf8f6f4 / kind::mxf4 / kind::mxf4nvf4 (scale factors from TMEM: `_scaled`).
 
 At issue the instruction descriptor and the operand descriptors are decoded and
 checked (fields named in `invalid_descriptor` errors, unmodeled encodings raise
@@ -14,15 +15,19 @@ M = 128 -> lane L0 + i (L0 = 0); M = 64 -> lane L0 + 32 (i / 16) + i % 16 (L0 in
 column C0 + j.  Numerics (model choice; the PTX leaves order and rounding open): the
 K-slab of one MMA is summed exactly in float64 and D is rounded once to fp32 (f16)
 when written; tf32 inputs are fp32 with the low 13 mantissa bits dropped.  One numpy
-matmul per MMA; operand address arrays are cached per descriptor.
+matmul per MMA; operand address arrays are cached per descriptor.  Narrow operands (numsim/narrow.py) are
+read as bytes, 32 per K-row, and decoded exactly; the `.collector::a|b::*` qualifiers only say where the
+hardware keeps an operand between MMAs, so A and B are always read from their source.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .. import values as V
-from ..descriptors import KIND_K, DescriptorError, InstrDescriptor, matrix_addresses, tmem_split
-from ..errors import EngineError
+from .. import narrow
+from ..descriptors import (KIND_K, SF_TYPES, BlockScaledInstrDescriptor, DescriptorError, InstrDescriptor,
+                           matrix_addresses, tmem_split)
+from ..errors import EngineError, UnsupportedTIRxError
 from ..memory import SHARED_BASE
 from ..tmem import TmemError, record_rows, tmem_of
 from .tcgen05 import (at, descriptor_error, lanes_of, smem_descriptor, smem_footprint, tc_state, tmem_error)
@@ -54,6 +59,8 @@ def _operand(w, value: int, rows: int, k: int, esz: int, mn_major: bool, span, w
 
 def _values(raw_u8: np.ndarray, dtype: str, shape) -> np.ndarray:
     """Element bytes -> float64 matrix."""
+    if dtype not in ("tfloat32", "bfloat16", "float16"):
+        return narrow.values(raw_u8.reshape(shape[0], -1), dtype, shape[1])
     if dtype == "tfloat32":
         bits = raw_u8.view("<u4") & np.uint32(0xFFFFE000)
         return bits.view(np.float32).reshape(shape).astype(np.float64)
@@ -73,34 +80,89 @@ def _d_lanes(m: int, l0: int, span, what: str) -> np.ndarray:
     return l0 + 32 * (i // 16) + i % 16
 
 
+_SCALE_VEC = {"scale_vec::1X": 1, "scale_vec::2X": 2, "scale_vec::4X": 4}
+_BLOCK = {"block32": 32, "block16": 16}
+
+
+def _vec_qualifier(quals, kdim: int) -> int | None:
+    """Elements per scale factor the instruction names (`.scale_vec::NX` = K / N, `.blockNN` = NN), if any."""
+    for q, nsf in _SCALE_VEC.items():
+        if q in quals:
+            return kdim // nsf
+    return next((v for q, v in _BLOCK.items() if q in quals), None)
+
+
+def _idesc(kind, scaled, ival, quals, span, what):
+    """(decoded descriptor, elements per scale factor or 0); invalid fields name themselves."""
+    try:
+        if not scaled:
+            idesc = InstrDescriptor.decode(ival)
+            idesc.validate(kind)
+            return idesc, 0
+        sdesc = BlockScaledInstrDescriptor.decode(ival)
+        vec = sdesc.validate(kind)
+    except DescriptorError as err:
+        raise descriptor_error(err, what, ival, span, "instruction") from None
+    named = _vec_qualifier(quals, KIND_K[kind])
+    if named is not None and named != vec:
+        raise EngineError("invalid_descriptor", f"{what}: instruction descriptor {ival:#010x}: sf_type: scale format "
+                                                f"{SF_TYPES[sdesc.sf_type]} scales blocks of {vec} elements, but the "
+                                                f"instruction names blocks of {named}", span, field="sf_type",
+                          descriptor="instruction")
+    nsf = KIND_K[kind] // vec
+    for field, sf_id in (("a_sf_id", sdesc.a_sf_id), ("b_sf_id", sdesc.b_sf_id)):
+        if sf_id % nsf:      # the ids pick the first of nsf consecutive bytes of a 32-bit cell
+            raise EngineError("invalid_descriptor", f"{what}: instruction descriptor {ival:#010x}: {field}: scale "
+                                                    f"factor id {sf_id} is not a multiple of {nsf} (scales per row "
+                                                    f"per MMA)", span, field=field, descriptor="instruction")
+    return sdesc, vec
+
+
+def _sf_source(tm, addr: int, n: int, span, what: str):
+    """(base column, allocation) of a scale-factor operand of `n` rows (bits 30-31 of the address, CUTLASS's
+    byte offset, are ignored: the descriptor's scale-factor id picks the byte)."""
+    lane, col = tmem_split(addr & 0x3FFFFFFF)
+    if lane != 0:
+        raise EngineError("tmem_access_invalid_target", f"{what}: scale factors start at TMEM lane 0, not {lane}",
+                          span, lane=lane)
+    try:
+        return col, tm.covering(np.arange(128), col + np.arange((n + 31) // 32), what)
+    except TmemError as err:
+        raise tmem_error(err, span) from None
+
+
 def _mma(ctx, call, info):
     kind = info.quals["kind"]
     ts = info.quals["form"] == "ts"
+    scaled = "block_scale" in info.quals
     ops = call.operands
     d_fn, a_fn, b_fn, i_fn = (ctx.expr(o) for o in ops[:4])
-    mask_fns = [ctx.expr(o) for o in ops[4:8]] if len(ops) == 9 else []
+    mask_fns = [ctx.expr(o) for o in ops[4:8]] if len(ops) == 9 and not scaled else []
+    sf_fns = [ctx.expr(o) for o in ops[4:6]] if scaled else []
     en_fn = ctx.expr(ops[-1])
     site = ctx.site(call, "tcgen05.mma")
     span = call.span
-    what = f"tcgen05.mma.cta_group::1.{kind} ({'ts' if ts else 'ss'})"
+    what = f"tcgen05.mma.cta_group::1.{kind}{'.block_scale' if scaled else ''} ({'ts' if ts else 'ss'})"
     kdim = KIND_K[kind]
+    wide = kind in ("kind::f16", "kind::tf32")
+    if ts and scaled:
+        raise UnsupportedTIRxError(what, span, "A in Tensor Memory with block scaling is not modeled")
 
     def run(w):
         d_all, a_all, b_all, i_all, en_all = d_fn(w), a_fn(w), b_fn(w), i_fn(w), en_fn(w)
         masks_all = [f(w) for f in mask_fns]
+        sf_all = [f(w) for f in sf_fns]
         eng = w.eng
         tm = tmem_of(w.rt)
         w.effects += 1
         for lane in lanes_of(w):
             ival = at(i_all, lane) & 0xFFFFFFFF
-            idesc = InstrDescriptor.decode(ival)
-            try:
-                idesc.validate(kind)
-            except DescriptorError as err:
-                raise descriptor_error(err, what, ival, span, "instruction") from None
+            idesc, vec = _idesc(kind, scaled, ival, info.quals, span, what)
             m, n = idesc.m, idesc.n
-            dtype = idesc.in_dtype(kind)
-            esz = 4 if kind == "kind::tf32" else 2
+            a_dtype, b_dtype = idesc.operand_dtypes(kind)
+            esz = (4 if kind == "kind::tf32" else 2) if wide else 1
+            kk = kdim if wide else narrow.row_bytes(a_dtype, kdim)        # elements (wide) or bytes per row
+            kb = kdim if wide else narrow.row_bytes(b_dtype, kdim)
             taddr = at(d_all, lane) & 0xFFFFFFFF
             dl0, dc0 = tmem_split(taddr)
             d_lanes = _d_lanes(m, dl0, span, what)
@@ -114,6 +176,8 @@ def _mma(ctx, call, info):
                     raise EngineError("invalid_descriptor", f"{what}: instruction descriptor {ival:#010x}: "
                                                             f"transpose_a: A in TMEM must be K-major (bit 15 = 0)",
                                       span, field="transpose_a", descriptor="instruction")
+                if not wide and a_dtype not in ("float8_e4m3fn", "float8_e5m2"):
+                    raise UnsupportedTIRxError(what, span, f"a {a_dtype} A operand in Tensor Memory is not modeled")
                 aaddr = at(a_all, lane) & 0xFFFFFFFF
                 al0, ac0 = tmem_split(aaddr)
                 a_lanes = _d_lanes(m, al0, span, what)
@@ -124,8 +188,15 @@ def _mma(ctx, call, info):
                     raise tmem_error(err, span) from None
                 a_src = (a_lanes, a_cols, a_alloc)
             else:
-                a_src = _operand(w, at(a_all, lane), m, kdim, esz, bool(idesc.transpose_a), span, what + " A")
-            b_src = _operand(w, at(b_all, lane), n, kdim, esz, bool(idesc.transpose_b), span, what + " B")
+                a_src = _operand(w, at(a_all, lane), m, kk, esz, bool(idesc.transpose_a), span, what + " A")
+            b_src = _operand(w, at(b_all, lane), n, kb, esz, bool(idesc.transpose_b), span, what + " B")
+            sf = None
+            if scaled:
+                sa = at(sf_all[0], lane) & 0xFFFFFFFF
+                sb = at(sf_all[1], lane) & 0xFFFFFFFF
+                sf = (vec, SF_TYPES[idesc.sf_type], idesc.a_sf_id, idesc.b_sf_id,
+                      _sf_source(tm, sa, m, span, what + " scale factors A"),
+                      _sf_source(tm, sb, n, span, what + " scale factors B"))
             disabled = np.zeros(128, dtype=np.bool_)
             for q, mf in enumerate(masks_all):
                 bits = at(mf, lane) & 0xFFFFFFFF
@@ -136,18 +207,50 @@ def _mma(ctx, call, info):
             eng.sync(w, "async.issue", site, details={
                 "op": op.id, "kind": op.kind, "lane": lane, "form": "ts" if ts else "ss", "mma_kind": kind,
                 "d_tmem": taddr, "m": m, "n": n, "accumulate": accumulate, "allocation": d_alloc.id})
-            eng.enqueue(_complete(w, op, tm, idesc, dtype, esz, kdim, a_src, ts, b_src, d_lanes, d_cols, d_alloc,
-                                  disabled, accumulate, span, what))
+            shape = (m, n, kdim, esz, a_dtype, b_dtype, not scaled and idesc.d_type == 0)
+            eng.enqueue(_complete(w, op, tm, idesc, shape, a_src, ts, b_src, d_lanes, d_cols, d_alloc, disabled,
+                                  accumulate, sf, span, what))
     return run, False
 
 
-def _complete(w, op, tm, idesc, dtype, esz, kdim, a_src, ts, b_src, d_lanes, d_cols, d_alloc, disabled, accumulate,
-              span, what):
+def _scaled(eng, op, tm, sf, m: int, n: int, kdim: int, a, b):
+    """A and B multiplied by their block scale factors, read from TMEM (the ss form, M = 128).
+
+    Model (CUTLASS's tmem_sf_frg 4x1 layout; docs/semantics.md#tcgen05-and-tmem): the scale factors of row i
+    of A are bytes sf_id_a .. sf_id_a + K/vec - 1 of cell (lane i, column cA + i // 32); the data path of
+    lanes 32q..32q+31 reads the factors of column j of B from cell (lane 32q + j % 32, column cB + j // 32),
+    so B's factors are read from (and may differ between) the four lane quarters."""
+    vec, sf_dtype, a_id, b_id, (ca, a_alloc), (cb, b_alloc) = sf
+    nsf = kdim // vec
+    shift = 8 * np.arange(nsf, dtype=np.uint32)
+    rows = np.arange(m)
+    cells_a = tm.cells[rows, ca + rows // 32]
+    sfa = narrow.scales(((cells_a[:, None] >> (8 * a_id + shift)) & 0xFF).astype(np.uint8), sf_dtype)
+    cols = np.arange(n)
+    lanes_b = 32 * np.arange(4)[:, None] + cols[None, :] % 32
+    cells_b = tm.cells[lanes_b, cb + cols[None, :] // 32]
+    sfb = narrow.scales(((cells_b[..., None] >> (8 * b_id + shift)) & 0xFF).astype(np.uint8), sf_dtype)
+    for q in range(4):
+        record_rows(eng, op.site, a_alloc, np.arange(32 * q, 32 * q + 32), ca + q, 1, "read", op)
+    for c in range((n + 31) // 32):
+        width = min(32, n - 32 * c)
+        lanes = (32 * np.arange(4)[:, None] + np.arange(width)[None, :]).reshape(-1)
+        record_rows(eng, op.site, b_alloc, lanes, cb + c, 1, "read", op)
+    a = a * np.repeat(sfa, vec, axis=1)
+    bq = b[None, :, :] * np.repeat(sfb, vec, axis=2)          # (quarter, n, k)
+    acc = np.empty((m, n))
+    for q in range(4):
+        acc[32 * q:32 * q + 32] = a[32 * q:32 * q + 32] @ bq[q].T
+    return acc
+
+
+def _complete(w, op, tm, idesc, shape, a_src, ts, b_src, d_lanes, d_cols, d_alloc, disabled, accumulate, sf, span,
+              what):
     pool = w.rt.shared.pool
     eng = w.eng
+    m, n, kdim, esz, a_dtype, b_dtype, f16 = shape
 
     def complete():
-        m, n = idesc.m, idesc.n
         try:
             tm.covering(d_lanes, d_cols, what + " D")
             if ts:
@@ -160,26 +263,27 @@ def _complete(w, op, tm, idesc, dtype, esz, kdim, a_src, ts, b_src, d_lanes, d_c
             if esz == 2:
                 half = (np.arange(kdim) % 2) * 16
                 raw = ((cells >> half) & 0xFFFF).astype("<u2")
+            elif esz == 1:           # four fp8 elements per cell, element k in byte k % 4
+                raw = ((cells >> ((np.arange(kdim) % 4) * 8)) & 0xFF).astype(np.uint8)
             else:
                 raw = cells.astype("<u4")
-            a = _values(raw.view(np.uint8), dtype, (m, kdim))
+            a = _values(raw.view(np.uint8), a_dtype, (m, kdim))
             record_rows(eng, op.site, a_alloc, a_lanes, int(a_cols[0]), int(a_cols[-1] - a_cols[0]) + 1, "read", op)
         else:
             a_index, a_parts = a_src
-            a = _values(pool[a_index], dtype, (m, kdim))
+            a = _values(pool[a_index], a_dtype, (m, kdim))
             for alloc, offs in a_parts:
                 async_records(eng, op, alloc, offs, esz, "read")
         b_index, b_parts = b_src
-        b = _values(pool[b_index], dtype, (n, kdim))
+        b = _values(pool[b_index], b_dtype, (n, kdim))
         for alloc, offs in b_parts:
             async_records(eng, op, alloc, offs, esz, "read")
         if idesc.negate_a:
             a = -a
         if idesc.negate_b:
             b = -b
-        acc = a @ b.T
+        acc = a @ b.T if sf is None else _scaled(eng, op, tm, sf, m, n, kdim, a, b)
         block = np.ix_(d_lanes, d_cols)
-        f16 = idesc.d_type == 0
         if accumulate:
             old = tm.cells[block]
             acc += (old & 0xFFFF).astype(np.uint16).view(np.float16) if f16 else old.view(np.float32)
