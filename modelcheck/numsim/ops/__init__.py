@@ -28,9 +28,9 @@ class OpContext:
         self.unsupported_sites: dict[int, tuple[str, str]] = {}
         self.acc = Accessors(compiler)
         self.source_lines = (compiler.func.source or "").splitlines()
-        from . import async_copy, barrier, fence, mbarrier, memory, misc, tcgen05, tma, umma, warp
+        from . import async_copy, barrier, cluster, fence, mbarrier, memory, misc, tcgen05, tma, umma, warp
         self.handlers = {}
-        for module in (memory, mbarrier, barrier, warp, async_copy, tma, fence, misc, tcgen05, umma):
+        for module in (memory, mbarrier, barrier, cluster, warp, async_copy, tma, fence, misc, tcgen05, umma):
             self.handlers.update(module.HANDLERS)
 
     # -- sites
@@ -116,9 +116,9 @@ class OpContext:
 def unmodeled_operations(func: ir.PrimFunc) -> list[tuple[str, str, object]]:
     """Every operation of `func` outside the modeled set, reached or not: (name, why, span) in source order.
     A run reports the ones it executes (incomplete) or not (review); `prove` is incomplete with any."""
-    from . import async_copy, barrier, fence, mbarrier, memory, misc, tcgen05, tma, umma, warp
+    from . import async_copy, barrier, cluster, fence, mbarrier, memory, misc, tcgen05, tma, umma, warp
     handlers = set()
-    for module in (memory, mbarrier, barrier, warp, async_copy, tma, fence, misc, tcgen05, umma):
+    for module in (memory, mbarrier, barrier, cluster, warp, async_copy, tma, fence, misc, tcgen05, umma):
         handlers.update(module.HANDLERS)
     out = []
     for node in ir.walk(func.body):
