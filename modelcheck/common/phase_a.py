@@ -310,7 +310,9 @@ class ClusterOrder:
         for (target, w), (tick, ev) in sorted(self.remote_use.items(), key=lambda kv: kv[1][1].seq):
             if target != cta or final[w] >= tick:
                 continue
+            sites = self.c.ctx.sites
+            op = sites[ev.site].op if ev.site is not None and ev.site < len(sites) else ev.kind
             self.c._fail("cluster_exit_while_peer_access",
                          f"CTA {cta} may exit while warp {w} of CTA {ev.cta} still accesses its shared memory "
-                         f"({ev.kind}): nothing orders that access before CTA {cta}'s exit", ev,
+                         f"({op}): nothing orders that access before CTA {cta}'s exit", ev,
                          exiting_cta=cta, accessing_cta=ev.cta, access=ev.kind)
