@@ -204,11 +204,12 @@ def _try_wait(ctx, call, info):
             observed = bar.consume()
             w.eng.touch(bar)
             if w.eng.sync_obs:
-                w.eng.sync(w, "mbarrier.wait", site, barrier=("mbarrier", bar.cta, bar.addr), parity=p, generation=observed,
-                           details={"order": order, "polling": True, "parity_value": raw})
+                w.eng.sync(w, "mbarrier.wait", site, barrier=("mbarrier", bar.cta, bar.addr), parity=p,
+                           generation=observed, details={"order": order, "polling": True, "parity_value": raw})
             return
         if w.eng.sync_obs:
-            w.eng.sync(w, "mbarrier.poll", site, barrier=("mbarrier", bar.cta, bar.addr), parity=p, generation=bar.local_gen)
+            w.eng.sync(w, "mbarrier.poll", site, barrier=("mbarrier", bar.cta, bar.addr), parity=p,
+                       generation=bar.local_gen)
         yield Poll(bar, site, lambda: f"await {info.name} on {name_of(w, a)}; phase {p} ({bar.describe()})")
     return run, True
 
@@ -271,5 +272,6 @@ HANDLERS = {
     "mbarrier.try_wait.parity": _try_wait,
     "mbarrier.test_wait.parity": _try_wait,
     "cuda.mbarrier_wait": _wait,
+    "cuda.mbarrier_wait_acquire_cluster": _wait,     # the same wait, acquiring at cluster scope
     "fence.mbarrier_init": _fence_init,
 }
