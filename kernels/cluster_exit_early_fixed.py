@@ -17,7 +17,7 @@ def cluster_exit_early_fixed(out: T.Tensor((CLUSTERS * 2, 32), T.int32)):
                     val = T.alloc_tensor(ty_args=[T.Tensor((1,), T.int32, scope="local")])
                     tile[tx] = bx * 100 + tx
                     T.cuda.cluster_sync()
-                    T.ptx.mapa.shared__cluster.u32(peer[0], T.cuda.cvta_generic_to_shared(tile.ptr_to([tx])), T.uint32(1 - cx))
+                    T.ptx.mapa.shared__cluster.u32(peer[0], T.Cast("uint32", T.cuda.cvta_generic_to_shared(tile.ptr_to([tx]))), T.uint32(1 - cx))
                     T.ptx.ld.shared__cluster.s32(val[0], peer[0])
                     out[bx, tx] = val[0]
                     T.cuda.cluster_sync()

@@ -23,7 +23,7 @@ def cluster_init_not_visible(out: T.Tensor((2,), T.int32)):
                             T.ptx.fence.mbarrier_init.release.cluster()
                     else:
                         if tx == 0:
-                            T.ptx.mapa.shared__cluster.u32(remote[0], T.cuda.cvta_generic_to_shared(ready.ptr_to([0])), T.uint32(0))
+                            T.ptx.mapa.shared__cluster.u32(remote[0], T.Cast("uint32", T.cuda.cvta_generic_to_shared(ready.ptr_to([0]))), T.uint32(0))
                             T.ptx.mbarrier.arrive.release.cluster.shared__cluster.b64(remote[0], T.uint32(1))
                     if cx == 0:
                         T.cuda.mbarrier_wait(ready.ptr_to([0]), 0)
