@@ -115,3 +115,13 @@ def test_one_cta_cluster_tma_is_shared_cta():
     func = modelcheck.load(KERNELS / entry["file"]).func
     res = numsim.run(func, numsim.default_inputs(func, inputs_builder(entry)({})))
     assert res.verdict == "clean" and res.stats["cluster"] == (1, 1, 1)
+
+
+def test_multicast_commit_arrives_on_every_cta_of_the_mask():
+    res = run(FIX / "commit_multicast.py")
+    assert res.verdict == "clean" and list(res.outputs["out"]) == [1, 1]
+    # a mask of rank 0 alone leaves rank 1's barrier without its arrival: rank 1 hangs
+    text = (FIX / "commit_multicast.py").read_text().replace("T.uint16(3))", "T.uint16(1))")
+    func = modelcheck.parse(text, path="commit_one.py")
+    d = only(numsim.run(func, numsim.default_inputs(func, None)), "deadlock")
+    assert any(b["cta"] == 1 and "done[0]" in b["awaits"] for b in d.details["blocked"])
