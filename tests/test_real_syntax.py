@@ -104,12 +104,14 @@ def test_known_gaps_are_visible_in_the_expectations():
         assert any(x is None or x["verdict"] not in ("clean", "proved") for x in stages), name
 
 
-def test_cluster_destination_gap_is_still_unmodeled():
-    """tma_ring1_cluster_pre's gap, as NumSim reports it (drop the known_gap when this fails)."""
+def test_cluster_destination_on_a_one_cta_cluster_is_shared_cta():
+    """tma_ring1_cluster_pre: a TMA load into shared::cluster on a one-CTA cluster lands in the CTA's own shared
+    memory and completes on its own barrier, as a shared::cta load would (the former known gap)."""
     entry = dict(entries())["tma_ring1_cluster_pre"]
+    assert "known_gap" not in entry
     kernel = modelcheck.load(KERNELS / entry["file"])
-    with pytest.raises(UnsupportedTIRxError, match="shared::cluster destination"):
-        numsim.run(kernel.func, numsim.default_inputs(kernel.func, inputs_builder(entry)({})))
+    res = numsim.run(kernel.func, numsim.default_inputs(kernel.func, inputs_builder(entry)({})))
+    assert res.termination == "completed" and res.verdict == "clean"
 
 
 # --------------------------------------------------------------------------- lowered-form dimensions

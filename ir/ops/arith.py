@@ -49,6 +49,11 @@ def _dst_first(op: str, t: list[str], n: int, dtypes) -> OpInfo:
     _check_count(head, n, counts, text)
     src = _type_dtype(q)
     specs = _ops(("d", "dst", None), *[(f"a{i}", "value", src) for i in range(n - 1)])
+    if head == "cvta" and q.get("space", "").startswith("shared") and n == 2:
+        # cvta[.to].shared[::cta|::cluster] (PTX ISA 9.7.9.18): generic <-> shared addresses; NumSim's generic
+        # address of shared memory is its shared::cta address, and that is also the executing CTA's own
+        # shared::cluster address
+        return _info(op, "cvta.shared", "misc", specs, q, set())
     if head in ("mov", "cvt") and n == 3 and "x2" not in "".join(t[1:]) and "b64" not in t and "b128" not in t:
         specs = _ops(*[(f"r{i}", "value", None) for i in range(n)])   # orientation unknown: no dst role
     form = arith_forms.parse(op, tuple(dtypes)) if head in arith_forms.HEADS else None

@@ -24,13 +24,11 @@ def _intr(name, family, arity, operands=(), effects=(), result=None, supported=T
 _ADDR = ("addr", "addr")
 _INTRINSICS: dict[str, _Intrinsic] = {i.name: i for i in [
     _intr("cuda.mbarrier_wait", "mbarrier", (2,), (_ADDR, ("parity", "value")), {"sync"}),
-    _intr("cuda.mbarrier_wait_acquire_cluster", "mbarrier", (2,), (_ADDR, ("parity", "value")), {"sync"},
-          supported=False, why="cluster-scope mbarrier waits need clusters (v2)"),
+    _intr("cuda.mbarrier_wait_acquire_cluster", "mbarrier", (2,), (_ADDR, ("parity", "value")), {"sync"}),
     _intr("cuda.cta_sync", "named_barrier", (0,), (), {"sync"}),
     _intr("cuda.warpgroup_sync", "named_barrier", (1,), (("barrier_id", "value"),), {"sync"}),
     _intr("cuda.warp_sync", "warp", (0, 1), (("membermask", "value"),), {"sync", "collective"}),
-    _intr("cuda.cluster_sync", "named_barrier", (0,), (), {"sync"}, supported=False,
-          why="cluster_sync needs clusters (v2)"),
+    _intr("cuda.cluster_sync", "cluster_barrier", (0,), (), {"sync"}),
     _intr("cuda.grid_sync", "named_barrier", (0,), (), {"sync"}, supported=False, why="grid sync is not modeled"),
     _intr("tir.tvm_storage_sync", "named_barrier", (1, 3),
           (("scope", "imm"), ("barrier_id", "value"), ("thread_count", "value")), {"sync"}),

@@ -51,8 +51,6 @@ def _atom_red(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
         info = _info(op, "red", "memory", specs, q, {"reads", "writes"})
     if "vec" in q:
         return _unsupported(info, "vector atomics are not modeled")
-    if q.get("space") == "shared::cluster":
-        return _unsupported(info, "shared::cluster atomics need clusters (v2)")
     return info
 
 
@@ -123,10 +121,8 @@ def _cp(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
                 specs += _ops(("cache_policy", "value", "uint64"))
             _check_count(op, n, (len(specs),), _layout(specs))
             info = _info(op, "cp.async.bulk.tensor.g2s", "async_copy", specs, q, {"async", "reads", "writes"})
-            bad = [k for k in q if k.startswith(("im2col", "tile::gather4", "multicast", "override",
-                                                 "mbarrier::report"))]
-            if q.get("dst") == "shared::cluster":
-                bad.append("shared::cluster destination")
+            bad = [k for k in q if k.startswith(("im2col", "tile::gather4", "override", "mbarrier::report"))
+                   or (k.startswith("multicast") and k != "multicast::cluster")]
             if q.get("cta_group::2"):
                 bad.append("cta_group::2")
         if bad:

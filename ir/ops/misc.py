@@ -53,8 +53,9 @@ def _misc_ptx(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
         return _info(op, f"griddepcontrol.{t[1] if len(t) > 1 else ''}", "misc", (), {}, set())
     if t[0] == "mapa":
         addr = "uint64" if "u64" in t else "uint32"
-        specs = _ops(("d", "dst", None), ("a", "value", addr), ("b", "value", "uint32"))[:n]
-        return _unsupported(_info(op, "mapa", "misc", specs, {}, set()), "mapa needs clusters (v2)")
+        specs = _ops(("d", "dst", None), ("a", "value", addr), ("b", "value", "uint32"))
+        _check_count("mapa", n, (3,), "d, a, b (the address in the CTA of rank b)")
+        return _info(op, "mapa", "misc", specs, _quals(t[1:]), set())
     if t[0] == "clusterlaunchcontrol":
         return _unsupported(_info(op, "clusterlaunchcontrol", "misc", (), {}, {"async"}),
                             "cluster launch control is not modeled (v2)")

@@ -37,14 +37,14 @@ def _mbarrier(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
             _check_count(base, n, (1, 2, 3), "[state, ]addr[, count]")
             info = _info(op, base, "mbarrier", (state,) + specs if n == 3 else specs[:n], q, {"sync"})
         if any(k.startswith("multicast") for k in q):
-            return _unsupported(info, "multicast mbarrier arrive needs clusters (v2)")
+            return _unsupported(info, "multicast mbarrier arrive is not modeled")
         return info
     if action in ("expect_tx", "complete_tx"):
         specs = _ops(addr, ("tx_count", "value", "uint32"))
         _check_count(f"mbarrier.{action}", n, (2,), _layout(specs))
         info = _info(op, f"mbarrier.{action}", "mbarrier", specs, q, {"sync"})
         if any(k.startswith("multicast") for k in q):
-            return _unsupported(info, "multicast needs clusters (v2)")
+            return _unsupported(info, "multicast expect_tx/complete_tx is not modeled")
         return info
     if action in ("test_wait", "try_wait"):
         name = f"mbarrier.{action}" + (".parity" if "parity" in q else "")
@@ -75,8 +75,15 @@ def _bar(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
         _check_count("bar.warp.sync", n, (1,), "membermask")
         return _info(op, "bar.warp.sync", "warp", specs, {}, {"sync", "collective"})
     if rest[0] == "cluster":
-        return _unsupported(_info(op, f"{head}.cluster", "named_barrier", (), {}, {"sync"}),
-                            "cluster barriers need clusters (v2)")
+        # barrier.cluster.arrive[.release|.relaxed][.aligned] / barrier.cluster.wait[.acquire][.aligned]
+        # (PTX ISA 9.7.13.3): no operands; arrive defaults to release, wait to acquire
+        action = rest[1] if len(rest) > 1 else ""
+        if action not in ("arrive", "wait"):
+            return None
+        _check_count(f"barrier.cluster.{action}", n, (0,), "no operands")
+        q = _quals(rest[2:])
+        q.setdefault("sem", "release" if action == "arrive" else "acquire")
+        return _info(op, f"barrier.cluster.{action}", "cluster_barrier", (), q, {"sync"})
     q = {"aligned": "aligned"} if (head == "bar" or "aligned" in rest) else {}
     if rest[0] == "sync":
         specs = _ops(a, b)

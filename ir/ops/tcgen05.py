@@ -96,8 +96,6 @@ def _tcgen05(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
             specs += _ops(("cta_mask", "value", "uint16"))
         _check_count("tcgen05.commit", n, (len(specs),), _layout(specs))
         info = _info(op, "tcgen05.commit", fam, specs, q, {"sync"})
-        if multicast:
-            return _unsupported(info, "multicast tcgen05.commit needs clusters (v2)")
         if any(k.startswith("sync_restrict") for k in q):
             return _unsupported(info, "sync_restrict commits are not modeled")
         return maybe_v2(info)

@@ -30,6 +30,14 @@ _KINDS = [
     Kind("mbarrier_init_not_happens_before_use", ERROR,
          "publish the init before other warps use the barrier: fence.mbarrier_init.release.cluster, then a CTA "
          "barrier (T.cuda.cta_sync()) between the init and the first use"),
+    Kind("cluster_barrier_init_not_visible", ERROR,
+         "make the init visible to the cluster before a peer CTA uses the barrier: "
+         "fence.mbarrier_init.release.cluster after the init, then a cluster barrier (barrier.cluster.arrive "
+         "[.relaxed] + barrier.cluster.wait, or T.cuda.cluster_sync()) that the peer passes before its first use"),
+    Kind("cluster_exit_while_peer_access", ERROR,
+         "end the kernel with a cluster barrier (T.cuda.cluster_sync(), or barrier.cluster.arrive + wait) after "
+         "the last access to a peer CTA's shared memory or barriers, so no CTA exits while a peer still uses its "
+         "shared memory"),
     Kind("mbarrier_reinit_without_inval", ERROR, "invalidate the barrier (mbarrier.inval) before initializing it "
                                                   "again, or initialize it once"),
     Kind("mbarrier_invalid_expected_arrivals", ERROR, "use an expected arrival count in [1, 2^20 - 1]"),

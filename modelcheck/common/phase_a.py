@@ -99,6 +99,7 @@ class Causality(Observer):
         self.tokens: dict[int, np.ndarray] = {}         # async op id -> issuer clock at issue
         self.event_clocks: dict[int, tuple[np.ndarray, np.ndarray]] = {}   # event seq -> (before, after)
         self.record_clocks = True
+        self.clusters = ClusterOrder(self)
 
     def on_start(self, run):
         self.ctx.start(run)
@@ -121,6 +122,12 @@ class Causality(Observer):
     def _check_init(self, bar: _Barrier, use: np.ndarray, ev, op: str, name: str):
         if bar.init_clock is None:
             return      # NumSim reports use before init
+        if ev.barrier is not None and ev.barrier[1] != ev.cta and not self._leq(bar.init_clock, use):
+            self._fail("cluster_barrier_init_not_visible",
+                       f"{op} from CTA {ev.cta} on CTA {ev.barrier[1]}'s {name} (generation {ev.generation}) is not "
+                       f"ordered after its mbarrier.init: the init is not made visible to the cluster", ev,
+                       barrier=name, generation=ev.generation, barrier_cta=ev.barrier[1],
+                       related_operations=[bar.init_op])
         if not self._leq(bar.init_clock, use):
             self._fail("mbarrier_init_not_happens_before_use",
                        f"mbarrier.init does not happen before {op} on {name} generation {ev.generation}", ev,
@@ -163,6 +170,8 @@ class Causality(Observer):
             if payload is not None:
                 np.maximum(c, payload, out=c)
             self._tick(w)
+        elif kind in ClusterOrder.KINDS:
+            self.clusters.on_sync(ev, w)
         elif kind == "async.issue":
             c = self._tick(w)
             op_id = d.get("op")
@@ -172,6 +181,8 @@ class Causality(Observer):
                 bar = self.barriers.get((ev.barrier[1], ev.barrier[2]))
                 if bar is not None:
                     self._check_init(bar, c, ev, "mbarrier completion issue", self.ctx.barrier_name(ev))
+                if ev.barrier[1] != ev.cta:
+                    self.clusters.remote(ev, w, ev.barrier[1])
         else:
             self._tick(w)
         if self.record_clocks:
@@ -194,6 +205,8 @@ class Causality(Observer):
         if kind == "mbarrier.poll":
             return
         c = self._tick(w)
+        if ev.barrier[1] != ev.cta:
+            self.clusters.remote(ev, w, ev.barrier[1])
         if kind == "mbarrier.arrive":
             self._check_init(bar, c, ev, "mbarrier.arrive", name)
             self._check_prior(bar, c, ev, "mbarrier.arrive", name)
@@ -236,3 +249,70 @@ class Causality(Observer):
                               self.ctx.barrier_name(ev))
         old = bar.completion.get(g)
         bar.completion[g] = issuer.copy() if old is None else np.maximum(old, issuer)
+
+
+class ClusterOrder:
+    """What `Causality` adds for thread-block clusters (docs/semantics.md#clusters).
+
+    - `barrier.cluster`: an arrive releases the warp's clock into its phase (a `.relaxed` arrive only what the
+      warp's last `fence.mbarrier_init` published: the inits before it), the wait acquires the phase.
+    - Lifetime: an access to a peer CTA's shared memory (a remote ld/st/atom, an mbarrier operation on its
+      barrier, an async copy or commit landing there) must happen before the peer CTA exits, i.e. before the
+      exit of one of its warps (`cluster_exit_while_peer_access`).  For the exit the cluster barrier counts as
+      an execution barrier whatever its semantics: every arrival of a phase precedes every wait of it.
+    """
+
+    KINDS = ("cluster.arrive", "cluster.wait", "fence.mbarrier_init", "cluster.remote", "warp.exit")
+
+    def __init__(self, causality: "Causality"):
+        self.c = causality
+        self.release: dict[tuple, np.ndarray] = {}      # (cluster, phase) -> joined release clocks
+        self.arrived: dict[tuple, np.ndarray] = {}      # (cluster, phase) -> joined clocks of every arrival
+        self.init_fence: dict[int, np.ndarray] = {}     # warp -> its clock at its latest fence.mbarrier_init
+        self.executed: dict[int, np.ndarray] = {}       # warp -> what cluster-barrier waits ordered before it
+        self.remote_use: dict[tuple, tuple] = {}        # (target CTA, warp) -> (own tick, sync event) latest use
+        self.exit_clock: dict[int, np.ndarray] = {}     # CTA -> joined final clocks of its exited warps
+
+    def on_sync(self, ev, w: int) -> None:
+        c = self.c._tick(w)
+        kind = ev.kind
+        if kind == "fence.mbarrier_init":
+            self.init_fence[w] = c.copy()
+        elif kind == "cluster.arrive":
+            key = (ev.barrier[1], ev.generation)
+            payload = c if ev.details.get("order", "release") != "relaxed" else self.init_fence.get(w)
+            if payload is not None:
+                old = self.release.get(key)
+                self.release[key] = payload.copy() if old is None else np.maximum(old, payload)
+            old = self.arrived.get(key)
+            self.arrived[key] = c.copy() if old is None else np.maximum(old, c)
+        elif kind == "cluster.wait":
+            key = (ev.barrier[1], ev.generation)
+            if ev.details.get("order", "acquire") != "relaxed" and key in self.release:
+                np.maximum(c, self.release[key], out=c)
+            if key in self.arrived:
+                old = self.executed.get(w)
+                self.executed[w] = self.arrived[key].copy() if old is None else np.maximum(old, self.arrived[key])
+        elif kind == "cluster.remote":
+            self.remote(ev, w, ev.details["target_cta"])
+        elif kind == "warp.exit":
+            final = c if w not in self.executed else np.maximum(c, self.executed[w])
+            old = self.exit_clock.get(ev.cta)
+            self.exit_clock[ev.cta] = final.copy() if old is None else np.maximum(old, final)
+            if ev.details.get("cta_exited"):
+                self._check_exit(ev.cta)
+
+    def remote(self, ev, w: int, target: int) -> None:
+        self.remote_use[(target, w)] = (int(self.c.clocks[w][w]), ev)
+
+    def _check_exit(self, cta: int) -> None:
+        final = self.exit_clock[cta]
+        for (target, w), (tick, ev) in sorted(self.remote_use.items(), key=lambda kv: kv[1][1].seq):
+            if target != cta or final[w] >= tick:
+                continue
+            sites = self.c.ctx.sites
+            op = sites[ev.site].op if ev.site is not None and ev.site < len(sites) else ev.kind
+            self.c._fail("cluster_exit_while_peer_access",
+                         f"CTA {cta} may exit while warp {w} of CTA {ev.cta} still accesses its shared memory "
+                         f"({op}): nothing orders that access before CTA {cta}'s exit", ev,
+                         exiting_cta=cta, accessing_cta=ev.cta, access=ev.kind)

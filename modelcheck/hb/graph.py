@@ -196,6 +196,10 @@ class _Builder:
             epoch = self.epoch.get((cta, ident), 0)
             key = ("mbarrier", cta, ident, epoch, generation)
             name = self.run.name_of(ident)
+        elif kind == "cluster":     # the cluster barrier of cluster `cta` (its id)
+            epoch = 0
+            key = ("cluster", cta, ident, 0, generation)
+            name = f"cluster {cta} barrier"
         else:
             epoch = 0
             key = ("named", cta, ident, 0, generation)
@@ -203,7 +207,7 @@ class _Builder:
         node = self.gens.get(key)
         if node is None:
             node = f"gen:{kind}:{cta}:{ident:#x}:{epoch}:{generation}" if kind == "mbarrier" else \
-                f"gen:named:{cta}:{ident}:{generation}"
+                f"gen:{kind}:{cta}:{ident}:{generation}"
             self.gens[key] = self.node(node, "generation", barrier_kind=kind, barrier=name, cta=cta,
                                        address=int(ident), epoch=epoch, generation=int(generation),
                                        label=f"{self._cta(cta)}{name} gen {generation}")
@@ -266,8 +270,9 @@ class _Builder:
         attrs = dict(self._site_attrs(ev.site), op=kind, warp=ev.warp, cta=ev.cta, mask=mask,
                      lanes=lane_text(mask), iters=",".join(map(str, ev.iters)), seq=ev.seq)
         if ev.barrier is not None:
-            attrs["barrier"] = self.run.name_of(ev.barrier[2]) if ev.barrier[0] == "mbarrier" \
-                else f"named barrier {ev.barrier[2]}"
+            kind0 = ev.barrier[0]
+            attrs["barrier"] = self.run.name_of(ev.barrier[2]) if kind0 == "mbarrier" else \
+                f"cluster {ev.barrier[1]} barrier" if kind0 == "cluster" else f"named barrier {ev.barrier[2]}"
         if ev.generation is not None:
             attrs["generation"] = int(ev.generation)
         if ev.parity is not None:
@@ -278,7 +283,7 @@ class _Builder:
         if kind == "warp_sync":
             attrs["joins"] = int(d.get("membermask", FULL)) & mask
         if kind == "mbarrier.init":
-            self.epoch[(ev.cta, ev.barrier[2])] = int(d.get("epoch", 0))
+            self.epoch[(ev.barrier[1], ev.barrier[2])] = int(d.get("epoch", 0))
         attrs["label"] = self._label(kind, ev, attrs)
         self.node(key, "sync", **attrs)
         self.program_order(key, ev.warp, mask, ev.seq)
@@ -298,28 +303,35 @@ class _Builder:
     def _sync_edges(self, ev, key: str, mask: int) -> None:
         kind, d, b = ev.kind, ev.details, ev.barrier
         if kind == "mbarrier.init":
-            self.edge(key, self.generation(b, ev.cta, 0), "init", src=mask)
+            self.edge(key, self.generation(b, b[1], 0), "init", src=mask)
         elif kind == "mbarrier.inval":
-            self.edge(key, self.generation(b, ev.cta, ev.generation or 0), "inval", src=mask)
+            self.edge(key, self.generation(b, b[1], ev.generation or 0), "inval", src=mask)
         elif kind == "mbarrier.arrive":
-            self.edge(key, self.generation(b, ev.cta, ev.generation), "arrive", src=mask,
+            self.edge(key, self.generation(b, b[1], ev.generation), "arrive", src=mask,
                       orders=d.get("order", "release") != "relaxed")
         elif kind in ("mbarrier.expect_tx", "mbarrier.complete_tx"):
-            self.edge(key, self.generation(b, ev.cta, ev.generation), "expect_tx" if kind.endswith("expect_tx")
+            self.edge(key, self.generation(b, b[1], ev.generation), "expect_tx" if kind.endswith("expect_tx")
                       else "complete_tx", src=mask, orders=False)
         elif kind == "mbarrier.wait":
             if ev.generation is None:
                 return      # the vacuous parity-1 wait after init observes nothing
-            gen = self.generation(b, ev.cta, ev.generation)
+            gen = self.generation(b, b[1], ev.generation)
             if d.get("order", "acquire") == "relaxed":
                 self.edge(gen, key, "observe", dst=mask, orders=False)
-                self.relaxed_waits.append((self._gen_key(b, ev.cta, ev.generation), key))
+                self.relaxed_waits.append((self._gen_key(b, b[1], ev.generation), key))
             else:
                 self.edge(gen, key, "observe", dst=mask)
         elif kind in ("bar.sync", "bar.arrive", "bar.red"):
-            self.edge(key, self.generation(b, ev.cta, ev.generation), "bar_arrive", src=mask)
+            self.edge(key, self.generation(b, b[1], ev.generation), "bar_arrive", src=mask)
         elif kind == "bar.wait":
-            self.edge(self.generation(b, ev.cta, ev.generation), key, "bar_release", dst=mask)
+            self.edge(self.generation(b, b[1], ev.generation), key, "bar_release", dst=mask)
+        elif kind == "cluster.arrive":
+            # a relaxed arrive orders no memory (Racecheck: only fenced tcgen05 work)
+            self.edge(key, self.generation(b, b[1], ev.generation), "bar_arrive", src=mask,
+                      orders=d.get("order", "release") != "relaxed")
+        elif kind == "cluster.wait":
+            self.edge(self.generation(b, b[1], ev.generation), key, "bar_release", dst=mask,
+                      orders=d.get("order", "acquire") != "relaxed")
         elif kind == "async.issue" and d.get("op") is not None:
             self._issue(ev, key, mask)
         elif kind in ("bulk.commit_group", "cp.async.commit_group"):
@@ -400,10 +412,10 @@ class _Builder:
             self.g.nodes[src]["completion"] = key
         if ev.barrier is None or ev.barrier[0] != "mbarrier":
             return
-        gen = self.generation(ev.barrier, ev.cta, ev.generation)
+        gen = self.generation(ev.barrier, ev.barrier[1], ev.generation)
         self.g.nodes[key]["barrier"] = self.run.name_of(ev.barrier[2])
         self.edge(key, gen, "complete_tx" if kind == "mbarrier.complete_tx" else "deferred_arrive")
-        self.completions.setdefault(self._gen_key(ev.barrier, ev.cta, ev.generation), []).append(key)
+        self.completions.setdefault(self._gen_key(ev.barrier, ev.barrier[1], ev.generation), []).append(key)
         if d.get("kind") == "tcgen05.commit":
             # a commit tracks every earlier mma/cp/shift of its thread: the ones since the previous commit
             # (`ops`) directly, the older ones through the previous commit's completion

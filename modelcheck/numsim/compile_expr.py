@@ -101,7 +101,8 @@ class ExprCompiler:
             k = "xyz".index(tag[-1])
             return lambda w: w.block_idx[k]
         if tag.startswith("clusterCtaIdx"):
-            return lambda w: 0
+            k = "xyz".index(tag[-1])
+            return lambda w: w.rt.cluster_idx[k]
         k = "xyz".index(tag[-1])
         if k == 0:
             return lambda w: w.tid

@@ -29,6 +29,7 @@ from .schedule import Gate, GatedScheduler, GatedState, Schedule, ScheduleStuck
 from .tensormap import bind_host_maps, bind_tensor_maps, handle_scalars
 from .tmem import live_at_exit
 from .memory import SHARED_BASE
+from .sync import ClusterBarrier
 from .trace import Halt, RunInfo
 
 
@@ -88,11 +89,7 @@ class Engine:
         grid = dims(self.func.launch.grid, "grid")
         block = dims(self.func.launch.block, "block")
         cluster = dims(self.func.launch.cluster, "cluster")
-        if cluster != (1, 1, 1):
-            raise UnsupportedTIRxError(f"cluster launch {'x'.join(map(str, cluster))}", self.func.launch.span,
-                                       "thread block clusters (distributed shared memory, cluster barriers, "
-                                       "multicast) are not modeled")
-        return grid, block
+        return grid, block, cluster
 
     def meter(self) -> budget.Meter:
         """A fresh meter of this engine's budgets (a checker may share one between the run and its analysis)."""
@@ -126,14 +123,16 @@ class Engine:
         gc_was = gc.isenabled()
         try:
             host_values(func, scalars)           # the host prelude's integer bindings and assertions
-            grid, block = self.launch_dims(scalars)
+            grid, block, cluster = self.launch_dims(scalars)
             program = Compiler(func, scalars, block, None if gate is None else schedule.sites()).compile()
             limits = targets.violations(self.target, grid, block, program.layout.total)
+            limits += targets.cluster_violations(grid, cluster)
             if limits:
                 raise EngineError("launch_exceeds_hardware_limits",
                                   f"this launch cannot start on {self.target.name}: " + "; ".join(limits),
                                   func.launch.span, target=self.target.name, violations=limits,
-                                  grid=list(grid), block=list(block), shared_bytes=program.layout.total)
+                                  grid=list(grid), block=list(block), cluster=list(cluster),
+                                  shared_bytes=program.layout.total)
             nthreads = block[0] * block[1] * block[2]
             nwarps = (nthreads + 31) // 32
             nctas = grid[0] * grid[1] * grid[2]
@@ -170,6 +169,7 @@ class Engine:
                             rt.warps.append(w)
                             warps.append(w)
                         ctas.append(rt)
+            form_clusters(ctas, grid, cluster)
             info = RunInfo(func, tuple(program.sites), len(warps), nwarps, len(ctas), block, grid,
                            _namer(program.layout, program.shared_infos))
             for observer in observers:
@@ -236,6 +236,7 @@ class Engine:
         stats["ctas"] = len(ctas)
         stats["grid"] = grid if program is not None else None
         stats["block"] = block if program is not None else None
+        stats["cluster"] = cluster if program is not None else None
         stats["target"] = self.target.name
         stats["budget"] = {"max_steps": meter.max_steps, "max_seconds": meter.max_seconds,
                            "max_memory_mb": meter.max_bytes >> 20, "max_loop_iterations": self.max_loop_iterations,
@@ -245,6 +246,27 @@ class Engine:
                 observer.on_end(None)
         return NumSimResult(out, tuple(diagnostics), stats, termination, sites, halt,
                             None if gate is None else gate.progress())
+
+
+def form_clusters(ctas: list[CTARuntime], grid: tuple, cluster: tuple) -> None:
+    """Group the grid's CTAs into clusters of shape `cluster` (the grid is a whole number of clusters: checked
+    before).  Rank = x + y * cx + z * cx * cy of the CTA's place in its cluster (PTX %cluster_ctarank)."""
+    cx, cy, cz = cluster
+    size = cx * cy * cz
+    groups: dict[tuple, list] = {}
+    for rt in ctas:
+        bx, by, bz = rt.block_idx
+        key = (bx // cx, by // cy, bz // cz)
+        rt.cluster_idx = (bx % cx, by % cy, bz % cz)
+        rt.cluster_rank = rt.cluster_idx[0] + rt.cluster_idx[1] * cx + rt.cluster_idx[2] * cx * cy
+        rt.cluster_size = size
+        rt.cluster_id = key[0] + key[1] * (grid[0] // cx) + key[2] * (grid[0] // cx) * (grid[1] // cy)
+        groups.setdefault(key, [None] * size)[rt.cluster_rank] = rt
+    for members in groups.values():
+        barrier = ClusterBarrier(members[0].cluster_id, members)
+        for rt in members:
+            rt.cluster = members
+            rt.cluster_barrier = barrier
 
 
 def host_values(func, scalars: dict) -> None:

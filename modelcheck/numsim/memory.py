@@ -17,6 +17,9 @@ GLOBAL_BASE = 0x7F00_0000_0000
 GLOBAL_STRIDE = 1 << 36
 SHARED_BASE = 0x400
 SHARED_LIMIT = 232_448          # bytes of shared memory per CTA on sm_100 (227 KiB)
+# A shared::cluster address of CTA rank r (what `mapa` returns): (r + 1) << 24 | its shared::cta address.
+# A plain shared::cta address (below CLUSTER_WINDOW) in the cluster window is the executing CTA's own.
+CLUSTER_WINDOW = 1 << 24
 
 
 @dataclass
@@ -149,6 +152,18 @@ class GlobalMemory:
         slot = (addr - GLOBAL_BASE) // GLOBAL_STRIDE
         a = self._by_slot.get(slot)
         return a if a is not None and a.contains(addr, size) else None
+
+
+def cluster_address(rank: int, local: int) -> int:
+    """The shared::cluster address of `local` (a shared::cta or cluster address) in the CTA of `rank`."""
+    return ((rank + 1) << 24) | (int(local) % CLUSTER_WINDOW)
+
+
+def split_cluster(addr: int) -> tuple[int | None, int]:
+    """(rank, shared::cta address) of a shared::cluster address; rank None for a plain shared::cta address."""
+    if CLUSTER_WINDOW <= addr < GLOBAL_BASE:
+        return (addr >> 24) - 1, addr % CLUSTER_WINDOW
+    return None, addr
 
 
 def space_of_address(addr: int) -> str:

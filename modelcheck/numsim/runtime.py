@@ -132,7 +132,16 @@ class CTARuntime:
         self.tmem = None
         self.cluster_rank = 0          # %cluster_ctarank (the launch's cluster shape sets these)
         self.cluster_size = 1
+        self.cluster_idx = (0, 0, 0)   # %cluster_ctaid: the CTA's place in its cluster
+        self.cluster_id = 0            # linear index of the CTA's cluster in the grid
+        self.cluster: list[CTARuntime] = [self]   # the CTAs of this cluster, by rank
+        self.cluster_barrier = None    # the cluster's barrier.cluster state (numsim.sync.ClusterBarrier)
+        self.exited = False            # every warp of the CTA has finished: its shared memory is gone
         self.setmaxnreg = None         # warp index -> [(count, dir, site)] (numsim.registers_budget)
+
+    def peer(self, rank: int) -> "CTARuntime":
+        """The CTA of `rank` in this CTA's cluster."""
+        return self.cluster[rank]
 
     def mbarrier(self, addr: int) -> MBarrier:
         b = self.mbarriers.get(addr)
@@ -197,6 +206,7 @@ class Scheduler:
             w.status = DONE
             eng.stats["warps_finished"] += 1
             eng.checkpoint(w)
+            _note_exit(eng, w)
             return
         eng.checkpoint(w)
         if type(y) is Wait:
@@ -251,6 +261,20 @@ class Scheduler:
                 eng.waiters[key] = still
             else:
                 del eng.waiters[key]
+
+
+def _note_exit(eng, w: Warp) -> None:
+    """In a cluster launch, a finished warp is a sync event (peers' accesses to its CTA's shared memory must
+    happen before the CTA's exit), and the CTA's last warp ends its shared memory."""
+    rt = w.rt
+    bar = rt.cluster_barrier
+    if bar is not None and bar.arrived:
+        bar.try_complete()                # the barrier awaits only non-exited threads
+        eng.touch(bar)
+    if rt.cluster_size > 1:
+        last = all(x.status == DONE for x in rt.warps)
+        rt.exited = last
+        eng.sync(w, "warp.exit", None, details={"cta_exited": last})
 
 
 def _state_of(waiting) -> str | None:

@@ -226,3 +226,64 @@ class NamedBarrier:
 
     def describe(self) -> str:
         return f"generation {self.gen}, {self.arrived}/{self.count if self.count is not None else '?'} threads"
+
+
+class ClusterBarrier:
+    """The `barrier.cluster` of one cluster (PTX ISA 9.7.13.3): every non-exited thread of every CTA of the
+    cluster arrives once per phase; a thread's wait returns when the phase it arrived in completes (a wait
+    without an arrival waits for its own arrival: a hang).  The phase completes when every thread that has
+    not exited has arrived; the barrier then starts the next phase by itself."""
+
+    __slots__ = ("cluster", "members", "gen", "arrived", "version", "arrived_gen")
+
+    def __init__(self, cluster: int, members: list):
+        self.cluster = cluster
+        self.members = members            # the cluster's CTARuntimes, by rank
+        self.gen = 0
+        self.arrived: dict[int, int] = {}       # global warp id -> lane bits arrived in the current phase
+        self.arrived_gen: dict[int, int] = {}   # global warp id -> the phase of its latest arrival
+        self.version = 0
+
+    def arrive(self, warp, lanes: int) -> int:
+        """A warp's lanes arrive; returns the phase they arrive in."""
+        have = self.arrived.get(warp.gid, 0)
+        if have & lanes:
+            raise SyncError("cluster_barrier_early_arrival",
+                            f"warp {warp.gid} arrives twice on the cluster barrier in phase {self.gen} (a thread "
+                            f"must wait before arriving again)", warp=warp.gid, generation=self.gen)
+        self.arrived[warp.gid] = have | lanes
+        self.arrived_gen[warp.gid] = self.gen
+        gen = self.gen
+        self.try_complete()
+        self.version += 1
+        return gen
+
+    def try_complete(self) -> bool:
+        """Complete the phase if every non-exited thread has arrived."""
+        for rt in self.members:
+            for w in rt.warps:
+                if w.status == 2:       # runtime.DONE: an exited warp is not awaited
+                    continue
+                full = (1 << w.nthreads) - 1
+                if self.arrived.get(w.gid, 0) & full != full:
+                    return False
+        self.gen += 1
+        self.arrived = {}
+        self.version += 1
+        return True
+
+    def passed(self, gen: int) -> bool:
+        return self.gen > gen
+
+    def missing(self) -> list[int]:
+        """Global ids of the warps the current phase still awaits."""
+        out = []
+        for rt in self.members:
+            for w in rt.warps:
+                full = (1 << w.nthreads) - 1
+                if w.status != 2 and self.arrived.get(w.gid, 0) & full != full:
+                    out.append(w.gid)
+        return out
+
+    def describe(self) -> str:
+        return f"cluster {self.cluster} phase {self.gen}, awaiting warps {self.missing()}"

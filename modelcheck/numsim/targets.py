@@ -69,3 +69,19 @@ def violations(t: Target, grid: tuple, block: tuple, shared_bytes: int) -> list[
         out.append(f"{shared_bytes:,} bytes of shared memory per block, above the limit of "
                    f"{t.max_shared_per_block:,} ({t.max_shared_per_block // KB} KB) on {t.name}")
     return out
+
+
+MAX_CLUSTER = 16     # CTAs per cluster: 8 portable, 16 with the non-portable-size attribute (sm_90+)
+
+
+def cluster_violations(grid: tuple, cluster: tuple) -> list[str]:
+    """Why this cluster shape cannot launch with `grid` (CUDA: cudaErrorClusterDimsInvalid / InvalidValue)."""
+    out = []
+    for axis, (g, c) in enumerate(zip(grid, cluster)):
+        if c < 1:
+            out.append(f"cluster dimension {'xyz'[axis]} is {c}; a cluster needs at least 1 CTA along every axis")
+        elif g >= 1 and g % c:
+            out.append(f"grid dimension {'xyz'[axis]} ({g}) is not a multiple of the cluster dimension ({c})")
+    if all(c >= 1 for c in cluster) and cluster[0] * cluster[1] * cluster[2] > MAX_CLUSTER:
+        out.append(f"{cluster[0] * cluster[1] * cluster[2]} CTAs per cluster, above the limit of {MAX_CLUSTER}")
+    return out

@@ -408,6 +408,12 @@ class Extractor:
         if not nlanes:
             return []
         name = info.name
+        # the fragment is one CTA's barriers (a cluster launch is refused before): cluster barriers and multicast
+        # to the cluster's CTAs are outside it; on one CTA a shared::cluster address is the CTA's own
+        if info.family == "cluster_barrier":
+            raise OutsideFragment(f"the cluster barrier {name}", call.span)
+        if "multicast::cluster" in info.quals:
+            raise OutsideFragment(f"{call.op} (multicast to the CTAs of a cluster)", call.span)
         ops = {o.name: x for o, x in zip(info.operands, call.operands)}
         site = self.site(call)
         if name == "mbarrier.init":

@@ -248,13 +248,13 @@ class Flow:
                 mask = np.zeros(32, dtype=np.bool_)
                 mask[lanes] = True
             if d.get("order", "release") != "relaxed":
-                self._release_into(self._payload(self.mb, (ev.cta, ev.barrier[2], ev.generation)), w, mask)
+                self._release_into(self._payload(self.mb, (ev.barrier[1], ev.barrier[2], ev.generation)), w, mask)
             elif w.tc is not None:       # a relaxed arrive still orders fenced tcgen05 work (PTX §9.7.16.6.3)
-                self._tc_release_into(self._payload(self.mb, (ev.cta, ev.barrier[2], ev.generation)),
+                self._tc_release_into(self._payload(self.mb, (ev.barrier[1], ev.barrier[2], ev.generation)),
                                       w.tc_release(mask))
         elif kind == "mbarrier.wait":
             if ev.generation is not None:
-                p = self.mb.get((ev.cta, ev.barrier[2], ev.generation))
+                p = self.mb.get((ev.barrier[1], ev.barrier[2], ev.generation))
                 if p is not None:
                     self._acquire(p, w, mask, ordinary=d.get("order", "acquire") != "relaxed")
         elif kind in ("bar.sync", "bar.arrive", "bar.red"):
@@ -263,6 +263,17 @@ class Flow:
             p = self.named.get((ev.cta, ev.barrier[2], ev.generation))
             if p is not None:
                 self._acquire(p, w, mask)
+        elif kind == "cluster.arrive":
+            # barrier.cluster: an arrive releases (a .relaxed one only fenced tcgen05 work), the wait acquires
+            p = self._payload(self.named, ev.barrier[:2] + (ev.generation,))
+            if d.get("order", "release") != "relaxed":
+                self._release_into(p, w, mask)
+            elif w.tc is not None:
+                self._tc_release_into(p, w.tc_release(mask))
+        elif kind == "cluster.wait":
+            p = self.named.get(ev.barrier[:2] + (ev.generation,))
+            if p is not None:
+                self._acquire(p, w, mask, ordinary=d.get("order", "acquire") != "relaxed")
         elif kind == "warp_sync":
             self._warp_sync(w, mask, d.get("membermask", 0xFFFFFFFF))
         elif kind == "fence.proxy.async":
@@ -399,7 +410,7 @@ class Flow:
         if ev.barrier is None or ev.barrier[0] != "mbarrier":
             return
         op = ev.details.get("op")
-        p = self._payload(self.mb, (ev.cta, ev.barrier[2], ev.generation))
+        p = self._payload(self.mb, (ev.barrier[1], ev.barrier[2], ev.generation))
         if op is not None and op in self.async_col:
             p["cols"].add(self.async_col[op])
         commit = self.tc.commit_payload(op) if ev.details.get("kind") == "tcgen05.commit" and self.tc else None

@@ -36,7 +36,7 @@ COMMAND_EVENTS = {"init": ("mbarrier.init",), "inval": ("mbarrier.inval",), "arr
 PROTOCOL_EVENTS = frozenset(e for events in COMMAND_EVENTS.values() for e in events)
 # phase-A findings whose `operation` ran after its `related_operations[0]` with nothing ordering them
 REVERSIBLE = {"mbarrier_prior_generation_consumption_not_happens_before": "the consuming wait",
-              "mbarrier_init_not_happens_before_use": "the init"}
+              "mbarrier_init_not_happens_before_use": "the init", "cluster_barrier_init_not_visible": "the init"}
 
 
 # phase-A findings of a re-arm (its `operation`) before any wait observed the previous generation

@@ -874,17 +874,27 @@ def test_unsupported_inside_an_expression_keeps_its_place():
     assert stmt("if T.cuda.foo():\n    r32 = 1") == If(Unsupported("cuda.foo", ()), (Store("r32", ZERO, u32(1)),), ())
 
 
-@pytest.mark.parametrize("text,mnemonic,reason", [
-    ("T.ptx.barrier.cluster.arrive.aligned()", "barrier.cluster.arrive.aligned", "cluster"),
-    ('T.ptx.barrier("cluster", "wait", "", "aligned", "")', "barrier.cluster.wait.aligned", "cluster"),
-    ("T.ptx.mapa.shared__cluster.u32(regs[0], bar.ptr_to([0]), T.uint32(0))", "mapa.shared::cluster.u32", "cluster"),
-    ("T.ptx.tcgen05.alloc.cta_group__2.sync.aligned.shared__cta.b32(bar.ptr_to([0]), 512)",
-     "tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32", "cta_group::2"),
+@pytest.mark.parametrize("text,mnemonic,family", [
+    ("T.ptx.barrier.cluster.arrive.aligned()", "barrier.cluster.arrive.aligned", "cluster_barrier"),
+    ('T.ptx.barrier("cluster", "wait", "", "aligned", "")', "barrier.cluster.wait.aligned", "cluster_barrier"),
+    ("T.ptx.mapa.shared__cluster.u32(regs[0], bar.ptr_to([0]), T.uint32(0))", "mapa.shared::cluster.u32", "misc"),
     ("T.ptx.tcgen05.commit.cta_group__1.mbarrier__arrive__one.shared__cluster.multicast__cluster.b64("
      "bar.ptr_to([0]), T.uint16(3))",
-     "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64", "multicast"),
-    ("T.cuda.cluster_sync()", "cuda.cluster_sync", "cluster"),
-    ("T.cuda.mbarrier_wait_acquire_cluster(bar.ptr_to([0]), 0)", "cuda.mbarrier_wait_acquire_cluster", "cluster"),
+     "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64", "tcgen05"),
+    ("T.cuda.cluster_sync()", "cuda.cluster_sync", "cluster_barrier"),
+    ("T.cuda.mbarrier_wait_acquire_cluster(bar.ptr_to([0]), 0)", "cuda.mbarrier_wait_acquire_cluster", "mbarrier"),
+])
+def test_cluster_ops_parse_and_classify_modeled(text, mnemonic, family):
+    """Clusters are modeled since issue 17 item 1 (docs/semantics.md#clusters)."""
+    call = op(text)
+    assert isinstance(call, OpCall) and call.op == mnemonic
+    info = classify(call.op, tuple(o.dtype for o in call.operands))
+    assert info is not None and info.supported and info.family == family
+
+
+@pytest.mark.parametrize("text,mnemonic,reason", [
+    ("T.ptx.tcgen05.alloc.cta_group__2.sync.aligned.shared__cta.b32(bar.ptr_to([0]), 512)",
+     "tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32", "cta_group::2"),
 ])
 def test_v2_ops_parse_and_classify_unsupported(text, mnemonic, reason):
     # (the cvt of the previous test is a known op since issue 17: tests/ir/test_ops_tvm027.py)

@@ -13,7 +13,7 @@ import numpy as np
 from .. import registers
 from .. import values as V
 from ..errors import EngineError
-from ..memory import GLOBAL_BASE, SHARED_BASE
+from ..memory import CLUSTER_WINDOW, GLOBAL_BASE, SHARED_BASE
 
 
 def _first_bad_lane(bad: np.ndarray) -> int:
@@ -244,23 +244,30 @@ def decode(w, addr, size: int, space: str, span, what: str):
     """Raw address(es) -> (allocation, offsets).  `space` is "shared", "global" or "generic"."""
     if type(addr) is not np.ndarray:
         a = int(addr)
-        alloc = _find(w, a, size, space)
+        alloc = _find(w, a, size, space, span)
         if alloc is None:
             raise EngineError("oob", f"{what} at address {a:#x} ({size} B) is outside every {space} allocation "
                                      f"(lane {_lane0(w)})", span, address=a, lane=_lane0(w), size=size)
-        return alloc, a - alloc.base
+        return alloc, (a % CLUSTER_WINDOW if alloc.space == "shared" else a) - alloc.base
     active = w.active()
     lanes = np.flatnonzero(active)
     if lanes.size == 0:
         return None, None
     a = addr.astype(np.int64)
     lo, hi = int(a[lanes].min()), int(a[lanes].max())
-    alloc = _find(w, lo, size, space)
+    alloc = _find(w, lo, size, space, span)
+    if alloc is not None and alloc.space == "shared" and hi >= CLUSTER_WINDOW:
+        # shared::cluster addresses: one CTA's window for every lane, then offsets inside it
+        if lo >> 24 == hi >> 24:
+            a = a % CLUSTER_WINDOW
+            lo, hi = int(a[lanes].min()), int(a[lanes].max())
+        else:
+            alloc = None
     if alloc is not None and alloc.contains(hi, size):
         offs = np.where(active, a - alloc.base, 0)
         return alloc, offs
     for lane in lanes:
-        al = _find(w, int(a[lane]), size, space)
+        al = _find(w, int(a[lane]), size, space, span)
         if al is None:
             raise EngineError("oob", f"{what} at address {int(a[lane]):#x} ({size} B) is outside every {space} "
                                      f"allocation (lane {int(lane)})", span, address=int(a[lane]), lane=int(lane),
@@ -269,10 +276,35 @@ def decode(w, addr, size: int, space: str, span, what: str):
                       span)
 
 
-def _find(w, addr: int, size: int, space: str):
+def _find(w, addr: int, size: int, space: str, span=None):
     if space == "shared" or (space == "generic" and addr < GLOBAL_BASE):
+        if addr >= CLUSTER_WINDOW:
+            # a shared::cluster address (mapa): the peer CTA's shared memory, recorded as the peer's allocation
+            rank = (addr >> 24) - 1
+            if rank >= w.rt.cluster_size:
+                return None
+            rt = w.rt.peer(rank)
+            if rt.exited:
+                peer_exited(w, rt, addr, span)
+            return rt.shared.find(addr % CLUSTER_WINDOW, size)
         return w.rt.shared.find(addr, size)
     if space in ("global", "generic"):
         return w.eng.globals.find(addr, size)
     return None
 
+
+
+def peer_exited(w, rt, addr: int, span, what: str = "access"):
+    """A shared::cluster access into a CTA that has exited: its shared memory no longer exists."""
+    raise EngineError("cluster_exit_while_peer_access",
+                      f"{what} of CTA {rt.index}'s shared memory (cluster rank {rt.cluster_rank}, address {addr:#x}) "
+                      f"by warp {w.gid} of CTA {w.cta} after CTA {rt.index} exited: nothing made it wait for its "
+                      f"peers (a final cluster barrier)", span, peer_cta=rt.index, address=int(addr),
+                      warp=w.gid, cta=w.cta)
+
+
+def note_remote(w, site: int, alloc) -> None:
+    """An access to a peer CTA's shared memory is a sync event too: the checkers hold it to happen before the
+    peer's exit (docs/semantics.md#clusters)."""
+    if alloc.cta is not None and alloc.cta != w.cta and alloc.space == "shared":
+        w.eng.sync(w, "cluster.remote", site, details={"target_cta": alloc.cta})

@@ -9,23 +9,37 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import EngineError
-from ..memory import GLOBAL_BASE
+from ..memory import CLUSTER_WINDOW, GLOBAL_BASE, cluster_address
 from ..runtime import Poll, Wait
 from ..sync import SyncError
 from . import groups, name_of, uniform
+from .access import peer_exited
+from .cluster import cluster_of
 
 
-def barrier_of(w, addr: int, span, what: str):
-    bar = w.rt.mbarriers.get(addr)
+def barrier_of(w, addr: int, span, what: str, remote: bool = False):
+    """The mbarrier at `addr`; a shared::cluster address of a peer CTA only for `remote` (`.shared::cluster`)
+    forms, which act on the peer's barrier."""
+    rt = w.rt
+    if CLUSTER_WINDOW <= addr < GLOBAL_BASE:
+        rt, addr = cluster_of(w, addr, span, what)
+        if rt is not w.rt and rt.exited:
+            peer_exited(w, rt, addr, span, what)
+        if rt is not w.rt and not remote:
+            raise EngineError("invalid_address", f"{what}: address {cluster_address(rt.cluster_rank, addr):#x} is "
+                                                 f"CTA {rt.cluster_rank}'s barrier (a shared::cluster address), but "
+                                                 f"this form only acts on the executing CTA's shared::cta barriers",
+                              span, address=addr, rank=rt.cluster_rank)
+    bar = rt.mbarriers.get(addr)
     if bar is not None:
         return bar
-    if addr >= GLOBAL_BASE or w.rt.shared.find(addr, 8) is None:
+    if addr >= GLOBAL_BASE or rt.shared.find(addr, 8) is None:
         raise EngineError("oob", f"{what}: address {addr:#x} is not an 8-byte location in shared memory",
                           span, address=addr)
     if addr % 8:
         raise EngineError("misaligned_address", f"{what}: mbarrier address {addr:#x} is not 8-byte aligned",
                           span, address=addr)
-    return w.rt.mbarrier(addr)
+    return rt.mbarrier(addr)
 
 
 def _fail(err: SyncError, span):
@@ -50,7 +64,7 @@ def _init(ctx, call, info):
             except SyncError as err:
                 raise _fail(err, span) from None
             w.eng.touch(bar)
-            w.eng.sync(w, "mbarrier.init", site, barrier=("mbarrier", w.cta, la), count=lc, generation=0,
+            w.eng.sync(w, "mbarrier.init", site, barrier=("mbarrier", bar.cta, bar.addr), count=lc, generation=0,
                        details={"lane": int(lane), "epoch": bar.epoch})
     return run, False
 
@@ -69,7 +83,7 @@ def _inval(ctx, call, info):
             except SyncError as err:
                 raise _fail(err, span) from None
             w.eng.touch(bar)
-            w.eng.sync(w, "mbarrier.inval", site, barrier=("mbarrier", w.cta, a), generation=bar.local_gen)
+            w.eng.sync(w, "mbarrier.inval", site, barrier=("mbarrier", bar.cta, bar.addr), generation=bar.local_gen)
     return run, False
 
 
@@ -89,6 +103,7 @@ def _arrive(ctx, call, info):
     tx = ops[1] if expect_tx else (lambda w: 0)
     kind = "mbarrier.arrive"
     order = info.quals.get("sem", "release")
+    remote = info.quals.get("space") == "shared::cluster"
     site = ctx.site(call, info.name)
     span = call.span
 
@@ -99,7 +114,7 @@ def _arrive(ctx, call, info):
         for a, lanes, n in groups(a_all, w):
             sub = _sum_over(c_all, lanes, n, w)
             txb = _sum_over(t_all, lanes, n, w) if expect_tx else 0
-            bar = barrier_of(w, a, span, info.name)
+            bar = barrier_of(w, a, span, info.name, remote)
             gen = bar.local_gen
             if tokens is not None:
                 tokens[w.active() if lanes is None else lanes] = gen & 1
@@ -115,7 +130,7 @@ def _arrive(ctx, call, info):
                            "expected": bar.expected}
                 if lanes is not w.mask:
                     details["lanes"] = _lanes_of(lanes, w)   # only a subset of the active lanes arrived here
-                eng.sync(w, kind, site, barrier=("mbarrier", w.cta, a), count=sub, tx=txb, generation=gen,
+                eng.sync(w, kind, site, barrier=("mbarrier", bar.cta, bar.addr), count=sub, tx=txb, generation=gen,
                          completed=completed, details=details)
         if tokens is not None:
             state(w, tokens)
@@ -137,6 +152,7 @@ def _lanes_of(lanes, w):
 def _tx(ctx, call, info):
     addr, nbytes = (ctx.expr(o) for o in call.operands)
     complete = info.name == "mbarrier.complete_tx"
+    remote = info.quals.get("space") == "shared::cluster"
     site = ctx.site(call, info.name)
     span = call.span
 
@@ -145,7 +161,7 @@ def _tx(ctx, call, info):
         w.effects += 1
         for a, lanes, n in groups(a_all, w):
             total = _sum_over(b_all, lanes, n, w)
-            bar = barrier_of(w, a, span, info.name)
+            bar = barrier_of(w, a, span, info.name, remote)
             gen = bar.local_gen
             prior_consumed = bar.consumed or gen == 0
             try:
@@ -154,7 +170,7 @@ def _tx(ctx, call, info):
                 raise _fail(err, span) from None
             w.eng.touch(bar)
             if w.eng.sync_obs:
-                w.eng.sync(w, info.name, site, barrier=("mbarrier", w.cta, a), tx=total, generation=gen,
+                w.eng.sync(w, info.name, site, barrier=("mbarrier", bar.cta, bar.addr), tx=total, generation=gen,
                            completed=completed, details={"prior_consumed": prior_consumed})
     return run, False
 
@@ -188,11 +204,12 @@ def _try_wait(ctx, call, info):
             observed = bar.consume()
             w.eng.touch(bar)
             if w.eng.sync_obs:
-                w.eng.sync(w, "mbarrier.wait", site, barrier=("mbarrier", w.cta, a), parity=p, generation=observed,
-                           details={"order": order, "polling": True, "parity_value": raw})
+                w.eng.sync(w, "mbarrier.wait", site, barrier=("mbarrier", bar.cta, bar.addr), parity=p,
+                           generation=observed, details={"order": order, "polling": True, "parity_value": raw})
             return
         if w.eng.sync_obs:
-            w.eng.sync(w, "mbarrier.poll", site, barrier=("mbarrier", w.cta, a), parity=p, generation=bar.local_gen)
+            w.eng.sync(w, "mbarrier.poll", site, barrier=("mbarrier", bar.cta, bar.addr), parity=p,
+                       generation=bar.local_gen)
         yield Poll(bar, site, lambda: f"await {info.name} on {name_of(w, a)}; phase {p} ({bar.describe()})")
     return run, True
 
@@ -230,7 +247,7 @@ def _wait(ctx, call, info):
         eng.touch(bar)
         w.effects += 1
         if eng.sync_obs:
-            eng.sync(w, "mbarrier.wait", site, barrier=("mbarrier", w.cta, a), parity=p, generation=observed,
+            eng.sync(w, "mbarrier.wait", site, barrier=("mbarrier", bar.cta, bar.addr), parity=p, generation=observed,
                      details={"order": "acquire", "blocked": blocked, "parity_value": raw})
     return run, True
 
@@ -255,5 +272,6 @@ HANDLERS = {
     "mbarrier.try_wait.parity": _try_wait,
     "mbarrier.test_wait.parity": _try_wait,
     "cuda.mbarrier_wait": _wait,
+    "cuda.mbarrier_wait_acquire_cluster": _wait,     # the same wait, acquiring at cluster scope
     "fence.mbarrier_init": _fence_init,
 }

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import values as V
 from ..errors import EngineError
-from .access import decode
+from .access import decode, note_remote
 
 PTX_NP = V.LazyTypes({
     "b8": np.uint8, "u8": np.uint8, "s8": np.int8, "b16": np.uint16, "u16": np.uint16, "s16": np.int16,
@@ -104,6 +104,7 @@ def _ld(ctx, call, info):
                                                       size * width):
             w.eng.note_uninitialized(site, w, alloc.name)
         w.eng.access(w, site, alloc, offs, size * width, "read", order=order, scope=scope)
+        note_remote(w, site, alloc)
         for k, d in enumerate(dsts):
             idx = offs // size + k
             raw = view[idx] if type(idx) is not np.ndarray else view.take(idx)
@@ -145,6 +146,7 @@ def _st(ctx, call, info):
                 view[idx[lanes]] = v[lanes] if v.ndim else v
         alloc.mark_written(offs if type(offs) is not np.ndarray else offs[lanes], size * width)
         w.eng.access(w, site, alloc, offs, size * width, "write", order=order, scope=scope)
+        note_remote(w, site, alloc)
     return run, False
 
 
@@ -191,6 +193,7 @@ def _rmw(w, site, span, alloc, offs, size, np_t, op, b_val, c_val, order, scope,
         view[idx] = _atomic_apply(op, old, b, c, np_t)
     alloc.mark_written(offs if type(offs) is not np.ndarray else offs[lanes], size)
     w.eng.access(w, site, alloc, offs, size, "rmw", order=order, scope=scope)
+    note_remote(w, site, alloc)
     w.effects += 1
     return olds
 

@@ -32,7 +32,7 @@ from .. import registers
 from ..descriptors import (LDST_REGS, DescriptorError, DescriptorUnsupported, SmemDescriptor, cp_rows, ldst_map,
                            matrix_addresses, tmem_split)
 from ..errors import EngineError, UnsupportedTIRxError
-from ..memory import GLOBAL_BASE, SHARED_BASE
+from ..memory import GLOBAL_BASE, SHARED_BASE, cluster_address
 from ..runtime import Wait
 from ..sync import SyncError
 from ..tmem import TmemError, next_alloc_id, record_cells, record_rows, tmem_of
@@ -373,30 +373,43 @@ def _fence(kind):
 
 def _commit(ctx, call, info):
     bar_fn = ctx.expr(call.operands[0])
+    mask_fn = ctx.expr(call.operands[1]) if len(call.operands) > 1 else None
     site = ctx.site(call, "tcgen05.commit")
     span = call.span
 
     def run(w):
         a_all = bar_fn(w)
+        m_all = mask_fn(w) if mask_fn is not None else None
         eng = w.eng
         st = tc_state(w)
         w.effects += 1
         for lane in lanes_of(w):
             baddr = at(a_all, lane)
-            bar = barrier_of(w, baddr, span, "tcgen05.commit")
-            try:
-                bar.require_live("tcgen05.commit")
-            except SyncError as err:
-                raise EngineError(err.kind, err.message, span, **err.details) from None
+            if m_all is None:
+                targets = [baddr]
+            else:
+                # .multicast::cluster: one arrival on the barrier at the same offset in each CTA of the mask
+                mask = at(m_all, lane) & 0xFFFF
+                if mask >> w.rt.cluster_size:
+                    raise EngineError("invalid_address", f"tcgen05.commit: ctaMask {mask:#06x} names CTA ranks "
+                                                         f"beyond the cluster of {w.rt.cluster_size} CTA(s)", span,
+                                      cta_mask=mask)
+                targets = [cluster_address(r, baddr) for r in range(w.rt.cluster_size) if mask >> r & 1]
             ids = [op.id for op in st.since_commit[lane]]
             st.since_commit[lane] = []
-            op = _new_op(w, "tcgen05.commit", lane, site)
-            gen = bar.local_gen
-            # like cp.async.mbarrier.arrive: an issue now, one arrival (no pending increment) when it lands
-            eng.sync(w, "async.issue", site, barrier=("mbarrier", w.cta, baddr), count=1, generation=gen,
-                     details={"op": op.id, "kind": op.kind, "lane": lane, "noinc": True, "ops": ids,
-                              "covers": _COVERS})
-            eng.enqueue(_arrive(eng, op, bar, baddr, ids, gen, span))
+            for target in targets:
+                bar = barrier_of(w, target, span, "tcgen05.commit", remote=True)
+                try:
+                    bar.require_live("tcgen05.commit")
+                except SyncError as err:
+                    raise EngineError(err.kind, err.message, span, **err.details) from None
+                op = _new_op(w, "tcgen05.commit", lane, site)
+                gen = bar.local_gen
+                # like cp.async.mbarrier.arrive: an issue now, one arrival (no pending increment) when it lands
+                eng.sync(w, "async.issue", site, barrier=("mbarrier", bar.cta, bar.addr), count=1, generation=gen,
+                         details={"op": op.id, "kind": op.kind, "lane": lane, "noinc": True, "ops": ids,
+                                  "covers": _COVERS})
+                eng.enqueue(_arrive(eng, op, bar, bar.addr, ids, gen, span))
     return run, False
 
 
@@ -412,7 +425,7 @@ def _arrive(eng, op, bar, baddr, ids, bound_gen, span):
             raise EngineError(err.kind, err.message, span, warp=op.warp, **err.details) from None
         op.done = True
         eng.touch(bar)
-        eng.async_sync(op.cta, op.warp, "mbarrier.arrive", op.site, op.iters, barrier=("mbarrier", op.cta, baddr),
+        eng.async_sync(op.cta, op.warp, "mbarrier.arrive", op.site, op.iters, barrier=("mbarrier", bar.cta, baddr),
                        count=1, generation=gen, completed=completed,
                        details={"async": True, "kind": op.kind, "op": op.id, "lane": op.lane, "ops": ids,
                                 "covers": _COVERS, "bound_generation": bound_gen})

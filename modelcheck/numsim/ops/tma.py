@@ -21,11 +21,12 @@ import numpy as np
 
 from ..descriptors import byte_runs
 from ..errors import EngineError
-from ..memory import SHARED_BASE
+from ..memory import CLUSTER_WINDOW, SHARED_BASE, cluster_address
 from ..sync import SyncError
 from ..tensormap import TensorMapError, box_plan, fill_bits, validate
 from . import name_of
 from .async_copy import _groups, _new_op
+from .cluster import cluster_of
 from .mbarrier import barrier_of
 
 
@@ -56,7 +57,7 @@ def tensor_map(w, value: int, span, what: str):
     return bound
 
 
-def _plan(w, bound, dims, coords, smem, span, what):
+def _plan(w, bound, dims, coords, smem, span, what, rt=None):
     f = bound.fields
     if f.rank != dims:
         raise EngineError("invalid_descriptor", f"{what}: tensor map {bound.name} has rank {f.rank}, but the op is "
@@ -67,7 +68,7 @@ def _plan(w, bound, dims, coords, smem, span, what):
                           address=smem)
     plan = box_plan(f, coords, smem)
     lo, hi = int(plan.smem_addr.min()), int(plan.smem_addr.max()) + plan.esz
-    alloc = w.rt.shared.find(lo, hi - lo)
+    alloc = (rt or w.rt).shared.find(lo, hi - lo)
     if alloc is None:
         raise EngineError("oob", f"{what}: the {f.box_bytes}-byte box at shared [{lo:#x}, {hi:#x}) is outside every "
                                  f"shared allocation", span, address=lo, size=hi - lo)
@@ -94,40 +95,73 @@ def _g2s(ctx, call, info):
     dst_fn, tmap_fn = ctx.expr(ops[0]), ctx.expr(ops[1])
     coord_fns = [ctx.expr(o) for o in ops[2:2 + dims]]
     bar_fn = ctx.expr(ops[2 + dims])
+    multicast = "multicast::cluster" in info.quals
+    mask_fn = ctx.expr(ops[3 + dims]) if multicast else None
     site = ctx.site(call, "cp.async.bulk.tensor")
     span = call.span
-    what = f"cp.async.bulk.tensor.{dims}d (global -> shared)"
+    what = f"cp.async.bulk.tensor.{dims}d (global -> shared{'::cluster' if multicast else ''})"
 
     def run(w):
         dst_a, tm_a, bar_a = dst_fn(w), tmap_fn(w), bar_fn(w)
+        mask_a = mask_fn(w) if multicast else None
         coords_a = [c(w) for c in coord_fns]
         eng = w.eng
         w.effects += 1
         for lane in _lanes(w):
             bound = tensor_map(w, _at(tm_a, lane), span, what)
-            dst, baddr = _at(dst_a, lane), _at(bar_a, lane)
             coords = [_at(c, lane) for c in coords_a]
-            plan, d_alloc = _plan(w, bound, dims, coords, dst, span, what)
             nbytes = bound.fields.box_bytes
-            bar = barrier_of(w, baddr, span, what)
-            try:
-                bar.require_live(what)
-            except SyncError as err:
-                raise EngineError(err.kind, err.message, span, **err.details) from None
-            op = _new_op(w, "tma.g2s", lane, site)
-            gen = bar.local_gen
-            eng.sync(w, "async.issue", site, barrier=("mbarrier", w.cta, baddr), tx=nbytes, generation=gen,
-                     details={"op": op.id, "kind": op.kind, "lane": lane, "name": name_of(w, baddr),
-                              "tensor_map": bound.name, "coords": coords})
-            eng.enqueue(_complete_g2s(w, op, bound, plan, d_alloc, nbytes, bar, baddr, span, gen))
+            for rt, dst, baddr in _destinations(w, _at(dst_a, lane), _at(bar_a, lane),
+                                                None if mask_a is None else _at(mask_a, lane), span, what):
+                plan, d_alloc = _plan(w, bound, dims, coords, dst, span, what, rt)
+                bar = barrier_of(w, cluster_address(rt.cluster_rank, baddr) if rt is not w.rt else baddr, span,
+                                 what, remote=True)
+                try:
+                    bar.require_live(what)
+                except SyncError as err:
+                    raise EngineError(err.kind, err.message, span, **err.details) from None
+                op = _new_op(w, "tma.g2s", lane, site)
+                gen = bar.local_gen
+                details = {"op": op.id, "kind": op.kind, "lane": lane, "name": name_of(w, baddr),
+                           "tensor_map": bound.name, "coords": coords}
+                if rt is not w.rt:
+                    details["target_cta"] = rt.index
+                eng.sync(w, "async.issue", site, barrier=("mbarrier", rt.index, baddr), tx=nbytes, generation=gen,
+                         details=details)
+                eng.enqueue(_complete_g2s(w, op, bound, plan, d_alloc, nbytes, bar, baddr, span, gen, rt))
     return run, False
 
 
-def _complete_g2s(w, op, bound, plan, d_alloc, nbytes, bar, baddr, span, bound_gen):
-    eng, cta, warp, pool = w.eng, w.cta, w.gid, w.rt.shared.pool
+def _destinations(w, dst: int, baddr: int, mask, span, what):
+    """(CTA runtime, shared::cta box address, shared::cta barrier address) of each CTA a load writes: the CTA
+    its shared::cluster destination names (its barrier must be in the same CTA), or with `.multicast::cluster`
+    every CTA of `mask` at the same CTA-relative offsets (PTX ISA 9.7.9.25.5.1)."""
+    if mask is None:
+        rt, local = cluster_of(w, dst, span, what)
+        brt, blocal = cluster_of(w, baddr, span, what)
+        if brt is not rt:
+            raise EngineError("invalid_address", f"{what}: the destination is in CTA rank {rt.cluster_rank} but its "
+                                                 f"mbarrier is in CTA rank {brt.cluster_rank}; they must be in one "
+                                                 f"CTA", span, address=dst, mbarrier=baddr)
+        return [(rt, local, blocal)]
+    mask &= 0xFFFF
+    size = w.rt.cluster_size
+    if mask >> size:
+        raise EngineError("invalid_address", f"{what}: ctaMask {mask:#06x} names CTA ranks beyond the cluster of "
+                                             f"{size} CTA(s)", span, cta_mask=mask, cluster_size=size)
+    dst_local, bar_local = dst % CLUSTER_WINDOW, baddr % CLUSTER_WINDOW
+    return [(w.rt.peer(r), dst_local, bar_local) for r in range(size) if mask >> r & 1]
+
+
+def _complete_g2s(w, op, bound, plan, d_alloc, nbytes, bar, baddr, span, bound_gen, rt):
+    eng, cta, warp, pool = w.eng, rt.index, w.gid, rt.shared.pool
     f = bound.fields
 
     def complete():
+        if rt.exited:
+            raise EngineError("cluster_exit_while_peer_access",
+                              f"TMA load into CTA {rt.index}'s shared memory (issued by warp {warp} of CTA {w.cta}) "
+                              f"completes after CTA {rt.index} exited", span, peer_cta=rt.index, warp=warp)
         esz = plan.esz
         n = plan.inb.size
         data = np.empty((n, esz), dtype=np.uint8)
@@ -146,7 +180,7 @@ def _complete_g2s(w, op, bound, plan, d_alloc, nbytes, bar, baddr, span, bound_g
         except SyncError as err:
             raise EngineError(err.kind, err.message, span, warp=warp, **err.details) from None
         eng.touch(bar)
-        eng.async_sync(cta, warp, "mbarrier.complete_tx", op.site, op.iters, barrier=("mbarrier", cta, baddr),
+        eng.async_sync(w.cta, warp, "mbarrier.complete_tx", op.site, op.iters, barrier=("mbarrier", cta, baddr),
                        tx=nbytes, generation=gen, completed=completed,
                        details={"op": op.id, "async": True, "kind": op.kind, "bound_generation": bound_gen})
     return complete

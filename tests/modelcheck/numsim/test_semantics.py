@@ -714,15 +714,15 @@ def test_unsupported_operation_raises_naming_op_and_line_only_when_executed():
     d = only(res, "analysis_incomplete")
     assert res.verdict == "incomplete" and d.details["reason"] == "unsupported_operation"
     assert d.details["operation"] == "cvt.rn.f32.f16" and d.span.line == cvt_line
-    # a known op outside v1 (clusters): the registry's reason travels with the error
+    # a known op outside the modeled set (grid sync): the registry's reason travels with the error
     func2 = kernel("""
         if n > 200:
-            T.cuda.cluster_sync()
+            T.cuda.grid_sync()
     """, params)
     with pytest.raises(numsim.UnsupportedTIRxError) as err:
         numsim.run(func2, {**inputs, "n": 201})
-    assert err.value.name == "cuda.cluster_sync" and "clusters" in err.value.why
-    assert err.value.span.line == body_line("if n > 200:\n    T.cuda.cluster_sync()", "cluster_sync")
+    assert err.value.name == "cuda.grid_sync" and "grid" in err.value.why
+    assert err.value.span.line == body_line("if n > 200:\n    T.cuda.grid_sync()", "grid_sync")
 
 
 def test_missing_inputs_raise_input_error_listing_the_parameters():
