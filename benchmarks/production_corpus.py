@@ -14,11 +14,15 @@ Run it with the Python of the environment `benchmarks/corpus_setup.sh` makes (ap
    `<cache>/<module>/<function>.{pre,lowered,host}.py`; `<cache>/index.json` records module,
    config, arch, function, parameters (kind, dtype, shape), build status and errors.  The
    printed kernels stay in the cache, outside the repository.  `--no-build` reuses the cache.
-2. parse / check: per function and generation, a child process runs `ir.parse`, then (stage
+2. `--capture`: per module, a child runs the library's own `run_test(**CONFIGS[0])` on the CPU with the
+   compiler's launch replaced by a recorder (benchmarks/corpus/capture.py), and saves the arguments the
+   library passes to each kernel (`<cache>/<module>/<function>.inputs.npz`, scalars and tensor maps in
+   the index); the check stage then uses the library's own inputs.
+3. parse / check: per function and generation, a child process runs `ir.parse`, then (stage
    `check`) Synccheck and Racecheck on zero-filled and random inputs of the parameters' shapes;
    it records parsed, the first parse error (line, construct), verdicts, finding kinds, time and
    the first unmodeled op.  Writes benchmarks/results/production_corpus.json and prints a table.
-3. `--census`: from the cache alone, the constructs our parser rejects (each function's full
+4. `--census`: from the cache alone, the constructs our parser rejects (each function's full
    list, found by stubbing each rejected construct and re-parsing) and the ops each function
    uses with whether `ir.ops.classify` knows them.  Writes
    benchmarks/results/production_corpus_census.{json,md}.
@@ -101,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="+", default=None, metavar="MODULE", help="registry names (or substrings)")
     ap.add_argument("--no-build", action="store_true", help="reuse the printed cache")
     ap.add_argument("--stage", choices=("none", "parse", "check"), default="check")
+    ap.add_argument("--capture", action="store_true",
+                    help="capture each kernel's arguments from the library's own run_test (CPU, nothing launched)")
     ap.add_argument("--census", action="store_true", help="write the construct and op census from the cache")
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     ap.add_argument("--jobs", type=int, default=1, help="child processes at once")
@@ -128,6 +134,13 @@ def main(argv: list[str] | None = None) -> int:
         (cache / "index.json").write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
         _print_build_summary(index)
     index = load_index(cache)
+    if args.capture:
+        from benchmarks.corpus import capture
+        t0 = time.perf_counter()
+        index = capture.run_all(index, cache, only=args.only, jobs=args.jobs, timeout=args.timeout, child=_child,
+                                select=select)
+        index["capture_wall_s"] = round(time.perf_counter() - t0, 1)
+        (cache / "index.json").write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
     if args.census:
         from benchmarks.corpus import census
         data = census.run(index, cache, only=args.only, jobs=args.jobs)

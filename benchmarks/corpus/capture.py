@@ -332,3 +332,35 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
+
+
+def run_all(index: dict, cache, *, only, jobs: int, timeout: float, child, select) -> dict:
+    """Capture every built module (a child each, under `timeout`); store each function's capture in the
+    index (`functions[i]["captured"]`: the npz, scalars and tensor maps, or `why` it is missing)."""
+    from concurrent.futures import ThreadPoolExecutor
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    names = {m["module"] for m in index["modules"]}
+    todo = [m for m in index["modules"] if m["status"] == "built" and select(m["module"], only, names)]
+
+    def one(mod):
+        env = dict(os.environ, TIRX_PREPARE_CUDA_ARCH=mod["arch"], TIRX_PREPARE_NUM_SMS=str(NUM_SMS),
+                   PYTHONPATH=str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        rec, err, seconds = child([sys.executable, "-m", "benchmarks.corpus.capture", mod["module"], str(cache)],
+                                  env, timeout)
+        if rec is None:
+            rec = {"module": mod["module"], "error": err.strip().splitlines()[0] if err.strip() else "no output"}
+        rec["wall_s"] = round(seconds, 2)
+        got = sum(1 for f in rec.get("functions", {}).values() if "npz" in f)
+        print(f"  capture {mod['module']:<60} {got}/{len(mod['functions'])} function(s) {seconds:6.1f} s", flush=True)
+        return mod, rec
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        results = list(pool.map(one, todo))
+    for mod, rec in results:
+        why = rec.get("error") or f"run_test never called it ({rec.get('run_test', 'no record')})"
+        mod["capture"] = {k: rec.get(k) for k in ("run_test", "capture_s", "wall_s", "unmatched_calls", "error")}
+        for f in mod["functions"]:
+            got = rec.get("functions", {}).get(f["function"])
+            f["captured"] = got if got and "npz" in got else {"why": (got or {}).get("error") or why}
+    return index

@@ -63,6 +63,45 @@ def tensor_map_inputs(maps: dict, fill: str, rng) -> dict:
     return out
 
 
+_SWIZZLES = {0: "none", 1: "32B", 2: "64B", 3: "128B"}
+
+
+def captured_inputs(cache: Path, cap: dict, func, fill: str):
+    """(inputs, problems) from what the library's own `run_test` passed to the kernel (benchmarks/corpus/
+    capture.py): its arrays ("random": the library's prepared data; "zeros": the same shapes zeroed), its
+    scalars, and tensor maps over the bytes they describe.  Parameters bind by name; a lowered pointer
+    parameter `X_ptr` (or `X_handle`) takes the array of `X`."""
+    import numpy as np
+    from modelcheck.numsim import TensorMap
+    data = np.load(cache / cap["npz"])
+    arrays = {k: (np.zeros_like(data[k]) if fill == "zeros" else data[k]) for k in data.files}
+    maps = cap.get("tensor_maps") or {}
+    inputs, problems = {}, []
+    for p in func.params:
+        name = p.name
+        base = next((name[: -len(sfx)] for sfx in ("_ptr", "_handle") if name.endswith(sfx)), None)
+        if name in maps or (base and base in maps and name not in arrays):
+            enc = maps.get(name) or maps[base]
+            if "_missing" in enc:
+                problems.append(f"tensor-map parameter {name}: {enc['_missing']}")
+                continue
+            raw = arrays[enc["global_bytes"]][enc["byte_offset"]:]
+            elem = _dtype(enc["dtype"])
+            flat = raw[: raw.size - raw.size % elem.itemsize].view(elem)
+            inputs[name] = TensorMap(flat, enc["dims"], enc["strides"], enc["box"], enc["element_strides"],
+                                     enc["dtype"], swizzle=_SWIZZLES[enc["swizzle"]],
+                                     oob_fill="nan" if enc["oob_fill"] else "zero").numpy()
+        elif name in arrays and not name.startswith("__"):
+            inputs[name] = arrays[name]
+        elif base and base in arrays:
+            inputs[name] = arrays[base]
+        elif name in cap.get("scalars", {}):
+            inputs[name] = cap["scalars"][name]
+        else:
+            problems.append(f"parameter {name}: the library's call passed nothing the capture could bind to it")
+    return inputs, problems
+
+
 def make_inputs(func_rec: dict, config: dict, fill: str):
     """(inputs, problems): arrays for buffer parameters, scalars from the config, tensor-map
     descriptors from the recorded host-code encodes, or why a parameter cannot be given."""
@@ -137,8 +176,15 @@ def check_one(cache: Path, module: str, function: str, gen: str, stage: str) -> 
         return rec
     func = ir.parse(text, path=str(cache / rel))
     config = {k: v for k, v in (mod.get("config") or {}).items() if k != "label"}
+    captured = frec.get("captured") or {}
+    rec["inputs_from"] = "the library's run_test (captured)" if "npz" in captured else "configuration shapes"
     for fill in SEEDS:
-        inputs, problems = make_inputs(frec, config, fill)
+        if "npz" in captured:
+            inputs, problems = captured_inputs(cache, captured, func, fill)
+        else:
+            inputs, problems = make_inputs(frec, config, fill)
+            if captured.get("why"):
+                problems.append(f"inputs not captured: {captured['why']}")
         if problems:
             rec["not_checked"] = problems
             break

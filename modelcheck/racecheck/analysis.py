@@ -108,6 +108,12 @@ class Analysis(Observer):
         self.setup(run.warps, run.warps_per_cta)
 
     def setup(self, run_warps: int, warps_per_cta: int) -> None:
+        if self.meter is not None:
+            # a knowledge row (int32 per lane column) per warp: quadratic in the launch's warps, so a large grid
+            # is charged before it is made (incomplete naming the budget, not an out-of-memory kill)
+            self.meter.allocate(run_warps * (run_warps * 32 + 64) * 4,
+                                f"Racecheck's vector clocks for {run_warps:,} warps (one row of "
+                                f"{run_warps * 32:,} lane columns per warp)")
         self.flow = Flow(run_warps, warps_per_cta)
 
     def on_sync(self, ev) -> None:
