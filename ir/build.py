@@ -504,6 +504,9 @@ class _Builder:
             if isinstance(arg, sx.DictLit):
                 for k, v in arg.items:
                     key = k.value if isinstance(k, sx.Str) else repr(k)
+                    if isinstance(v, (sx.ListLit, sx.TupleLit)) and all(isinstance(e, sx.Str) for e in v.elts):
+                        items.append((key, tuple(e.value for e in v.elts)))   # e.g. kernel_launch_params
+                        continue
                     try:
                         val = self.ex.expr(v)
                         val = val.value if isinstance(val, Const) else val

@@ -36,6 +36,16 @@ _MATH = {"exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt
          "sigmoid", "fabs", "floor", "ceil", "round", "trunc", "nearbyint", "erf", "atan", "asin", "acos", "sinh",
          "cosh", "isnan", "isinf", "isfinite", "pow", "fmod", "atan2", "copysign", "hypot"}
 
+# CUDA math library functions TVM's lowering prints as `T.call_pure_extern(dtype, "expf", x)`: the same
+# math as the TIRx intrinsic (float32 `f` forms, the float64 plain names; `__expf`-style fast forms are the
+# hardware approximations of the same function)
+_EXTERN_MATH = {f"{m}f": m for m in ("exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
+                                     "sin", "cos", "tan", "tanh", "fabs", "floor", "ceil", "trunc", "erf", "atan",
+                                     "asin", "acos", "sinh", "cosh", "pow", "fmod", "atan2", "copysign", "hypot")}
+_EXTERN_MATH.update({f"__{m}f": m for m in ("exp", "exp10", "log", "log2", "log10", "sin", "cos", "tan", "pow")})
+_EXTERN_MATH.update({"nearbyintf": "nearbyint", "rintf": "nearbyint"})
+_EXTERN_MATH_F64 = {m: m for m in set(_EXTERN_MATH.values())}
+
 # names that only make sense in a specific statement position
 STATEMENT_ONLY = {"alloc_tensor", "alloc_buffer", "decl_buffer", "decl_tensor", "alloc_local", "alloc_shared",
                   "local_scalar", "launch_thread", "device_entry", "func_attr", "attr", "evaluate", "cta_id",
@@ -610,6 +620,20 @@ class ExprBuilder:
                 raise self.error(f"{full} needs its argument '{name}'", node, expected=", ".join(names))
         return operands
 
+    def extern_call(self, name: str, node: sx.Call) -> Expr:
+        """`T.call_pure_extern("float32", "expf", x)`: a CUDA math function is its TIRx intrinsic; any other
+        external function stays unmodeled, named (`call_pure_extern __popc`)."""
+        if len(node.args) < 2 or not isinstance(node.args[1], sx.Str):
+            return self.unsupported("tir." + name, node)
+        dtype = self.dtype(node.args[0], f"T.{name} result type")
+        fname = node.args[1].value
+        operands = [self.expr(a) for a in node.args[2:]]
+        table = _EXTERN_MATH_F64 if dtype == "float64" else _EXTERN_MATH if dtype == "float32" else {}
+        math_name = table.get(fname)
+        if math_name is None or any(o.dtype != dtype for o in operands):
+            return Unsupported(f"{name} {fname}", tuple(operands), dtype, span=self.span(node))
+        return self.intrinsic("tir." + math_name, operands, node)
+
     def isnan(self, x: Expr, span) -> Expr:
         return OpCall("tir.isnan", (x,), None, "bool", span=span)
 
@@ -739,6 +763,8 @@ class ExprBuilder:
             # integers), isfinite(x) = not isinf(x) and not isnan(x); constant operands fold as TVM folds them
             x = self.one_operand(node, f"T.{name}")
             return self.isfinite(x, span) if name == "isfinite" else self.isinf(x, span)
+        if name in ("call_pure_extern", "call_extern"):
+            return self.extern_call(name, node)
         if name in _MATH:
             operands, _ = self.args(node)
             return self.intrinsic("tir." + name, operands, node)

@@ -6,7 +6,9 @@ child prints one JSON record: parsed, the first parse error (line, construct, sn
 stage `check` the verdicts of both checkers on zero-filled and on random inputs, their finding
 kinds, the first unmodeled op, and the time taken.
 
-Inputs come from the function's parameters as the build recorded them: buffers get arrays of
+Inputs are, where `--capture` recorded them, the arguments the library's own `run_test` passes to
+the kernel (`random`: its prepared data; `zeros`: the same shapes zero-filled; tensor maps over the
+bytes they describe).  Otherwise they come from the function's parameters as the build recorded them: buffers get arrays of
 their shape and dtype (a symbolic extent is bound from the configuration when a config key
 has its name, else it is reported as unbound and the function is not checked); tensor-map
 parameters get `modelcheck.numsim.TensorMap` descriptors from the encode arguments the build

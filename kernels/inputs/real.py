@@ -256,3 +256,9 @@ def mma_fp8_reference(inputs: dict) -> dict:
     b = _fp8_from_words(_arg(inputs, "b_img"), 64)
     first = (a[:, :32] @ b[:, :32].T).astype(np.float32)
     return {"D": (first.astype(np.float64) + a[:, 32:] @ b[:, 32:].T).astype(np.float32)}
+
+
+def softmax_rows_reference(inputs: dict) -> dict:
+    """dyn_pool_softmax_lowered: out = exp(x) / sum(exp(x)) per row of 128 (the sum in thread 0's order)."""
+    e = np.exp(_arg(inputs, "x").astype(np.float32))
+    return {"out": e / e.sum(axis=1, keepdims=True, dtype=np.float32)}

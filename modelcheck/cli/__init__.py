@@ -67,8 +67,15 @@ def _kernel_option(p) -> None:
                    help="the kernel function to check when a file defines several")
 
 
+def _config_option(p) -> None:
+    p.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
+                   help="for a `package.module:NAME` target: a build parameter passed to the module's kernel "
+                        "factory (a Python literal); importing the module runs its Python")
+
+
 def _input_options(p) -> None:
     _kernel_option(p)
+    _config_option(p)
     p.add_argument("--const", action="append", default=[], metavar="N=V",
                    help="module constant, scalar parameter or symbolic dimension value")
     p.add_argument("--dim", action="append", default=[], metavar="N=V",
@@ -82,7 +89,8 @@ def _input_options(p) -> None:
                         "inputs (arrays, TensorMaps, scalars), e.g. kernels/inputs/kda.py:kda_fwd")
 
 
-def _kernels(p, help_text: str = "kernel file(s)") -> None:
+def _kernels(p, help_text: str = "kernel file(s), or `package.module:NAME` (a kernel built by the real compiler "
+                                  "from an importable module; --config configures it)") -> None:
     p.add_argument("kernels", nargs="+", metavar="KERNEL.py", help=help_text)
 
 
@@ -97,6 +105,7 @@ def _parser() -> argparse.ArgumentParser:
     parse.add_argument("--const", action="append", default=[], metavar="N=V", help="override a module constant")
     parse.add_argument("--summary-only", action="store_true", help="print only the summary")
     _kernel_option(parse)
+    _config_option(parse)
     run = sub.add_parser("run", help="simulate the kernel on concrete inputs (NumSim)")
     _kernels(run)
     _input_options(run)

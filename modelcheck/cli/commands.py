@@ -14,7 +14,7 @@ from ir.errors import UsageError
 from .. import numsim
 from ..common import findings as F
 from ..common.files import check_output, write_output
-from ..kernel import load
+from ..kernel import is_module_target, load, load_module, parse_config
 from ..report.coverage import sources_text
 from ..summary import summarize
 from .inputs import InputPlan, parse_consts, split_consts
@@ -53,11 +53,31 @@ class Job:
 
     def load(self, with_inputs: bool = True):
         name = getattr(self.args, "kernel_name", None)
+        if is_module_target(self.path):
+            return self._load_module(name, with_inputs)
+        if getattr(self.args, "config", None):
+            raise UsageError("--config KEY=VALUE configures a `package.module:NAME` target; a kernel file takes "
+                             "--const NAME=V")
         probe = load(self.path, kernel_name=name)
         consts, self.scalars = split_consts(probe.func, parse_consts(getattr(self.args, "const", [])),
                                             parse_consts(getattr(self.args, "dim", []), "--dim"))
         self.consts = consts
         self.kernel = load(self.path, kernel_name=name, **consts) if consts else probe
+        self.plan = InputPlan.from_args(self.args, self.scalars)
+        if with_inputs:
+            self.progress.phase(f"{self.kernel.name}: inputs")
+            self.inputs = self.plan.build(self.kernel.func, self.args.max_memory)
+        return self.kernel
+
+    def _load_module(self, name, with_inputs: bool):
+        """A `pkg.mod:NAME` target: the real compiler builds the kernel (`--config` configures it); module
+        constants are folded by then, so `--const` applies to scalar parameters and `--dim` to dimensions."""
+        self.kernel = load_module(self.path, kernel_name=name, config=parse_config(getattr(self.args, "config", [])))
+        consts, self.scalars = split_consts(self.kernel.func, parse_consts(getattr(self.args, "const", [])),
+                                            parse_consts(getattr(self.args, "dim", []), "--dim"))
+        if consts:
+            raise UsageError(f"--const {', '.join(consts)}: a kernel built from a Python module has no module "
+                             f"constants left to override; configure the build with --config KEY=VALUE")
         self.plan = InputPlan.from_args(self.args, self.scalars)
         if with_inputs:
             self.progress.phase(f"{self.kernel.name}: inputs")
@@ -344,7 +364,16 @@ def replay(args, job: Job) -> int:
 
 def parse(args, job: Job) -> int:
     from ..report.summary import format_summary
-    kernel = load(job.path, kernel_name=args.kernel_name, **parse_consts(args.const))
+    if is_module_target(job.path):
+        if args.const:
+            raise UsageError("--const: a kernel built from a Python module has no module constants left to "
+                             "override; configure the build with --config KEY=VALUE")
+        kernel = load_module(job.path, kernel_name=args.kernel_name, config=parse_config(args.config))
+    elif args.config:
+        raise UsageError("--config KEY=VALUE configures a `package.module:NAME` target; a kernel file takes "
+                         "--const NAME=V")
+    else:
+        kernel = load(job.path, kernel_name=args.kernel_name, **parse_consts(args.const))
     if not args.summary_only:
         print(kernel.script())
     print(format_summary(summarize(kernel.func)))

@@ -103,8 +103,10 @@ def _or(a, b):
 
 
 class Compiler:
-    def __init__(self, func: ir.PrimFunc, scalars: dict, block: tuple[int, int, int], hold_sites=None):
+    def __init__(self, func: ir.PrimFunc, scalars: dict, block: tuple[int, int, int], hold_sites=None,
+                 shared_limit: int | None = None):
         self.func = func
+        self.shared_limit = shared_limit      # the target's shared memory per CTA (sizes a launch-sized pool)
         # sites a forced schedule names (numsim.schedule): statements holding one wait for their turn
         self.hold_sites = hold_sites
         self.constants = func.constant_values
@@ -163,6 +165,7 @@ class Compiler:
                 size = _numel(self._shape(b)) * _itemsize(b.dtype)
                 extents[root] = max(extents[root], base + int(offset) + size)
         local_slot = 0
+        launch_sized = None
         for b in decls:
             shape = self._shape(b)
             if b.data is not None:
@@ -182,7 +185,10 @@ class Compiler:
             elif b.scope in ("shared", "shared.dyn"):
                 slot = len(self.shared_infos)
                 info = BufferInfo(b.name, "shared", b.dtype, shape, b.name, 0, slot, b.span)
-                self.layout.add(b.name, max(info.numel * info.itemsize, extents.get(b.name, 0)), b.align)
+                size = max(info.numel * info.itemsize, extents.get(b.name, 0))
+                self.layout.add(b.name, size, b.align)
+                if b.scope == "shared.dyn" and info.numel == 0 and _launch_sized_dynamic_shared(self.func):
+                    launch_sized = b.name
                 self.shared_infos.append(info)
             elif b.scope == "local":
                 info = BufferInfo(b.name, "local", b.dtype, shape, b.name, 0, local_slot, b.span)
@@ -190,6 +196,17 @@ class Compiler:
             else:
                 raise UnsupportedTIRxError(f"buffer {b.name}", b.span, f"scope {b.scope!r} inside the kernel")
             self.buffers[b.name] = info
+        last = next(reversed(self.layout.offsets), None)
+        if launch_sized is not None and launch_sized == last and self.shared_limit:
+            # the launch gives the size: model the largest the target allows, so accesses through views whose
+            # offsets lowering folded stay inside it (anything past the hardware limit is still out of bounds)
+            grown = max(self.shared_limit - self.layout.offsets[last], self.layout.sizes[last])
+            self.layout.sizes[last] = grown
+            self.layout.total = self.layout.offsets[last] + grown
+            for info in self.shared_infos:
+                if info.alloc == last and len(info.shape) == 1:
+                    # a flat view's bound is the pool's end: its indices carry the offset lowering folded in
+                    info.numel = max(info.numel, (grown - info.offset) // info.itemsize)
 
     # ------------------------------------------------------------------ program
     def compile(self) -> Program:
@@ -808,6 +825,16 @@ def _paths(w, branches):
                     leave()
         w.iters, w.loops = base_iters, base_loops
     return escaped
+
+
+def _launch_sized_dynamic_shared(func: ir.PrimFunc) -> bool:
+    """A lowered kernel (TVM's launch parameters name `tirx.use_dyn_shared_memory`) takes its dynamic shared
+    memory size from the host's launch, and its views have lost the offsets that sized the pool: lowering
+    folds a view's `elem_offset` into its indices (`buf[(tid >> 5) + 128]` on a view of extent 1)."""
+    for key, value in func.attrs:
+        if key == "tirx.kernel_launch_params" and "tirx.use_dyn_shared_memory" in str(value):
+            return True
+    return False
 
 
 def _check_modeled(b: ir.Buffer) -> None:

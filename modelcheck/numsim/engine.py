@@ -124,7 +124,8 @@ class Engine:
         try:
             host_values(func, scalars)           # the host prelude's integer bindings and assertions
             grid, block, cluster = self.launch_dims(scalars)
-            program = Compiler(func, scalars, block, None if gate is None else schedule.sites()).compile()
+            program = Compiler(func, scalars, block, None if gate is None else schedule.sites(),
+                               shared_limit=self.target.max_shared_per_block).compile()
             limits = targets.violations(self.target, grid, block, program.layout.total)
             limits += targets.cluster_violations(grid, cluster)
             if limits:

@@ -31,7 +31,7 @@ def test_census_forms_are_modeled(op, dtypes):
     ("add.rn.f32x2", ("int32",) * 3, "64-bit"),
     ("setp.lt.and.s32", (U32, U32, "int32", "int32"), ".and is not modeled"),
     ("rem.s32", ("int32",) * 3, "rem is not simulated"),
-    ("cvta.to.shared::cluster.u64", (U64, "handle"), "cvta"),
+    ("cvta.to.global.u64", (U64, "handle"), "cvta"),
 ])
 def test_other_forms_stay_unsupported_with_a_reason(op, dtypes, why):
     info = ops.classify(op, dtypes)
