@@ -176,7 +176,7 @@ def _query(ctx, call, info):
     span = call.span
     if call.operands[1].dtype not in ("uint128", "int128"):
         raise UnsupportedTIRxError("clusterlaunchcontrol.query_cancel", span,
-                                   f"the response is a {call.operands[1].dtype}; a b128 (T.uint128) register is modeled")
+                                   f"the response is a {call.operands[1].dtype}; a b128 (T.uint128) register is")
     col = {"is_canceled": 0, "get_first_ctaid::x": 1, "get_first_ctaid::y": 2, "get_first_ctaid::z": 3}[query]
 
     def run(w):

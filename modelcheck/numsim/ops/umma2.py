@@ -122,7 +122,7 @@ def _complete(w, op, idesc, shape, halves, d_cols, disabled, accumulate, span, w
         if idesc.negate_b:
             b = -b
         acc = a @ b.T
-        for h, (rt, tm, d_alloc, _, _) in enumerate(halves):
+        for h, (_rt, tm, d_alloc, _, _) in enumerate(halves):
             rows = acc[128 * h:128 * h + 128]
             block = np.ix_(d_lanes, d_cols)
             if accumulate:
