@@ -57,8 +57,34 @@ def _misc_ptx(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
         _check_count("mapa", n, (3,), "d, a, b (the address in the CTA of rank b)")
         return _info(op, "mapa", "misc", specs, _quals(t[1:]), set())
     if t[0] == "clusterlaunchcontrol":
-        return _unsupported(_info(op, "clusterlaunchcontrol", "misc", (), {}, {"async"}),
-                            "cluster launch control is not modeled (v2)")
+        return _clc(op, t, n)
     if t[0] == "wgmma":
         return _unsupported(_info(op, "wgmma", "misc", (), {}, {"async"}), "wgmma is not modeled (v2)")
+    return None
+
+
+def _clc(op: str, t: list[str], n: int) -> OpInfo | None:
+    """Cluster launch control (PTX ISA 9.7.15.18-19): `try_cancel` writes a 16-byte response to shared memory and
+    completes 16 tx bytes on an mbarrier; `query_cancel` decodes a b128 response register."""
+    q = _quals(t[1:])
+    action = t[1] if len(t) > 1 else ""
+    if action == "try_cancel":
+        specs = _ops(("addr", "addr"), ("mbar", "addr"))
+        _check_count("clusterlaunchcontrol.try_cancel", n, (2,), _layout(specs))
+        info = _info(op, "clusterlaunchcontrol.try_cancel", "async_copy", specs, q, {"async", "writes"})
+        if "async" not in q or "mbarrier::complete_tx::bytes" not in q:
+            return _unsupported(info, "clusterlaunchcontrol.try_cancel needs .async and "
+                                      ".mbarrier::complete_tx::bytes")
+        return info
+    if action == "query_cancel":
+        query = next((x for x in t[2:] if x.startswith(("is_canceled", "get_first_ctaid"))), "")
+        if query == "is_canceled":
+            specs = _ops(("p", "dst", None), ("response", "value", "uint128"))
+        elif query in ("get_first_ctaid::x", "get_first_ctaid::y", "get_first_ctaid::z"):
+            specs = _ops(("d", "dst", None), ("response", "value", "uint128"))
+        else:
+            return None
+        q["query"] = query
+        _check_count(f"clusterlaunchcontrol.query_cancel.{query}", n, (2,), _layout(specs))
+        return _info(op, "clusterlaunchcontrol.query_cancel", "misc", specs, q, set())
     return None

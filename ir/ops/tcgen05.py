@@ -18,9 +18,15 @@ def _tcgen05(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
     q = _quals(t[2:])
     two_cta = "cta_group::2" in q
     fam = "tcgen05"
+    if two_cta:
+        q["cta_group"] = "2"
 
     def maybe_v2(info: OpInfo) -> OpInfo:
-        return _unsupported(info, "cta_group::2 needs clusters (v2)") if two_cta else info
+        # cta_group::2 is modeled for the pair-collective lifecycle, mma and commit; cp and shift copy into the
+        # peer's TMEM in layouts the cited sources do not give
+        if two_cta and info.name in ("tcgen05.cp", "tcgen05.shift"):
+            return _unsupported(info, f"{info.name}.cta_group::2 is not modeled")
+        return info
 
     if action == "alloc":
         specs = _ops(("dst", "addr"), ("ncols", "value", "uint32"))

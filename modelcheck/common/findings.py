@@ -84,6 +84,9 @@ _KINDS = [
          "do not allocate more columns than the CTA's previous tcgen05.alloc; allocate the largest first"),
     Kind("tcgen_collective_argument_mismatch", ERROR,
          "give a warp-collective tcgen05 op the same operand (address, column count) on every thread of the warp"),
+    Kind("tcgen_cta_pair_misuse", ERROR,
+         "issue cta_group::2 MMAs from the even CTA of the pair (%cluster_ctarank bit 0 = 0) in a cluster of an "
+         "even number of CTAs, and give both CTAs' pair-collective alloc/dealloc the same column count"),
     Kind("tmem_access_out_of_bounds", ERROR, "keep TMEM addresses inside lanes 0-127 and columns 0-511"),
     Kind("tmem_access_invalid_target", ERROR,
          "address only the TMEM lanes the op may reach: a warp reaches the 32 lanes of its warpgroup quarter "

@@ -31,7 +31,7 @@ from .graph import FULL, lanes_in
 
 _FENCE_DOMAINS = {"all": ("shared", "global"), "shared::cta": ("shared",), "shared::cluster": ("shared",),
                   "shared": ("shared",), "global": ("global",)}
-_BULK = ("bulk", "tma", "cp.async.bulk")
+_BULK = ("bulk", "tma", "cp.async.bulk", "clc")
 
 
 @dataclass(frozen=True)

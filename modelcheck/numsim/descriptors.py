@@ -195,8 +195,8 @@ class InstrDescriptor:
                 | (negate_b & 1) << 14 | (transpose_a & 1) << 15 | (transpose_b & 1) << 16
                 | ((n >> 3) & 0x3F) << 17 | ((m >> 4) & 0x1F) << 24)
 
-    def validate(self, kind: str) -> None:
-        """Check the fields for a dense cta_group::1 MMA of `kind` (PTX Table 39/42)."""
+    def validate(self, kind: str, cta_group: int = 1) -> None:
+        """Check the fields for a dense MMA of `kind` (PTX Table 39/42); cta_group::2 takes M = 128 or 256."""
         if self.sparse:
             raise DescriptorError("sparse", "bit 2 (sparsity) is set on a dense tcgen05.mma; use tcgen05.mma.sp "
                                             "(not modeled) or clear the bit")
@@ -226,8 +226,10 @@ class InstrDescriptor:
                 raise DescriptorError("b_type", f"B type {self.b_type} is not TF32 (2) for kind::tf32")
             if self.d_type != 1:
                 raise DescriptorError("d_type", f"D type {self.d_type} is not F32 (1) for kind::tf32")
-        if self.m not in (64, 128):
-            raise DescriptorError("m", f"M = {self.m} (bits 24-28 = {self.m >> 4}); cta_group::1 needs 64 or 128")
+        ms = (64, 128) if cta_group == 1 else (128, 256)
+        if self.m not in ms:
+            raise DescriptorError("m", f"M = {self.m} (bits 24-28 = {self.m >> 4}); cta_group::{cta_group} needs "
+                                       f"{ms[0]} or {ms[1]}")
         if not 8 <= self.n <= 256:
             raise DescriptorError("n", f"N = {self.n} (bits 17-22 = {self.n >> 3}); needs 8..256 in steps of 8")
 

@@ -29,6 +29,7 @@ from .schedule import Gate, GatedScheduler, GatedState, Schedule, ScheduleStuck
 from .tensormap import bind_host_maps, bind_tensor_maps, handle_scalars
 from .tmem import live_at_exit
 from .memory import SHARED_BASE
+from .ops.clc import ClcScheduler, launch_gate
 from .sync import ClusterBarrier
 from .trace import Halt, RunInfo
 
@@ -62,8 +63,13 @@ class Engine:
     def __init__(self, func: ir.PrimFunc, *, max_polls: int = 1_000_000, max_loop_iterations: int = 1_000_000,
                  unsupported: str = "raise", max_steps: int = budget.DEFAULT_MAX_STEPS,
                  max_seconds: float = budget.DEFAULT_MAX_SECONDS,
-                 max_memory_mb: float = budget.DEFAULT_MAX_MEMORY_MB, target: str | None = None):
+                 max_memory_mb: float = budget.DEFAULT_MAX_MEMORY_MB, target: str | None = None,
+                 clc_resident: int = 1, clc_policy: str = "steal"):
         self.func = func
+        if clc_policy not in ("steal", "fail"):
+            raise ValueError("clc_policy must be 'steal' or 'fail'")
+        self.clc_resident = clc_resident    # clusters running at once under cluster launch control (ops/clc.py)
+        self.clc_policy = clc_policy
         self.max_polls = max_polls
         self.max_loop_iterations = max_loop_iterations
         if unsupported not in ("raise", "incomplete"):
@@ -177,8 +183,12 @@ class Engine:
                 observer.on_start(info)
             started = True
             scheduler = (Scheduler if gate is None else GatedScheduler)(eng, warps, self.max_polls)
+            body = program.body
+            if any(s.op == "clusterlaunchcontrol.try_cancel" for s in program.sites):
+                eng.clc = ClcScheduler(_clusters_in_order(ctas), self.clc_resident, self.clc_policy)
+                body = launch_gate(eng, body, eng.clc)
             gc.disable()   # the cyclic GC scanning a growing trace costs ~10% (engineering measurements §1)
-            scheduler.run(program.body)
+            scheduler.run(body)
             eng.finish_accesses()       # the last access records, inside the run's error handling
         except EngineError as err:
             termination = "error"
@@ -247,6 +257,14 @@ class Engine:
                 observer.on_end(None)
         return NumSimResult(out, tuple(diagnostics), stats, termination, sites, halt,
                             None if gate is None else gate.progress())
+
+
+def _clusters_in_order(ctas: list[CTARuntime]) -> list[list[CTARuntime]]:
+    """The grid's clusters by cluster id, each its CTAs by rank (a one-CTA launch: every CTA its own cluster)."""
+    out: dict[int, list[CTARuntime]] = {}
+    for rt in ctas:
+        out.setdefault(rt.cluster_id, [None] * rt.cluster_size)[rt.cluster_rank] = rt   # type: ignore[list-item]
+    return [out[c] for c in sorted(out)]
 
 
 def form_clusters(ctas: list[CTARuntime], grid: tuple, cluster: tuple) -> None:

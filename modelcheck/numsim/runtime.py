@@ -335,6 +335,7 @@ class EngineState:
         self.uninitialized: dict[int, dict] = {}
         self.async_register_hazards: dict[tuple, dict] = {}
         self.async_id = 0
+        self.clc = None                 # the launch scheduler of a kernel with try_cancel (ops/clc.py)
         self.loop_budget = 1_000_000
         self.clock = 0
 

@@ -93,6 +93,11 @@ class TMEM:
             col = max(col, hi)
         return col if col + ncols <= TMEM_COLUMNS else None
 
+    def fits(self, col: int, ncols: int) -> bool:
+        """Columns col..col+ncols-1 are all free."""
+        return col + ncols <= TMEM_COLUMNS and all(a.col0 + a.ncols <= col or col + ncols <= a.col0
+                                                   for a in self.live)
+
     def allocate(self, col0: int, ncols: int, alloc_id: int, warp: int, site: int) -> TmemAllocation:
         a = TmemAllocation(alloc_id, self.cta, col0, ncols, warp, site)
         self.live.append(a)

@@ -48,6 +48,8 @@ NP_DTYPE = LazyTypes({
     "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
     "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
     "float16": np.float16, "float32": np.float32, "float64": np.float64, "bool": np.bool_, "handle": np.uint64,
+    # b128 registers (ld.b128, clusterlaunchcontrol responses): 16 opaque bytes per lane, no arithmetic
+    "uint128": np.dtype("V16"), "int128": np.dtype("V16"),
 }, {"bfloat16": "bfloat16", "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2",
     "float8_e4m3": "float8_e4m3fn"})
 

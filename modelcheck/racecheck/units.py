@@ -240,7 +240,7 @@ def _derive(u: Units, allocs: Allocs, op_kind: dict) -> None:
     if asy.size:
         ops, inv = np.unique(actor[asy], return_inverse=True)
         kinds = [op_kind.get(o, "") for o in ops.tolist()]
-        bulk = np.array([o.startswith(("bulk", "tma", "cp.async.bulk")) for o in kinds], dtype=np.bool_)[inv]
+        bulk = np.array([o.startswith(("bulk", "tma", "cp.async.bulk", "clc")) for o in kinds], dtype=np.bool_)[inv]
         s2g = np.array([o in ("bulk.s2g", "tma.s2g") for o in kinds], dtype=np.bool_)[inv]
         k = kind[asy]
         u.bulk_write[asy] = (k == WRITE) & bulk

@@ -893,8 +893,7 @@ def test_cluster_ops_parse_and_classify_modeled(text, mnemonic, family):
 
 
 @pytest.mark.parametrize("text,mnemonic,reason", [
-    ("T.ptx.tcgen05.alloc.cta_group__2.sync.aligned.shared__cta.b32(bar.ptr_to([0]), 512)",
-     "tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32", "cta_group::2"),
+    ("T.ptx.tcgen05.shift.cta_group__2.down(T.uint32(0))", "tcgen05.shift.cta_group::2.down", "cta_group::2"),
 ])
 def test_v2_ops_parse_and_classify_unsupported(text, mnemonic, reason):
     # (the cvt of the previous test is a known op since issue 17: tests/ir/test_ops_tvm027.py)

@@ -16,7 +16,7 @@ PTX_NP = V.LazyTypes({
     "b8": np.uint8, "u8": np.uint8, "s8": np.int8, "b16": np.uint16, "u16": np.uint16, "s16": np.int16,
     "f16": np.float16, "b32": np.uint32, "u32": np.uint32, "s32": np.int32,
     "f32": np.float32, "b64": np.uint64, "u64": np.uint64, "s64": np.int64, "f64": np.float64,
-    "f16x2": np.uint32, "bf16x2": np.uint32, "b128": np.uint64,
+    "f16x2": np.uint32, "bf16x2": np.uint32, "b128": np.dtype("V16"),
 }, {"bf16": "bfloat16"})
 
 

@@ -39,6 +39,7 @@ from ..tmem import TmemError, next_alloc_id, record_cells, record_rows, tmem_of
 from . import require_full_warp
 from .async_copy import _new_op
 from .mbarrier import barrier_of
+from .pair import alloc2, dealloc2, relinquish2
 from .memory import _from_register, _to_register
 from .tma import async_records
 
@@ -95,11 +96,12 @@ def smem_descriptor(value: int, what: str, span) -> SmemDescriptor:
     return d
 
 
-def smem_footprint(w, addrs: np.ndarray, esz: int, span, what: str):
-    """[(allocation, byte offsets in it)] for elements at absolute shared `addrs`; oob if any byte is outside."""
+def smem_footprint(w, addrs: np.ndarray, esz: int, span, what: str, rt=None):
+    """[(allocation, byte offsets in it)] for elements at absolute shared `addrs` of CTA `rt` (default: `w`'s);
+    oob if any byte is outside."""
     flat = np.asarray(addrs, dtype=np.int64).reshape(-1)
     lo, hi = int(flat.min()), int(flat.max()) + esz
-    shared = w.rt.shared
+    shared = (rt or w.rt).shared
     a = shared.find(lo, hi - lo) if lo < GLOBAL_BASE else None
     if a is not None:
         return [(a, flat - a.base)]
@@ -147,11 +149,16 @@ def _alloc(ctx, call, info):
     dst_fn, n_fn = (ctx.expr(o) for o in call.operands)
     site = ctx.site(call, "tcgen05.alloc")
     span = call.span
+    pair = info.quals.get("cta_group") == "2"
 
     def run(w):
         whole_warp(w, "tcgen05.alloc", span)
         dst = warp_uniform(dst_fn(w), w, "tcgen05.alloc destination", span)
         ncols = warp_uniform(n_fn(w), w, "tcgen05.alloc column count", span)
+        if pair:
+            a = yield from alloc2(w, dst, ncols, span, site)
+            _alloc_written(w, site, dst, a, ncols, False, pair)
+            return
         tm = tmem_of(w.rt)
         slot = w.rt.shared.find(dst, 4) if dst < GLOBAL_BASE else None
         if slot is None:
@@ -171,51 +178,67 @@ def _alloc(ctx, call, info):
             blocked = True
             yield Wait(tm, lambda: tm.first_fit(ncols) is not None,
                        lambda: f"await tcgen05.alloc of {ncols} columns ({tm.describe()})", site)
-        eng = w.eng
-        a = tm.allocate(col, ncols, next_alloc_id(eng), w.gid, site)
-        off = dst - slot.base
-        slot.data[off:off + 4] = np.array([col], dtype="<u4").view(np.uint8)
-        slot.mark_written(off, 4)
-        first = np.zeros(32, dtype=np.bool_)
-        first[0] = True
-        eng.access(w, site, slot, off, 4, "write", lanes=first)
-        w.effects += 1
-        eng.touch(tm)
-        eng.sync(w, "tcgen05.alloc", site, details={"taddr": col, "ncols": ncols, "allocation": a.id,
-                                                    "slot": dst, "blocked": blocked})
+        a = tm.allocate(col, ncols, next_alloc_id(w.eng), w.gid, site)
+        w.eng.touch(tm)
+        _alloc_written(w, site, dst, a, ncols, blocked, False)
     return run, True
+
+
+def _alloc_written(w, site, dst, a, ncols, blocked, pair) -> None:
+    """The allocated address stored to this CTA's slot (a generic write of the warp's first lane), and the event."""
+    slot = w.rt.shared.find(dst, 4)
+    eng = w.eng
+    off = dst - slot.base
+    slot.data[off:off + 4] = np.array([a.col0], dtype="<u4").view(np.uint8)
+    slot.mark_written(off, 4)
+    first = np.zeros(32, dtype=np.bool_)
+    first[0] = True
+    eng.access(w, site, slot, off, 4, "write", lanes=first)
+    w.effects += 1
+    details = {"taddr": a.col0, "ncols": ncols, "allocation": a.id, "slot": dst, "blocked": blocked}
+    if pair:
+        details["cta_group"] = 2
+    eng.sync(w, "tcgen05.alloc", site, details=details)
 
 
 def _dealloc(ctx, call, info):
     t_fn, n_fn = (ctx.expr(o) for o in call.operands)
     site = ctx.site(call, "tcgen05.dealloc")
     span = call.span
+    pair = info.quals.get("cta_group") == "2"
 
     def run(w):
         whole_warp(w, "tcgen05.dealloc", span)
         taddr = warp_uniform(t_fn(w), w, "tcgen05.dealloc address", span) & 0xFFFFFFFF
         ncols = warp_uniform(n_fn(w), w, "tcgen05.dealloc column count", span)
-        tm = tmem_of(w.rt)
-        try:
-            a = tm.release(taddr, ncols)
-        except TmemError as err:
-            raise tmem_error(err, span) from None
+        if pair:
+            a = yield from dealloc2(w, taddr, ncols, span, site)
+        else:
+            tm = tmem_of(w.rt)
+            try:
+                a = tm.release(taddr, ncols)
+            except TmemError as err:
+                raise tmem_error(err, span) from None
+            w.eng.touch(tm)
         w.effects += 1
-        w.eng.touch(tm)
         w.eng.sync(w, "tcgen05.dealloc", site, details={"taddr": taddr, "ncols": ncols, "allocation": a.id})
-    return run, False
+    return run, True
 
 
 def _relinquish(ctx, call, info):
     site = ctx.site(call, "tcgen05.relinquish_alloc_permit")
     span = call.span
+    pair = info.quals.get("cta_group") == "2"
 
     def run(w):
         whole_warp(w, "tcgen05.relinquish_alloc_permit", span)
-        tmem_of(w.rt).relinquished = True
+        if pair:
+            yield from relinquish2(w, span, site)
+        else:
+            tmem_of(w.rt).relinquished = True
         w.effects += 1
         w.eng.sync(w, "tcgen05.relinquish_alloc_permit", site)
-    return run, False
+    return run, True
 
 
 # --------------------------------------------------------------------------- ld / st / wait

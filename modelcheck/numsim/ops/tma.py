@@ -96,6 +96,7 @@ def _g2s(ctx, call, info):
     coord_fns = [ctx.expr(o) for o in ops[2:2 + dims]]
     bar_fn = ctx.expr(ops[2 + dims])
     multicast = "multicast::cluster" in info.quals
+    pair = "cta_group::2" in info.quals
     mask_fn = ctx.expr(ops[3 + dims]) if multicast else None
     site = ctx.site(call, "cp.async.bulk.tensor")
     span = call.span
@@ -111,10 +112,10 @@ def _g2s(ctx, call, info):
             bound = tensor_map(w, _at(tm_a, lane), span, what)
             coords = [_at(c, lane) for c in coords_a]
             nbytes = bound.fields.box_bytes
-            for rt, dst, baddr in _destinations(w, _at(dst_a, lane), _at(bar_a, lane),
-                                                None if mask_a is None else _at(mask_a, lane), span, what):
+            for rt, dst, brt, baddr in _destinations(w, _at(dst_a, lane), _at(bar_a, lane),
+                                                     None if mask_a is None else _at(mask_a, lane), span, what, pair):
                 plan, d_alloc = _plan(w, bound, dims, coords, dst, span, what, rt)
-                bar = barrier_of(w, cluster_address(rt.cluster_rank, baddr) if rt is not w.rt else baddr, span,
+                bar = barrier_of(w, cluster_address(brt.cluster_rank, baddr) if brt is not w.rt else baddr, span,
                                  what, remote=True)
                 try:
                     bar.require_live(what)
@@ -126,35 +127,38 @@ def _g2s(ctx, call, info):
                            "tensor_map": bound.name, "coords": coords}
                 if rt is not w.rt:
                     details["target_cta"] = rt.index
-                eng.sync(w, "async.issue", site, barrier=("mbarrier", rt.index, baddr), tx=nbytes, generation=gen,
+                eng.sync(w, "async.issue", site, barrier=("mbarrier", brt.index, baddr), tx=nbytes, generation=gen,
                          details=details)
-                eng.enqueue(_complete_g2s(w, op, bound, plan, d_alloc, nbytes, bar, baddr, span, gen, rt))
+                eng.enqueue(_complete_g2s(w, op, bound, plan, d_alloc, nbytes, bar, baddr, span, gen, rt, brt))
     return run, False
 
 
-def _destinations(w, dst: int, baddr: int, mask, span, what):
-    """(CTA runtime, shared::cta box address, shared::cta barrier address) of each CTA a load writes: the CTA
-    its shared::cluster destination names (its barrier must be in the same CTA), or with `.multicast::cluster`
-    every CTA of `mask` at the same CTA-relative offsets (PTX ISA 9.7.9.25.5.1)."""
+def _destinations(w, dst: int, baddr: int, mask, span, what, pair=False):
+    """(CTA runtime, shared::cta box address, barrier's CTA runtime, shared::cta barrier address) of each CTA a
+    load writes: the CTA its shared::cluster destination names (its barrier in the same CTA, or with
+    `.cta_group::2` in either CTA of that CTA's pair), or with `.multicast::cluster` every CTA of `mask` at the
+    same CTA-relative offsets (PTX ISA 9.7.9.25.5.1)."""
     if mask is None:
         rt, local = cluster_of(w, dst, span, what)
         brt, blocal = cluster_of(w, baddr, span, what)
+        if pair and brt.cluster_rank == rt.cluster_rank ^ 1:
+            return [(rt, local, brt, blocal)]
         if brt is not rt:
             raise EngineError("invalid_address", f"{what}: the destination is in CTA rank {rt.cluster_rank} but its "
                                                  f"mbarrier is in CTA rank {brt.cluster_rank}; they must be in one "
                                                  f"CTA", span, address=dst, mbarrier=baddr)
-        return [(rt, local, blocal)]
+        return [(rt, local, rt, blocal)]
     mask &= 0xFFFF
     size = w.rt.cluster_size
     if mask >> size:
         raise EngineError("invalid_address", f"{what}: ctaMask {mask:#06x} names CTA ranks beyond the cluster of "
                                              f"{size} CTA(s)", span, cta_mask=mask, cluster_size=size)
     dst_local, bar_local = dst % CLUSTER_WINDOW, baddr % CLUSTER_WINDOW
-    return [(w.rt.peer(r), dst_local, bar_local) for r in range(size) if mask >> r & 1]
+    return [(w.rt.peer(r), dst_local, w.rt.peer(r), bar_local) for r in range(size) if mask >> r & 1]
 
 
-def _complete_g2s(w, op, bound, plan, d_alloc, nbytes, bar, baddr, span, bound_gen, rt):
-    eng, cta, warp, pool = w.eng, rt.index, w.gid, rt.shared.pool
+def _complete_g2s(w, op, bound, plan, d_alloc, nbytes, bar, baddr, span, bound_gen, rt, brt):
+    eng, cta, warp, pool = w.eng, brt.index, w.gid, rt.shared.pool
     f = bound.fields
 
     def complete():

@@ -37,9 +37,11 @@ from .async_copy import _new_op
 _CACHE_LIMIT = 4096
 
 
-def _operand(w, value: int, rows: int, k: int, esz: int, mn_major: bool, span, what: str):
-    """(byte index into the shared pool (rows, k*esz), [(allocation, element offsets)]) of a shared operand."""
-    cache = w.rt.shared.__dict__.setdefault("_umma_operands", {})   # per CTA: parts name its allocations
+def _operand(w, value: int, rows: int, k: int, esz: int, mn_major: bool, span, what: str, rt=None):
+    """(byte index into the shared pool (rows, k*esz), [(allocation, element offsets)]) of a shared operand in CTA
+    `rt` (default: the issuing warp's)."""
+    rt = rt or w.rt
+    cache = rt.shared.__dict__.setdefault("_umma_operands", {})   # per CTA: parts name its allocations
     key = (value, rows, k, esz, mn_major)
     hit = cache.get(key)
     if hit is not None:
@@ -49,7 +51,7 @@ def _operand(w, value: int, rows: int, k: int, esz: int, mn_major: bool, span, w
         addrs = matrix_addresses(desc, rows, k, esz, mn_major)
     except DescriptorError as err:
         raise descriptor_error(err, what, value, span, "shared-memory matrix") from None
-    parts = smem_footprint(w, addrs, esz, span, what)
+    parts = smem_footprint(w, addrs, esz, span, what, rt)
     index = (addrs.reshape(-1, 1) - SHARED_BASE + np.arange(esz)).reshape(rows, k * esz)
     if len(cache) >= _CACHE_LIMIT:
         cache.clear()
@@ -92,12 +94,12 @@ def _vec_qualifier(quals, kdim: int) -> int | None:
     return next((v for q, v in _BLOCK.items() if q in quals), None)
 
 
-def _idesc(kind, scaled, ival, quals, span, what):
+def _idesc(kind, scaled, ival, quals, span, what, cta_group=1):
     """(decoded descriptor, elements per scale factor or 0); invalid fields name themselves."""
     try:
         if not scaled:
             idesc = InstrDescriptor.decode(ival)
-            idesc.validate(kind)
+            idesc.validate(kind, cta_group)
             return idesc, 0
         sdesc = BlockScaledInstrDescriptor.decode(ival)
         vec = sdesc.validate(kind)
@@ -136,6 +138,9 @@ def _mma(ctx, call, info):
     ts = info.quals["form"] == "ts"
     scaled = "block_scale" in info.quals
     ops = call.operands
+    if info.quals.get("cta_group") == "2":
+        from .umma2 import pair_mma      # umma2 builds on this module's helpers
+        return pair_mma(ctx, call, info)
     d_fn, a_fn, b_fn, i_fn = (ctx.expr(o) for o in ops[:4])
     mask_fns = [ctx.expr(o) for o in ops[4:8]] if len(ops) == 9 and not scaled else []
     sf_fns = [ctx.expr(o) for o in ops[4:6]] if scaled else []

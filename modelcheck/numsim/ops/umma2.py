@@ -1,0 +1,141 @@
+"""`tcgen05.mma.cta_group::2` (kind::f16 / kind::tf32 / kind::f8f6f4, ss form, M = 256): one MMA over a CTA pair.
+
+PTX ISA 9.7.16 (the pair: CTAs whose %cluster_ctarank differ in bit 0) and the data-path split the pair uses: the
+even CTA issues; A = [A0; A1] with A0 (rows 0-127) read through the descriptor from the even CTA's shared memory
+and A1 (rows 128-255) from the odd CTA's at the same address; B = [B0, B1] with the first N/2 columns (rows of the
+N x K operand) from the even CTA and the rest from the odd one; D = [D0; D1], D0 in the even CTA's TMEM and D1 in
+the odd CTA's, lanes 0-127 at the same TMEM address (the pair's allocation has the same columns in both).  The
+eight disable-output-lane masks cover the 256 rows, 32 per mask.  Every read and write is recorded against the
+allocation of the CTA that owns it, so Racecheck judges the peer's accesses to its own shared memory and TMEM.
+Numerics as for cta_group::1 (ops/umma.py).  Not modeled (`incomplete`): M = 128 (its per-CTA D layout is not in
+the cited sources), A in TMEM, block scaling.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import narrow
+from ..descriptors import KIND_K, tmem_split
+from ..errors import EngineError, UnsupportedTIRxError
+from ..tmem import TmemError, record_rows, tmem_of
+from .async_copy import _new_op
+from .pair import check_even, pair_peer
+from .tcgen05 import at, lanes_of, tc_state, tmem_error
+from .tma import async_records
+from .umma import _idesc, _operand, _values
+
+
+def pair_mma(ctx, call, info):
+    kind = info.quals["kind"]
+    ops = call.operands
+    what = f"tcgen05.mma.cta_group::2.{kind}"
+    span = call.span
+    if "block_scale" in info.quals or info.quals["form"] == "ts":
+        raise UnsupportedTIRxError(what, span, "cta_group::2 is modeled for the ss form without block scaling")
+    d_fn, a_fn, b_fn, i_fn = (ctx.expr(o) for o in ops[:4])
+    mask_fns = [ctx.expr(o) for o in ops[4:-1]]
+    en_fn = ctx.expr(ops[-1])
+    site = ctx.site(call, "tcgen05.mma")
+    kdim = KIND_K[kind]
+    wide = kind in ("kind::f16", "kind::tf32")
+
+    def run(w):
+        check_even(w, what, span)
+        peer = pair_peer(w, what, span)
+        d_all, a_all, b_all, i_all, en_all = d_fn(w), a_fn(w), b_fn(w), i_fn(w), en_fn(w)
+        masks_all = [f(w) for f in mask_fns]
+        w.effects += 1
+        for lane in lanes_of(w):
+            ival = at(i_all, lane) & 0xFFFFFFFF
+            idesc, _ = _idesc(kind, False, ival, info.quals, span, what, 2)
+            m, n = idesc.m, idesc.n
+            if m != 256:
+                raise UnsupportedTIRxError(what, span, f"M = {m}: cta_group::2 is modeled for M = 256 (M = 128 "
+                                                       f"splits D across the pair in a layout the sources do not "
+                                                       f"give)")
+            if n % 16:
+                raise EngineError("invalid_descriptor", f"{what}: instruction descriptor {ival:#010x}: n: N = {n} "
+                                                        f"must split evenly over the pair (a multiple of 16)", span,
+                                  field="n", descriptor="instruction")
+            a_dtype, b_dtype = idesc.operand_dtypes(kind)
+            esz = (4 if kind == "kind::tf32" else 2) if wide else 1
+            kk = kdim if wide else narrow.row_bytes(a_dtype, kdim)
+            kb = kdim if wide else narrow.row_bytes(b_dtype, kdim)
+            taddr = at(d_all, lane) & 0xFFFFFFFF
+            l0, c0 = tmem_split(taddr)
+            if l0 != 0:
+                raise EngineError("tmem_access_invalid_target", f"{what}: D uses all 128 lanes of each CTA; the lane "
+                                                                f"of the TMEM address must be 0, not {l0}", span,
+                                  lane=l0)
+            d_lanes, d_cols = np.arange(128), np.arange(c0, c0 + n)
+            halves = []
+            for rt in (w.rt, peer):
+                tm = tmem_of(rt)
+                try:
+                    d_alloc = tm.covering(d_lanes, d_cols, f"{what} D (CTA rank {rt.cluster_rank})")
+                except TmemError as err:
+                    raise tmem_error(err, span) from None
+                a_src = _operand(w, at(a_all, lane), 128, kk, esz, bool(idesc.transpose_a), span, what + " A", rt)
+                b_src = _operand(w, at(b_all, lane), n // 2, kb, esz, bool(idesc.transpose_b), span, what + " B", rt)
+                halves.append((rt, tm, d_alloc, a_src, b_src))
+            disabled = np.zeros(256, dtype=np.bool_)
+            for q, mf in enumerate(masks_all):
+                bits = at(mf, lane) & 0xFFFFFFFF
+                disabled[32 * q:32 * q + 32] = (bits >> np.arange(32)) & 1 == 1
+            accumulate = bool(at(en_all, lane))
+            op = _new_op(w, "tcgen05.mma", lane, site)
+            tc_state(w).since_commit[lane].append(op)
+            w.eng.sync(w, "async.issue", site, details={
+                "op": op.id, "kind": op.kind, "lane": lane, "form": "ss", "mma_kind": kind, "cta_group": 2,
+                "d_tmem": taddr, "m": m, "n": n, "accumulate": accumulate, "allocation": halves[0][2].id,
+                "peer_allocation": halves[1][2].id, "peer_cta": peer.index})
+            shape = (n, kdim, esz, a_dtype, b_dtype, idesc.d_type == 0)
+            w.eng.enqueue(_complete(w, op, idesc, shape, halves, d_cols, disabled, accumulate, span, what))
+    return run, False
+
+
+def _complete(w, op, idesc, shape, halves, d_cols, disabled, accumulate, span, what):
+    eng = w.eng
+    n, kdim, esz, a_dtype, b_dtype, f16 = shape
+    d_lanes = np.arange(128)
+
+    def complete():
+        for rt, tm, _, _, _ in halves:
+            if rt.exited:
+                raise EngineError("cluster_exit_while_peer_access", f"{what} (issued by warp {op.warp} of CTA "
+                                                                    f"{op.cta}) completes after CTA {rt.index} exited",
+                                  span, peer_cta=rt.index, warp=op.warp)
+            try:
+                tm.covering(d_lanes, d_cols, f"{what} D (CTA rank {rt.cluster_rank})")
+            except TmemError as err:
+                raise tmem_error(err, span, warp=op.warp) from None
+        a_parts, b_parts = [], []
+        for rt, _, _, (a_index, a_allocs), (b_index, b_allocs) in halves:
+            pool = rt.shared.pool
+            a_parts.append(_values(pool[a_index], a_dtype, (128, kdim)))
+            b_parts.append(_values(pool[b_index], b_dtype, (n // 2, kdim)))
+            for alloc, offs in (*a_allocs, *b_allocs):
+                async_records(eng, op, alloc, offs, esz, "read")
+        a, b = np.vstack(a_parts), np.vstack(b_parts)
+        if idesc.negate_a:
+            a = -a
+        if idesc.negate_b:
+            b = -b
+        acc = a @ b.T
+        for h, (_rt, tm, d_alloc, _, _) in enumerate(halves):
+            rows = acc[128 * h:128 * h + 128]
+            block = np.ix_(d_lanes, d_cols)
+            if accumulate:
+                old = tm.cells[block]
+                rows = rows + ((old & 0xFFFF).astype(np.uint16).view(np.float16) if f16 else old.view(np.float32))
+                record_rows(eng, op.site, d_alloc, d_lanes, int(d_cols[0]), n, "read", op)
+            with np.errstate(over="ignore", invalid="ignore"):
+                new = rows.astype(np.float16).view(np.uint16).astype(np.uint32) if f16 else \
+                    rows.astype(np.float32).view(np.uint32)
+            keep = ~disabled[128 * h:128 * h + 128]
+            tm.cells[np.ix_(d_lanes[keep], d_cols)] = new[keep]
+            record_rows(eng, op.site, d_alloc, d_lanes[keep], int(d_cols[0]), n, "write", op)
+        op.done = True
+        eng.async_sync(op.cta, op.warp, "async.complete", op.site, op.iters,
+                       details={"op": op.id, "kind": op.kind, "lane": op.lane})
+    return complete

@@ -1,0 +1,69 @@
+"""2-CTA tcgen05 (ops/pair.py, ops/umma2.py) and cluster launch control (ops/clc.py) on kernel files."""
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+import ir
+import modelcheck
+from modelcheck import numsim
+from modelcheck.numsim.engine import Engine
+from modelcheck.numsim.trace import Observer
+from tests.manifest import INPUT_BUILDERS, KERNELS
+
+
+def _builder():
+    spec = importlib.util.spec_from_file_location("_inputs_gemm_persistent", INPUT_BUILDERS / "gemm_persistent.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+g = _builder()
+
+
+def _gemm(name: str):
+    kernel = modelcheck.load(KERNELS / f"{name}.py")
+    consts = kernel.constants
+    return kernel, consts, g.gemm_persistent(consts)
+
+
+@pytest.mark.parametrize("policy", ["steal", "fail"])
+def test_2cta_clc_gemm_matches_numpy(policy):
+    kernel, consts, inputs = _gemm("gemm_2cta_clc")
+    res = Engine(kernel.func, clc_policy=policy).run(inputs)
+    assert res.termination == "completed" and res.diagnostics == ()
+    np.testing.assert_allclose(res.outputs["D"], g.reference(consts), rtol=1e-4, atol=1e-3)
+
+
+def test_clc_steal_cancels_every_pending_cluster():
+    kernel, consts, inputs = _gemm("gemm_2cta_clc")
+    seen = []
+
+    class Obs(Observer):
+        def on_sync(self, ev):
+            if ev.details.get("kind") == "clc.try_cancel" and ev.kind == "mbarrier.complete_tx":
+                seen.append(ev.details.get("cancelled_cluster"))
+
+    numsim.run(kernel.func, inputs, observers=[Obs()])
+    # two CTAs receive each answer (multicast): clusters 1 and 2 are taken, then none remain
+    assert seen == [1, 1, 2, 2, None, None]
+
+
+def test_odd_cta_issue_is_pair_misuse():
+    res = numsim.run(modelcheck.load(KERNELS / "cta_pair_odd_issue.py").func, {"out": np.zeros((2, 128), np.float32)})
+    assert [d.kind for d in res.diagnostics] == ["tcgen_cta_pair_misuse"]
+    fixed = numsim.run(modelcheck.load(KERNELS / "cta_pair_odd_issue_fixed.py").func,
+                       {"out": np.zeros((2, 128), np.float32)})
+    assert fixed.diagnostics == () and (fixed.outputs["out"] == 16).all()
+
+
+def test_cta_group_2_classification():
+    alloc = ir.ops.classify("tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32", ("uint32", "uint32"))
+    assert alloc.supported and alloc.quals["cta_group"] == "2"
+    cp = ir.ops.classify("tcgen05.cp.cta_group::2.128x256b", ("uint32", "uint64"))
+    assert not cp.supported and "cta_group::2" in cp.why_unsupported
+    q = ir.ops.classify("clusterlaunchcontrol.query_cancel.get_first_ctaid::y.b32.b128", ("uint32", "uint128"))
+    assert q.supported and q.quals["query"] == "get_first_ctaid::y"
