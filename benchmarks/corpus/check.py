@@ -7,8 +7,7 @@ stage `check` the verdicts of both checkers on zero-filled and on random inputs,
 kinds, the first unmodeled op, and the time taken.
 
 Inputs are, where `--capture` recorded them, the arguments the library's own `run_test` passes to
-the kernel (`random`: its prepared data; `zeros`: the same shapes zero-filled; tensor maps over the
-bytes they describe).  Otherwise they come from the function's parameters as the build recorded them: buffers get arrays of
+the kernel (`library`: its prepared data; tensor maps over the bytes they describe).  Otherwise they come from the function's parameters as the build recorded them: buffers get arrays of
 their shape and dtype (a symbolic extent is bound from the configuration when a config key
 has its name, else it is reported as unbound and the function is not checked); tensor-map
 parameters get `modelcheck.numsim.TensorMap` descriptors from the encode arguments the build
@@ -25,6 +24,7 @@ from pathlib import Path
 
 MARK = "@@CORPUS-RECORD@@"
 SEEDS = {"zeros": None, "random": 0}
+CHECK_SECONDS = 60.0     # each checker's time budget per function (past it: incomplete, named)
 
 
 def _dtype(name: str):
@@ -68,15 +68,15 @@ def tensor_map_inputs(maps: dict, fill: str, rng) -> dict:
 _SWIZZLES = {0: "none", 1: "32B", 2: "64B", 3: "128B"}
 
 
-def captured_inputs(cache: Path, cap: dict, func, fill: str):
+def captured_inputs(cache: Path, cap: dict, func):
     """(inputs, problems) from what the library's own `run_test` passed to the kernel (benchmarks/corpus/
-    capture.py): its arrays ("random": the library's prepared data; "zeros": the same shapes zeroed), its
+    capture.py): its arrays (the library's prepared data), its
     scalars, and tensor maps over the bytes they describe.  Parameters bind by name; a lowered pointer
     parameter `X_ptr` (or `X_handle`) takes the array of `X`."""
     import numpy as np
     from modelcheck.numsim import TensorMap
     data = np.load(cache / cap["npz"])
-    arrays = {k: (np.zeros_like(data[k]) if fill == "zeros" else data[k]) for k in data.files}
+    arrays = {k: data[k] for k in data.files}
     maps = cap.get("tensor_maps") or {}
     inputs, problems = {}, []
     for p in func.params:
@@ -180,9 +180,12 @@ def check_one(cache: Path, module: str, function: str, gen: str, stage: str) -> 
     config = {k: v for k, v in (mod.get("config") or {}).items() if k != "label"}
     captured = frec.get("captured") or {}
     rec["inputs_from"] = "the library's run_test (captured)" if "npz" in captured else "configuration shapes"
-    for fill in SEEDS:
+    # the library's own data when it was captured (one run per checker), else zeros and random of the shapes
+    fills = ("library",) if "npz" in captured else tuple(SEEDS)
+    rec["fills"] = list(fills)
+    for fill in fills:
         if "npz" in captured:
-            inputs, problems = captured_inputs(cache, captured, func, fill)
+            inputs, problems = captured_inputs(cache, captured, func)
         else:
             inputs, problems = make_inputs(frec, config, fill)
             if captured.get("why"):
@@ -193,7 +196,7 @@ def check_one(cache: Path, module: str, function: str, gen: str, stage: str) -> 
         for checker in ("synccheck", "racecheck"):
             t1 = time.perf_counter()
             try:
-                report = getattr(modelcheck, checker)(func, inputs)
+                report = getattr(modelcheck, checker)(func, inputs, max_seconds=CHECK_SECONDS)
                 out = _findings(report)
             except Exception as err:   # noqa: BLE001 -- a checker crash is a result to record
                 out = {"verdict": "exception", "error": f"{type(err).__name__}: {err}"[:500]}
@@ -242,10 +245,10 @@ def payload(index: dict, rows: list[dict], stage: str) -> dict:
         for checker in ("synccheck", "racecheck"):
             verdicts: dict = {}
             for r in gen_rows:
-                v = (r.get(f"{checker}_zeros") or {}).get("verdict")
+                v = (r.get(f"{checker}_library") or r.get(f"{checker}_zeros") or {}).get("verdict")
                 if v:
                     verdicts[v] = verdicts.get(v, 0) + 1
-            summary[f"{gen}_{checker}_zeros"] = verdicts
+            summary[f"{gen}_{checker}"] = verdicts
     build = [{"module": m["module"], "status": m["status"], "arch": m.get("arch"), "config": m.get("config"),
               "error": m.get("error"), "functions": [f["function"] for f in m.get("functions", [])],
               "wall_s": m.get("wall_s")} for m in mods]
@@ -256,10 +259,10 @@ def payload(index: dict, rows: list[dict], stage: str) -> dict:
 def print_summary(payload: dict) -> None:
     s = payload["summary"]
     print(f"\n{s['modules_built']}/{s['modules']} modules built, {s['functions']} functions")
-    print(f"{'generation':<10} {'parsed':>10}  synccheck (zeros)            racecheck (zeros)")
+    print(f"{'generation':<10} {'parsed':>10}  synccheck                    racecheck   (library data, else zeros)")
     for gen in ("pre", "lowered"):
-        print(f"{gen:<10} {s[f'{gen}_parsed']:>4}/{s[f'{gen}_rows']:<5}  {json.dumps(s[f'{gen}_synccheck_zeros']):<28} "
-              f"{json.dumps(s[f'{gen}_racecheck_zeros'])}")
+        print(f"{gen:<10} {s[f'{gen}_parsed']:>4}/{s[f'{gen}_rows']:<5}  {json.dumps(s[f'{gen}_synccheck']):<28} "
+              f"{json.dumps(s[f'{gen}_racecheck'])}")
     firsts: dict = {}
     for r in payload["rows"]:
         c = (r.get("parse_error") or {}).get("construct")

@@ -28,14 +28,28 @@ pytestmark = pytest.mark.skipif(not _real_compiler(), reason="apache-tvm 0.27 an
                                                              "(bash benchmarks/corpus_setup.sh)")
 
 
-def test_rmsnorm_builds_and_prints_both_generations(tmp_path):
-    env = dict(os.environ, TIRX_PREPARE_CUDA_ARCH="sm_100a", TIRX_PREPARE_NUM_SMS="148",
-               PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.run([sys.executable, "-m", "benchmarks.corpus.build", "rmsnorm", str(tmp_path)], env=env,
-                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+ENV = dict(os.environ, TIRX_PREPARE_CUDA_ARCH="sm_100a", TIRX_PREPARE_NUM_SMS="148",
+           PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+
+def _child(*argv: str) -> dict:
+    proc = subprocess.run([sys.executable, "-m", *argv], env=ENV, capture_output=True, text=True, timeout=600,
+                          cwd=ROOT)
     line = [ln for ln in proc.stdout.splitlines() if ln.startswith("@@CORPUS-RECORD@@")]
     assert line, proc.stderr[-2000:]
-    rec = json.loads(line[-1][len("@@CORPUS-RECORD@@"):])
+    return json.loads(line[-1][len("@@CORPUS-RECORD@@"):])
+
+
+@pytest.fixture(scope="module")
+def rmsnorm_cache(tmp_path_factory):
+    cache = tmp_path_factory.mktemp("corpus")
+    rec = _child("benchmarks.corpus.build", "rmsnorm", str(cache))
+    (cache / "index.json").write_text(json.dumps({"modules": [rec]}))
+    return cache, rec
+
+
+def test_rmsnorm_builds_and_prints_both_generations(rmsnorm_cache):
+    tmp_path, rec = rmsnorm_cache
     assert rec["status"] == "built" and rec["arch"] == "sm_100a"
     (func,) = rec["functions"]
     assert [p["kind"] for p in func["params"]] == ["buffer", "buffer", "buffer", "scalar"]
@@ -44,3 +58,19 @@ def test_rmsnorm_builds_and_prints_both_generations(tmp_path):
     assert "@T.prim_func" in pre and "T.cta_id(" in pre            # the 0.27 printer's pre-lowering generation
     assert "T.launch_thread(" in lowered and 'T.handle("float16", "global")' in lowered   # after lowering
     assert func["device_functions"] == ["rmsnorm_kernel"]
+
+
+def test_rmsnorm_checks_clean_in_both_generations_on_the_librarys_own_inputs(rmsnorm_cache):
+    """The capture runs the library's run_test on the CPU with the launch recorded; both printed generations
+    then check clean with those inputs (same verdict before and after lowering)."""
+    cache, rec = rmsnorm_cache
+    cap = _child("benchmarks.corpus.capture", "rmsnorm", str(cache))
+    got = cap["functions"]["rmsnorm"]
+    assert got["scalars"] == {"batch_size": 1} and got["buffers"]["inp"] == [[128], "float16"]
+    index = json.loads((cache / "index.json").read_text())
+    index["modules"][0]["functions"][0]["captured"] = got
+    (cache / "index.json").write_text(json.dumps(index))
+    for gen in ("pre", "lowered"):
+        row = _child("benchmarks.corpus.check", str(cache), "rmsnorm", "rmsnorm", gen, "check")
+        assert row["parsed"] and row["fills"] == ["library"], row
+        assert row["synccheck_library"]["verdict"] == row["racecheck_library"]["verdict"] == "clean", row
