@@ -41,7 +41,7 @@ def _mma_async(op: str, t: list[str], n: int) -> OpInfo | None:
     regs = nn // 2 if dtype in ("f32", "s32") else nn // 4
     # ss: d..., a_desc, b_desc, scale_d, scale_a, scale_b, trans_a, trans_b; rs: d..., a0..a3, b_desc, scale_d,
     # scale_a, scale_b, trans_b (the two forms differ by three operands, so the count says which)
-    rs = n == regs + 8
+    rs = n == regs + 9
     quals["form"] = "rs" if rs else "ss"
     d_specs = tuple((f"d{i}", "dst", None) for i in range(regs))
     a_specs = tuple((f"a{i}", "value", "uint32") for i in range(4)) if rs else (("a_desc", "value", "uint64"),)
@@ -56,7 +56,7 @@ def _mma_async(op: str, t: list[str], n: int) -> OpInfo | None:
         info = _info(op, "wgmma.mma_async", "wgmma", specs, quals, {"sync", "collective", "async", "reads"})
         return _unsupported(info, _why(dtype, atype, btype, m, nn, k, sparse))
     specs = _ops(*d_specs, *a_specs, *tail)
-    _check_count(f"wgmma.mma_async.{quals['shape']}", n, (regs + 7, regs + 8),
+    _check_count(f"wgmma.mma_async.{quals['shape']}", n, (regs + 7, regs + 9),
                  f"{regs} accumulator register(s), A (a descriptor or 4 registers), b_desc, scale_d, scale_a, "
                  f"scale_b, [trans_a,] trans_b")
     return _info(op, "wgmma.mma_async", "wgmma", specs, quals, {"sync", "collective", "async", "reads"})

@@ -99,7 +99,7 @@ def _same_sequence(w, g: int, q: int, sig: tuple, what: str, span) -> None:
         raise EngineError("warp_collective_divergence",
                           f"{what}: warp {4 * g + q} issued a different instruction than warp {4 * g + entry[1]} of "
                           f"its warpgroup as its wgmma number {key[1]} (every warp of a warpgroup must execute the "
-                          f"same wgmma sequence: shape, descriptors, scale-d)", span, warpgroup=g)
+                          f"same wgmma sequence: shape, descriptors, scale-d, immediates)", span, warpgroup=g)
     entry[2] += 1
     if entry[2] == 4:
         del seqs[key]
