@@ -45,12 +45,13 @@ def _mma_async(op: str, t: list[str], n: int) -> OpInfo | None:
     quals["form"] = "rs" if rs else "ss"
     d_specs = tuple((f"d{i}", "dst", None) for i in range(regs))
     a_specs = tuple((f"a{i}", "value", "uint32") for i in range(4)) if rs else (("a_desc", "value", "uint64"),)
-    tail = (("b_desc", "value", "uint64"), ("scale_d", "pred", None), ("scale_a", "imm", "int32"),
-            ("scale_b", "imm", "int32"))
-    tail += (("trans_b", "imm", "int32"),) if rs else (("trans_a", "imm", "int32"), ("trans_b", "imm", "int32"))
+    trans = ("trans_b",) if rs else ("trans_a", "trans_b")
+    tail: tuple[tuple[str, str, str | None], ...] = (
+        ("b_desc", "value", "uint64"), ("scale_d", "pred", None), ("scale_a", "imm", "int32"),
+        ("scale_b", "imm", "int32"), *((t_, "imm", "int32") for t_ in trans))
     supported = (dtype == "f32" and atype in _WIDE and btype == atype and m == 64 and k == 16 and not sparse
                  and 8 <= nn <= 256 and nn % 8 == 0)
-    if not supported or sparse:
+    if not supported:
         # classified with what was written, so the run names the form when it reaches it
         specs = _ops(*[(f"x{i}", "value", None) for i in range(n)])
         info = _info(op, "wgmma.mma_async", "wgmma", specs, quals, {"sync", "collective", "async", "reads"})

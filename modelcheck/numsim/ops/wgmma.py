@@ -1,4 +1,4 @@
-"""Hopper warpgroup MMA (PTX ISA 9.7.15; docs/semantics.md#wgmma): `wgmma.fence`, `wgmma.mma_async`,
+"""Hopper warpgroup MMA (PTX ISA 9.7.15; docs/semantics.md#wgmma-hopper): `wgmma.fence`, `wgmma.mma_async`,
 `wgmma.commit_group`, `wgmma.wait_group N`.
 
 A warpgroup is four consecutive warps of a CTA (warps 4g .. 4g + 3); every instruction is `.sync.aligned`
