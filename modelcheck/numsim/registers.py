@@ -19,13 +19,20 @@ import numpy as np
 from . import values as V
 
 
+_UNDEFINED: dict = {}
+
+
 def undefined(dtype: str):
     """All bits set, as `dtype`: NaN for floats, -1 or the maximum for integers, True for bool."""
+    hit = _UNDEFINED.get(dtype)
+    if hit is not None:
+        return hit
     if dtype == "bool":
         return True
     np_dtype = np.dtype(V.NP_DTYPE[dtype])
     v = np.frombuffer(b"\xff" * np_dtype.itemsize, dtype=np_dtype)[0]
-    return v.item() if np.issubdtype(np_dtype, np.integer) else v
+    out = _UNDEFINED[dtype] = v.item() if np.issubdtype(np_dtype, np.integer) else v
+    return out
 
 
 class PendingResult:

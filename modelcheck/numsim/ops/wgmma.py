@@ -47,6 +47,20 @@ _FRAGMENTS = [wgmma_fragment(q) for q in range(4)]
 _CACHE_LIMIT = 4096
 
 
+_D_CELLS: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _d_cells(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(row within the warp's 16 rows, column) of D register i of each lane: two (N/2, 32) arrays
+    (`wgmma_fragment`: the pattern of registers 0-3 repeats every 8 columns)."""
+    hit = _D_CELLS.get(n)
+    if hit is None:
+        _, _, d_rows, d_cols = wgmma_fragment(0)
+        i = np.arange(n // 2)
+        hit = _D_CELLS[n] = (d_rows[i % 4], d_cols[i % 4] + 8 * (i // 4)[:, None])
+    return hit
+
+
 class WgState:
     """Per-warp wgmma bookkeeping: ops since the last commit_group, committed groups (oldest first)."""
 
@@ -170,7 +184,7 @@ def _mma_async(ctx, call, info):
             int(uniform(v, w, what, span)) for v in imms)), what, span)
         b_addrs, b_index = _operand(w, b_val, n, 16, bool(trans_b), span, what + " B")
         b_parts = smem_footprint(w, b_addrs, 2, span, what + " B")
-        a_rows, a_cols, d_rows, d_cols = _FRAGMENTS[q]
+        a_rows, a_cols, _, _ = _FRAGMENTS[q]
         if rs:
             bits = np.stack([np.broadcast_to(_from_register(f(w), dt, "b32"), (32,)).astype(np.uint32)
                              for f, dt in a_fns])
@@ -203,12 +217,11 @@ def _mma_async(ctx, call, info):
         eng.sync(w, "async.issue", site, details={"op": op.id, "kind": op.kind, "shape": q_["shape"],
                                                   "form": q_["form"], "warpgroup": g, "accumulate": scale_d})
         results = registers.issue(w, op.id, site, what, "wgmma.wait_group", [(d, None) for d in dsts])
-        eng.enqueue(_complete(w, st, op, q, n, np_in, a_src, b_index, b_parts, scale_a * scale_b, inputs, results,
-                              d_rows, d_cols))
+        eng.enqueue(_complete(w, st, op, n, np_in, a_src, b_index, b_parts, scale_a * scale_b, inputs, results))
     return run, False
 
 
-def _complete(w, st, op, q, n, np_in, a_src, b_index, b_parts, sign, inputs, results, d_rows, d_cols):
+def _complete(w, st, op, n, np_in, a_src, b_index, b_parts, sign, inputs, results):
     pool = w.rt.shared.pool
     eng = w.eng
 
@@ -224,17 +237,14 @@ def _complete(w, st, op, q, n, np_in, a_src, b_index, b_parts, sign, inputs, res
         for alloc, offs in b_parts:
             async_records(eng, op, alloc, offs, 2, "read")
         acc = (a @ b.T) * sign
-        rows = d_rows - 16 * q
+        rows, cols = _d_cells(n)          # (register, lane) -> (row in the warp's 16, column)
         if inputs:
-            d_in = np.zeros((16, n))
-            for i, src in enumerate(inputs):
-                vals = src if isinstance(src, np.ndarray) else V.as_vec(src.value, "float32").astype(np.float64)
-                d_in[rows[i % 4], d_cols[i % 4] + 8 * (i // 4)] = vals
-            acc += d_in
+            acc[rows, cols] += np.stack([src if isinstance(src, np.ndarray) else
+                                         V.as_vec(src.value, "float32").astype(np.float64) for src in inputs])
         with np.errstate(over="ignore", invalid="ignore"):
-            out = acc.astype(np.float32)
+            vals = acc[rows, cols].astype(np.float32)
         for i, p in enumerate(results):
-            p.value = V.as_vec(out[rows[i % 4], d_cols[i % 4] + 8 * (i // 4)], p.dtype)
+            p.value = vals[i] if p.dtype == "float32" else V.as_vec(vals[i], p.dtype)
         op.done = True
         eng.touch(st)
         eng.async_sync(op.cta, op.warp, "async.complete", op.site, op.iters,
