@@ -67,6 +67,19 @@ def test_generic_store_into_an_operand_before_wait_group_races():
         == "clean"
 
 
+def test_operands_stored_without_a_proxy_fence_race_with_the_wgmma_reads():
+    """Generic stores of A and B, a CTA barrier, then the wgmma's async-proxy reads: ordered, but with no
+    fence.proxy.async on the path they still race (generic -> async)."""
+    kernel = modelcheck.load(FIXTURES / "wgmma_ss_n8.py", NOFENCE=1)
+    rep = modelcheck.racecheck(kernel, inputs=_fixture_inputs())
+    races = [f for f in rep.findings if f.kind == "data_race"]
+    assert {f.details["overlap"]["allocation"] for f in races} == {"a_s", "b_s"}
+    for f in races:
+        assert f.details["ordering_failure"] == "missing_proxy_bridge"
+        assert f.details["proxy_bridge"]["prior_proxy"] == "generic"
+        assert f.details["current"]["op"] == "wgmma.mma_async"
+
+
 def test_wgmma_left_pending_at_exit_is_incomplete():
     """The accumulators read before the wait are an error; the group no wait retired is outstanding at exit."""
     kernel = modelcheck.load(FIXTURES / "wgmma_ss_n8.py", WAIT=1)
