@@ -15,7 +15,8 @@ The operation executes when the scheduler delivers its completion (FIFO); the ac
 an undefined value from issue until the `wgmma.wait_group` that retires the operation's group writes the
 result (modelcheck.numsim.registers: a read or write of them in between is
 `async_register_access_before_wait`).  A later `mma_async` of the same warp on the same accumulator
-registers chains on the pending result, as the hardware orders accumulator chains of one shape.  Shared
+registers chains on the pending result, as the hardware orders accumulator chains of one shape (and
+executes after it, even when a forced replay schedule holds the earlier one back).  Shared
 reads stay "in flight" (the op is not done for the checkers) until the completion, and the warp learns it
 is done only from the wait (event "wgmma.wait_group" lists the retired ops), so a stage released or
 overwritten before the wait is a race.
@@ -64,12 +65,13 @@ def _d_cells(n: int) -> tuple[np.ndarray, np.ndarray]:
 class WgState:
     """Per-warp wgmma bookkeeping: ops since the last commit_group, committed groups (oldest first)."""
 
-    __slots__ = ("uncommitted", "committed", "issued")
+    __slots__ = ("uncommitted", "committed", "issued", "pending_ops")
 
     def __init__(self):
         self.uncommitted: list = []
         self.committed: list[list] = []
         self.issued = 0        # mma_async instructions issued (the warpgroup sequence check)
+        self.pending_ops: dict[int, list] = {}   # mma_async not yet executed -> completions chained behind it
 
 
 def wg_state(w) -> WgState:
@@ -217,6 +219,7 @@ def _mma_async(ctx, call, info):
         eng.sync(w, "async.issue", site, details={"op": op.id, "kind": op.kind, "shape": q_["shape"],
                                                   "form": q_["form"], "warpgroup": g, "accumulate": scale_d})
         results = registers.issue(w, op.id, site, what, "wgmma.wait_group", [(d, None) for d in dsts])
+        st.pending_ops[op.id] = []
         eng.enqueue(_complete(w, st, op, n, np_in, a_src, b_index, b_parts, scale_a * scale_b, inputs, results))
     return run, False
 
@@ -226,6 +229,14 @@ def _complete(w, st, op, n, np_in, a_src, b_index, b_parts, sign, inputs, result
     eng = w.eng
 
     def complete():
+        before = next((src.op_id for src in inputs if not isinstance(src, np.ndarray)
+                       and src.op_id in st.pending_ops), None)
+        if before is not None:
+            # an accumulator chain executes in issue order: a forced schedule that holds back an earlier op of
+            # the chain holds this one too; it runs right after that op
+            st.pending_ops[before].append(complete)
+            return
+        after = st.pending_ops.pop(op.id, ())
         if isinstance(a_src, tuple):
             a_index, a_parts = a_src
             a = pool[a_index].view(np_in).reshape(16, 16).astype(np.float64)
@@ -249,6 +260,8 @@ def _complete(w, st, op, n, np_in, a_src, b_index, b_parts, sign, inputs, result
         eng.touch(st)
         eng.async_sync(op.cta, op.warp, "async.complete", op.site, op.iters,
                        details={"op": op.id, "kind": op.kind, "lane": op.lane})
+        for later in after:
+            later()
     return complete
 
 
