@@ -88,6 +88,16 @@ def test_reading_the_accumulators_before_the_wait_is_found():
     assert np.isnan(res.outputs["D"]).all()
 
 
+def test_overwriting_an_accumulator_before_the_wait_is_found():
+    a, b, c, inputs = _inputs(8, np.float16, False)
+    res = _run("wgmma_ss_n8", inputs, CLOBBER=1)
+    [diag] = res.diagnostics
+    assert diag.kind == "async_register_access_before_wait" and diag.message.startswith("write of acc[0] before")
+    # the wait then writes the wgmma's result over the early store
+    want = a.astype(np.float64) @ b.astype(np.float64).T + c
+    np.testing.assert_array_equal(res.outputs["D"], want.astype(np.float32))
+
+
 def test_a_partial_warp_is_a_collective_divergence():
     _, _, _, inputs = _inputs(8, np.float16, False)
     res = _run("wgmma_ss_n8", inputs, PARTIAL=1)
