@@ -24,7 +24,8 @@ overwritten before the wait is a race.
 Warpgroup rules: each warp must be converged (`warp_collective_divergence`), the CTA must hold the whole
 warpgroup, and the k-th `mma_async` of every warp of a warpgroup must be the same instruction (shape,
 types, descriptors, scale-d, immediates): a mismatch is `warp_collective_divergence`, as Compute
-Sanitizer's "warpgroup MMA sequence" check.  `wgmma.fence` is a sync event only: register accesses are in
+Sanitizer's "warpgroup MMA sequence" check, and so is (when the run completes, `at_exit`) an instruction
+only part of the warpgroup issued.  `wgmma.fence` is a sync event only: register accesses are in
 program order in NumSim, so the fence's ordering of them before the MMA is not checked.
 """
 from __future__ import annotations
@@ -33,8 +34,9 @@ import numpy as np
 
 from .. import registers
 from .. import values as V
+from ...common.verdict import Verdict
 from ..descriptors import DescriptorError, matrix_addresses, wgmma_descriptor, wgmma_fragment
-from ..errors import EngineError, UnsupportedTIRxError
+from ..errors import Diagnostic, EngineError, UnsupportedTIRxError
 from ..memory import SHARED_BASE
 from ..runtime import Wait
 from . import require_full_warp, uniform
@@ -101,7 +103,7 @@ def _warpgroup(w, what: str, span) -> tuple[int, int]:
     return g, q
 
 
-def _same_sequence(w, g: int, q: int, sig: tuple, what: str, span) -> None:
+def _same_sequence(w, g: int, q: int, sig: tuple, site: int, what: str, span) -> None:
     """The k-th mma_async of every warp of warpgroup g must be the same instruction."""
     seqs = w.rt.shared.__dict__.setdefault("_wgmma_sequence", {})     # per CTA
     st = wg_state(w)
@@ -109,16 +111,39 @@ def _same_sequence(w, g: int, q: int, sig: tuple, what: str, span) -> None:
     st.issued += 1
     entry = seqs.get(key)
     if entry is None:
-        seqs[key] = [sig, q, 1]
+        seqs[key] = [sig, [q], site]
         return
     if entry[0] != sig:
         raise EngineError("warp_collective_divergence",
-                          f"{what}: warp {4 * g + q} issued a different instruction than warp {4 * g + entry[1]} of "
-                          f"its warpgroup as its wgmma number {key[1]} (every warp of a warpgroup must execute the "
+                          f"{what}: warp {4 * g + q} issued a different instruction than warp {4 * g + entry[1][0]} "
+                          f"of its warpgroup as its wgmma number {key[1]} (every warp of a warpgroup must execute the "
                           f"same wgmma sequence: shape, descriptors, scale-d, immediates)", span, warpgroup=g)
-    entry[2] += 1
-    if entry[2] == 4:
+    entry[1].append(q)
+    if len(entry[1]) == 4:
         del seqs[key]
+
+
+def at_exit(ctas, sites) -> list[Diagnostic]:
+    """`warp_collective_divergence` for a wgmma.mma_async that only part of its warpgroup issued by the end of
+    a completed run (the others exited without it: on hardware the warpgroup instruction never completes)."""
+    out: list[Diagnostic] = []
+    for rt in ctas:
+        seqs = rt.shared.__dict__.get("_wgmma_sequence")
+        if not seqs:
+            continue
+        seen = set()
+        for (g, k), (_sig, warps, site) in sorted(seqs.items(), key=lambda kv: kv[0]):
+            if g in seen:
+                continue          # one finding per warpgroup: its first incomplete instruction
+            seen.add(g)
+            done = [4 * g + q for q in sorted(warps)]
+            missing = [4 * g + q for q in range(4) if q not in warps]
+            out.append(Diagnostic(
+                "warp_collective_divergence", Verdict.ERROR,
+                f"wgmma.mma_async is warpgroup-collective, but only warp(s) {', '.join(map(str, done))} of warpgroup "
+                f"{g} (CTA {rt.index}) issued its wgmma number {k}; warp(s) {', '.join(map(str, missing))} never "
+                f"did", sites[site].span, {"cta": rt.index, "warpgroup": g, "executed": done, "missing": missing}))
+    return out
 
 
 def _operand(w, value: int, rows: int, k: int, mn_major: bool, span, what: str):
@@ -183,7 +208,7 @@ def _mma_async(ctx, call, info):
         trans_a = 0 if rs else _imm(imms[2], w, "imm-trans-a", (0, 1), what, span)
         trans_b = _imm(imms[-1], w, "imm-trans-b", (0, 1), what, span)
         _same_sequence(w, g, q, (q_["shape"], q_["atype"], q_["form"], a_val, b_val, scale_d, tuple(
-            int(uniform(v, w, what, span)) for v in imms)), what, span)
+            int(uniform(v, w, what, span)) for v in imms)), site, what, span)
         b_addrs, b_index = _operand(w, b_val, n, 16, bool(trans_b), span, what + " B")
         b_parts = smem_footprint(w, b_addrs, 2, span, what + " B")
         a_rows, a_cols, _, _ = _FRAGMENTS[q]

@@ -106,6 +106,18 @@ def test_a_partial_warp_is_a_collective_divergence():
     assert "wgmma.fence.sync.aligned" in res.diagnostics[0].message
 
 
+def test_half_a_warpgroup_issuing_wgmma_is_a_collective_divergence():
+    _, _, _, inputs = _inputs(8, np.float16, False)
+    res = _run("wgmma_ss_n8", inputs, HALF=1)
+    assert res.termination == "error"
+    [diag] = res.diagnostics
+    assert diag.kind == "warp_collective_divergence"
+    assert (diag.details["executed"], diag.details["missing"]) == ([0, 1], [2, 3])
+    mma = [i + 1 for i, ln in enumerate((FIXTURES / "wgmma_ss_n8.py").read_text().splitlines())
+           if "wgmma.mma_async" in ln and not ln.startswith("#")]
+    assert [diag.span.line] == mma
+
+
 def test_warps_of_one_warpgroup_must_issue_the_same_wgmma():
     _, _, _, inputs = _inputs(8, np.float16, False)
     res = _run("wgmma_ss_n8", inputs, SKEW=1)
