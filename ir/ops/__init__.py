@@ -24,6 +24,7 @@ from .memory import _atom_red, _cp, _ld_st
 from .misc import _misc_ptx, _warp_ptx
 from .sync import _bar, _fence, _mbarrier
 from .tcgen05 import _tcgen05
+from .wgmma import wgmma as _wgmma
 
 __all__ = ["FAMILIES", "SYNC_FAMILIES", "OperandCountError", "OperandSpec", "OpInfo", "WARP_REDUCE_ALIASES",
            "KEYWORD_INTRINSICS", "classify", "known_intrinsics", "is_sync_family", "normalize_mnemonic"]
@@ -34,7 +35,7 @@ _PTX_FAMILIES: dict[str, Callable[..., OpInfo | None]] = {
     "atom": _atom_red, "red": _atom_red, "cp": _cp, "tcgen05": _tcgen05,
     "elect_sync": _warp_ptx, "shfl_sync": _warp_ptx, "vote_sync": _warp_ptx, "activemask": _warp_ptx,
     "setmaxnreg": _misc_ptx, "griddepcontrol": _misc_ptx, "mapa": _misc_ptx,
-    "clusterlaunchcontrol": _misc_ptx, "wgmma": _misc_ptx,
+    "clusterlaunchcontrol": _misc_ptx, "wgmma": _wgmma,
 }
 
 # PTX spells these with a dot; the TIRx table names them with an underscore.

@@ -5,9 +5,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
-FAMILIES = ("memory", "mbarrier", "named_barrier", "cluster_barrier", "warp", "async_copy", "tcgen05", "fence",
-            "misc", "math", "index")
-SYNC_FAMILIES = ("mbarrier", "named_barrier", "cluster_barrier", "warp", "async_copy", "tcgen05", "fence")
+FAMILIES = ("memory", "mbarrier", "named_barrier", "cluster_barrier", "warp", "async_copy", "tcgen05", "wgmma",
+            "fence", "misc", "math", "index")
+SYNC_FAMILIES = ("mbarrier", "named_barrier", "cluster_barrier", "warp", "async_copy", "tcgen05", "wgmma", "fence")
 
 
 @dataclass(frozen=True, slots=True)

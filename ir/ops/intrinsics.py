@@ -106,6 +106,10 @@ _INTRINSICS: dict[str, _Intrinsic] = {i.name: i for i in [
     _intr("cuda.tcgen05.encode_matrix_descriptor", "tcgen05", (5,),
           (("desc", "addr"), ("addr", "addr"), ("ldo", "value"), ("sdo", "value"), ("swizzle", "value")),
           {"writes"}),
+    # the Hopper wgmma matrix descriptor encoder (apache-tvm-tirx / apache-tvm 0.27 `T.cuda.wgmma`)
+    _intr("cuda.wgmma.encode_matrix_descriptor", "wgmma", (5,),
+          (("desc", "addr"), ("addr", "addr"), ("ldo", "value"), ("sdo", "value"), ("swizzle", "value")),
+          {"writes"}),
     _intr("tir.reinterpret", "math", (2,), (("dtype", "imm"), ("value", "value")), result="arg0"),
     *[_intr(f"tir.{m}", "math", (1,), (("x", "value"),), result="arg0")
       for m in ("exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan",

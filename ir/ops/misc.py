@@ -1,4 +1,4 @@
-"""Warp collectives and the remaining PTX: setmaxnreg, griddepcontrol, mapa, CLC, wgmma."""
+"""Warp collectives and the remaining PTX: setmaxnreg, griddepcontrol, mapa, CLC."""
 from __future__ import annotations
 
 from .base import (OpInfo, _check_count, _info, _layout, _ops, _quals,
@@ -58,8 +58,6 @@ def _misc_ptx(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
         return _info(op, "mapa", "misc", specs, _quals(t[1:]), set())
     if t[0] == "clusterlaunchcontrol":
         return _clc(op, t, n)
-    if t[0] == "wgmma":
-        return _unsupported(_info(op, "wgmma", "misc", (), {}, {"async"}), "wgmma is not modeled (v2)")
     return None
 
 

@@ -8,7 +8,8 @@ memory that the exiting CTA gives up, or still landing — neither checker can s
 its effect was, so the run is `incomplete`, not `clean`.  Which operations a wait covers
 does not depend on the schedule: it is the thread's own commit/wait order.  Classic
 `cp.async` work handed to an mbarrier (`cp.async.mbarrier.arrive`) is tracked by that
-barrier instead and is not counted here.
+barrier instead and is not counted here.  A `wgmma.mma_async` is tracked the same way through its warp's
+`wgmma.commit_group` / `wgmma.wait_group` (keyed by the warp's lane 0, the operation's witness lane).
 """
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from ..numsim import Observer
 from . import findings as F
 from .ordering import GROUP_FAMILY
 
+# async op kinds whose group is their warp's (not a lane's): wgmma.commit_group / wait_group
+_OWN_GROUPS = {"wgmma.mma_async": "wgmma"}
 
 
 class UnobservedEffects(Observer):
@@ -35,7 +38,7 @@ class UnobservedEffects(Observer):
     def on_sync(self, ev):
         kind = ev.kind
         if kind == "async.issue":
-            fam = GROUP_FAMILY.get(ev.details.get("kind"))
+            fam = GROUP_FAMILY.get(ev.details.get("kind")) or _OWN_GROUPS.get(ev.details.get("kind"))
             if fam is not None:
                 op = ev.details["op"]
                 self.issue_event[op] = ev
@@ -45,7 +48,7 @@ class UnobservedEffects(Observer):
                 self.uncommitted.pop((ev.warp, "cp.async", ev.details.get("lane", 0)), None)
             return
         family, _, what = kind.rpartition(".")
-        if family not in ("bulk", "cp.async"):
+        if family not in ("bulk", "cp.async", "wgmma"):
             return
         if what == "commit_group":
             for lane in ev.lane_list():
@@ -73,13 +76,15 @@ class UnobservedEffects(Observer):
         out = []
         for _site, cases in sorted(by_site.items()):
             warp, lane, family, never_committed, ev = min(cases, key=lambda c: (c[0], c[1]))
-            name = "cp.async.bulk" if family == "bulk" else "cp.async"
+            name = {"bulk": "cp.async.bulk", "wgmma": "wgmma"}.get(family, "cp.async")
+            noun = "wgmma.mma_async" if family == "wgmma" else "async copy"
             why = (f"no {name}.commit_group put it in a group" if never_committed else
                    f"no {name}.wait_group covering its group ran")
             warps = sorted({c[0] for c in cases})
             out.append(F.make(self.checker, "effect_commit_unobserved",
-                              f"async copy issued by warp {warp} lane {lane} was still outstanding when its thread "
-                              f"exited ({why}; {len(cases)} copy(ies) in warp(s) "
+                              f"{noun} issued by warp {warp} lane {lane} was still outstanding when its thread "
+                              f"exited ({why}; {len(cases)} {'operation' if family == 'wgmma' else 'copy'}(ies) in "
+                              f"warp(s) "
                               f"{', '.join(map(str, warps))}): its effect cannot be checked",
                               {"operation": F.event_operation(self.sites, ev, {"lane": lane}),
                                "family": family, "outstanding": len(cases)}))

@@ -342,6 +342,11 @@ class _Builder:
                 st["open"] = []
         elif kind in ("bulk.wait_group", "cp.async.wait_group"):
             self._wait_group(ev, key, mask, kind.split(".wait")[0])
+        elif kind == "wgmma.wait_group":
+            for op in d.get("ops", ()):
+                src = self.hb.op_node.get(op)
+                if src is not None:
+                    self.edge(self.g.nodes[src].get("completion", src), key, "group_wait", dst=mask)
         elif kind.startswith("tcgen05.wait::"):
             for op in d.get("ops", ()):
                 src = self.hb.op_node.get(op)

@@ -147,6 +147,49 @@ def matrix_addresses(desc: SmemDescriptor, rows: int, k: int, esz: int, mn_major
     return swizzle(addr, LAYOUT_MASK[desc.layout])
 
 
+# --------------------------------------------------------------------------- wgmma smem descriptor
+
+# PTX ISA 9.7.15.5.1.2.2 (Hopper matrix descriptor): start 0-13, LBO 16-29, SBO 32-45 (all >> 4), base
+# offset 49-51, swizzle mode 62-63 (0 none, 1 128B, 2 64B, 3 32B); the other bits are unused.  The
+# canonical layouts are those of the UMMA descriptor (PTX 9.7.15.5.1.2.1.3), so a decoded wgmma
+# descriptor is handed to `matrix_addresses` as the UMMA descriptor of the same layout.
+WGMMA_LAYOUT = {0: LAYOUT_NONE, 1: LAYOUT_128B, 2: LAYOUT_64B, 3: LAYOUT_32B}
+_WGMMA_UNUSED = (3 << 14) | (3 << 30) | (7 << 46) | (0x3FF << 52)
+
+
+def wgmma_descriptor(value: int) -> SmemDescriptor:
+    """The UMMA-equivalent of a 64-bit wgmma matrix descriptor; `DescriptorError` for a field set where
+    the Hopper format has none (a tcgen05 descriptor's version bits 46-48 or 3-bit layout at 61-63 land
+    there), `DescriptorUnsupported` for a base offset."""
+    v = int(value) & 0xFFFF_FFFF_FFFF_FFFF
+    if v & _WGMMA_UNUSED:
+        hint = " (bits 46-48 = 1 is the tcgen05 descriptor's version: wgmma has none)" if (v >> 46) & 7 else ""
+        raise DescriptorError("reserved", f"unused bits (14-15, 30-31, 46-48 or 52-61) are not zero{hint}")
+    base_offset = (v >> 49) & 7
+    if base_offset:
+        raise DescriptorUnsupported("base_offset", f"matrix base offset {base_offset} is not modeled "
+                                                   f"(start swizzled tiles on their repeat boundary instead)")
+    return SmemDescriptor(start=(v & 0x3FFF) << 4, lbo=((v >> 16) & 0x3FFF) << 4, sbo=((v >> 32) & 0x3FFF) << 4,
+                          version=1, base_offset=0, lbo_mode=0, layout=WGMMA_LAYOUT[(v >> 62) & 3], reserved=0)
+
+
+def wgmma_fragment(warp: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Rows and columns of the m64nNk16 register fragments held by warp `warp` (0-3) of the warpgroup (PTX
+    ISA 9.7.15.5.1.1.1, Figures 148-149; g = lane / 4, t = lane % 4):
+        A register j (two 16-bit elements, low first): A[16 warp + g + 8 (j % 2)][2 t + 8 (j // 2) + {0, 1}]
+        D register i: D[16 warp + g + 8 ((i // 2) % 2)][8 (i // 4) + 2 t + i % 2]
+    Returns (a_rows, a_cols) of shape (4, 32) (the low element's column) and, per D register i modulo 4,
+    (d_rows, d_cols0) of shape (4, 32) (add 8 (i // 4) to the column)."""
+    lane = np.arange(32)
+    g, t = lane // 4, lane % 4
+    j = np.arange(4)[:, None]
+    a_rows = 16 * warp + g[None, :] + 8 * (j % 2)
+    a_cols = 2 * t[None, :] + 8 * (j // 2)
+    d_rows = 16 * warp + g[None, :] + 8 * ((j // 2) % 2)
+    d_cols = 2 * t[None, :] + j % 2
+    return a_rows, a_cols, d_rows, d_cols
+
+
 # --------------------------------------------------------------------------- instruction descriptor
 
 F16_TYPES = {0: "float16", 1: "bfloat16"}

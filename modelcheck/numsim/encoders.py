@@ -17,6 +17,12 @@ the PTX descriptor bitfields (PTX ISA 9.7.16.4.1 Table 40 "shared memory descrip
 
 TVM checks the arguments when it generates code (dtype kind, shape, transpose and negate rules); a
 combination it rejects raises `EncodeError(field, message)` here, naming the field.
+
+The Hopper `T.cuda.wgmma.encode_matrix_descriptor(desc, addr, ldo, sdo, swizzle)` fills the GmmaDescriptor
+bitfields of the same helpers (PTX ISA 9.7.15.5.1.2.2 matrix descriptor):
+
+    wgmma: (addr >> 4) & 0x3FFF | (ldo & 0x3FFF) << 16 | (sdo & 0x3FFF) << 32 | layout << 62
+           (swizzle 0/1/2/3 -> layout 0/3/2/1; base offset 0)
 """
 from __future__ import annotations
 
@@ -112,6 +118,18 @@ def matrix_descriptor(addr: int, ldo: int, sdo: int, swizzle: int) -> int:
             | SWIZZLE_LAYOUT[int(swizzle)] << 61)
 
 
+WGMMA_SWIZZLE_LAYOUT = {0: 0, 1: 3, 2: 2, 3: 1}
+
+
+def wgmma_matrix_descriptor(addr: int, ldo: int, sdo: int, swizzle: int) -> int:
+    """The 64-bit Hopper (wgmma) matrix descriptor of the matrix at shared address `addr`."""
+    if int(swizzle) not in WGMMA_SWIZZLE_LAYOUT:
+        # TVM's switch has no case for it and would leave the layout at 0 (no swizzle) without a word
+        raise EncodeError("swizzle", f"swizzle {swizzle} is not 0 (none), 1 (32B), 2 (64B) or 3 (128B) for wgmma")
+    return ((int(addr) >> 4) & 0x3FFF | (int(ldo) & 0x3FFF) << 16 | (int(sdo) & 0x3FFF) << 32
+            | WGMMA_SWIZZLE_LAYOUT[int(swizzle)] << 62)
+
+
 def instr_descriptor(d: str, a: str, b: str, m: int, n: int, k: int, trans_a, trans_b, cta_group: int,
                      neg_a, neg_b, sat_d, sparse) -> int:
     """The 32-bit instruction descriptor of a dense (not block-scaled) tcgen05.mma."""
@@ -170,6 +188,8 @@ CALLS = {
                                                  "sfa_tmem_addr", "sfb_tmem_addr", "M", "N", "K", "trans_a",
                                                  "trans_b", "n_cta_groups", "neg_a", "neg_b", "is_sparse"), 32),
     "cuda.runtime_instr_desc": Call("runtime_instr_desc", ("sf_id",), 32),
+    "cuda.wgmma.encode_matrix_descriptor": Call("wgmma_encode_matrix_descriptor", ("addr", "ldo", "sdo", "swizzle"),
+                                                64),
 }
 
 
@@ -186,6 +206,8 @@ def encode(op: str, args: dict, old: int = 0) -> int:
                                              args["sfb_dtype"], args["M"], args["N"], args["K"], args["trans_a"],
                                              args["trans_b"], args["n_cta_groups"], args["neg_a"], args["neg_b"],
                                              args["is_sparse"])
+    if op == "cuda.wgmma.encode_matrix_descriptor":
+        return wgmma_matrix_descriptor(args["addr"], args["ldo"], args["sdo"], args["swizzle"])
     if op == "cuda.runtime_instr_desc":
         return runtime_instr_desc(old, args["sf_id"])
     raise KeyError(op)

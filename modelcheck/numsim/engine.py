@@ -27,6 +27,7 @@ from .memory import GlobalMemory, SharedMemory
 from .runtime import CTARuntime, EngineState, Scheduler, Warp, id_ranges
 from .schedule import Gate, GatedScheduler, GatedState, Schedule, ScheduleStuck
 from .tensormap import bind_host_maps, bind_tensor_maps, handle_scalars
+from .ops.wgmma import at_exit as wgmma_at_exit
 from .tmem import live_at_exit
 from .memory import SHARED_BASE
 from .ops.clc import ClcScheduler, launch_gate
@@ -221,6 +222,7 @@ class Engine:
             # TMEM allocations never freed (docs/semantics.md#tcgen05-and-tmem), setmaxnreg accounting
             live = live_at_exit(ctas, program.sites)
             live += registers_budget.at_exit(ctas, program.sites)
+            live += wgmma_at_exit(ctas, program.sites)
             if live:
                 termination = "error"
                 diagnostics.extend(live)

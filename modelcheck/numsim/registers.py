@@ -19,13 +19,20 @@ import numpy as np
 from . import values as V
 
 
+_UNDEFINED: dict = {}
+
+
 def undefined(dtype: str):
     """All bits set, as `dtype`: NaN for floats, -1 or the maximum for integers, True for bool."""
+    hit = _UNDEFINED.get(dtype)
+    if hit is not None:
+        return hit
     if dtype == "bool":
         return True
     np_dtype = np.dtype(V.NP_DTYPE[dtype])
     v = np.frombuffer(b"\xff" * np_dtype.itemsize, dtype=np_dtype)[0]
-    return v.item() if np.issubdtype(np_dtype, np.integer) else v
+    out = _UNDEFINED[dtype] = v.item() if np.issubdtype(np_dtype, np.integer) else v
+    return out
 
 
 class PendingResult:
@@ -44,21 +51,25 @@ class PendingResult:
         self.iters = iters
 
 
-def issue(w, op_id: int, site: int, kind: str, wait: str, results) -> None:
+def issue(w, op_id: int, site: int, kind: str, wait: str, results) -> list[PendingResult]:
     """`results`: (writer, value) per destination; writers come from `OpContext.lvalue` (local registers,
-    `.slot` and `.index`).  The index is taken now: it may name a loop variable that moves on."""
+    `.slot` and `.index`).  The index is taken now: it may name a loop variable that moves on.  Returns the
+    pending results, in order: an op that computes its values later (wgmma) sets their `value`."""
     pending = w.async_regs
     if pending is None:
         pending = w.async_regs = {}
     iters = tuple(w.iters)
+    out = []
     for write, value in results:
         index = write.index(w)
         if type(index) is np.ndarray:
             index = int(index[w.active()][0])
         index = int(index)
         _store(w, write.slot, index, undefined(write.dtype), write.dtype, w.mask)
-        pending.setdefault((write.slot, index), []).append(
-            PendingResult(op_id, site, kind, wait, write.dtype, value, w.mask, iters))
+        p = PendingResult(op_id, site, kind, wait, write.dtype, value, w.mask, iters)
+        pending.setdefault((write.slot, index), []).append(p)
+        out.append(p)
+    return out
 
 
 def complete(w, op_ids) -> None:

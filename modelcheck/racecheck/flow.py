@@ -297,6 +297,10 @@ class Flow:
         elif kind == "tcgen05.fence::after_thread_sync":
             if w.tc is not None:
                 w.tc.absorb(mask, w.tc_pending)
+        elif kind == "wgmma.wait_group":
+            # the wait retires the warp's older wgmma groups for every lane of the warp (a warpgroup collective)
+            cols = np.array([self.async_col[o] for o in d.get("ops", ()) if o in self.async_col], dtype=np.int64)
+            w.k.learn_columns(mask, cols, DONE)
         elif kind in ("tcgen05.wait::ld", "tcgen05.wait::st"):
             cols = np.array([self.async_col[o] for o in d.get("ops", ()) if o in self.async_col], dtype=np.int64)
             w.k.learn_columns(mask, cols, DONE)

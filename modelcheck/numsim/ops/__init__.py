@@ -22,9 +22,9 @@ from .access import Accessors
 def family_modules() -> tuple:
     """The op family modules, each with its `HANDLERS` (one list, so compiling and the static census agree)."""
     from . import (async_copy, barrier, clc, cluster, encode, fence, fragments, mbarrier, memory, misc, ptx_math,
-                   tcgen05, tma, umma, warp)
+                   tcgen05, tma, umma, warp, wgmma)
     return (memory, mbarrier, barrier, cluster, warp, fragments, async_copy, tma, fence, misc, tcgen05, umma, ptx_math,
-            encode, clc)
+            encode, clc, wgmma)
 
 
 class OpContext:
@@ -143,14 +143,17 @@ def unmodeled_operations(func: ir.PrimFunc) -> list[tuple[str, str, object]]:
 
 def async_destinations(func: ir.PrimFunc) -> frozenset[str]:
     """Names of the local buffers some op of `func` writes asynchronously (its results arrive at a later
-    wait): today the destination registers of tcgen05.ld."""
+    wait): the destination registers of tcgen05.ld and the accumulators of wgmma.mma_async."""
     from .tcgen05 import ld_destinations
+    from .wgmma import accumulator_buffers
     names: set[str] = set()
     for node in ir.walk(func.body):
         if isinstance(node, ir.OpCall):
             info = ir.classify(node.op, tuple(o.dtype for o in node.operands))
             if info is not None and info.supported and info.name == "tcgen05.ld":
                 names.update(ld_destinations(node, info))
+            elif info is not None and info.supported and info.name == "wgmma.mma_async":
+                names.update(accumulator_buffers(node, info))
     return frozenset(names)
 
 

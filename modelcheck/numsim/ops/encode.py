@@ -1,4 +1,4 @@
-"""The in-kernel tcgen05 descriptor encoders (numsim/encoders.py): each lane computes the descriptor from its
+"""The in-kernel tcgen05 and wgmma descriptor encoders (numsim/encoders.py): each lane computes the descriptor from its
 arguments and stores it through the `desc` pointer, a register (`T.address_of(buffer_16)` of a
 `buffer_16: T.uint32` scalar) or an element of a local/shared buffer of the descriptor's width.
 `runtime_instr_desc` reads the descriptor there first and stores the patched value.  An argument

@@ -16,7 +16,8 @@ import pytest
 import modelcheck
 from modelcheck import numsim
 from modelcheck.numsim import encoders as E
-from modelcheck.numsim.descriptors import BlockScaledInstrDescriptor, InstrDescriptor, SmemDescriptor
+from modelcheck.numsim.descriptors import (BlockScaledInstrDescriptor, InstrDescriptor, SmemDescriptor,
+                                           wgmma_descriptor)
 
 FIX = Path(__file__).parents[2] / "fixtures" / "numsim"
 
@@ -92,6 +93,17 @@ def test_matrix_descriptor_equals_tvm_and_the_formula(args, tvm, addr):
     assert back.layout == {0: 0, 1: 6, 2: 4, 3: 2, 4: 1}[args[2]]
 
 
+@pytest.mark.parametrize("swizzle, layout", [(0, 0), (1, 3), (2, 2), (3, 1)])
+@pytest.mark.parametrize("addr, ldo, sdo", [(0x400, 1, 64), (0x3FFF0, 2**14 + 3, 16), (0x12340, 8, 0)])
+def test_wgmma_matrix_descriptor_fills_the_hopper_fields(addr, ldo, sdo, swizzle, layout):
+    """GmmaDescriptor (TVM codegen/header.py; PTX 9.7.15.5.1.2.2): no version bits, the layout in 62-63."""
+    value = E.encode("cuda.wgmma.encode_matrix_descriptor", {"addr": addr, "ldo": ldo, "sdo": sdo, "swizzle": swizzle})
+    assert value == (addr >> 4) % 2**14 + (ldo % 2**14) * 2**16 + (sdo % 2**14) * 2**32 + layout * 2**62
+    back = wgmma_descriptor(value)
+    assert (back.start, back.lbo, back.sbo) == (addr, (ldo % 2**14) * 16, (sdo % 2**14) * 16)
+    assert back.layout == {0: 0, 1: 6, 2: 4, 3: 2}[swizzle]      # as the UMMA layout of the same swizzle
+
+
 @pytest.mark.parametrize("desc, sf", [(0x08A00480, 3), (0xFFFFFFFF, 0), (0x08A00480 | 0x60000030, 1), (0, 7)])
 def test_runtime_instr_desc_patches_both_scale_factor_ids(desc, sf):
     want = ((desc & ~0x60000030) | (sf << 29) | (sf << 4)) % 2**32    # 32-bit C arithmetic
@@ -112,11 +124,13 @@ def test_runtime_instr_desc_patches_both_scale_factor_ids(desc, sf):
     ("cuda.tcgen05.encode_instr_descriptor_block_scaled", {"sfa_dtype": "float8_e4m3fn"}, "dtype"),
     ("cuda.tcgen05.encode_instr_descriptor_block_scaled", {"M": 64}, "M"),
     ("cuda.tcgen05.encode_matrix_descriptor", {"swizzle": 5}, "swizzle"),
+    ("cuda.wgmma.encode_matrix_descriptor", {"swizzle": 4}, "swizzle"),
 ])
 def test_rejected_arguments_name_the_field(op, change, field):
     base = {"cuda.tcgen05.encode_instr_descriptor": TVM_DENSE[0][0],
             "cuda.tcgen05.encode_instr_descriptor_block_scaled": TVM_SCALED[0][0],
-            "cuda.tcgen05.encode_matrix_descriptor": (0x400, 8, 32, 0)}[op]
+            "cuda.tcgen05.encode_matrix_descriptor": (0x400, 8, 32, 0),
+            "cuda.wgmma.encode_matrix_descriptor": (0x400, 8, 32, 0)}[op]
     if op == "cuda.tcgen05.encode_instr_descriptor_block_scaled" and "sfa_dtype" in change:
         base = ("float32", "float8_e4m3fn", "float8_e4m3fn") + base[3:]       # mxf8f6f4 takes UE8M0 only
     args = {**_named(op, base), **change}
