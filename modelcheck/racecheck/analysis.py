@@ -30,9 +30,12 @@ from typing import Any
 import numpy as np
 
 from ..common.gcpause import paused_gc
+from ..common.ordering import SCOPE_LEVEL
 from ..numsim.columns import ORDERS, AccessColumns
 from ..numsim.errors import ResourceLimit
 from ..numsim.trace import Observer
+from ..numsim.trace import ClusterLayout
+from .domains import layout_for
 from .flow import Flow
 from .judge import judge
 from .pairs import Shadow, _segments, stable_order
@@ -42,13 +45,14 @@ from .units import DOMAIN_NAMES, Allocs, Units, from_chunk
 _INF = float("inf")
 _RELEASE = ("release", "acq_rel")
 _VIA_FENCE = ("relaxed", "volatile")
+_CROSS_LEVEL = SCOPE_LEVEL["gpu"]       # a strong access this wide may order warps of different clusters
 
 
 class _Chunk:
     """What the analysis knows while it handles one chunk."""
 
     __slots__ = ("units", "pairs", "nlive", "strong", "pcol", "known", "known_bridged", "known_issuer", "cross_any",
-                 "async_prior_any", "tc_prior_any", "prior_tc", "wu", "wcur")
+                 "async_prior_any", "tc_prior_any", "prior_tc", "wu", "wcur", "xdom")
 
     units: Units
     pairs: Any              # pairs.Pairs of this chunk
@@ -64,6 +68,7 @@ class _Chunk:
     prior_tc: np.ndarray
     wu: dict
     wcur: dict
+    xdom: np.ndarray | None   # pairs whose accesses are in different clock domains (split clocks only)
 
 
 class _EmptyChunk:
@@ -82,8 +87,11 @@ class Analysis(Observer):
 
     wants_columns = True
 
-    def __init__(self, meter=None, keep_pairs: bool = False):
+    def __init__(self, meter=None, keep_pairs: bool = False, whole_grid: bool = True):
         self.meter = meter
+        # clocks per cluster unless something may order warps of different clusters (racecheck.domains)
+        self.whole_grid = whole_grid
+        self.crossed = False             # split clocks met a strong .gpu/.sys access: Racecheck runs again, whole
         self.keep_pairs = keep_pairs
         self.flow: Flow | None = None
         self.allocs = Allocs()
@@ -105,16 +113,20 @@ class Analysis(Observer):
 
     # ------------------------------------------------------------------ observer
     def on_start(self, run) -> None:
-        self.setup(run.warps, run.warps_per_cta)
+        self.setup(run.warps, run.warps_per_cta, layout_for(run, self.whole_grid))
 
-    def setup(self, run_warps: int, warps_per_cta: int) -> None:
+    def setup(self, run_warps: int, warps_per_cta: int, layout: ClusterLayout | None = None) -> None:
+        layout = layout if layout is not None else ClusterLayout.whole(run_warps)
         if self.meter is not None:
-            # a knowledge row (int32 per lane column) per warp: quadratic in the launch's warps, so a large grid
-            # is charged before it is made (incomplete naming the budget, not an out-of-memory kill)
-            self.meter.allocate(run_warps * (run_warps * 32 + 64) * 4,
+            # a knowledge row (int32 per lane column of the warp's clock domain, plus async headroom) per warp:
+            # warps x domain lanes, quadratic in the launch's warps when the domain is the whole grid, so it is
+            # charged before it is made (incomplete naming the budget, not an out-of-memory kill)
+            cols = layout.size * 32
+            where = "the launch" if not layout.split else "its cluster"
+            self.meter.allocate(run_warps * (cols + 64) * 4,
                                 f"Racecheck's vector clocks for {run_warps:,} warps (one row of "
-                                f"{run_warps * 32:,} lane columns per warp)")
-        self.flow = Flow(run_warps, warps_per_cta)
+                                f"{cols:,} lane columns per warp: every lane of {where})")
+        self.flow = Flow(run_warps, warps_per_cta, layout)
 
     def on_sync(self, ev) -> None:
         if self.limit is None:
@@ -141,6 +153,10 @@ class Analysis(Observer):
         try:
             with paused_gc():
                 self._process(chunk if chunk is not None else _EmptyChunk())
+        except _Crossed:
+            # the split clocks' premise failed (see racecheck.domains): stop; Racecheck runs again, whole
+            self.crossed = True
+            self.events, self.live, self.shadow, self.flow = [], Units.empty(), Shadow(), None
         except ResourceLimit as err:
             # over budget: stop analysing (the checker reports it) and let go of what the analysis holds
             self.limit = err
@@ -161,6 +177,8 @@ class Analysis(Observer):
                 flow.column(rec.actor)
                 flow.retired.add(rec.actor)
         new = from_chunk(chunk, self.allocs, self.next_index, flow.op_kind, extra)
+        if flow.split and new.n and int(new.strength.max()) >= _CROSS_LEVEL:
+            raise _Crossed
         self.next_index += new.n
         self.records += new.n
         self.lane_accesses += int(new.lane.size)
@@ -201,7 +219,7 @@ class Analysis(Observer):
 
     def _ucol(self, U: Units) -> np.ndarray:
         """Each record's actor column: its async operation's, or its warp's lane 0's (plus the lane, per access)."""
-        ucol = U.warp * 32
+        ucol = self.flow.col0[np.maximum(U.warp, 0)]
         asy = np.flatnonzero(U.actor >= 0)
         if asy.size:
             ops, inv = np.unique(U.actor[asy], return_inverse=True)
@@ -222,6 +240,12 @@ class Analysis(Observer):
         c.async_prior_any = np.bincount(cur[U.actor[pr] >= 0], minlength=n).astype(np.bool_)
         c.prior_tc = U.tc[pr] > 0
         c.tc_prior_any = np.bincount(cur[c.prior_tc], minlength=n).astype(np.bool_)
+        c.xdom = None
+        if self.flow.split and npairs:
+            # pairs of different clock domains: nothing orders them (racecheck.domains); their columns alias
+            dom = self.flow.domain
+            x = dom[np.maximum(U.warp[pr], 0)] != dom[np.maximum(U.warp[cr], 0)]
+            c.xdom = x if x.any() else None
 
     def _events_and_accesses(self, c: _Chunk, events: list) -> None:
         """The chunk's events and its knowledge-moving accesses in seq order; the other accesses of a warp at the
@@ -302,6 +326,8 @@ class Analysis(Observer):
         if c.async_prior_any[sel].any():
             m = c.async_prior_any[sel[run]]
             c.known_issuer[q[m]] = w.known(lanes[m], self.flow.issuer_col[cols[m]])
+        if c.xdom is not None:
+            _unknown(c, q)
 
     def _visit(self, c: _Chunk, r: int) -> None:
         """A strong access (chunk record `r`): acquire through memory, gather, stamp, publish; fence.sc bookkeeping."""
@@ -418,6 +444,8 @@ class Analysis(Observer):
             cc = cols[sel]
             issuer = np.where(flow.issuer_seq[cc] < seq[run][sel], flow.issuer_col[cc], cc)
             c.known_issuer[q[sel]] = table[inv[sel], issuer]
+        if c.xdom is not None:
+            _unknown(c, q)
 
     def _forget(self, c: _Chunk) -> None:
         """Keep what a later access can still pair with (see the module docstring)."""
@@ -438,6 +466,17 @@ class Analysis(Observer):
         flow.forget([op for op in flow.retired if op not in alive])
         flow.collect()
         flow.compact()
+
+
+def _unknown(c: _Chunk, q: np.ndarray) -> None:
+    """Of pairs `q`, those of different clock domains know nothing of each other (their columns alias)."""
+    x = q[c.xdom[q]]
+    if x.size:
+        c.known[x] = c.known_bridged[x] = c.known_issuer[x] = 0
+
+
+class _Crossed(Exception):
+    """A strong access of scope .gpu or .sys in a launch whose clocks are split by cluster."""
 
 
 class _Alloc:

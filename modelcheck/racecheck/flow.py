@@ -26,6 +26,7 @@ import numpy as np
 
 from ..common import fence_sc
 from ..common.ordering import GROUP_FAMILY
+from ..numsim.trace import ClusterLayout
 from .clocks import WarpState, resize
 from .tcgen import DEALLOC_ACTOR, TcgenOrder
 
@@ -45,15 +46,22 @@ def one_lane(lane: int) -> np.ndarray:
 
 
 class Flow:
-    def __init__(self, run_warps: int, warps_per_cta: int):
+    def __init__(self, run_warps: int, warps_per_cta: int, layout: ClusterLayout | None = None):
         self.nw = run_warps
-        self.nlanes = run_warps * 32
+        # lane columns: one per lane of a clock domain (the whole grid, or one cluster: see `domains`); a warp's
+        # lanes are columns col0 .. col0 + 31 of its domain, async columns follow, unique over the run
+        self.layout = layout if layout is not None else ClusterLayout.whole(run_warps)
+        self.split = self.layout.split
+        self.nlanes = self.layout.size * 32
         self.width = self.nlanes + _HEADROOM
         self.next_col = self.nlanes                 # async columns in use: [nlanes, next_col)
+        self.col0 = self.layout.local * 32          # warp -> its lane 0's column in its domain
+        self.domain = self.layout.domain
         self.async_col: dict[int, int] = {}         # op -> its column
         self.op_kind: dict[int, str] = {}
         self.retired: set = set()                   # ops that make no more accesses (NumSim says so)
-        self.warps = [WarpState(w, w // max(warps_per_cta, 1), self.width) for w in range(run_warps)]
+        col0 = self.col0.tolist()
+        self.warps = [WarpState(w, w // max(warps_per_cta, 1), self.width, col0[w]) for w in range(run_warps)]
         self.tc: TcgenOrder | None = None
         # async op -> (ordinary row, {domain: bridged row}, (warp, lane, epoch))
         self.fork: dict[int, tuple] = {}
@@ -307,7 +315,7 @@ class Flow:
             if actor in self.async_col:
                 self.fork[actor] = (w.snapshot(0), self._zero_bridged, (ev.warp, 0, w.epoch))
                 self.fork_seq[actor] = ev.seq
-                self.issuer_col[self.async_col[actor]] = ev.warp * 32
+                self.issuer_col[self.async_col[actor]] = w.col0
                 self.issuer_seq[self.async_col[actor]] = ev.seq
                 self.async_info[actor] = {"kind": "tcgen05.dealloc", "warp": ev.warp, "lane": 0, "site": ev.site,
                                           "iters": ev.iters}
@@ -322,7 +330,7 @@ class Flow:
             w.tc_pending.merge(m, w.tc_release(m))
         if mask is None and mm == 0xFFFFFFFF and w.k.rows is None and not w.has_bridged:
             # the common case: a converged warp's lanes learn each other's current epoch
-            w.k.row[w.id * 32:w.id * 32 + 32] = w.epoch
+            w.k.row[w.col0:w.col0 + 32] = w.epoch
             w.epoch += 1
             return
         members = self._members.get(mm)
@@ -345,7 +353,7 @@ class Flow:
         self.fork[op] = (w.snapshot(lane), bridged, (ev.warp, lane, w.epoch))
         self.fork_seq[op] = ev.seq
         if op in self.async_col:
-            self.issuer_col[self.async_col[op]] = ev.warp * 32 + lane
+            self.issuer_col[self.async_col[op]] = w.col0 + lane
             self.issuer_seq[self.async_col[op]] = ev.seq
         self.async_info[op] = {"kind": d.get("kind", ""), "warp": ev.warp, "lane": lane, "site": ev.site,
                                "iters": ev.iters}

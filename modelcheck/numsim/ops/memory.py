@@ -255,6 +255,21 @@ def _cuda_atomic(op):
     return compile_
 
 
+def strong_scope(info) -> str | None:
+    """The scope of the morally strong accesses an operation of this class makes (what its records carry as
+    order/scope, as the handlers above set them; "sys" for volatile), None when they are weak or it makes none."""
+    if info.name in ("ld", "st"):
+        order, scope = _order_scope(info, "weak", "cta")
+        if info.quals.get("volatile"):
+            return "sys"
+        return None if order == "weak" else scope
+    if info.name in ("atom", "red"):
+        return _order_scope(info, "relaxed", "gpu")[1]
+    if info.name in ("cuda.atomic_add", "cuda.atomic_cas"):
+        return "gpu"
+    return None
+
+
 HANDLERS = {
     "ld": _ld,
     "st": _st,
