@@ -203,7 +203,12 @@ class Analysis(Observer):
         c.nlive = live.n
         c.units = U = live.concat(new)
         c.strong = (new.actor < 0) & ((new.strength > 0) | new.acquiring | new.releasing)
-        c.pairs = P = self.shadow.advance(U, c.nlive, len(self.allocs.space), c.strong, self._ucol(U))
+        ucol = self._ucol(U)
+        uid = None
+        if flow.split:
+            # lane columns are per clock domain: the same-actor test needs the launch-wide numbering
+            uid = np.where(U.actor >= 0, ucol + flow.nw * 32, np.maximum(U.warp, 0) * 32)
+        c.pairs = P = self.shadow.advance(U, c.nlive, len(self.allocs.space), c.strong, ucol, uid)
         self._prepare(c)
         self._events_and_accesses(c, events)
         self._gather_async(c)
