@@ -1,5 +1,5 @@
-"""Inputs of the gated-activation grid kernels (kernels/gated_act_grid*.py): x [TOKENS, 2 * D] float16, out
-[TOKENS, D] zeros (their dimensions come from the buffers), and the numpy reference of out."""
+"""Inputs of the gated-activation grid kernels (kernels/real/gated_act_grid_pre*.py): x [TOKENS, 2 * D]
+float16 and out [TOKENS, D] zeros (their dimensions come from the buffers), and the numpy reference of out."""
 from __future__ import annotations
 
 import numpy as np

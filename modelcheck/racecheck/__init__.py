@@ -23,7 +23,7 @@ from ..common.phase_a import Causality, StrictProtocol
 from ..common.verdict import Verdict, verdict_of
 from ..common.results import digest_inputs, engine_findings, limit_finding, resolve_inputs
 from .analysis import Analysis
-from .domains import cross_cluster_access
+from .domains import cross_cluster_ordering
 
 CHECKER = "racecheck"
 SPACES = ("global", "shared", "tmem")
@@ -64,11 +64,12 @@ def check(func, inputs=None, **limits) -> RaceResult:
         stats["wall_time_s"] = time.perf_counter() - t0
         return RaceResult(func, [f], stats, inputs)
     # clocks per cluster unless an operation may order warps of different clusters (racecheck.domains)
-    whole = cross_cluster_access(func) is not None
+    why_whole = cross_cluster_ordering(func)
+    whole = why_whole is not None
     try:
         res, effects, analysis = _run(func, inputs, limits, whole)
-        if analysis.crossed:        # the census missed a strong .gpu/.sys access: the whole grid, from the start
-            whole = True
+        if analysis.crossed:        # knowledge crossed clusters after all: the whole grid, from the start
+            whole, why_whole = True, "knowledge crossed clusters in the run"
             res, effects, analysis = _run(func, inputs, limits, whole)
     except numsim.InputError as err:
         f = F.make(CHECKER, "analysis_incomplete", str(err), {"reason": "missing_input_bindings",
@@ -94,6 +95,7 @@ def check(func, inputs=None, **limits) -> RaceResult:
                   "simulation_wall_time_s": time.perf_counter() - t0 - spent, "analysis_wall_time_s": spent,
                   "analysis_chunks": analysis.chunks, "peak_live_entries": analysis.peak_live_entries,
                   "clock_domain": "grid" if whole else "cluster",
+                  **({"clock_domain_reason": why_whole} if whole else {}),
                   "wall_time_s": time.perf_counter() - t0})
     return RaceResult(func, F.sort_findings(found), stats, inputs, digest_inputs(inputs), res.sites)
 

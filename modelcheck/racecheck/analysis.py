@@ -30,13 +30,12 @@ from typing import Any
 import numpy as np
 
 from ..common.gcpause import paused_gc
-from ..common.ordering import SCOPE_LEVEL
 from ..numsim.columns import ORDERS, AccessColumns
 from ..numsim.errors import ResourceLimit
 from ..numsim.trace import Observer
 from ..numsim.trace import ClusterLayout
 from .domains import layout_for
-from .flow import Flow
+from .flow import CrossedDomains, Flow
 from .judge import judge
 from .pairs import Shadow, _segments, stable_order
 from .tcgen import dealloc_record, with_deallocs
@@ -45,7 +44,6 @@ from .units import DOMAIN_NAMES, Allocs, Units, from_chunk
 _INF = float("inf")
 _RELEASE = ("release", "acq_rel")
 _VIA_FENCE = ("relaxed", "volatile")
-_CROSS_LEVEL = SCOPE_LEVEL["gpu"]       # a strong access this wide may order warps of different clusters
 
 
 class _Chunk:
@@ -91,7 +89,7 @@ class Analysis(Observer):
         self.meter = meter
         # clocks per cluster unless something may order warps of different clusters (racecheck.domains)
         self.whole_grid = whole_grid
-        self.crossed = False             # split clocks met a strong .gpu/.sys access: Racecheck runs again, whole
+        self.crossed = False             # knowledge was to cross split clocks' domains: Racecheck runs again, whole
         self.keep_pairs = keep_pairs
         self.flow: Flow | None = None
         self.allocs = Allocs()
@@ -153,7 +151,7 @@ class Analysis(Observer):
         try:
             with paused_gc():
                 self._process(chunk if chunk is not None else _EmptyChunk())
-        except _Crossed:
+        except CrossedDomains:
             # the split clocks' premise failed (see racecheck.domains): stop; Racecheck runs again, whole
             self.crossed = True
             self.events, self.live, self.shadow, self.flow = [], Units.empty(), Shadow(), None
@@ -177,8 +175,6 @@ class Analysis(Observer):
                 flow.column(rec.actor)
                 flow.retired.add(rec.actor)
         new = from_chunk(chunk, self.allocs, self.next_index, flow.op_kind, extra)
-        if flow.split and new.n and int(new.strength.max()) >= _CROSS_LEVEL:
-            raise _Crossed
         self.next_index += new.n
         self.records += new.n
         self.lane_accesses += int(new.lane.size)
@@ -478,10 +474,6 @@ def _unknown(c: _Chunk, q: np.ndarray) -> None:
     x = q[c.xdom[q]]
     if x.size:
         c.known[x] = c.known_bridged[x] = c.known_issuer[x] = 0
-
-
-class _Crossed(Exception):
-    """A strong access of scope .gpu or .sys in a launch whose clocks are split by cluster."""
 
 
 class _Alloc:

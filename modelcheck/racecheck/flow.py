@@ -39,6 +39,11 @@ READ_DONE, DONE = 1, 2
 _HEADROOM = 64
 
 
+class CrossedDomains(Exception):
+    """Knowledge is about to cross from one clock domain to another, which split clocks cannot hold (their lane
+    columns alias): Racecheck runs again with the whole grid as one domain (racecheck.domains)."""
+
+
 def one_lane(lane: int) -> np.ndarray:
     m = np.zeros(32, dtype=np.bool_)
     m[lane] = True
@@ -57,6 +62,7 @@ class Flow:
         self.next_col = self.nlanes                 # async columns in use: [nlanes, next_col)
         self.col0 = self.layout.local * 32          # warp -> its lane 0's column in its domain
         self.domain = self.layout.domain
+        self.cta_domain = self.domain[::max(warps_per_cta, 1)].tolist() if self.split else []
         self.async_col: dict[int, int] = {}         # op -> its column
         self.op_kind: dict[int, str] = {}
         self.retired: set = set()                   # ops that make no more accesses (NumSim says so)
@@ -83,6 +89,7 @@ class Flow:
         # fence.sc: the Fence-SC orders the run forces, found as it goes; each fence.sc instance's knowledge
         self.sc = fence_sc.Tracker()
         self.sc_rows: dict[tuple, np.ndarray] = {}
+        self.sc_domain: dict[tuple, int] = {}      # fence.sc instance -> its warp's clock domain (split clocks)
         self.sc_fences: dict[tuple, list] = {}     # (warp, lane) -> seqs of its fence.sc (for the race hint)
         self.sc_order: dict[tuple, dict] = {}      # strong write (record, lane) -> {(write, lane): ordered before it}
         self.write_thread: dict[tuple, tuple] = {}  # (record, lane) of a strong access or a write it read -> (warp,
@@ -195,10 +202,21 @@ class Flow:
     def _payload(self, table, key):
         p = table.get(key)
         if p is None:
-            p = table[key] = {"release": None, "bridged": {}, "cols": set(), "tc": None}
+            p = table[key] = {"release": None, "bridged": {}, "cols": set(), "tc": None, "dom": None}
         return p
 
+    def _claim(self, p, warp: int) -> None:
+        """Split clocks: a payload's rows come from, and go to, one clock domain (barriers are cluster-local, so
+        this always holds; checked, since aliased columns would order what nothing orders)."""
+        d = int(self.domain[warp])
+        if p["dom"] is None:
+            p["dom"] = d
+        elif p["dom"] != d:
+            raise CrossedDomains
+
     def _release_into(self, p, w: WarpState, mask) -> None:
+        if self.split:
+            self._claim(p, w.id)
         row = w.release(mask)
         p["release"] = row if p["release"] is None else np.maximum(p["release"], row)
         if w.has_bridged:
@@ -213,6 +231,8 @@ class Flow:
         p["tc"] = row if p["tc"] is None else np.maximum(p["tc"], row)
 
     def _acquire(self, p, w: WarpState, mask, ordinary: bool = True) -> None:
+        if self.split and p["dom"] is not None:
+            self._claim(p, w.id)
         if ordinary and p["release"] is not None:
             w.acquire(mask, p["release"], p["bridged"])
         if p["cols"]:
@@ -258,8 +278,10 @@ class Flow:
             if d.get("order", "release") != "relaxed":
                 self._release_into(self._payload(self.mb, (ev.barrier[1], ev.barrier[2], ev.generation)), w, mask)
             elif w.tc is not None:       # a relaxed arrive still orders fenced tcgen05 work (PTX §9.7.16.6.3)
-                self._tc_release_into(self._payload(self.mb, (ev.barrier[1], ev.barrier[2], ev.generation)),
-                                      w.tc_release(mask))
+                p = self._payload(self.mb, (ev.barrier[1], ev.barrier[2], ev.generation))
+                if self.split:
+                    self._claim(p, w.id)
+                self._tc_release_into(p, w.tc_release(mask))
         elif kind == "mbarrier.wait":
             if ev.generation is not None:
                 p = self.mb.get((ev.barrier[1], ev.barrier[2], ev.generation))
@@ -277,6 +299,8 @@ class Flow:
             if d.get("order", "release") != "relaxed":
                 self._release_into(p, w, mask)
             elif w.tc is not None:
+                if self.split:
+                    self._claim(p, w.id)
                 self._tc_release_into(p, w.tc_release(mask))
         elif kind == "cluster.wait":
             p = self.named.get(ev.barrier[:2] + (ev.generation,))
@@ -392,10 +416,14 @@ class Flow:
             for cand in self.sc.at(ev.seq, lane):
                 row = self.sc_rows.get(cand.f1)
                 if row is not None and (cand.needs is None or self._write_before(*cand.needs)):
+                    if self.split and self.sc_domain[cand.f1] != self.domain[w.id]:
+                        raise CrossedDomains
                     w.k.merge(one_lane(lane), row)
         self._fence_acq_rel(w, mask)
         for lane in lanes:
             self.sc_rows[(ev.seq, lane)] = w.fence_row[lane]
+            if self.split:
+                self.sc_domain[(ev.seq, lane)] = int(self.domain[w.id])
 
     def _write_before(self, w_id: tuple, b_id: tuple) -> bool:
         """Did write (record, lane) `w_id` happen before write `b_id`, as `b`'s lane knew at `b` (the knowledge
@@ -428,6 +456,8 @@ class Flow:
             cols, row = commit
             p["cols"].update(cols.tolist())
             fork = self.fork.get(op)
+            if self.split and (fork is not None or row is not None):
+                self._claim(p, self.async_info.get(op, {}).get("warp", ev.warp))
             if fork is not None:
                 p["release"] = fork[0] if p["release"] is None else np.maximum(p["release"], fork[0])
             if row is not None:
@@ -477,7 +507,10 @@ class Flow:
             if pub is None and tc is None:
                 continue
             need = 1 if t_cta == w.cta else 3
+            foreign = self.split and self.cta_domain[t_cta] != self.cta_domain[w.cta]
             if tc is not None and t_level >= need and level >= need:
+                if foreign:
+                    raise CrossedDomains
                 w.tc_pending.merge(one_lane(lane), tc)
             if pub is None:
                 continue
@@ -485,6 +518,8 @@ class Flow:
             if wlevel < need or level < need:
                 mismatches.append((t, wlevel, wcta != w.cta))
                 continue
+            if foreign:
+                raise CrossedDomains
             if acquire:
                 w.k.merge(one_lane(lane), row)
             else:

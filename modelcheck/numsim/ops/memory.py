@@ -255,18 +255,18 @@ def _cuda_atomic(op):
     return compile_
 
 
-def strong_scope(info) -> str | None:
-    """The scope of the morally strong accesses an operation of this class makes (what its records carry as
-    order/scope, as the handlers above set them; "sys" for volatile), None when they are weak or it makes none."""
+def strong_access(info) -> tuple[str, str] | None:
+    """(order, scope) of the morally strong accesses an operation of this class makes, as the handlers above
+    record them ("volatile" for ld/st.volatile), None when they are weak or it makes none."""
     if info.name in ("ld", "st"):
-        order, scope = _order_scope(info, "weak", "cta")
         if info.quals.get("volatile"):
-            return "sys"
-        return None if order == "weak" else scope
+            return "volatile", "sys"
+        order, scope = _order_scope(info, "weak", "cta")
+        return None if order == "weak" else (order, scope)
     if info.name in ("atom", "red"):
-        return _order_scope(info, "relaxed", "gpu")[1]
+        return _order_scope(info, "relaxed", "gpu")
     if info.name in ("cuda.atomic_add", "cuda.atomic_cas"):
-        return "gpu"
+        return "relaxed", "gpu"
     return None
 
 
