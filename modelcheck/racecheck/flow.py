@@ -1,7 +1,9 @@
 """How happens-before knowledge flows through a run, event by event (docs/semantics.md#happens-before),
 for Racecheck.
 
-`Flow` holds each warp's knowledge (`clocks.WarpState`), what barrier generations carry
+`Flow` holds each warp's knowledge (`clocks.WarpState`, lane columns of the warp's clock domain: its cluster,
+or the whole grid when knowledge can cross clusters, docs/semantics.md#racecheck-at-grid-scale; a row that would
+cross domains raises `CrossedDomains`), what barrier generations carry
 (mbarrier arrive -> generation -> wait, per lane; relaxed waits take only async
 completions; named-barrier contributions -> resumers), async operations forked at issue and
 known after their completion is observed (a bulk store's source reads already at
