@@ -3,6 +3,7 @@ between CTAs included, and memory that follows the cluster, not the grid."""
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -117,3 +118,30 @@ def test_gated_activation_at_1024_ctas():
     twin = modelcheck.load(KERNELS / "real" / "gated_act_grid_pre_row_off_by_one.py")
     res = RACECHECK.check(twin.func, inputs)
     assert [f.kind for f in res.findings] == ["data_race"]
+
+
+GRID_FLAGS = Path(__file__).resolve().parents[2] / "fixtures" / "racecheck" / "grid_release_flags.py"
+
+
+def test_whole_grid_clocks_over_budget_are_incomplete_before_they_are_made():
+    """4,096 CTAs x 4 warps with a .gpu release: whole-grid clocks (16,384 x 524,352 columns) are charged first."""
+    small = RACECHECK.check(modelcheck.load(GRID_FLAGS, CTAS=2).func)
+    assert small.verdict == "clean" and small.stats["clock_domain"] == "grid"
+    res = RACECHECK.check(modelcheck.load(GRID_FLAGS, CTAS=4096).func)
+    (f,) = res.findings
+    assert f.status == "incomplete" and "vector clocks for 16,384 warps" in f.message
+    assert "524,288 lane columns per warp: every lane of the launch" in f.message
+
+
+@pytest.mark.parametrize("scope", [0, 1])
+def test_fence_sc_between_ctas_with_split_clocks_told(scope, monkeypatch):
+    """The store-buffering handshake between CTAs: with the census forced to split, the flow stops where knowledge
+    would cross (a release through a fence read by the other CTA, a fence.sc pair) and Racecheck reruns over the
+    whole grid; the findings are those of the census's own choice."""
+    func = modelcheck.load(GRID_FLAGS.with_name("fence_sc_two_ctas.py"), SCOPE=scope).func
+    expected = RACECHECK.check(func)
+    monkeypatch.setattr(RACECHECK, "cross_cluster_ordering", lambda f: None)
+    told = RACECHECK.check(func)
+    assert [f.id for f in told.findings] == [f.id for f in expected.findings]
+    assert expected.stats["clock_domain"] == "grid"
+    assert told.stats["clock_domain_reason"] == "knowledge crossed clusters in the run"
