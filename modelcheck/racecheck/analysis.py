@@ -489,7 +489,8 @@ class Pass:
     """Racecheck over a recorded trace: `Pass(warps, warps_per_cta, events, records).run()`; then `races` (records
     numbered as in `records`, which adds Racecheck's synthetic ones), `candidates` ((prior record, prior lane,
     current record, current lane, first byte, granule bytes) rows: every pair judged, grouped by the current record),
-    `lane_accesses`, `scope_mismatches`.  `chunk_rows`: records per chunk (NumSim's default)."""
+    `lane_accesses`, `scope_mismatches`.  `chunk_rows`: records per chunk (NumSim's default).  Its clocks span the
+    whole grid (a recorded trace carries no cluster shape; `Analysis` splits them per cluster in a run)."""
 
     def __init__(self, run_warps: int, warps_per_cta: int, events, records, chunk_rows: int | None = None):
         self.nw, self.wpc = run_warps, warps_per_cta
