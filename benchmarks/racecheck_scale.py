@@ -1,11 +1,13 @@
 """Racecheck at production scale: lane accesses checked per CPU second and peak memory (issue 19).
 
 Usage: python benchmarks/racecheck_scale.py [--kda 320 640 1280 2560 5120 10240] [--gemm 1024 4096]
-                                            [--repeat 3] [--out NAME]
+                                            [--grid 1024] [--repeat 3] [--out NAME]
 
 Configurations: the KDA kernel (kernels/kda_fwd.py, H=1, inputs as benchmarks/check_kda.py builds
-them) at each sequence length T, and the warp-specialized tcgen05 GEMM (kernels/gemm_ws.py, inputs
-from kernels/inputs/gemm.py) at M=N=512 and each K.  Every configuration runs in a fresh process
+them) at each sequence length T, the warp-specialized tcgen05 GEMM (kernels/gemm_ws.py, inputs
+from kernels/inputs/gemm.py) at M=N=512 and each K, and the large grid: the gated activation
+(kernels/real/gated_act_grid_pre.py, inputs from kernels/inputs/gated.py) at --grid CTAs of 16 warps
+(1024: 16,384 warps, Racecheck's clocks per cluster, `clock_domain`).  Every configuration runs in a fresh process
 (`--one`), so its peak resident size (`getrusage` ru_maxrss, interpreter, imports and inputs
 included) is its own: the first Racecheck of the process is the peak's run.  In that process, with
 the budgets raised out of the way:
@@ -56,6 +58,12 @@ def _inputs(kind: str, size: int):
         from benchmarks.check_kda import load
         kernel, inputs, _ = load(size, 1, ROOT / "kernels" / "kda_fwd.py")
         return kernel.func, inputs, f"kda T={size} H=1"
+    if kind == "grid":
+        spec = importlib.util.spec_from_file_location("_gated_inputs", ROOT / "kernels" / "inputs" / "gated.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        kernel = modelcheck.load(ROOT / "kernels" / "real" / "gated_act_grid_pre.py", TOKENS=size)
+        return kernel.func, mod.rows(kernel.constants), f"gated grid {size}x16 warps"
     spec = importlib.util.spec_from_file_location("_gemm_inputs", ROOT / "kernels" / "inputs" / "gemm.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -98,6 +106,7 @@ def one(kind: str, size: int, repeat: int) -> dict:
             "racecheck_cpu_s": r, "racecheck_cpu_s_runs": race, "simulation_cpu_s": m, "simulation_cpu_s_runs": sim,
             "analysis_cpu_s": r - m, "lane_accesses_per_s": lane / max(r - m, 1e-9),
             "end_to_end_lane_accesses_per_s": lane / r, "peak_rss_mb": peak,
+            "clock_domain": s.get("clock_domain"), "warps": s["numsim"]["warps"],
             "loadavg_after": os.getloadavg()[0]}
 
 
@@ -113,6 +122,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kda", type=int, nargs="*", default=[320, 640, 1280, 2560, 5120, 10240])
     ap.add_argument("--gemm", type=int, nargs="*", default=[1024, 4096])
+    ap.add_argument("--grid", type=int, nargs="*", default=[1024],
+                    help="CTAs (of 16 warps) of kernels/real/gated_act_grid_pre.py: the large-grid case")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default="racecheck_scale")
     ap.add_argument("--one", nargs=2, metavar=("KIND", "SIZE"), help=argparse.SUPPRESS)
@@ -124,7 +135,7 @@ def main() -> None:
     rows = []
     print(f"{'config':<22} {'verdict':>7} {'lane acc':>10} {'race cpu':>9} {'sim cpu':>8} {'anal cpu':>9} "
           f"{'M lane/s':>9} {'e2e M/s':>8} {'peak MB':>8} {'load':>5}")
-    for kind, sizes in (("kda", args.kda), ("gemm", args.gemm)):
+    for kind, sizes in (("kda", args.kda), ("gemm", args.gemm), ("grid", args.grid)):
         for size in sizes:
             row = _child(kind, size, args.repeat)
             rows.append(row)
@@ -146,15 +157,20 @@ def main() -> None:
                                       None),
         "gemm_4096_racecheck_cpu_s": next((r["racecheck_cpu_s"] for r in rows
                                            if r["kind"] == "gemm" and r["size"] == 4096), None),
+        "grid_1024_peak_rss_mb": next((r["peak_rss_mb"] for r in rows if r["kind"] == "grid" and r["size"] == 1024),
+                                      None),
     }
+    def within(value, target):
+        return None if value is None else value <= target       # None: that configuration was not run
+
+    rate = checks["kda_rate_min_lane_accesses_per_s"]
     met = {
-        "rate": checks["kda_rate_min_lane_accesses_per_s"] is not None
-        and checks["kda_rate_min_lane_accesses_per_s"] >= TARGET_RATE,
-        "growth": exponent is not None and exponent <= TARGET_EXPONENT,
-        "kda_peak": checks["kda_10240_peak_rss_mb"] is not None and checks["kda_10240_peak_rss_mb"] <= TARGET_PEAK_MB,
-        "gemm_peak": checks["gemm_4096_peak_rss_mb"] is not None and checks["gemm_4096_peak_rss_mb"] <= TARGET_PEAK_MB,
-        "gemm_cpu": checks["gemm_4096_racecheck_cpu_s"] is not None
-        and checks["gemm_4096_racecheck_cpu_s"] <= TARGET_GEMM_CPU_S,
+        "rate": None if rate is None else rate >= TARGET_RATE,
+        "growth": within(exponent, TARGET_EXPONENT),
+        "kda_peak": within(checks["kda_10240_peak_rss_mb"], TARGET_PEAK_MB),
+        "gemm_peak": within(checks["gemm_4096_peak_rss_mb"], TARGET_PEAK_MB),
+        "gemm_cpu": within(checks["gemm_4096_racecheck_cpu_s"], TARGET_GEMM_CPU_S),
+        "grid_peak": within(checks["grid_1024_peak_rss_mb"], TARGET_PEAK_MB),
     }
     print(f"KDA: min {checks['kda_rate_min_lane_accesses_per_s'] / 1e6 if kda else float('nan'):.2f} M lane "
           f"accesses/s (target >= 3), growth exponent {exponent if exponent is not None else float('nan'):.3f} "
@@ -162,7 +178,8 @@ def main() -> None:
     result = {"rows": rows, "checks": checks, "met": met, "repeat": args.repeat, "budgets": BIG,
               "loadavg_before": load_before, "loadavg_after": os.getloadavg(),
               "targets": {"lane_accesses_per_s": TARGET_RATE, "growth_exponent": TARGET_EXPONENT,
-                          "peak_rss_mb": TARGET_PEAK_MB, "gemm_4096_cpu_s": TARGET_GEMM_CPU_S},
+                          "peak_rss_mb": TARGET_PEAK_MB, "gemm_4096_cpu_s": TARGET_GEMM_CPU_S,
+                          "grid_1024_peak_rss_mb": TARGET_PEAK_MB},
               "note": ("analysis = Racecheck CPU minus a NumSim run with the same phase-A observers (no recording); "
                        "each configuration in its own process; peak RSS includes the interpreter, imports and "
                        "inputs; CPU time is process time on a 2-core machine shared with other workers (load "

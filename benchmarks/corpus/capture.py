@@ -158,8 +158,11 @@ class _ReferenceStubs:
             return None
         return importlib.machinery.ModuleSpec(name, self, is_package=True)
 
+    touched: list = []
+
     def create_module(self, spec):
         from unittest import mock
+        self.touched.append(spec.name)
         module = mock.MagicMock(name=spec.name)
         module.__path__ = []
         module.__spec__ = spec
@@ -339,6 +342,7 @@ def capture(name: str, cache: str) -> dict:
         rec["run_test"] = f"{type(err).__name__}: {str(err)[:300]}"
         rec["run_test_traceback"] = traceback.format_exc()[-3000:]
     rec["capture_s"] = round(time.perf_counter() - t0, 3)
+    rec["stand_ins_imported"] = sorted(set(_ReferenceStubs.touched))
     rec["torch_calls"] = OPS[0]
     for fname, out in snap.functions.items():
         if "error" not in out:
@@ -405,6 +409,8 @@ def run_all(index: dict, cache, *, only, jobs: int, timeout: float, child, selec
         results = list(pool.map(one, todo))
     for mod, rec in results:
         why = rec.get("error") or f"run_test never called it ({rec.get('run_test', 'no record')})"
+        if rec.get("stand_ins_imported") and not rec.get("error"):
+            why += f"; the test imports {', '.join(rec['stand_ins_imported'])}, not installed here (CUDA-only)"
         mod["capture"] = {k: rec.get(k) for k in ("run_test", "capture_s", "wall_s", "unmatched_calls", "error")}
         for f in mod["functions"]:
             got = rec.get("functions", {}).get(f["function"])

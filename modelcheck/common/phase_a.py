@@ -13,6 +13,12 @@ generation into the waiter, an async completion carries its issuer's clock at is
 waiters acquire.  The tracker also records every sync operation's clocks before and
 after it, which phase B uses to keep cross-resource order in its projections.
 
+Every one of these edges stays inside a thread-block cluster (a CTA's barriers are used by its
+cluster's warps only; a CTA is its own cluster without one), so a clock has one component per warp
+of its warp's cluster (`numsim.ClusterLayout`), not per warp of the grid: what a warp knows of
+another cluster's warps is always zero.  A 16,384-warp launch keeps 16 components per warp, not
+16,384.  The recorded clocks (`ClockView`) are read by global warp number, zero outside the cluster.
+
 Both raise `numsim.Halt("finding", Finding)` at the first violation: phase A stops at
 the first protocol error.
 """
@@ -21,7 +27,23 @@ from __future__ import annotations
 import numpy as np
 
 from ..numsim import Halt, Observer
+from ..numsim.trace import ClusterLayout
 from . import findings as F
+
+
+class ClockView:
+    """A recorded clock read by global warp number (explorer: `clock[w]`): the warp's component when it is in
+    the clock's cluster, else zero (nothing orders a warp after another cluster's)."""
+
+    __slots__ = ("values", "cluster", "layout")
+
+    def __init__(self, values: np.ndarray, cluster: int, layout: ClusterLayout):
+        self.values, self.cluster, self.layout = values, cluster, layout
+
+    def __getitem__(self, w: int) -> int:
+        if self.layout.domain[w] != self.cluster:
+            return 0
+        return int(self.values[self.layout.local[w]])
 
 
 class _Sites:
@@ -86,7 +108,7 @@ class _Barrier:
 
 
 class Causality(Observer):
-    """Vector clocks, one component per warp of the launch."""
+    """Vector clocks, one component per warp of the warp's cluster (see the module docstring)."""
 
     wants_accesses = False
 
@@ -100,16 +122,27 @@ class Causality(Observer):
         self.event_clocks: dict[int, tuple[np.ndarray, np.ndarray]] = {}   # event seq -> (before, after)
         self.record_clocks = True
         self.clusters = ClusterOrder(self)
+        self.layout = ClusterLayout.whole(0)
+        self.local: list[int] = []
 
     def on_start(self, run):
         self.ctx.start(run)
-        self.clocks = [np.zeros(run.warps, dtype=np.int64) for _ in range(run.warps)]
+        self.layout = run.cluster_layout()
+        self.local = self.layout.local.tolist()
+        self.clocks = [np.zeros(self.layout.size, dtype=np.int64) for _ in range(run.warps)]
 
     # -- helpers
     def _tick(self, w: int) -> np.ndarray:
         c = self.clocks[w]
-        c[w] += 1
+        c[self.local[w]] += 1
         return c
+
+    def own(self, w: int, clock: np.ndarray) -> int:
+        """Warp w's component of a clock of its cluster."""
+        return int(clock[self.local[w]])
+
+    def _view(self, w: int, clock: np.ndarray) -> ClockView:
+        return ClockView(clock, int(self.layout.domain[w]), self.layout)
 
     def _fail(self, kind: str, message: str, ev, **details):
         details["operation"] = F.event_operation(self.ctx.sites, ev)
@@ -186,7 +219,7 @@ class Causality(Observer):
         else:
             self._tick(w)
         if self.record_clocks:
-            self.event_clocks[ev.seq] = (before, self.clocks[w].copy())
+            self.event_clocks[ev.seq] = (self._view(w, before), self._view(w, self.clocks[w].copy()))
 
     def _mbarrier(self, ev, w: int):
         kind = ev.kind
@@ -303,12 +336,12 @@ class ClusterOrder:
                 self._check_exit(ev.cta)
 
     def remote(self, ev, w: int, target: int) -> None:
-        self.remote_use[(target, w)] = (int(self.c.clocks[w][w]), ev)
+        self.remote_use[(target, w)] = (self.c.own(w, self.c.clocks[w]), ev)
 
     def _check_exit(self, cta: int) -> None:
         final = self.exit_clock[cta]
         for (target, w), (tick, ev) in sorted(self.remote_use.items(), key=lambda kv: kv[1][1].seq):
-            if target != cta or final[w] >= tick:
+            if target != cta or self.c.own(w, final) >= tick:
                 continue
             sites = self.c.ctx.sites
             op = sites[ev.site].op if ev.site is not None and ev.site < len(sites) else ev.kind

@@ -37,21 +37,19 @@ class Verification:
     deviation: dict | None = None  # when a projection left the run's generation assignment (then: whole search)
 
 
-def project(programs: Programs, resource) -> dict[int, list[Command]]:
-    out = {}
-    for w, prog in programs.warps.items():
-        cmds = [c for c in prog if c.resource == resource]
-        if cmds:
-            out[w] = [replace(c, index=k) for k, c in enumerate(cmds)]
-    return out
+def project(programs: Programs, resource, index: dict | None = None) -> dict[int, list[Command]]:
+    """The commands of `resource`, per warp, renumbered (`index`: `programs.by_resource()`, made once)."""
+    per_warp = (index if index is not None else programs.by_resource()).get(resource, {})
+    return {w: [replace(c, index=k) for k, c in enumerate(cmds)] for w, cmds in per_warp.items()}
 
 
 def verify(programs: Programs, *, certificates_on: bool = True, sleep_sets: bool = True,
            max_states: int = 200_000, max_transitions: int = 2_000_000, max_seconds: float = 60.0) -> Verification:
     t0 = time.perf_counter()
     result = Verification("complete")
+    index = programs.by_resource()
     for resource in programs.resources():
-        proj = project(programs, resource)
+        proj = project(programs, resource, index)
         commands = [c for cs in proj.values() for c in cs]
         result.projections += 1
         name = programs.resource_names.get(resource, str(resource))

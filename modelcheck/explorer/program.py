@@ -56,11 +56,17 @@ class Programs:
             yield from prog
 
     def resources(self) -> list[tuple]:
-        seen = []
-        for c in self.commands():
-            if c.resource not in seen:
-                seen.append(c.resource)
+        seen = dict.fromkeys(c.resource for c in self.commands())      # (a set: one pass, not per resource)
         return sorted(seen, key=lambda r: (r[0], r[1], r[2]))
+
+    def by_resource(self) -> dict[tuple, dict[int, list[Command]]]:
+        """Each resource's commands per warp (warps in program order): all projections in one pass over the
+        commands, not one pass per resource (a launch of thousands of CTAs has thousands of barriers)."""
+        out: dict[tuple, dict[int, list[Command]]] = {}
+        for w, prog in self.warps.items():
+            for c in prog:
+                out.setdefault(c.resource, {}).setdefault(w, []).append(c)
+        return out
 
     def size(self) -> int:
         return sum(len(p) for p in self.warps.values())

@@ -179,7 +179,7 @@ class Engine:
                         ctas.append(rt)
             form_clusters(ctas, grid, cluster)
             info = RunInfo(func, tuple(program.sites), len(warps), nwarps, len(ctas), block, grid,
-                           _namer(program.layout, program.shared_infos))
+                           _namer(program.layout, program.shared_infos), tuple(cluster))
             for observer in observers:
                 observer.on_start(info)
             started = True

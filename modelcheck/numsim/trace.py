@@ -127,6 +127,48 @@ class RunInfo:
     block: tuple
     grid: tuple
     name_of: object              # callable(addr) -> "buf[i]" for a shared address (static layout)
+    cluster: tuple = (1, 1, 1)   # the launch's cluster shape
+
+    def cluster_layout(self) -> "ClusterLayout":
+        """Each warp's cluster and place in it (see `ClusterLayout`)."""
+        return ClusterLayout.of(self.grid, self.cluster, self.warps_per_cta)
+
+
+@dataclass(frozen=True)
+class ClusterLayout:
+    """Warps grouped by thread-block cluster (a CTA is its own cluster in a launch without clusters), as
+    `engine.form_clusters` groups the CTAs: `domain[w]` the cluster of warp w, `local[w]` its place among the
+    cluster's warps (rank * warps_per_cta + warp in CTA), `size` the warps of a cluster.  Synchronization that
+    stays inside a cluster can be followed with clocks of `size` columns instead of one per warp of the grid.
+    `whole(n)`: one domain of every warp (local = global), what the checkers use when something may order
+    warps of different clusters."""
+
+    domain: np.ndarray
+    local: np.ndarray
+    size: int
+
+    @staticmethod
+    def of(grid: tuple, cluster: tuple, warps_per_cta: int) -> "ClusterLayout":
+        gx, gy, gz = (tuple(grid) + (1, 1, 1))[:3]
+        cx, cy, cz = (tuple(cluster or (1, 1, 1)) + (1, 1, 1))[:3]
+        bx, by, bz = np.meshgrid(np.arange(gx), np.arange(gy), np.arange(gz), indexing="ij")
+        # CTA linear index = bx + by * gx + bz * gx * gy (engine order): flatten z, y, x
+        bx, by, bz = (a.transpose(2, 1, 0).ravel() for a in (bx, by, bz))
+        cid = bx // cx + (by // cy) * (gx // cx) + (bz // cz) * (gx // cx) * (gy // cy)
+        rank = bx % cx + (by % cy) * cx + (bz % cz) * cx * cy
+        k = np.arange(warps_per_cta)
+        domain = np.repeat(cid, warps_per_cta).astype(np.int64)
+        local = (rank[:, None] * warps_per_cta + k[None, :]).ravel().astype(np.int64)
+        return ClusterLayout(domain, local, cx * cy * cz * warps_per_cta)
+
+    @staticmethod
+    def whole(nwarps: int) -> "ClusterLayout":
+        return ClusterLayout(np.zeros(nwarps, dtype=np.int64), np.arange(nwarps, dtype=np.int64), nwarps)
+
+    @property
+    def split(self) -> bool:
+        """More than one domain."""
+        return self.domain.size > 0 and self.size < self.domain.size
 
 
 class Observer:

@@ -23,6 +23,7 @@ from ..common.phase_a import Causality, StrictProtocol
 from ..common.verdict import Verdict, verdict_of
 from ..common.results import digest_inputs, engine_findings, limit_finding, resolve_inputs
 from .analysis import Analysis
+from .domains import cross_cluster_ordering
 
 CHECKER = "racecheck"
 SPACES = ("global", "shared", "tmem")
@@ -62,14 +63,14 @@ def check(func, inputs=None, **limits) -> RaceResult:
                    {"reason": "missing_input_bindings", "parameters": missing})
         stats["wall_time_s"] = time.perf_counter() - t0
         return RaceResult(func, [f], stats, inputs)
-    strict, causality = StrictProtocol(CHECKER), Causality(CHECKER)
-    causality.record_clocks = False
-    effects = UnobservedEffects(CHECKER)
-    engine = numsim.Engine(func, unsupported="incomplete", **limits)
-    meter = engine.meter()
-    analysis = Analysis(meter)
+    # clocks per cluster unless an operation may order warps of different clusters (racecheck.domains)
+    why_whole = cross_cluster_ordering(func)
+    whole = why_whole is not None
     try:
-        res = engine.run(inputs, observers=(strict, causality, effects, analysis), meter=meter)
+        res, effects, analysis = _run(func, inputs, limits, whole)
+        if analysis.crossed:        # knowledge crossed clusters after all: the whole grid, from the start
+            whole, why_whole = True, "knowledge crossed clusters in the run"
+            res, effects, analysis = _run(func, inputs, limits, whole)
     except numsim.InputError as err:
         f = F.make(CHECKER, "analysis_incomplete", str(err), {"reason": "missing_input_bindings",
                                                               "parameters": list(err.missing)})
@@ -82,7 +83,6 @@ def check(func, inputs=None, **limits) -> RaceResult:
     found.extend(engine_findings(CHECKER, res))
     if res.termination == "completed":
         found.extend(effects.findings())
-    analysis.finish()
     ok = analysis.limit is None
     if ok:
         found.extend(race_findings(analysis, res.sites))
@@ -94,8 +94,23 @@ def check(func, inputs=None, **limits) -> RaceResult:
                   "races": len(analysis.races) if ok else 0,
                   "simulation_wall_time_s": time.perf_counter() - t0 - spent, "analysis_wall_time_s": spent,
                   "analysis_chunks": analysis.chunks, "peak_live_entries": analysis.peak_live_entries,
+                  "clock_domain": "grid" if whole else "cluster",
+                  **({"clock_domain_reason": why_whole} if whole else {}),
                   "wall_time_s": time.perf_counter() - t0})
     return RaceResult(func, F.sort_findings(found), stats, inputs, digest_inputs(inputs), res.sites)
+
+
+def _run(func, inputs, limits: dict, whole: bool):
+    """One NumSim run with the phase-A observers and the analysis (clocks over the whole grid or per cluster)."""
+    strict, causality = StrictProtocol(CHECKER), Causality(CHECKER)
+    causality.record_clocks = False
+    effects = UnobservedEffects(CHECKER)
+    engine = numsim.Engine(func, unsupported="incomplete", **limits)
+    meter = engine.meter()
+    analysis = Analysis(meter, whole_grid=whole)
+    res = engine.run(inputs, observers=(strict, causality, effects, analysis), meter=meter)
+    analysis.finish()
+    return res, effects, analysis
 
 
 def _warps_per_cta(res) -> int:

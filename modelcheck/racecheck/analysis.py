@@ -33,7 +33,9 @@ from ..common.gcpause import paused_gc
 from ..numsim.columns import ORDERS, AccessColumns
 from ..numsim.errors import ResourceLimit
 from ..numsim.trace import Observer
-from .flow import Flow
+from ..numsim.trace import ClusterLayout
+from .domains import layout_for
+from .flow import CrossedDomains, Flow
 from .judge import judge
 from .pairs import Shadow, _segments, stable_order
 from .tcgen import dealloc_record, with_deallocs
@@ -48,7 +50,7 @@ class _Chunk:
     """What the analysis knows while it handles one chunk."""
 
     __slots__ = ("units", "pairs", "nlive", "strong", "pcol", "known", "known_bridged", "known_issuer", "cross_any",
-                 "async_prior_any", "tc_prior_any", "prior_tc", "wu", "wcur")
+                 "async_prior_any", "tc_prior_any", "prior_tc", "wu", "wcur", "xdom")
 
     units: Units
     pairs: Any              # pairs.Pairs of this chunk
@@ -64,6 +66,7 @@ class _Chunk:
     prior_tc: np.ndarray
     wu: dict
     wcur: dict
+    xdom: np.ndarray | None   # pairs whose accesses are in different clock domains (split clocks only)
 
 
 class _EmptyChunk:
@@ -82,8 +85,11 @@ class Analysis(Observer):
 
     wants_columns = True
 
-    def __init__(self, meter=None, keep_pairs: bool = False):
+    def __init__(self, meter=None, keep_pairs: bool = False, whole_grid: bool = True):
         self.meter = meter
+        # clocks per cluster unless something may order warps of different clusters (racecheck.domains)
+        self.whole_grid = whole_grid
+        self.crossed = False             # knowledge was to cross split clocks' domains: Racecheck runs again, whole
         self.keep_pairs = keep_pairs
         self.flow: Flow | None = None
         self.allocs = Allocs()
@@ -105,16 +111,20 @@ class Analysis(Observer):
 
     # ------------------------------------------------------------------ observer
     def on_start(self, run) -> None:
-        self.setup(run.warps, run.warps_per_cta)
+        self.setup(run.warps, run.warps_per_cta, layout_for(run, self.whole_grid))
 
-    def setup(self, run_warps: int, warps_per_cta: int) -> None:
+    def setup(self, run_warps: int, warps_per_cta: int, layout: ClusterLayout | None = None) -> None:
+        layout = layout if layout is not None else ClusterLayout.whole(run_warps)
         if self.meter is not None:
-            # a knowledge row (int32 per lane column) per warp: quadratic in the launch's warps, so a large grid
-            # is charged before it is made (incomplete naming the budget, not an out-of-memory kill)
-            self.meter.allocate(run_warps * (run_warps * 32 + 64) * 4,
+            # a knowledge row (int32 per lane column of the warp's clock domain, plus async headroom) per warp:
+            # warps x domain lanes, quadratic in the launch's warps when the domain is the whole grid, so it is
+            # charged before it is made (incomplete naming the budget, not an out-of-memory kill)
+            cols = layout.size * 32
+            where = "the launch" if not layout.split else "its cluster"
+            self.meter.allocate(run_warps * (cols + 64) * 4,
                                 f"Racecheck's vector clocks for {run_warps:,} warps (one row of "
-                                f"{run_warps * 32:,} lane columns per warp)")
-        self.flow = Flow(run_warps, warps_per_cta)
+                                f"{cols:,} lane columns per warp: every lane of {where})")
+        self.flow = Flow(run_warps, warps_per_cta, layout)
 
     def on_sync(self, ev) -> None:
         if self.limit is None:
@@ -141,6 +151,10 @@ class Analysis(Observer):
         try:
             with paused_gc():
                 self._process(chunk if chunk is not None else _EmptyChunk())
+        except CrossedDomains:
+            # the split clocks' premise failed (see racecheck.domains): stop; Racecheck runs again, whole
+            self.crossed = True
+            self.events, self.live, self.shadow, self.flow = [], Units.empty(), Shadow(), None
         except ResourceLimit as err:
             # over budget: stop analysing (the checker reports it) and let go of what the analysis holds
             self.limit = err
@@ -185,7 +199,12 @@ class Analysis(Observer):
         c.nlive = live.n
         c.units = U = live.concat(new)
         c.strong = (new.actor < 0) & ((new.strength > 0) | new.acquiring | new.releasing)
-        c.pairs = P = self.shadow.advance(U, c.nlive, len(self.allocs.space), c.strong, self._ucol(U))
+        ucol = self._ucol(U)
+        uid = None
+        if flow.split:
+            # lane columns are per clock domain: the same-actor test needs the launch-wide numbering
+            uid = np.where(U.actor >= 0, ucol + flow.nw * 32, np.maximum(U.warp, 0) * 32)
+        c.pairs = P = self.shadow.advance(U, c.nlive, len(self.allocs.space), c.strong, ucol, uid)
         self._prepare(c)
         self._events_and_accesses(c, events)
         self._gather_async(c)
@@ -201,7 +220,7 @@ class Analysis(Observer):
 
     def _ucol(self, U: Units) -> np.ndarray:
         """Each record's actor column: its async operation's, or its warp's lane 0's (plus the lane, per access)."""
-        ucol = U.warp * 32
+        ucol = self.flow.col0[np.maximum(U.warp, 0)]
         asy = np.flatnonzero(U.actor >= 0)
         if asy.size:
             ops, inv = np.unique(U.actor[asy], return_inverse=True)
@@ -222,6 +241,12 @@ class Analysis(Observer):
         c.async_prior_any = np.bincount(cur[U.actor[pr] >= 0], minlength=n).astype(np.bool_)
         c.prior_tc = U.tc[pr] > 0
         c.tc_prior_any = np.bincount(cur[c.prior_tc], minlength=n).astype(np.bool_)
+        c.xdom = None
+        if self.flow.split and npairs:
+            # pairs of different clock domains: nothing orders them (racecheck.domains); their columns alias
+            dom = self.flow.domain
+            x = dom[np.maximum(U.warp[pr], 0)] != dom[np.maximum(U.warp[cr], 0)]
+            c.xdom = x if x.any() else None
 
     def _events_and_accesses(self, c: _Chunk, events: list) -> None:
         """The chunk's events and its knowledge-moving accesses in seq order; the other accesses of a warp at the
@@ -302,6 +327,8 @@ class Analysis(Observer):
         if c.async_prior_any[sel].any():
             m = c.async_prior_any[sel[run]]
             c.known_issuer[q[m]] = w.known(lanes[m], self.flow.issuer_col[cols[m]])
+        if c.xdom is not None:
+            _unknown(c, q)
 
     def _visit(self, c: _Chunk, r: int) -> None:
         """A strong access (chunk record `r`): acquire through memory, gather, stamp, publish; fence.sc bookkeeping."""
@@ -418,6 +445,8 @@ class Analysis(Observer):
             cc = cols[sel]
             issuer = np.where(flow.issuer_seq[cc] < seq[run][sel], flow.issuer_col[cc], cc)
             c.known_issuer[q[sel]] = table[inv[sel], issuer]
+        if c.xdom is not None:
+            _unknown(c, q)
 
     def _forget(self, c: _Chunk) -> None:
         """Keep what a later access can still pair with (see the module docstring)."""
@@ -440,6 +469,13 @@ class Analysis(Observer):
         flow.compact()
 
 
+def _unknown(c: _Chunk, q: np.ndarray) -> None:
+    """Of pairs `q`, those of different clock domains know nothing of each other (their columns alias)."""
+    x = q[c.xdom[q]]
+    if x.size:
+        c.known[x] = c.known_bridged[x] = c.known_issuer[x] = 0
+
+
 class _Alloc:
     """An allocation as a recorded AccessRecord names it (what AccessColumns needs of one)."""
 
@@ -453,7 +489,8 @@ class Pass:
     """Racecheck over a recorded trace: `Pass(warps, warps_per_cta, events, records).run()`; then `races` (records
     numbered as in `records`, which adds Racecheck's synthetic ones), `candidates` ((prior record, prior lane,
     current record, current lane, first byte, granule bytes) rows: every pair judged, grouped by the current record),
-    `lane_accesses`, `scope_mismatches`.  `chunk_rows`: records per chunk (NumSim's default)."""
+    `lane_accesses`, `scope_mismatches`.  `chunk_rows`: records per chunk (NumSim's default).  Its clocks span the
+    whole grid (a recorded trace carries no cluster shape; `Analysis` splits them per cluster in a run)."""
 
     def __init__(self, run_warps: int, warps_per_cta: int, events, records, chunk_rows: int | None = None):
         self.nw, self.wpc = run_warps, warps_per_cta

@@ -1,7 +1,8 @@
 """Happens-before knowledge for Racecheck: vector clocks with lanes as actors.
 
-Columns: one per lane of every warp (`warp * 32 + lane`), then one per async
-operation.  A warp's epoch counts its release-like operations; an access is stamped
+Columns: one per lane of every warp of the warp's clock domain (`col0 + lane`: the whole grid,
+or the warp's cluster when nothing can order warps of different clusters, `flow.Flow`), then one
+per async operation.  A warp's epoch counts its release-like operations; an access is stamped
 (actor column, epoch), an async operation's accesses (column, 1).  Lane `m` of warp `w`
 knows actor column `a` up to `row(m)[a]`; its own column is always its warp's current
 epoch (program order).  No implicit order between lanes of a warp: only warp syncs,
@@ -149,15 +150,16 @@ class WarpState:
     current epoch (program order); bridged knowledge of itself is the epoch of its last
     `fence.proxy.async` for that domain (`bown`)."""
 
-    __slots__ = ("id", "cta", "epoch", "k", "bridged", "bown", "fence_row", "pending_acquire", "async_uncommitted",
-                 "async_groups", "has_bridged", "tc", "tc_fenced", "tc_pending")
+    __slots__ = ("id", "cta", "col0", "epoch", "k", "_bridged", "bown", "fence_row", "pending_acquire",
+                 "async_uncommitted", "async_groups", "has_bridged", "tc", "tc_fenced", "tc_pending")
 
-    def __init__(self, wid: int, cta: int, width: int):
+    def __init__(self, wid: int, cta: int, width: int, col0: int | None = None):
         self.id = wid
         self.cta = cta
+        self.col0 = wid * 32 if col0 is None else col0      # its lane 0's column (flow.Flow: cluster-local)
         self.epoch = 1
         self.k = Knowledge(width)
-        self.bridged = {"shared": Knowledge(width), "global": Knowledge(width)}
+        self._bridged: dict[str, Knowledge] | None = None     # made on first use (`bridged`): zeros until then
         self.bown = {"shared": np.zeros(32, dtype=np.int32), "global": np.zeros(32, dtype=np.int32)}
         self.has_bridged = False    # nothing bridged yet: bridged knowledge is all zeros, skip its bookkeeping
         self.fence_row: dict[int, np.ndarray] = {}        # lane -> knowledge at its last fence.acq_rel/sc
@@ -170,8 +172,16 @@ class WarpState:
         # in that takes effect only at the next fence::after_thread_sync
         self.tc = self.tc_fenced = self.tc_pending = None
 
+    @property
+    def bridged(self) -> dict[str, Knowledge]:
+        """Bridged knowledge per proxy domain (all zeros until something is bridged: made when first asked)."""
+        if self._bridged is None:
+            width = self.k.row.size if self.k.rows is None else self.k.rows.shape[1]
+            self._bridged = {"shared": Knowledge(width), "global": Knowledge(width)}
+        return self._bridged
+
     def own_cols(self, mask) -> np.ndarray:
-        return self.id * 32 + lanes_of(mask)
+        return self.col0 + lanes_of(mask)
 
     def known(self, lanes: np.ndarray, cols: np.ndarray, domain: str | None = None) -> np.ndarray:
         """What lane lanes[i] knows (ordinarily, or bridged for `domain`) of actor column cols[i]."""
@@ -181,7 +191,7 @@ class WarpState:
         else:
             base = self.bridged[domain].known(lanes, cols)
             own_value = self.bown[domain][lanes]
-        own = cols == self.id * 32 + lanes
+        own = cols == self.col0 + lanes
         if own.any():
             base = np.where(own, own_value, base)
         return base
@@ -192,7 +202,7 @@ class WarpState:
             block = np.broadcast_to(self.k.row[cols][None, :], (lanes.size, cols.size)).copy()
         else:
             block = self.k.rows[lanes][:, cols]
-        own = cols[None, :] == (self.id * 32 + lanes)[:, None]
+        own = cols[None, :] == (self.col0 + lanes)[:, None]
         if own.any():
             block[own] = self.epoch
         return block
@@ -207,19 +217,19 @@ class WarpState:
     def release_bridged(self, mask, domain: str) -> np.ndarray:
         payload = self.bridged[domain].join(mask)
         lanes = lanes_of(mask)
-        payload[self.id * 32 + lanes] = np.maximum(payload[self.id * 32 + lanes], self.bown[domain][lanes])
+        payload[self.col0 + lanes] = np.maximum(payload[self.col0 + lanes], self.bown[domain][lanes])
         return payload
 
     def snapshot(self, lane: int) -> np.ndarray:
         """Lane `lane`'s knowledge now (own column = current epoch): an async operation's fork."""
         row = self.k.row.copy() if self.k.rows is None else self.k.rows[lane].copy()
-        row[self.id * 32 + lane] = self.epoch
+        row[self.col0 + lane] = self.epoch
         return row
 
     def bridged_snapshot(self, lane: int, domain: str) -> np.ndarray:
         b = self.bridged[domain]
         row = b.row.copy() if b.rows is None else b.rows[lane].copy()
-        row[self.id * 32 + lane] = self.bown[domain][lane]
+        row[self.col0 + lane] = self.bown[domain][lane]
         return row
 
     def fence_proxy(self, mask, domains) -> None:
@@ -257,7 +267,7 @@ class WarpState:
     def resize(self, keep: np.ndarray, width: int) -> None:
         """Keep the knowledge of columns `keep` (see `resize`); every row this warp holds."""
         self.k.resize(keep, width)
-        for b in self.bridged.values():
+        for b in (self._bridged or {}).values():
             b.resize(keep, width)
         for kn in (self.tc, self.tc_fenced, self.tc_pending):
             if kn is not None:

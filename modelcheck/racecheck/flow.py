@@ -1,7 +1,9 @@
 """How happens-before knowledge flows through a run, event by event (docs/semantics.md#happens-before),
 for Racecheck.
 
-`Flow` holds each warp's knowledge (`clocks.WarpState`), what barrier generations carry
+`Flow` holds each warp's knowledge (`clocks.WarpState`, lane columns of the warp's clock domain: its cluster,
+or the whole grid when knowledge can cross clusters, docs/semantics.md#racecheck-at-grid-scale; a row that would
+cross domains raises `CrossedDomains`), what barrier generations carry
 (mbarrier arrive -> generation -> wait, per lane; relaxed waits take only async
 completions; named-barrier contributions -> resumers), async operations forked at issue and
 known after their completion is observed (a bulk store's source reads already at
@@ -26,6 +28,7 @@ import numpy as np
 
 from ..common import fence_sc
 from ..common.ordering import GROUP_FAMILY
+from ..numsim.trace import ClusterLayout
 from .clocks import WarpState, resize
 from .tcgen import DEALLOC_ACTOR, TcgenOrder
 
@@ -38,6 +41,11 @@ READ_DONE, DONE = 1, 2
 _HEADROOM = 64
 
 
+class CrossedDomains(Exception):
+    """Knowledge is about to cross from one clock domain to another, which split clocks cannot hold (their lane
+    columns alias): Racecheck runs again with the whole grid as one domain (racecheck.domains)."""
+
+
 def one_lane(lane: int) -> np.ndarray:
     m = np.zeros(32, dtype=np.bool_)
     m[lane] = True
@@ -45,15 +53,23 @@ def one_lane(lane: int) -> np.ndarray:
 
 
 class Flow:
-    def __init__(self, run_warps: int, warps_per_cta: int):
+    def __init__(self, run_warps: int, warps_per_cta: int, layout: ClusterLayout | None = None):
         self.nw = run_warps
-        self.nlanes = run_warps * 32
+        # lane columns: one per lane of a clock domain (the whole grid, or one cluster: see `domains`); a warp's
+        # lanes are columns col0 .. col0 + 31 of its domain, async columns follow, unique over the run
+        self.layout = layout if layout is not None else ClusterLayout.whole(run_warps)
+        self.split = self.layout.split
+        self.nlanes = self.layout.size * 32
         self.width = self.nlanes + _HEADROOM
         self.next_col = self.nlanes                 # async columns in use: [nlanes, next_col)
+        self.col0 = self.layout.local * 32          # warp -> its lane 0's column in its domain
+        self.domain = self.layout.domain
+        self.cta_domain = self.domain[::max(warps_per_cta, 1)].tolist() if self.split else []
         self.async_col: dict[int, int] = {}         # op -> its column
         self.op_kind: dict[int, str] = {}
         self.retired: set = set()                   # ops that make no more accesses (NumSim says so)
-        self.warps = [WarpState(w, w // max(warps_per_cta, 1), self.width) for w in range(run_warps)]
+        col0 = self.col0.tolist()
+        self.warps = [WarpState(w, w // max(warps_per_cta, 1), self.width, col0[w]) for w in range(run_warps)]
         self.tc: TcgenOrder | None = None
         # async op -> (ordinary row, {domain: bridged row}, (warp, lane, epoch))
         self.fork: dict[int, tuple] = {}
@@ -75,6 +91,7 @@ class Flow:
         # fence.sc: the Fence-SC orders the run forces, found as it goes; each fence.sc instance's knowledge
         self.sc = fence_sc.Tracker()
         self.sc_rows: dict[tuple, np.ndarray] = {}
+        self.sc_domain: dict[tuple, int] = {}      # fence.sc instance -> its warp's clock domain (split clocks)
         self.sc_fences: dict[tuple, list] = {}     # (warp, lane) -> seqs of its fence.sc (for the race hint)
         self.sc_order: dict[tuple, dict] = {}      # strong write (record, lane) -> {(write, lane): ordered before it}
         self.write_thread: dict[tuple, tuple] = {}  # (record, lane) of a strong access or a write it read -> (warp,
@@ -187,10 +204,21 @@ class Flow:
     def _payload(self, table, key):
         p = table.get(key)
         if p is None:
-            p = table[key] = {"release": None, "bridged": {}, "cols": set(), "tc": None}
+            p = table[key] = {"release": None, "bridged": {}, "cols": set(), "tc": None, "dom": None}
         return p
 
+    def _claim(self, p, warp: int) -> None:
+        """Split clocks: a payload's rows come from, and go to, one clock domain (barriers are cluster-local, so
+        this always holds; checked, since aliased columns would order what nothing orders)."""
+        d = int(self.domain[warp])
+        if p["dom"] is None:
+            p["dom"] = d
+        elif p["dom"] != d:
+            raise CrossedDomains
+
     def _release_into(self, p, w: WarpState, mask) -> None:
+        if self.split:
+            self._claim(p, w.id)
         row = w.release(mask)
         p["release"] = row if p["release"] is None else np.maximum(p["release"], row)
         if w.has_bridged:
@@ -205,6 +233,8 @@ class Flow:
         p["tc"] = row if p["tc"] is None else np.maximum(p["tc"], row)
 
     def _acquire(self, p, w: WarpState, mask, ordinary: bool = True) -> None:
+        if self.split and p["dom"] is not None:
+            self._claim(p, w.id)
         if ordinary and p["release"] is not None:
             w.acquire(mask, p["release"], p["bridged"])
         if p["cols"]:
@@ -250,8 +280,10 @@ class Flow:
             if d.get("order", "release") != "relaxed":
                 self._release_into(self._payload(self.mb, (ev.barrier[1], ev.barrier[2], ev.generation)), w, mask)
             elif w.tc is not None:       # a relaxed arrive still orders fenced tcgen05 work (PTX §9.7.16.6.3)
-                self._tc_release_into(self._payload(self.mb, (ev.barrier[1], ev.barrier[2], ev.generation)),
-                                      w.tc_release(mask))
+                p = self._payload(self.mb, (ev.barrier[1], ev.barrier[2], ev.generation))
+                if self.split:
+                    self._claim(p, w.id)
+                self._tc_release_into(p, w.tc_release(mask))
         elif kind == "mbarrier.wait":
             if ev.generation is not None:
                 p = self.mb.get((ev.barrier[1], ev.barrier[2], ev.generation))
@@ -269,6 +301,8 @@ class Flow:
             if d.get("order", "release") != "relaxed":
                 self._release_into(p, w, mask)
             elif w.tc is not None:
+                if self.split:
+                    self._claim(p, w.id)
                 self._tc_release_into(p, w.tc_release(mask))
         elif kind == "cluster.wait":
             p = self.named.get(ev.barrier[:2] + (ev.generation,))
@@ -311,7 +345,7 @@ class Flow:
             if actor in self.async_col:
                 self.fork[actor] = (w.snapshot(0), self._zero_bridged, (ev.warp, 0, w.epoch))
                 self.fork_seq[actor] = ev.seq
-                self.issuer_col[self.async_col[actor]] = ev.warp * 32
+                self.issuer_col[self.async_col[actor]] = w.col0
                 self.issuer_seq[self.async_col[actor]] = ev.seq
                 self.async_info[actor] = {"kind": "tcgen05.dealloc", "warp": ev.warp, "lane": 0, "site": ev.site,
                                           "iters": ev.iters}
@@ -326,7 +360,7 @@ class Flow:
             w.tc_pending.merge(m, w.tc_release(m))
         if mask is None and mm == 0xFFFFFFFF and w.k.rows is None and not w.has_bridged:
             # the common case: a converged warp's lanes learn each other's current epoch
-            w.k.row[w.id * 32:w.id * 32 + 32] = w.epoch
+            w.k.row[w.col0:w.col0 + 32] = w.epoch
             w.epoch += 1
             return
         members = self._members.get(mm)
@@ -349,7 +383,7 @@ class Flow:
         self.fork[op] = (w.snapshot(lane), bridged, (ev.warp, lane, w.epoch))
         self.fork_seq[op] = ev.seq
         if op in self.async_col:
-            self.issuer_col[self.async_col[op]] = ev.warp * 32 + lane
+            self.issuer_col[self.async_col[op]] = w.col0 + lane
             self.issuer_seq[self.async_col[op]] = ev.seq
         self.async_info[op] = {"kind": d.get("kind", ""), "warp": ev.warp, "lane": lane, "site": ev.site,
                                "iters": ev.iters}
@@ -388,10 +422,14 @@ class Flow:
             for cand in self.sc.at(ev.seq, lane):
                 row = self.sc_rows.get(cand.f1)
                 if row is not None and (cand.needs is None or self._write_before(*cand.needs)):
+                    if self.split and self.sc_domain[cand.f1] != self.domain[w.id]:
+                        raise CrossedDomains
                     w.k.merge(one_lane(lane), row)
         self._fence_acq_rel(w, mask)
         for lane in lanes:
             self.sc_rows[(ev.seq, lane)] = w.fence_row[lane]
+            if self.split:
+                self.sc_domain[(ev.seq, lane)] = int(self.domain[w.id])
 
     def _write_before(self, w_id: tuple, b_id: tuple) -> bool:
         """Did write (record, lane) `w_id` happen before write `b_id`, as `b`'s lane knew at `b` (the knowledge
@@ -424,6 +462,8 @@ class Flow:
             cols, row = commit
             p["cols"].update(cols.tolist())
             fork = self.fork.get(op)
+            if self.split and (fork is not None or row is not None):
+                self._claim(p, self.async_info.get(op, {}).get("warp", ev.warp))
             if fork is not None:
                 p["release"] = fork[0] if p["release"] is None else np.maximum(p["release"], fork[0])
             if row is not None:
@@ -473,7 +513,10 @@ class Flow:
             if pub is None and tc is None:
                 continue
             need = 1 if t_cta == w.cta else 3
+            foreign = self.split and self.cta_domain[t_cta] != self.cta_domain[w.cta]
             if tc is not None and t_level >= need and level >= need:
+                if foreign:
+                    raise CrossedDomains
                 w.tc_pending.merge(one_lane(lane), tc)
             if pub is None:
                 continue
@@ -481,6 +524,8 @@ class Flow:
             if wlevel < need or level < need:
                 mismatches.append((t, wlevel, wcta != w.cta))
                 continue
+            if foreign:
+                raise CrossedDomains
             if acquire:
                 w.k.merge(one_lane(lane), row)
             else:

@@ -75,7 +75,10 @@ def judge(an, c) -> list:
     cross = U.proxy[bp] != U.proxy[bc]
     ordered = np.zeros(bad.size, dtype=np.bool_)
     if flow.tc is not None:
-        ordered |= flow.tc.ordered(U.tc[bp], U.tc[bc], c.pcol[bad], P.ccol(bad), bknown, flow.issuer_col)
+        tc_ordered = flow.tc.ordered(U.tc[bp], U.tc[bc], c.pcol[bad], P.ccol(bad), bknown, flow.issuer_col)
+        if c.xdom is not None:
+            tc_ordered &= ~c.xdom[bad]         # issuer columns of different clock domains alias
+        ordered |= tc_ordered
     ps, cs = U.strength[bp], U.strength[bc]
     need = np.where(U.cta[bp] == U.cta[bc], 1, 3)
     ordered |= (ps >= need) & (cs >= need) & ~cross

@@ -146,10 +146,12 @@ class Shadow:
         self.unit, self.lane = np.repeat(self.unit, rep), np.repeat(self.lane, rep)
 
     # ------------------------------------------------------------------ one chunk
-    def advance(self, units, nlive: int, nkeys: int, strong: np.ndarray, ucol: np.ndarray) -> ChunkPairs:
+    def advance(self, units, nlive: int, nkeys: int, strong: np.ndarray, ucol: np.ndarray,
+                uid: np.ndarray | None = None) -> ChunkPairs:
         """Pairs closed by the records units[nlive:] (a table whose first `nlive` rows are the carried records, which
         the carried entries index), and the new carry.  `strong[i]`: chunk record i wants its entries listed;
-        `ucol[r]`: record r's actor column (its async operation's, or its warp's first lane's)."""
+        `ucol[r]`: record r's actor column (its async operation's, or its warp's first lane's); `uid[r]` the same
+        numbering unique over the launch where columns are per clock domain (default: `ucol`)."""
         self._grow(nkeys)
         n = units.n - nlive
         counts = np.diff(units.lane_start)
@@ -199,7 +201,7 @@ class Shadow:
             lane = np.concatenate([self.lane[touched], lane])
         order = np.argsort(gid, kind="stable")
         gid, unit, lane = gid[order], row[order], lane[order]
-        out, keep = self._pairs(units, gid, unit, lane, nlive, n, strong, ucol)
+        out, keep = self._pairs(units, gid, unit, lane, nlive, n, strong, ucol, ucol if uid is None else uid)
         rest = ~touched
         self.gid = np.concatenate([self.gid[rest], gid[keep]])
         self.unit = np.concatenate([self.unit[rest], unit[keep]])
@@ -225,7 +227,7 @@ class Shadow:
         parts = [p[0] for parts in self.cold.values() for p in parts]
         return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
 
-    def _pairs(self, units, gid, unit, lane, nlive: int, n: int, strong, ucol) -> tuple[ChunkPairs, np.ndarray]:
+    def _pairs(self, units, gid, unit, lane, nlive: int, n: int, strong, ucol, uid) -> tuple[ChunkPairs, np.ndarray]:
         """Pairs (and the entries to carry) of entries sorted by granule, each granule's in trace order."""
         m = gid.size
         i32 = np.int32 if m < 1 << 30 else np.int64
@@ -257,9 +259,11 @@ class Shadow:
         current = np.concatenate([c1, wi[run]])
         # the actor column of each entry: one actor's accesses (one lane's, one async operation's) are ordered by
         # program order, so its own pairs are left out
-        ecol = ucol[unit] + np.where(units.actor[unit] < 0, lane, 0)
+        own = np.where(units.actor[unit] < 0, lane, 0)
+        ecol = ucol[unit] + own
         pc = ecol[prior]
-        sel = np.flatnonzero(pc != ecol[current])
+        eid = ecol if uid is ucol else uid[unit] + own
+        sel = np.flatnonzero(eid[prior] != eid[current])
         cur = unit[current[sel]] - nlive
         order = stable_order(cur, n)
         sel = sel[order]

@@ -255,6 +255,21 @@ def _cuda_atomic(op):
     return compile_
 
 
+def strong_access(info) -> tuple[str, str] | None:
+    """(order, scope) of the morally strong accesses an operation of this class makes, as the handlers above
+    record them ("volatile" for ld/st.volatile), None when they are weak or it makes none."""
+    if info.name in ("ld", "st"):
+        if info.quals.get("volatile"):
+            return "volatile", "sys"
+        order, scope = _order_scope(info, "weak", "cta")
+        return None if order == "weak" else (order, scope)
+    if info.name in ("atom", "red"):
+        return _order_scope(info, "relaxed", "gpu")
+    if info.name in ("cuda.atomic_add", "cuda.atomic_cas"):
+        return "relaxed", "gpu"
+    return None
+
+
 HANDLERS = {
     "ld": _ld,
     "st": _st,
