@@ -130,6 +130,7 @@ class _Builder:
                 host.extend(self.host.stmt(node))
             except RecursionError:
                 raise self.too_deep(node) from None
+        self.host.finish()
         return host, self.body(nodes[entry:])
 
     def bind_param_buffer(self, handle: sx.Name, target: sx.Name, shape, dtype: str, align: int, at) -> Buffer:

@@ -36,6 +36,8 @@ class HostPrelude:
     def __init__(self, builder):
         self.b = builder
         self.maps: dict[str, Var] = {}        # tensor-map variables declared, not yet encoded
+        self.declared: dict[str, sx.Name] = {}   # where each was declared
+        self.encoded: set[str] = set()
 
     def error(self, what, node, hint="", expected=""):
         return self.b.error(what, node, hint=hint, expected=expected)
@@ -117,7 +119,17 @@ class HostPrelude:
         var = Var(name, "handle", span=b.ex.span(target))
         b.scope.define(target.id, Binding(LET, target.pos, expr=var, annotated=True))
         self.maps[target.id] = var
+        self.declared[target.id] = target
         return []
+
+    def finish(self) -> None:
+        """Every tensor map the prelude allocates is encoded there: the device would read an uninitialized
+        descriptor otherwise (and the kernel has no other place to encode it)."""
+        for name, target in self.declared.items():
+            if self.maps[name].name not in self.encoded:
+                raise self.error(f"tensor map '{name}' is allocated but never encoded", target,
+                                 hint=f"encode it before the device entry: T.call_packed(\"{ENCODE_FN}\", {name}, "
+                                      f"...) or T.cuda.tensormap_encode_tiled({name}, ...)")
 
     def map_var(self, node) -> Var:
         if not isinstance(node, sx.Name) or node.id not in self.maps:
@@ -147,6 +159,7 @@ class HostPrelude:
     def encode(self, call, var, buffer, offset, dtype, rank, fields, enums: dict) -> Stmt:
         """The flat field list (dims, strides, box, element strides, then interleave, swizzle, l2 promotion, oob
         fill and an optional forced CUtensorMapDataType, unless `enums` gives them by name)."""
+        self.encoded.add(var.name)
         want = rank + (rank - 1) + rank + rank
         names = ("interleave", "swizzle", "l2_promotion", "oob_fill", "force_cu_dtype")
         tail = [n for n in names if n not in enums]

@@ -112,6 +112,10 @@ class _Printer:
         if isinstance(e, OpCall):
             return self.call(e.op, e.operands, e.pred), _PREC_ATOM
         if isinstance(e, Unsupported):
+            kind, _, fname = e.name.partition(" ")
+            if kind in ("call_pure_extern", "call_extern") and fname:   # an external function kept by name
+                args = ", ".join([_quote(e.dtype), _quote(fname)] + [self.expr(a) for a in e.args])
+                return f"T.{kind}({args})", _PREC_ATOM
             return self.call(e.name, e.args, None), _PREC_ATOM
         raise TypeError(f"cannot print {type(e).__name__}")
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 MARK = "@@CORPUS-RECORD@@"
 SEEDS = {"zeros": None, "random": 0}
-CHECK_SECONDS = 60.0     # each checker's time budget per function (past it: incomplete, named)
+CHECK_SECONDS = 30.0     # each checker's time budget per function (past it: incomplete, named)
 
 
 def _dtype(name: str):

@@ -168,6 +168,14 @@ def test_unmodeled_host_statement_is_a_parse_error_with_its_line(tmp_path, capsy
     assert message in err and f"kernel.py:{ROWS_LINE}:" in err and "Traceback" not in err
 
 
+def test_map_allocated_but_never_encoded_is_a_parse_error_at_its_declaration(tmp_path):
+    path = variant(tmp_path, "    rows: T.let", '    spare: T.let[T.Ptr(T.TensorMap())] = T.stack_alloca("tensormap", 1)\n'
+                                              "    rows: T.let")
+    with pytest.raises(modelcheck.ParseError, match="tensor map 'spare' is allocated but never encoded") as err:
+        modelcheck.load(path)
+    assert err.value.span.line == ROWS_LINE
+
+
 def test_unknown_keyword_to_the_typed_encode_is_refused(tmp_path):
     path = variant(tmp_path, LOAD, LOAD.replace("swizzle=3", "swizzle=3, bogus=1"))
     with pytest.raises(modelcheck.ParseError, match="unexpected argument 'bogus'"):

@@ -281,7 +281,7 @@ def float_op(head: str, vals: list, elem: str, mode: str, flags=frozenset()) -> 
             # an exact zero sum of operands that are not both +0 is -0 when rounding down
             terms = (xs[0] * xs[1], xs[2]) if head == "fma" else (xs[0], xs[1] if head == "add" else -xs[1])
             both_pos0 = (terms[0] == 0) & (terms[1] == 0) & ~np.signbit(terms[0]) & ~np.signbit(terms[1])
-            zero = (r == 0) & (err == 0) & ~both_pos0
+            zero = (x == 0) & (err == 0) & ~both_pos0   # the exact sum, not its rounding, is zero
             r = np.where(zero, r.dtype.type(-0.0), r).astype(r.dtype)
     return r
 
