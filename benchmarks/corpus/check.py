@@ -146,8 +146,18 @@ def make_inputs(func_rec: dict, config: dict, fill: str):
 def _findings(report) -> dict:
     kinds = sorted({f.kind for f in report.findings})
     unmodeled = next((f.details.get("operation") or f.message for f in report.findings
-                      if f.kind == "unsupported_operation"), None)
-    return {"verdict": report.verdict, "kinds": kinds, "counts": report.counts(), "first_unmodeled_op": unmodeled}
+                      if f.kind == "unsupported_operation"
+                      or (f.kind == "analysis_incomplete" and f.details.get("reason") == "unsupported_operation")), None)
+    why = next((f"{f.details.get('reason', '')}: {f.message}" for f in report.findings
+                if f.kind == "analysis_incomplete"), None)
+    out = {"verdict": report.verdict, "kinds": kinds, "counts": report.counts(), "first_unmodeled_op": unmodeled}
+    if why:
+        out["incomplete_because"] = why[:300]
+    errors = [f"{f.kind}: {f.message}"[:300] for f in report.findings if getattr(f, "severity", "") == "error"
+              or f.kind in ("data_race", "deadlock", "oob")]
+    if errors:
+        out["errors"] = errors[:3]
+    return out
 
 
 def check_one(cache: Path, module: str, function: str, gen: str, stage: str) -> dict:
@@ -285,3 +295,47 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
+
+
+def markdown_table(payload: dict) -> str:
+    """One row per function: parsed, where its inputs came from, both checkers' verdicts per generation and
+    what stopped them (the first unmodeled op, or why it was not checked)."""
+    rows: dict = {}
+    for r in payload["rows"]:
+        rows.setdefault((r["module"], r["function"]), {})[r["generation"]] = r
+
+    def cell(r: dict | None) -> str:
+        if r is None:
+            return "—"
+        if not r.get("parsed"):
+            what = (r.get("parse_error") or {}).get("construct") or r.get("skipped") or "child failed"
+            return f"parse: {what}"
+        if r.get("not_checked"):
+            return "not checked"
+        parts = []
+        for checker in ("synccheck", "racecheck"):
+            out = r.get(f"{checker}_library") or r.get(f"{checker}_zeros") or {}
+            v = out.get("verdict", "—")
+            kinds = [k for k in out.get("kinds", []) if k not in ("analysis_incomplete",)]
+            parts.append(v + (f" ({', '.join(kinds[:3])})" if kinds and v != "clean" else ""))
+        return " / ".join(parts)
+
+    def stop(pair: dict) -> str:
+        for r in pair.values():
+            for checker in ("synccheck", "racecheck"):
+                op = (r.get(f"{checker}_library") or r.get(f"{checker}_zeros") or {}).get("first_unmodeled_op")
+                if op:
+                    return str(op)[:90]
+        for r in pair.values():
+            if r.get("not_checked"):
+                return "; ".join(r["not_checked"])[:140]
+        return ""
+
+    lines = ["| module / function | inputs | pre: sync / race | lowered: sync / race | stopped at |",
+             "|---|---|---|---|---|"]
+    for (module, function), pair in sorted(rows.items()):
+        src = next((r.get("inputs_from") for r in pair.values() if r.get("inputs_from")), "—")
+        src = "library" if src and src.startswith("the library") else ("shapes" if src != "—" else src)
+        lines.append(f"| {module} / {function} | {src} | {cell(pair.get('pre'))} | {cell(pair.get('lowered'))} | "
+                     f"{stop(pair).replace('|', '/')} |")
+    return "\n".join(lines) + "\n"
