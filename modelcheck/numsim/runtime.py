@@ -294,7 +294,8 @@ def _deadlock_message(blocked: list[Warp]) -> str:
 def id_ranges(ids, sep: str = ",") -> str:
     """"0-3,5": sorted distinct ids with consecutive runs as ranges (warps, lanes)."""
     ids = sorted(set(ids))
-    out, start, prev = [], None, None
+    out: list[str] = []
+    start, prev = None, 0                         # prev is read only once start is set
     for i in ids:
         if start is None:
             start = prev = i
@@ -390,6 +391,7 @@ class EngineState:
             if lanes is not None:
                 self.stats["lane_accesses"] += int(np.count_nonzero(lanes))
             else:
+                assert w is not None                # an async operation (w None) always names its lanes
                 self.stats["lane_accesses"] += 32 if w.mask is None else int(np.count_nonzero(w.mask))
         if not self.tracing:
             return
