@@ -295,7 +295,8 @@ def id_ranges(ids, sep: str = ",") -> str:
     """"0-3,5": sorted distinct ids with consecutive runs as ranges (warps, lanes)."""
     ids = sorted(set(ids))
     out: list[str] = []
-    start, prev = None, 0                         # prev is read only once start is set
+    start: int | None = None
+    prev = 0                                      # read only once start is set
     for i in ids:
         if start is None:
             start = prev = i
