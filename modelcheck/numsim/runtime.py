@@ -315,6 +315,7 @@ class EngineState:
 
     EMPTY_STATS = {"warp_instructions": 0, "accesses": 0, "lane_accesses": 0, "polls": 0, "blocks": 0,
                    "sync_events": 0, "async_ops": 0, "warps_finished": 0}
+    tensor_maps: dict           # address -> bound tensor map; set by Engine.run (absent on a bare state)
 
     def __init__(self, globals_, sites, observers):
         self.globals = globals_
