@@ -8,6 +8,7 @@ sweeps.  `expand(plan)` (in `tasks`) turns it into tasks.  See docs/batch.md for
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,7 +67,7 @@ class Plan:
     output: Path | None
     budget: Budget
     sweeps: tuple = field(default_factory=tuple)
-    locate: object = None           # (key path) -> "file:line: " prefix for errors found later
+    locate: Callable[[tuple], str] | None = None    # (key path) -> "file:line: " prefix for later errors
 
 
 def load(path: str | Path) -> Plan:
