@@ -51,13 +51,13 @@ def access_event(rec) -> str:
     return rec.kind if rec.actor < 0 else "async " + rec.kind
 
 
-def occurrences(events, accesses=()) -> dict:
+def occurrences(events, accesses=()) -> dict[int, tuple[int, int, str, int]]:
     """For a default run's trace: id(event or record) -> (warp, site, event, occurrence).  An async
     operation's access takes the occurrence of the operation's issue: when async operations complete
     depends on the schedule, their order of issue does not."""
     counts: dict = {}
     issued: dict = {}
-    out = {}
+    out: dict[int, tuple[int, int, str, int]] = {}
     for ev in events:
         if is_async_event(ev):
             continue
