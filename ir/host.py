@@ -23,6 +23,8 @@ or binds a parameter buffer; a tensor map's variable is a handle `Var` the devic
 """
 from __future__ import annotations
 
+from typing import TypeGuard
+
 from . import dtypes as dt
 from . import syntax as sx
 from . import typing as ty
@@ -103,7 +105,7 @@ class HostPrelude:
         b.bind_param_buffer(handle, target, shape, dtype, align, call)
 
     # ------------------------------------------------------------------ tensor maps
-    def is_stack_alloca(self, value) -> bool:
+    def is_stack_alloca(self, value) -> TypeGuard[sx.Call]:
         return isinstance(value, sx.Call) and self.b.ex.namespace_path(value.func) in (["tvm_stack_alloca"],
                                                                                      ["stack_alloca"])
 
@@ -204,9 +206,9 @@ class HostPrelude:
         var = self.map_var(args[0])
         buffer, offset = self.base(args[1])
         fields = args[2:]
-        enums = {n: kw[n] for n in self.ENUMS if n in kw}
+        enums: dict[str, sx.Node | Expr] = {n: kw[n] for n in self.ENUMS if n in kw}    # syntax, or a default
         if all(isinstance(f, (sx.ListLit, sx.TupleLit)) for f in fields[:4]) and len(fields) >= 4:
-            lists = [f.elts for f in fields[:4]]
+            lists = [f.elts for f in fields[:4] if isinstance(f, (sx.ListLit, sx.TupleLit))]    # all are
             rank = len(lists[0])
             if "rank" in kw and self.b.ex.const_int(kw["rank"], "a tensor-map rank") != rank:
                 raise self.error(f"rank= disagrees with the {rank} dims given", kw["rank"])

@@ -153,6 +153,7 @@ class ModuleScan:
     def constant(self, node: sx.Assign | sx.AnnAssign) -> None:
         """`NAME = value` or `A, B = values`: numbers become module constants (`ConstRef`s, overridable), other
         compile-time values (tuples, strings, dicts, dtypes) are spliced in where the kernel uses them."""
+        value: sx.Node | None
         if isinstance(node, sx.Assign):
             if len(node.targets) != 1:
                 raise self.error("chained assignment at module level", node, hint="assign one name per line")
@@ -172,7 +173,7 @@ class ModuleScan:
         if isinstance(target, sx.Name):
             self.define(target, value, node)
             return
-        names = [e for e in target.elts]
+        names = [e for e in target.elts if isinstance(e, sx.Name)]     # all are: checked above
         v = self.evaluator()(value, self.values(), names[0].id)
         if not isinstance(v, (tuple, list)) or len(v) != len(names):
             raise self.error(f"cannot unpack {type(v).__name__} into {len(names)} names", value,

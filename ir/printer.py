@@ -248,7 +248,7 @@ class _Printer:
         return f"{b.name} = T.alloc_tensor(ty_args=[{tensor}])"
 
     def param(self, p: Param) -> str:
-        if p.kind == "buffer" and p.buffer.name == p.name:
+        if p.kind == "buffer" and p.buffer is not None and p.buffer.name == p.name:     # (a buffer param has one)
             return f"{p.name}: T.Tensor({self.shape(p.buffer.shape)}, {dtype_text(p.dtype)}{self.extras(p.buffer)})"
         if p.kind in ("handle", "buffer"):
             return f"{p.name}: T.handle"        # a buffer behind it is matched in the host prelude
@@ -285,7 +285,7 @@ class _Printer:
         out.append("@T.function")
         out.append(f"def {f.name}({', '.join(self.param(p) for p in f.params)}):")
         for p in f.params:
-            if p.kind == "buffer" and p.buffer.name != p.name:
+            if p.kind == "buffer" and p.buffer is not None and p.buffer.name != p.name:
                 b = p.buffer
                 out.append(f"    {b.name} = T.match_buffer({p.name}, {self.shape(b.shape)}, {dtype_text(b.dtype)}"
                            f"{self.extras(b)})")

@@ -53,9 +53,9 @@ def summarize(func: ir.PrimFunc) -> Summary:
     buffers: dict[str, list] = defaultdict(list)
     all_buffers = func.buffers()
     for name, buf in all_buffers.items():
-        dims = [static_value(s, consts) for s in buf.shape]
-        nbytes = None if any(d is None for d in dims) or buf.data is not None else prod(dims) * dt.nbytes(buf.dtype)
-        shape = "x".join(str(d) if d is not None else "?" for d in dims)
+        sizes = [static_value(s, consts) for s in buf.shape]
+        nbytes = None if any(d is None for d in sizes) or buf.data is not None else prod(sizes) * dt.nbytes(buf.dtype)
+        shape = "x".join(str(d) if d is not None else "?" for d in sizes)
         buffers[buf.scope].append((name, buf.dtype, shape + (f" @ {buf.data}" if buf.data else ""), nbytes))
     ops: dict[str, Counter] = defaultdict(Counter)
     unsupported = []

@@ -33,7 +33,7 @@ EXIT_BROKEN_PIPE = 141
 _SEVERITY = [0, 3, 2, 1, EXIT_USAGE, EXIT_INTERNAL]
 
 # Subcommands whose machinery lands with later issues; each says which.
-_PENDING = {
+_PENDING: dict[str, str] = {
 }
 
 _COMMANDS = {"run": "run", "check": "check", "sync": "check", "race": "check", "states": "states",
@@ -214,7 +214,7 @@ class _Watchdog:
     SOFT, INTERRUPT = 0.90, 0.98
 
     def __init__(self, hard_exit: bool = False):
-        self.fired = None
+        self.fired: str | None = None
         self.timers: list = []
         self.hard_exit = hard_exit
 

@@ -36,7 +36,7 @@ def _var_names(e) -> set[str]:
 
 
 def parse_consts(pairs, option: str = "--const") -> dict:
-    out = {}
+    out: dict[str, int | float] = {}
     for pair in pairs or ():
         name, sep, value = pair.partition("=")
         if not sep or not name.isidentifier():
@@ -273,6 +273,8 @@ def load_builder(path: str, function: str):
     """`function` of the Python file `path` (e.g. kernels/inputs/kda.py:kda_fwd)."""
     file = Path(_existing(path, f"--inputs {path}:{function}"))
     spec = importlib.util.spec_from_file_location(f"_modelcheck_inputs_{file.stem}", file)
+    if spec is None or spec.loader is None:     # no loader for the file's suffix (not a .py file)
+        raise UsageError(f"--inputs {path}:{function}: {path} is not a Python file")
     module = importlib.util.module_from_spec(spec)
     sys.path.insert(0, str(file.parent))       # the builder may import its neighbours
     try:

@@ -25,7 +25,7 @@ class Progress:
         self.shown = False
         self._stop = threading.Event()
         self._lock = threading.Lock()
-        self._thread = None
+        self._thread: threading.Thread | None = None
 
     @classmethod
     def for_terminal(cls, quiet: bool) -> "Progress":

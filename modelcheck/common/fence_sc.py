@@ -137,7 +137,7 @@ def candidates(events, records) -> dict:
 def _communicating(b, earlier, by_id) -> list:
     """(a, needs) for the latest access `a` of each other thread that precedes `b` in communication order and
     is morally strong with it (see the module docstring)."""
-    found = []
+    found: list[tuple[object, tuple[object, object] | None]] = []
     if b.kind in ("read", "rmw"):
         a = by_id.get(b.source)
         if a is not None and a.thread != b.thread and a.kind in ("write", "rmw") and _morally_strong(a, b):

@@ -22,7 +22,9 @@ class Verdict(str, enum.Enum):
     ERROR = "error"              # at least one error was found
 
     __str__ = str.__str__        # "clean", not "Verdict.CLEAN", in f-strings and str()
-    __format__ = str.__format__
+
+    def __format__(self, spec: str) -> str:     # the value, not the member name, in f-strings
+        return str.__format__(self, spec)
 
     @property
     def rank(self) -> int:
@@ -65,7 +67,9 @@ class Proof(str, enum.Enum):
     INCOMPLETE = "incomplete"    # neither shown: outside the fragment, a budget, an unconfirmed failure
 
     __str__ = str.__str__
-    __format__ = str.__format__
+
+    def __format__(self, spec: str) -> str:     # the value, not the member name, in f-strings
+        return str.__format__(self, spec)
 
     @property
     def verdict(self) -> Verdict:

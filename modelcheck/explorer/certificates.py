@@ -52,26 +52,26 @@ def mbarrier(commands: list[Command]) -> bool:
     for c in others:
         if c.generation is None:
             continue
-        g = by_gen.setdefault(c.generation, {"arrivals": 0, "expect": 0, "complete": 0, "waits": [], "muts": [],
-                                             "arrivers": [], "raises": []})
+        tally = by_gen.setdefault(c.generation, {"arrivals": 0, "expect": 0, "complete": 0, "waits": [], "muts": [],
+                                                 "arrivers": [], "raises": []})
         if c.kind == "arrive":
-            g["arrivals"] += c.count
-            g["expect"] += c.tx
-            g["muts"].append(c)
-            g["arrivers"].append(c)
+            tally["arrivals"] += c.count
+            tally["expect"] += c.tx
+            tally["muts"].append(c)
+            tally["arrivers"].append(c)
         elif c.kind == "issue_arrive":
-            g["arrivals"] += c.count
-            g["muts"].append(c)
-            g["arrivers"].append(c)
+            tally["arrivals"] += c.count
+            tally["muts"].append(c)
+            tally["arrivers"].append(c)
         elif c.kind == "expect_tx":
-            g["expect"] += c.tx
-            g["muts"].append(c)
-            g["raises"].append(c)
+            tally["expect"] += c.tx
+            tally["muts"].append(c)
+            tally["raises"].append(c)
         elif c.kind in ("issue_tx", "complete_tx"):
-            g["complete"] += c.tx
-            g["muts"].append(c)
+            tally["complete"] += c.tx
+            tally["muts"].append(c)
         elif c.kind == "wait":
-            g["waits"].append(c)
+            tally["waits"].append(c)
     if any(c.kind == "issue_arrive" and not c.noinc for c in others):
         return False
     # generations that must be exact (waited on, or followed by another) ...

@@ -31,8 +31,8 @@ class Command:
     generation: int | None = None  # what the run assigned (for certificates and messages)
     site: int | None = field(default=None, compare=False)
     iters: tuple = field(default=(), compare=False)
-    before: object = field(default=None, compare=False, repr=False)   # clock before (np.ndarray)
-    after: object = field(default=None, compare=False, repr=False)    # clock after
+    before: np.ndarray | None = field(default=None, compare=False, repr=False)   # clock before
+    after: np.ndarray | None = field(default=None, compare=False, repr=False)    # clock after
 
     def label(self) -> str:
         if self.kind in ("arrive", "expect_tx", "complete_tx", "issue_tx"):

@@ -14,6 +14,7 @@ never explored).
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from ir.errors import UsageError
 
@@ -33,7 +34,8 @@ def measure(programs: Programs, configs: str = "abcd", *, max_states: int = 200_
     for key in configs:
         if key not in CONFIGURATIONS:
             raise UsageError(f"unknown configuration {key!r}; choose from {', '.join(CONFIGURATIONS)}")
-        limits = {"max_states": max_states, "max_transitions": max_transitions, "max_seconds": max_seconds}
+        limits: dict[str, Any] = {"max_states": max_states, "max_transitions": max_transitions,
+                                  "max_seconds": max_seconds}
         t0 = time.perf_counter()
         if key == "d":
             v = verify_whole(programs, sleep_sets=False, **limits)

@@ -21,7 +21,7 @@ from .program import Command
 # mbarrier state: (live, expected, pending, tx, gen, consumed)
 _MB_FRESH = (False, 0, 0, 0, 0, True)
 # named state: (gen, count or -1, arrived, contributors frozenset((warp, flavor, lane bits)), aligned flags frozenset)
-_NB_FRESH = (0, -1, 0, frozenset(), frozenset())
+_NB_FRESH: tuple[int, int, int, frozenset, frozenset] = (0, -1, 0, frozenset(), frozenset())
 
 
 class ProtocolViolation(Exception):
@@ -64,7 +64,7 @@ class Model:
         # with check_generations, the first command that gets another generation than it had in the
         # run is recorded in `deviation` (the projection's verdict then cannot be trusted)
         self.check_generations = False
-        self.deviation = None
+        self.deviation: dict | None = None
         self.gates = {}
         if gates:
             for (w, i), req in gates.items():
@@ -290,7 +290,7 @@ def search(model: Model, max_states: int = 200_000, max_transitions: int = 2_000
     visited_sleep: dict = {root: frozenset()}
     finals = []
     transitions = 0
-    stack = [(root, frozenset())]
+    stack: list[tuple[object, frozenset]] = [(root, frozenset())]
 
     def witness(state, last=None):
         path = []
@@ -314,7 +314,7 @@ def search(model: Model, max_states: int = 200_000, max_transitions: int = 2_000
         if not ts:
             return SearchResult("deadlock", len(parent), transitions, witness(state),
                                 "execution cannot make progress", blocked=model.blocked(state))
-        explored = []
+        explored: list = []
         succ: dict = {}         # transition -> its successor from `state` (None: the step fails)
 
         def after(x, state=state, succ=succ):

@@ -23,7 +23,7 @@ from .graph import lane_text
 
 FORMATS = (".dot", ".gv", ".graphml", ".json", ".svg")
 _MASKS = ("mask", "joins", "src_mask", "dst_mask", "po_mask")
-_SHAPE = {"sync": "box", "generation": "ellipse", "async_op": "hexagon", "completion": "diamond",
+_SHAPE: dict[str | None, str] = {"sync": "box", "generation": "ellipse", "async_op": "hexagon", "completion": "diamond",
           "memory": "note", "blocked": "octagon"}
 _COLOR = {"program_order": "gray40", "arrive": "blue", "observe": "blue", "bar_arrive": "darkgreen",
           "bar_release": "darkgreen", "issue": "purple", "complete": "purple", "complete_tx": "purple",
@@ -43,7 +43,7 @@ def scalar_graph(g: nx.DiGraph) -> nx.DiGraph:
 
 
 def _scalars(d: dict) -> dict:
-    out = {}
+    out: dict[str, object] = {}
     for k, v in d.items():
         if v is None:
             continue
@@ -133,7 +133,9 @@ def to_svg(hb, highlight=(), max_events: int = 4000, order=None) -> str:
                    | {d["warp"] for _, d in g.nodes(data=True) if d.get("kind") == "blocked"})
     row = {w: k for k, w in enumerate(warps)}
     async_row = len(warps)
-    x, pos = 0, {}
+    x = 0
+    pos: dict[object, tuple[float, int | None]] = {}    # node -> (column, row; None: a generation's column)
+    r: int | None
     for _, n in events:
         x += 1
         d = g.nodes[n]

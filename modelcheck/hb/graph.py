@@ -462,7 +462,7 @@ class _Builder:
         for i, r in enumerate(records):
             acquiring = r.actor < 0 and r.kind in ("read", "rmw") and r.order in ACQUIRING_ORDERS
             if acquiring:
-                got = []
+                got: list[tuple] = []
                 for lane, off in r.lane_offsets().items():
                     seen = {last_writer[(r.alloc, b)] for b in range(off, off + r.size) if (r.alloc, b) in last_writer}
                     got.extend((t, wl, lane) for t, wl in sorted(seen))

@@ -27,6 +27,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from ..common.ordering import strength
+from ..numsim.trace import AccessRecord
 from .graph import FULL, lanes_in
 
 _FENCE_DOMAINS = {"all": ("shared", "global"), "shared::cta": ("shared",), "shared::cluster": ("shared",),
@@ -38,7 +39,7 @@ _BULK = ("bulk", "tma", "cp.async.bulk", "clc")
 class Anchor:
     """Where an access sits in the graph: `start` states (what it precedes) and `end` states (what precedes it)."""
 
-    record: object
+    record: AccessRecord
     lane: int
     start: tuple          # states from which the access's later history is reachable
     end: tuple            # states that reach the access
@@ -114,7 +115,7 @@ def _arrive(g, v, lane, kind):
 
 def expand(g, states) -> tuple:
     """`states` plus the member lanes a warp sync among them joins (in order, without repeats)."""
-    out = {}
+    out: dict[tuple, None] = {}
     for node, lane in states:
         for st, _ in _arrive(g, node, lane, None) if lane >= 0 else (((node, lane), None),):
             out.setdefault(st, None)
@@ -210,7 +211,7 @@ def reachable(hb, starts, gates=()) -> dict:
     g = hb.graph
     nphase = len(gates) + 1
     reach: dict = {}
-    work = deque()
+    work: deque[tuple] = deque()
 
     def add(node, phase, mask):
         d = g.nodes[node]
@@ -299,7 +300,7 @@ def order(hb, a: Anchor, b: Anchor, *, cross_proxy: bool = False, domain: str | 
         need = 1 if ra.cta == rb.cta else 3
         if strength(ra) >= need and strength(rb) >= need:
             return Ordering(True, "strong_pair")
-    gates = ()
+    gates: tuple[str, ...] = ()
     if cross_proxy and domain is not None and not own_destination:
         gates = (f"proxy:{domain}",)
     elif tcgen05:

@@ -27,7 +27,8 @@ def explain_deadlock(hb, f) -> Explanation:
     schedule = f.details.get("verification") == "fixed_sync"
     where = "in the witness schedule" if schedule else "when the run stopped"
     finished = set(range(hb.run.warps)) - blocked_warps if schedule else _finished(hb)
-    waits_for, items, groups = nx.DiGraph(), [], {}
+    waits_for, items = nx.DiGraph(), []
+    groups: dict[tuple[str, ...], list[int]] = {}
     for b in blocked:
         warp = b["warp"]
         waits_for.add_node(warp)

@@ -14,6 +14,7 @@ import os
 import resource
 import sys
 import time
+from collections.abc import Callable
 
 from .errors import ResourceLimit
 
@@ -27,7 +28,7 @@ WARP_BYTES = 4096
 CTA_BYTES = 16384
 
 # a callback (the command line's progress line) told of each meter's counts as it checks its budgets
-PROGRESS = None
+PROGRESS: Callable[[Meter], None] | None = None
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 

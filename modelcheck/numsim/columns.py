@@ -60,6 +60,29 @@ class AccessChunk:
     __slots__ = ("n", "seq", "cta", "warp", "site", "iters", "alloc", "kind", "proxy", "order", "scope", "actor",
                  "size", "all_lanes", "scalar", "offset0", "lane_start", "lane", "offset", "allocs", "retired")
 
+    # the slots' types, for type checkers (annotations alone create no class attributes)
+    n: int
+    seq: np.ndarray
+    cta: np.ndarray
+    warp: np.ndarray
+    site: np.ndarray
+    iters: list
+    alloc: np.ndarray
+    kind: np.ndarray
+    proxy: np.ndarray
+    order: np.ndarray
+    scope: np.ndarray
+    actor: np.ndarray
+    size: np.ndarray
+    all_lanes: np.ndarray
+    scalar: np.ndarray
+    offset0: np.ndarray
+    lane_start: np.ndarray
+    lane: np.ndarray
+    offset: np.ndarray
+    allocs: list
+    retired: tuple
+
     def records(self) -> list[AccessRecord]:
         """The records as objects (what per-record observers get)."""
         out = []

@@ -9,6 +9,8 @@ fast paths: `binop(op)(fa(w), fb(w))`; tests compare both.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 import ir
@@ -227,7 +229,7 @@ class ExprCompiler:
             return self.ops.local_load(info, idx, site)
         return self.ops.memory_load(info, idx, site, e.span)
 
-    def flat_index(self, info: BufferInfo, indices) -> "callable":
+    def flat_index(self, info: BufferInfo, indices) -> Callable:
         fns = [self.expr(i) for i in indices]
         consts = [self.const_value(i) for i in indices]
         strides = info.strides

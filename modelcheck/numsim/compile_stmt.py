@@ -143,6 +143,7 @@ class Compiler:
         views = 0   # global view slots: one per parameter and per alias of one
         for p in self.func.params:
             if p.kind == "buffer":
+                assert p.buffer is not None     # a buffer parameter always has its buffer
                 _check_modeled(p.buffer)
                 self.global_slot[p.name] = len(self.global_slot)
                 self.buffers[p.buffer.name] = BufferInfo(p.buffer.name, "global", p.dtype, self._shape(p.buffer),
@@ -155,15 +156,15 @@ class Compiler:
             _check_modeled(b)
             if b.data is None:
                 continue
-            root, base = placed.get(b.data, (b.data, 0))
+            root_name, base = placed.get(b.data, (b.data, 0))
             offset = _static(b.byte_offset, self.constants, self.scalars)
             if offset is None:
                 raise UnsupportedTIRxError(f"alias {b.name}", b.span,
                                            "alias offsets must be constants or scalar parameters")
-            placed[b.name] = (root, base + int(offset))
-            if root in extents:
+            placed[b.name] = (root_name, base + int(offset))
+            if root_name in extents:
                 size = _numel(self._shape(b)) * _itemsize(b.dtype)
-                extents[root] = max(extents[root], base + int(offset) + size)
+                extents[root_name] = max(extents[root_name], base + int(offset) + size)
         local_slot = 0
         launch_sized = None
         for b in decls:
@@ -228,9 +229,8 @@ class Compiler:
                     yield from body(w)
                 except _Return:
                     pass
-        program = Program(self.func, entry, self.ops.sites, self.buffers, self.layout, len(self.exprs.slots),
-                          self.global_slot, self.shared_infos, self.ops.unsupported_sites)
-        return program
+        return Program(self.func, entry, self.ops.sites, self.buffers, self.layout, len(self.exprs.slots),
+                       self.global_slot, self.shared_infos, self.ops.unsupported_sites)
 
     def block(self, stmts):
         compiled = [self.stmt(s) for s in stmts]

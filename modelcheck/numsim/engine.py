@@ -131,7 +131,7 @@ class Engine:
         try:
             host_values(func, scalars)           # the host prelude's integer bindings and assertions
             grid, block, cluster = self.launch_dims(scalars)
-            program = Compiler(func, scalars, block, None if gate is None else schedule.sites(),
+            program = Compiler(func, scalars, block, None if schedule is None else schedule.sites(),
                                shared_limit=self.target.max_shared_per_block).compile()
             limits = targets.violations(self.target, grid, block, program.layout.total)
             limits += targets.cluster_violations(grid, cluster)
@@ -215,10 +215,11 @@ class Engine:
         finally:
             if gc_was:
                 gc.enable()
-        if started and eng.columns is not None and eng.columns.pending():
+        if started and eng is not None and eng.columns is not None and eng.columns.pending():
             eng.finish_accesses()       # the run stopped early: the records it made still go to the observers
         sites = tuple(program.sites) if program is not None else ()
         if termination == "completed":
+            assert program is not None              # a completed run compiled its program
             # TMEM allocations never freed (docs/semantics.md#tcgen05-and-tmem), setmaxnreg accounting
             live = live_at_exit(ctas, program.sites)
             live += registers_budget.at_exit(ctas, program.sites)

@@ -129,6 +129,7 @@ def _flat_pairs(factors, arr: np.ndarray) -> list:
 
 def unbound_extent(func: ir.PrimFunc, p: ir.Param, scalars: dict) -> str:
     """Why a buffer's shape cannot be evaluated: the dimensions (or scalars) it needs that have no value."""
+    assert p.buffer is not None                 # a buffer parameter always has its buffer
     need = sorted({n.name for e in p.buffer.shape for n in ir.walk(e) if isinstance(n, ir.Var)} - set(scalars))
     dims = {d.name for d in func.dims}
     parts = [f"dimension {n} (give it with --dim {n}=V, or an input array whose shape fixes it)" if n in dims
@@ -152,6 +153,7 @@ def buffer_array(func: ir.PrimFunc, p: ir.Param, value, scalars: dict) -> np.nda
     if value.dtype != want:
         raise InputError(f"input {p.name!r} has dtype {value.dtype}, the kernel parameter is {p.dtype}")
     numel = 1
+    assert p.buffer is not None                 # a buffer parameter always has its buffer
     for e in p.buffer.shape:
         v = _static(e, func.constant_values, scalars)
         if v is None:
@@ -185,14 +187,14 @@ def default_inputs(func: ir.PrimFunc, overrides: dict | None = None, seed: int =
             if spec is not None:
                 raise InputError(f"{p.name} is a {p.kind} parameter; give it a value, not {spec!r}")
             continue
-        shape = []
+        shape: list[int] = []
+        assert p.buffer is not None             # a buffer parameter always has its buffer
         for e in p.buffer.shape:
             v = _static(e, constants, scalars)
             if v is None:
-                shape = None
                 break
             shape.append(int(v))
-        if shape is None:
+        if len(shape) != len(p.buffer.shape):   # a dimension has no static value
             continue
         np_t = V.NP_DTYPE[p.dtype]
         if any(n < 0 for n in shape):

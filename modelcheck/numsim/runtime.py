@@ -294,7 +294,9 @@ def _deadlock_message(blocked: list[Warp]) -> str:
 def id_ranges(ids, sep: str = ",") -> str:
     """"0-3,5": sorted distinct ids with consecutive runs as ranges (warps, lanes)."""
     ids = sorted(set(ids))
-    out, start, prev = [], None, None
+    out: list[str] = []
+    start: int | None = None
+    prev = 0                                      # read only once start is set
     for i in ids:
         if start is None:
             start = prev = i
@@ -313,6 +315,7 @@ class EngineState:
 
     EMPTY_STATS = {"warp_instructions": 0, "accesses": 0, "lane_accesses": 0, "polls": 0, "blocks": 0,
                    "sync_events": 0, "async_ops": 0, "warps_finished": 0}
+    tensor_maps: dict           # address -> bound tensor map; set by Engine.run (absent on a bare state)
 
     def __init__(self, globals_, sites, observers):
         self.globals = globals_
@@ -390,6 +393,7 @@ class EngineState:
             if lanes is not None:
                 self.stats["lane_accesses"] += int(np.count_nonzero(lanes))
             else:
+                assert w is not None                # an async operation (w None) always names its lanes
                 self.stats["lane_accesses"] += 32 if w.mask is None else int(np.count_nonzero(w.mask))
         if not self.tracing:
             return

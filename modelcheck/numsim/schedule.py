@@ -51,13 +51,13 @@ def access_event(rec) -> str:
     return rec.kind if rec.actor < 0 else "async " + rec.kind
 
 
-def occurrences(events, accesses=()) -> dict:
+def occurrences(events, accesses=()) -> dict[int, tuple[int, int, str, int]]:
     """For a default run's trace: id(event or record) -> (warp, site, event, occurrence).  An async
     operation's access takes the occurrence of the operation's issue: when async operations complete
     depends on the schedule, their order of issue does not."""
     counts: dict = {}
     issued: dict = {}
-    out = {}
+    out: dict[int, tuple[int, int, str, int]] = {}
     for ev in events:
         if is_async_event(ev):
             continue
@@ -137,7 +137,7 @@ class Gate(Observer):
         self.schedule = schedule
         self.steps = schedule.steps
         self.done = [False] * len(self.steps)
-        self.at = [None] * len(self.steps)   # for each step, how many steps were done when it happened
+        self.at: list[int | None] = [None] * len(self.steps)   # per step: how many steps were done when it happened
         self.pos = 0
         self.finished = not self.steps
         self.index: dict = {}
@@ -169,7 +169,7 @@ class Gate(Observer):
         self.delivering = False
         self.out_of_order: list = []
         self.abandoned_at: int | None = None
-        self.eng = None
+        self.eng: GatedState | None = None
 
     # ------------------------------------------------------------------ holds
     def allows(self, w, sites) -> bool:
@@ -302,7 +302,8 @@ class GatedState(EngineState):
     def enqueue(self, completion) -> None:
         self.pending.append((completion, self.gate.tag()))
 
-    def deliver_pending(self) -> bool:
+    # an override returning more than the base (None): whether it delivered; the base's callers ignore it
+    def deliver_pending(self) -> bool:  # type: ignore[override]
         """Deliver every completion the schedule allows now (FIFO among them); True if any was."""
         gate = self.gate
         delivered = False
@@ -334,7 +335,7 @@ class GatedScheduler(Scheduler):
         self.spinning: list = []       # warps parked in a loop that polls memory, with the progress they saw
         self.delivered = 0
         self.last_spin: dict = {}
-        self.spun_at = None
+        self.spun_at: tuple | None = None
 
     def run(self, program) -> None:
         eng = self.eng

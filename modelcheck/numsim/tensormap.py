@@ -174,7 +174,7 @@ def validate(f: TensorMapFields) -> None:
 class TensorMapArray(np.ndarray):
     """The descriptor array of `TensorMap.numpy()`: plain uint8 data that keeps its base alive."""
 
-    tensor_base = None
+    tensor_base: np.ndarray | None = None
 
     def __array_finalize__(self, obj):
         self.tensor_base = getattr(obj, "tensor_base", None)
@@ -217,9 +217,9 @@ class TensorMap:
         out = np.zeros(HEADER + f.base_nbytes, dtype=np.uint8)
         out[:len(head)] = np.frombuffer(head, dtype=np.uint8)
         out[HEADER:] = self.base.reshape(-1).view(np.uint8)
-        out = out.view(TensorMapArray)
-        out.tensor_base = self.base
-        return out
+        tm = out.view(TensorMapArray)
+        tm.tensor_base = self.base
+        return tm
 
     def __repr__(self) -> str:
         return f"TensorMap({self.fields.describe()})"

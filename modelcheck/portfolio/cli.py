@@ -52,6 +52,7 @@ def run(args) -> int:
         plan = resolve_plan(args.plan)
         if args.list:
             return _list(plan, Path(args.results) if args.results else default_results(plan))
+        executor: LocalExecutor | DaskExecutor
         if args.scheduler:
             executor = DaskExecutor(scheduler=args.scheduler)
         elif args.dask_local is not None:

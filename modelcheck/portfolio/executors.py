@@ -59,7 +59,8 @@ class LocalExecutor:
                 sb.spawn()
             for sb in pool:
                 sb.ready()
-            queue = deque((t, 1, []) for t in tasks)
+            # (task, attempt number, reasons earlier attempts were retried)
+            queue: deque[tuple[object, int, list[str | None]]] = deque((t, 1, []) for t in tasks)
             busy: dict = {}
             idle = list(pool)
             done: list = []

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import IO
 
 
 class JournalError(RuntimeError):
@@ -54,7 +55,7 @@ class Journal:
         self.torn = 0            # bytes of an unfinished last line cut off on open
         self.unreadable = 0      # complete lines that are not JSON records (skipped)
         self._memory: dict = {}
-        self._fh = None
+        self._fh: IO[bytes] | None = None
         if self.path is not None:
             self._open()
 
@@ -63,6 +64,7 @@ class Journal:
         return None if self.path is None else self.path.with_name(self.path.name + ".details")
 
     def _open(self) -> None:
+        assert self.path is not None                # only a journal with a file opens one
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fh = open(self.path, "a+b")
@@ -93,6 +95,7 @@ class Journal:
                 self._memory[key] = details
             else:
                 d = self.details_dir
+                assert d is not None                # (a journal with a file has a details folder)
                 d.mkdir(exist_ok=True)
                 tmp = d / f".{key}.tmp"
                 tmp.write_text(json.dumps(details))
@@ -108,8 +111,10 @@ class Journal:
     def details(self, key: str) -> dict | None:
         if self.path is None:
             return self._memory.get(key)
+        d = self.details_dir
+        assert d is not None                        # (a journal with a file has a details folder)
         try:
-            return json.loads((self.details_dir / f"{key}.json").read_text())
+            return json.loads((d / f"{key}.json").read_text())
         except (OSError, ValueError):
             return None
 

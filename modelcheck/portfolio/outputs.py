@@ -53,7 +53,7 @@ def summary_table(records: list) -> str:
                  f"first failing")
     for kernel in sorted(by_kernel):
         rows = by_kernel[kernel]
-        c = {v: sum(1 for r in rows if r["verdict"] == v) for v in VERDICTS}
+        c: dict[str, int] = {v: sum(1 for r in rows if r["verdict"] == v) for v in VERDICTS}
         first = next((r for r in rows if r["verdict"] == Verdict.ERROR), None) or \
             next((r for r in rows if r["verdict"] == Verdict.INCOMPLETE), None)
         failing = "-" if first is None else f"{point_label(first)} ({first['verdict']}: {_what(first)})"

@@ -8,6 +8,7 @@ sweeps.  `expand(plan)` (in `tasks`) turns it into tasks.  See docs/batch.md for
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,7 +67,7 @@ class Plan:
     output: Path | None
     budget: Budget
     sweeps: tuple = field(default_factory=tuple)
-    locate: object = None           # (key path) -> "file:line: " prefix for errors found later
+    locate: Callable[[tuple], str] | None = None    # (key path) -> "file:line: " prefix for later errors
 
 
 def load(path: str | Path) -> Plan:
@@ -263,11 +264,11 @@ def _sweep(table: dict, k: int, base: Path, budget: Budget, loc) -> Sweep:
         raise PlanError(f"{loc(keys)}{label}: kernels is required (a glob or a list of globs, relative to the plan)")
     kernels = _kernels(_strings(table["kernels"], keys + ("kernels",), loc, f"{label}: kernels"), base,
                        keys + ("kernels",), loc, label)
-    checks = _strings(table.get("checks", ["sync", "race"]), keys + ("checks",), loc, f"{label}: checks")
-    for c in checks:
+    named = _strings(table.get("checks", ["sync", "race"]), keys + ("checks",), loc, f"{label}: checks")
+    for c in named:
         if c not in CHECKS:
             raise PlanError(f"{loc(keys + ('checks',))}{label}: unknown check {c!r}; choose from {', '.join(CHECKS)}")
-    checks = tuple(dict.fromkeys(checks))
+    checks = tuple(dict.fromkeys(named))
     points = _points(table.get("constants", {}), keys + ("constants",), loc, label)
     builder = None
     if "inputs_builder" in table:

@@ -25,6 +25,10 @@ import time
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
+from typing import IO, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .tasks import Task
 
 START_TIMEOUT = 120.0
 
@@ -62,8 +66,8 @@ class Sandbox:
         self.proc: subprocess.Popen | None = None
         self.conn: Connection | None = None       # results from the task process
         self._send: Connection | None = None
-        self._stderr = None
-        self.task = None
+        self._stderr: IO[bytes] | None = None
+        self.task: Task | None = None
         self.started_at = 0.0
         self.deadline = float("inf")
 
@@ -76,7 +80,9 @@ class Sandbox:
     def spawn(self) -> None:
         """Start the task process; `ready()` waits for it to have imported modelcheck."""
         import importlib.util       # where modelcheck is, without importing it (a Dask worker may not have yet)
-        root = str(Path(importlib.util.find_spec("modelcheck").origin).resolve().parent.parent)
+        spec = importlib.util.find_spec("modelcheck")
+        assert spec is not None and spec.origin is not None     # this module is part of the package
+        root = str(Path(spec.origin).resolve().parent.parent)
         env = dict(os.environ)
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         env.setdefault("OMP_NUM_THREADS", "1")
@@ -99,6 +105,7 @@ class Sandbox:
         self.conn = Connection(from_child_r, writable=False)
 
     def ready(self, timeout: float = START_TIMEOUT) -> None:
+        assert self.conn is not None                # after spawn()
         if self.conn.poll(timeout):
             try:
                 kind, _ = self.conn.recv()
@@ -169,6 +176,7 @@ class Sandbox:
         self.task = task
         self.started_at = time.monotonic()
         self.deadline = self.started_at + task.budget.kill_after
+        assert self._send is not None               # started just above if it was not
         try:
             self._send.send(task)
         except OSError:
@@ -177,6 +185,7 @@ class Sandbox:
     def collect(self) -> Outcome:
         """The outcome once `conn` is readable (a result, or EOF because the process died)."""
         elapsed = time.monotonic() - self.started_at
+        assert self.conn is not None                # a task was submitted
         try:
             kind, payload = self.conn.recv()
         except (EOFError, OSError):
@@ -188,6 +197,7 @@ class Sandbox:
     def expire(self) -> Outcome:
         """Kill the process whose task overran its budget."""
         task, elapsed = self.task, time.monotonic() - self.started_at
+        assert task is not None                     # only a running task overruns
         self.kill()
         self.proc = None
         self.task, self.deadline = None, float("inf")
@@ -214,6 +224,7 @@ class Sandbox:
         """Blocking: the task's outcome in this sandbox (used by a Dask task)."""
         self.submit(task)
         remaining = self.deadline - time.monotonic()
+        assert self.conn is not None                # submit() started the process
         if wait([self.conn], timeout=max(0.0, remaining)):
             return self.collect()
         return self.expire()

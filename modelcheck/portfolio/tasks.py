@@ -76,26 +76,28 @@ def expand(plan: Plan) -> list[Task]:
     builders: dict = {}
     tasks: list[Task] = []
     seen: set = set()
+    locate = plan.locate
+    assert locate is not None                   # from_dict always sets it
     for sweep in plan.sweeps:
         keys = ("sweep", sweep.index)
         builder_src = None
         if sweep.builder is not None:
             bpath, bfunc, bref = sweep.builder
             if bpath not in builders:
-                builders[bpath] = _read(bpath, plan.locate(keys + ("inputs_builder",)))
+                builders[bpath] = _read(bpath, locate(keys + ("inputs_builder",)))
             builder_src = builders[bpath]
-            _check_builder(bpath, bfunc, builder_src, bool(sweep.seeds), plan.locate(keys + ("inputs_builder",)))
+            _check_builder(bpath, bfunc, builder_src, bool(sweep.seeds), locate(keys + ("inputs_builder",)))
         for kpath in sweep.kernels:
             if kpath not in texts:
-                texts[kpath] = _read(kpath, plan.locate(keys + ("kernels",)))
+                texts[kpath] = _read(kpath, locate(keys + ("kernels",)))
                 signatures[kpath] = _signature(kpath, texts[kpath])
             text, sig = texts[kpath], signatures[kpath]
             shown = display_path(kpath)
             for point in sweep.points:
-                consts, scalars = _split(point, sig, shown, plan.locate(keys + ("constants",)))
+                consts, scalars = _split(point, sig, shown, locate(keys + ("constants",)))
                 for check in sweep.checks:
                     if check == "prove":
-                        _check_symbolic(sweep.symbolic, sig, shown, plan.locate(keys + ("prove", "symbolic")))
+                        _check_symbolic(sweep.symbolic, sig, shown, locate(keys + ("prove", "symbolic")))
                     for seed in (sweep.seeds or (None,)):
                         specs = {n: (f"random:{seed}" if s == "random" and seed is not None else s)
                                  for n, s in sorted(sweep.inputs.items())}
@@ -104,7 +106,7 @@ def expand(plan: Plan) -> list[Task]:
                         if check == "prove":
                             c = {n: v for n, v in c.items() if n not in sweep.symbolic}
                             prove = {"symbolic": {n: list(r) for n, r in sorted(sweep.symbolic.items())}}
-                        recipe = {"builder": None if sweep.builder is None else
+                        recipe = {"builder": None if sweep.builder is None or builder_src is None else
                                   {"function": sweep.builder[1], "source_sha256": _sha(builder_src)},
                                   "specs": specs, "seed": seed, "scalars": dict(sorted(scalars.items()))}
                         key = task_key(text, c, recipe, check, prove, version)

@@ -22,7 +22,7 @@ from .z3expr import Terms
 TRIAL = 40
 
 
-def _c(v: int) -> ir.Const:
+def _c(v: int | np.integer) -> ir.Const:
     return ir.Const(int(v), "int32")
 
 
@@ -113,7 +113,7 @@ def _effect(x, s, env, locals_, tid, mask, carried, entry) -> dict:
         x.stmts(s.body, env2, trial, tid, mask)
     except OutsideFragment:
         return {}
-    out = {}
+    out: dict[tuple, ir.Expr | None] = {}
     for (n, key) in entry:
         v = trial[n].get(key)
         if isinstance(v, Sym):
@@ -132,7 +132,7 @@ def _trajectory(x, s, env, locals_, tid, mask, values, start) -> dict | None:
     trial = {n: dict(v) for n, v in locals_.items()}
     for (n, key), v in values.items():
         trial[n][key] = v
-    seqs = {key: [] for key in values}
+    seqs: dict[tuple, list] = {key: [] for key in values}
     env2 = dict(env)
     sites = len(x.sites)
     try:

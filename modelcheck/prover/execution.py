@@ -32,6 +32,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from .model import Model
+from .program import Step
 from .exprs import evaluate
 
 ARRIVALS = ("arrive", "bar_arrive", "commit")      # commands whose units fill a generation
@@ -43,7 +44,7 @@ ASYNC = ("commit", "tma")
 class Event:
     node: int
     warp: int
-    step: object                  # program.Step
+    step: Step
     r: int | None                 # the loop variable's value (None in a straight block)
     slot: int
     gen: int | None               # intended generation (None: the warp has no share of this slot)
@@ -107,6 +108,7 @@ class Execution:
         announced: dict = {}      # (family, slot) -> generation of the warp's latest expect_tx there
         order = self.by_warp[w] = []
         for b in p.blocks:
+            iterations: list[tuple[int | None, dict]]
             if b.kind == "straight":
                 iterations = [(None, self.env)]
             else:
@@ -238,7 +240,7 @@ class Execution:
                 if t in left:
                     pred.setdefault(t, i)
         seen: dict = {}
-        path = []
+        path: list[int] = []
         node = min(left)
         while node not in seen:
             seen[node] = len(path)
@@ -254,21 +256,23 @@ class Execution:
     def hb(self, a: int, b: int) -> bool:
         """a happens before b (a != b) in the intended execution."""
         self._closure()
+        assert self._reach is not None, "hb() asked of a cyclic execution"
         return a != b and bool((self._reach[a] >> b) & 1)
 
     def path(self, a: int, b: int) -> list | None:
         """A happens-before path from a to b (generation nodes included) with the fewest barrier hops, or None:
         a 0-1 breadth-first search in which program order and completions are free."""
         dist = {a: 0}
-        parent = {a: None}
+        parent: dict[int, int | None] = {a: None}
         dq = deque([a])
         while dq:
             i = dq.popleft()
             if i == b:
                 out = []
-                while i is not None:
-                    out.append(i)
-                    i = parent[i]
+                j: int | None = i
+                while j is not None:
+                    out.append(j)
+                    j = parent[j]
                 return out[::-1]
             d = dist[i]
             for t in self.succ[i]:

@@ -137,7 +137,7 @@ class Model:
                 missing = [s for s in range(size) if counts[s] is None]
                 raise OutsideFragment(f"{fam}[{missing[0]}] is used but never initialized before the roles start")
             try:
-                values = {int(evaluate(c, {})) for c in counts}
+                values = {int(evaluate(c, {})) for c in counts if c is not None}    # all are: checked above
             except KeyError:
                 raise OutsideFragment(f"a symbolic arrival count for {fam}") from None
             if len(values) != 1:
@@ -163,7 +163,7 @@ class Model:
                             raise OutsideFragment(f"warp {p.warp}'s arrivals per round on {fam}[{s}] change with "
                                                   f"the symbolic sizes")
                         share[p.warp][s] = m
-                    elif visits:
+                    elif visits and whole is not None:      # (whole is set here: None went above)
                         share[p.warp][s] = whole.get(p.warp, 0)
             for p in self.procs:
                 first = next((f for f in (self._first_wait(p, fam, s, env) for env in envs) if f is not None), None)
@@ -196,7 +196,8 @@ class Model:
     def _visits(self, p, fam, s, env) -> tuple[int, int]:
         """(arrival units, rounds with an arrival) of warp p on fam[s]: a round is one straight-line run or one
         loop iteration, and the warp's share of each generation is its units per round."""
-        units, rounds = 0, set()
+        units = 0
+        rounds: set[tuple[int, int | None]] = set()
         for b_index, b in enumerate(p.blocks):
             steps = [st for st in b.steps if st.cmd.family == fam and st.cmd.kind in ("arrive", "bar_arrive",
                                                                                        "commit")]

@@ -233,7 +233,8 @@ def template_of(ex: Execution, path: list, role: dict) -> Template:
     leaving through a completion is keyed by the command's issue."""
     events = ex.events
     x, y = events[path[0]], events[path[-1]]
-    runs, run = [], []
+    runs: list[list] = []
+    run: list = []
     for node in path:
         if events[node] is None:
             runs.append(run)

@@ -169,6 +169,7 @@ def _rot_with_symbolic_offset(var: str, slot: ir.Expr, others: set, symbolic, sp
         if period < 2 or size not in (None, period) or any(vals[e] != (off + e) % period for e in range(period)):
             raise fail
         size = period
+    assert size is not None                     # the loop above ran at least once
     return SlotForm("rot", size=size, expr=offset)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from fractions import Fraction
 
 import z3
@@ -55,13 +56,13 @@ class Ranking:
         blk = block_index(self.m.proc(warp), step.block)
         tag = "d" if delivered else "s"
         if rates is not None:
-            out = {}
+            per_size: dict[str, dict[str, Fraction]] = {}
             for k, rate in rates.items():
-                out.setdefault(k, {})
+                per_size.setdefault(k, {})
                 if r is not None and rate:
-                    out[k][f"a_{w}_{blk}"] = Fraction(rate)
-                out[k][f"c{tag}_{w}_{step.index}_{k}"] = Fraction(1)
-            return out
+                    per_size[k][f"a_{w}_{blk}"] = Fraction(rate)
+                per_size[k][f"c{tag}_{w}_{step.index}_{k}"] = Fraction(1)
+            return per_size
         out = {f"b{tag}_{w}_{step.index}": Fraction(1)}
         if r is not None:
             out[f"a_{w}_{blk}"] = Fraction(r)
@@ -239,7 +240,7 @@ class Ranking:
                     out.append((_barrier_label(fam, cw, cs.index, ww, ws.index), fam, _barrier(m, cw, cs, ww, ws)))
         return out
 
-    def prove(self, executions: list, deadline: float, spent: dict, witnesses: list = ()) -> tuple:
+    def prove(self, executions: list, deadline: float, spent: dict, witnesses: Sequence = ()) -> tuple:
         """("proved", None) | ("infeasible", None) | ("unknown", why).  `spent`: family -> seconds.  The ranking's
         program starts from the edges of `executions`; `witnesses` (concrete executions too) show which
         contribution and wait steps meet, so only the others are asked whether they ever do.

@@ -304,7 +304,7 @@ class Extractor:
             other = self.stmts(s.else_body, env, alt_locals, tid, mask)
             for name in set(after_then) | set(alt_locals):
                 a, b = after_then.get(name, {}), alt_locals.get(name, {})
-                merged = {}
+                merged: dict = {}
                 for key in set(a) | set(b):
                     va, vb = a.get(key), b.get(key)
                     if va is None or vb is None:
@@ -463,7 +463,9 @@ class Extractor:
             if "parity" not in info.quals and name != "cuda.mbarrier_wait":
                 raise OutsideFragment(f"{name} without .parity", call.span)
             fam, slot = self._barrier(ops["addr"], env, locals_, tid, call)
-            par = self.eval(ops.get("parity", ops.get("phase")), env, locals_, tid)
+            par_e = ops.get("parity", ops.get("phase"))
+            assert par_e is not None                # both ops' signatures require the parity operand
+            par = self.eval(par_e, env, locals_, tid)
             if isinstance(par, Opaque) or is_lanes(par):
                 raise OutsideFragment("a wait parity from data or the lane", call.span)
             return [Command("wait", fam, _sx(slot), parity=to_expr(par), units=nlanes, site=site, span=call.span)]

@@ -29,6 +29,7 @@ import itertools
 import math
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import z3
 from z3 import z3core
@@ -55,7 +56,7 @@ CORES = {"arith2": {"smt.arith.solver": 2}, "default": {}, "lp": {}}
 @dataclass
 class Answer:
     result: object                 # z3.sat | z3.unsat | z3.unknown
-    model: object = None           # for sat
+    model: Any = None              # for sat: a z3.ModelRef (z3 has no type stubs)
     why: str = ""                  # for unknown: the budget ran out, or the safety net stopped it
 
 

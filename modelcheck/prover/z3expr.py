@@ -48,7 +48,8 @@ class Terms:
         # terms over the symbolic sizes alone are divided once for the whole model: every event of a query then
         # shares the quotient of `K % 3` instead of each bringing its own for z3 to prove equal
         self.shared = shared
-        self._shared_atoms = None if shared is None else {v.get_id() for v in shared.names.values()}
+        # read only when `shared` is set
+        self._shared_atoms: set[int] = set() if shared is None else {v.get_id() for v in shared.names.values()}
 
     @property
     def side(self) -> list:
@@ -308,7 +309,7 @@ def _ite_leaves(t) -> list | None:
         _, a, b = t.children()
         la = _ite_leaves(a)
         lb = None if la is None else _ite_leaves(b)
-        return None if lb is None else la + lb
+        return None if la is None or lb is None else la + lb
     return None
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..numsim.columns import KINDS
+from ..numsim.trace import AccessRecord
 from .flow import READ_DONE
 
 _PROXY_DOMAIN = {"shared": "shared::cta", "global": "global", "tmem": "other"}
@@ -35,6 +36,14 @@ class Race:
     __slots__ = ("prior", "current", "prior_lane", "current_lane", "lo", "hi", "count", "nbytes", "key",
                  "prior_kind", "current_kind", "how", "prior_rec", "current_rec", "prior_info", "current_info",
                  "sc_probe")
+
+    # the slots `judge` sets after construction, for type checkers (annotations alone create no class attributes)
+    key: int
+    how: tuple
+    prior_rec: AccessRecord
+    current_rec: AccessRecord
+    prior_info: dict
+    current_info: dict
 
     def __init__(self, prior, current, prior_lane, current_lane, lo, hi, nbytes, prior_kind, current_kind):
         self.prior, self.current = prior, current

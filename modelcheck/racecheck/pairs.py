@@ -73,6 +73,24 @@ class ChunkPairs:
     __slots__ = ("prior", "current", "cur_lane", "pcol", "start", "ent_unit", "ent_lane", "ent_pw_unit",
                  "ent_pw_lane", "ent_start", "_pe", "_ce", "_lane", "_ecol", "_gid", "_gran")
 
+    # the slots' types, for type checkers (annotations alone create no class attributes)
+    prior: np.ndarray
+    current: np.ndarray
+    cur_lane: np.ndarray
+    pcol: np.ndarray
+    start: np.ndarray
+    ent_unit: np.ndarray
+    ent_lane: np.ndarray
+    ent_pw_unit: np.ndarray
+    ent_pw_lane: np.ndarray
+    ent_start: np.ndarray
+    _pe: np.ndarray
+    _ce: np.ndarray
+    _lane: np.ndarray
+    _ecol: np.ndarray
+    _gid: np.ndarray
+    _gran: np.ndarray
+
     def prior_lane(self, q) -> np.ndarray:
         return self._lane[self._pe[q]].astype(np.int64)
 

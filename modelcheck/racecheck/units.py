@@ -86,9 +86,9 @@ class Units:
     tc: np.ndarray
     epoch_at: np.ndarray
     iters: list
-    lane_start: np.ndarray
-    lane: np.ndarray
-    offset: np.ndarray
+    lane_start: np.ndarray | None           # the CSR lane columns: None after `take` (see COLUMNS)
+    lane: np.ndarray | None
+    offset: np.ndarray | None
     n: int
 
     def __len__(self) -> int:
@@ -181,6 +181,7 @@ def from_chunk(chunk, allocs: Allocs, first_index: int, op_kind: dict, extra=())
 def _with_extra(u: Units, extra: list, allocs: Allocs) -> Units:
     """`u` with synthetic records (one lane each, scalar offset) merged in by seq."""
     m = len(extra)
+    assert u.lane_start is not None             # called on a fresh chunk's table, which has its lane columns
     e = Units()
     e.n = m
     e.seq = np.array([r.seq for r in extra], dtype=np.float64)

@@ -55,7 +55,8 @@ def observed_writes(accesses) -> dict:
 
 def output_differences(default: dict, forced: dict, limit: int = 16) -> tuple[list, int]:
     """Elements whose values differ: ([{output, index, default, replayed}] up to `limit`, total count)."""
-    shown, total = [], 0
+    shown: list[dict] = []
+    total = 0
     for name in sorted(set(default) & set(forced)):
         a, b = default[name], forced[name]
         if a.shape != b.shape:
@@ -86,7 +87,8 @@ def read_differences(default: dict, forced: dict, rounds: bool = False) -> list[
     """Reads of the forced run that saw other writes than in the default run (or did not run there), in
     forced-run order; reads that ran in both runs first.  With `rounds`, also the reads that saw a write from
     another iteration (`other_round`) even where the default run saw the same."""
-    both, new = [], []
+    both: list = []
+    new: list = []
     for key, (saw, alloc) in forced.items():
         before = default.get(key)
         if before is not None and set(before[0]) == set(saw) and \

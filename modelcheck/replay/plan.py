@@ -43,7 +43,7 @@ REVERSIBLE = {"mbarrier_prior_generation_consumption_not_happens_before": "the c
 OVERTAKING = ("mbarrier_arrive_before_consumption", "mbarrier_prior_generation_not_consumed")
 
 # why a race's reversed order may be impossible in NumSim, by ordering failure
-RACE_NOTES = {
+RACE_NOTES: dict[str | None, str] = {
     "missing_proxy_bridge": "what is missing is a proxy fence: on hardware the async proxy may observe the generic "
                             "write late (or the reverse) even where execution orders the two accesses. NumSim's memory "
                             "is coherent across proxies, so that stale value shows only on hardware; and NumSim could "
@@ -87,7 +87,7 @@ class DefaultRun:
         self.sites = result.sites
         self.events = [ev for ev in trace.sync]
         self.accesses = trace.accesses
-        self.occ = occurrences(self.events, self.accesses)
+        self.occ: dict[int, tuple[int, int, str, int]] = occurrences(self.events, self.accesses)
         self.name_of = name_of
         self.by_op: dict = {}           # (warp, site, iters) -> its events, in order
         for ev in self.events:
@@ -153,7 +153,7 @@ def _default(why: str) -> Plan:
 # ---------------------------------------------------------------------------------------------- witness
 def _witness(witness: list, run: DefaultRun, barrier_name: str | None) -> Plan:
     used: set = set()
-    mapped = []
+    mapped: list = []
     covered: dict = {}             # barrier tuple -> name
     for n, step in enumerate(witness):
         if step.get("transition") == "complete":
@@ -172,7 +172,8 @@ def _witness(witness: list, run: DefaultRun, barrier_name: str | None) -> Plan:
     by_name: dict = {}
     for b, name in covered.items():
         by_name.setdefault(name, b)
-    steps, shown = [], []
+    steps: list[Step] = []
+    shown: list[dict] = []
     for n, (step, ev) in enumerate(zip(witness, mapped)):
         if ev is None:
             barrier = by_name.get(step.get("barrier"))
@@ -339,7 +340,8 @@ def _overtaking(details: dict, run: DefaultRun) -> Plan | None:
     waits = _consumer_waits(run, barrier, ev, op["warp"], g)
     if not waits:
         return None
-    steps, shown = [], []
+    steps: list[Step] = []
+    shown: list[dict] = []
     if deferred:
         # the completions on this barrier land in the default order up to the early one, which waits for the waits
         for e in run.events:
@@ -376,7 +378,8 @@ def _overtaking(details: dict, run: DefaultRun) -> Plan | None:
 _PHASE = re.compile(r"phase (\d)")
 
 
-def _consumer_waits(run: DefaultRun, barrier, early, producer: int, g: int) -> list:
+def _consumer_waits(run: DefaultRun, barrier, early, producer: int,
+                    g: int) -> list[tuple[int, tuple[int, int, str, int], tuple]]:
     """Per other warp: its first wait on `barrier` after the early re-arm (or the wait it is blocked in at the end
     of the default run), if it waits for generation g's parity: (warp, event key, iters)."""
     out = {}

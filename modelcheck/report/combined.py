@@ -25,7 +25,7 @@ def merge_key(f) -> str:
 
 def merge(reports) -> tuple[list, dict]:
     """(findings, {kept id: [(checker, alias id), ...]}) over `reports` in order."""
-    kept: dict[str, object] = {}
+    kept: dict[str, F.Finding] = {}
     aliases: dict[str, list] = {}
     for r in reports:
         for f in r.findings:

@@ -52,7 +52,8 @@ def _location(op: dict, message: str | None = None):
         span = F.json_safe(span)
     if not span.get("file") or not span.get("line"):
         return None
-    loc = {"physicalLocation": {"artifactLocation": {"uri": artifact_uri(span["file"])}, "region": _region(span)}}
+    loc: dict[str, object] = {"physicalLocation": {"artifactLocation": {"uri": artifact_uri(span["file"])},
+                                                   "region": _region(span)}}
     if message:
         loc["message"] = {"text": message}
     return loc
@@ -107,7 +108,8 @@ def results(report) -> list[dict]:
         func = getattr(report, "func", None)
         primary = _location(ops[first][1]) if first is not None else \
             (kernel_location(func) if func is not None else None)
-        related, seen = [], [primary["physicalLocation"]] if primary else []
+        related: list[dict] = []
+        seen = [primary["physicalLocation"]] if primary else []
         for k, (key, op) in enumerate(ops):
             loc = _location(op, f"{key}: warp {op.get('warp')}")
             # the other operations' places, each once (not the primary one again, nor the same

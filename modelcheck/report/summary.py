@@ -13,6 +13,7 @@ def format_summary(summary: Summary) -> str:
     lines = [f"kernel {f.name} ({f.path})", f"constants: {consts}", "params:"]
     for p in f.params:
         if p.kind == "buffer":
+            assert p.buffer is not None         # a buffer parameter always has its buffer
             shape = "x".join(_text(s, f.constant_values) for s in p.buffer.shape)
             lines.append(f"  {p.name}: {p.dtype}[{shape}] (global)")
         else:

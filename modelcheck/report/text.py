@@ -12,7 +12,9 @@ _EVIDENCE = (("operation", "Source"), ("related_operations", "Related"), ("prior
 
 def ranges(ids) -> str:
     ids = sorted(set(int(i) for i in ids))
-    out, start, prev = [], None, None
+    out: list[str] = []
+    start: int | None = None
+    prev = 0                                      # read only once start is set
     for i in ids:
         if start is None:
             start = prev = i
@@ -50,7 +52,8 @@ def _span(value) -> Span | None:
     if isinstance(value, Span):
         return value
     if isinstance(value, dict) and "line" in value:
-        return Span(value.get("file", ""), value["line"], value.get("col", 1), value.get("end_line", value["line"]),
+        end_line = value["end_line"] if "end_line" in value else value["line"]
+        return Span(value.get("file", ""), value["line"], value.get("col", 1), end_line,
                     value.get("end_col", value.get("col", 1) + 1))
     return None
 
@@ -111,8 +114,8 @@ def finding_lines(finding, sources: SourceCache, number: int | None = None, repo
         groups: dict[tuple, list] = {}
         for b in blocked:
             op = b.get("operation", {})
-            key = (_awaits(b.get("awaits", "?")), op.get("site"))
-            groups.setdefault(key, []).append(b)
+            group = (_awaits(b.get("awaits", "?")), op.get("site"))
+            groups.setdefault(group, []).append(b)
         for (awaits, _), items in groups.items():
             lines.append(f"    Blocked warps {ranges(b['warp'] for b in items)}: await {awaits}")
             if items[0].get("state") and items[0]["state"] not in awaits:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import ir
 
@@ -20,6 +21,9 @@ from ..common.async_effects import UnobservedEffects
 from ..common.phase_a import Causality, StrictProtocol
 from ..common.verdict import Verdict, verdict_of
 from ..common.results import digest_inputs, engine_findings, limit_finding, resolve_inputs
+
+if TYPE_CHECKING:                   # numsim loads its engine lazily (a fast start for commands that never simulate)
+    from ..numsim.engine import NumSimResult
 
 CHECKER = "synccheck"
 
@@ -47,8 +51,8 @@ class PhaseA:
     inputs: dict
     findings: list
     stats: dict
-    run: object = None              # numsim result, when the run started
-    programs: object = None         # explorer.Programs, when the run completed without error or incomplete
+    run: NumSimResult | None = None             # when the run started
+    programs: explorer.Programs | None = None   # when the run completed without error or incomplete
 
 
 ENGINE_LIMITS = ("max_polls", "max_loop_iterations", "max_steps", "max_seconds", "max_memory_mb", "target")

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import modelcheck
+from ir.errors import UsageError
 from modelcheck import numsim
 from modelcheck.cli import EXIT_USAGE, main
 from tests.manifest import INPUT_BUILDERS, KERNELS, inputs_builder, load_manifest
@@ -112,6 +113,14 @@ def test_bad_builders_are_usage_errors(tmp_path, capsys, body, message):
     assert main(["check", TMA_STORE, "--inputs", f"{tmp_path / 'b.py'}:f"]) == EXIT_USAGE
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_a_builder_that_is_not_a_python_file_is_a_usage_error(tmp_path):
+    # the command line asks for BUILDER.py:FUNCTION before this; load_builder itself also says so
+    from modelcheck.cli.inputs import load_builder
+    (tmp_path / "b.txt").write_text("def f(consts):\n    return {}\n")     # no loader for .txt
+    with pytest.raises(UsageError, match="is not a Python file"):
+        load_builder(str(tmp_path / "b.txt"), "f")
 
 
 def test_bf16_files_are_viewed_as_the_parameter_type(tmp_path, capsys):

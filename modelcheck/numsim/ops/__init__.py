@@ -98,10 +98,11 @@ class OpContext:
             holder[0] = value
             store(w)
             holder[0] = None
-        write.dtype = info.dtype
+        # a store closure carries what its callers need as attributes (mypy does not model function attributes)
+        write.dtype = info.dtype  # type: ignore[attr-defined]
         # a local register's place, for ops whose results arrive later (modelcheck.numsim.registers)
-        write.slot = info.slot if info.space == "local" else None
-        write.index = idx
+        write.slot = info.slot if info.space == "local" else None  # type: ignore[attr-defined]
+        write.index = idx  # type: ignore[attr-defined]
         return write
 
     # -- dispatch
@@ -126,7 +127,7 @@ def unmodeled_operations(func: ir.PrimFunc) -> list[tuple[str, str, object]]:
     handlers = set()
     for module in family_modules():
         handlers.update(module.HANDLERS)
-    out = []
+    out: list[tuple[str, str, object]] = []
     for node in ir.walk(func.body):
         if isinstance(node, ir.Unsupported):
             out.append((node.name, "not in the modeled set of operations", node.span))

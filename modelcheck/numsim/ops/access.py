@@ -212,7 +212,7 @@ class Accessors:
         return store
 
 
-def _out_of_range(i: np.ndarray, numel: int) -> bool:
+def _out_of_range(i: np.ndarray, numel: int) -> np.bool_:
     """Any index outside [0, numel)?  Negative ints read as huge unsigned: one comparison for both ends."""
     kind, size = i.dtype.kind, i.dtype.itemsize
     if kind == "u":
@@ -243,12 +243,12 @@ def _matrix(vals, dtype, w, site, name) -> np.ndarray:
 def decode(w, addr, size: int, space: str, span, what: str):
     """Raw address(es) -> (allocation, offsets).  `space` is "shared", "global" or "generic"."""
     if type(addr) is not np.ndarray:
-        a = int(addr)
-        alloc = _find(w, a, size, space, span)
+        one = int(addr)
+        alloc = _find(w, one, size, space, span)
         if alloc is None:
-            raise EngineError("oob", f"{what} at address {a:#x} ({size} B) is outside every {space} allocation "
-                                     f"(lane {_lane0(w)})", span, address=a, lane=_lane0(w), size=size)
-        return alloc, (a % CLUSTER_WINDOW if alloc.space == "shared" else a) - alloc.base
+            raise EngineError("oob", f"{what} at address {one:#x} ({size} B) is outside every {space} allocation "
+                                     f"(lane {_lane0(w)})", span, address=one, lane=_lane0(w), size=size)
+        return alloc, (one % CLUSTER_WINDOW if alloc.space == "shared" else one) - alloc.base
     active = w.active()
     lanes = np.flatnonzero(active)
     if lanes.size == 0:
