@@ -92,8 +92,8 @@ def wrap_int(value: int, dtype: str) -> int:
 
 
 def as_vec(v, dtype: str) -> np.ndarray:
-    """The lane vector of `v` (broadcasting a uniform value)."""
-    if type(v) is np.ndarray:
+    """The lane vector of `v` (broadcasting a uniform value, a 0-d array included)."""
+    if type(v) is np.ndarray and v.ndim:
         return v if v.dtype == NP_DTYPE[dtype] else v.astype(NP_DTYPE[dtype])
     return np.full(WARP, v, dtype=NP_DTYPE[dtype])
 

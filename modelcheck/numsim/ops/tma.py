@@ -67,6 +67,13 @@ def _plan(w, bound, dims, coords, smem, span, what, rt=None):
         raise EngineError("misaligned_address", f"{what}: shared address {smem:#x} is not 16-byte aligned", span,
                           address=smem)
     plan = box_plan(f, coords, smem)
+    goff = bound.base_off + plan.global_off[plan.inb]
+    if goff.size and (int(goff.min()) < 0 or int(goff.max()) + plan.esz > bound.alloc.nbytes):
+        # in bounds of the map but past its allocation (a host-encoded map is not checked against it)
+        bad = int(goff.max()) + plan.esz
+        raise EngineError("oob", f"{what}: tensor map {bound.name} at coordinates {list(coords)} reaches byte {bad} "
+                                 f"of its {bound.alloc.nbytes}-byte global allocation", span, tensor_map=bound.name,
+                          size=bad)
     lo, hi = int(plan.smem_addr.min()), int(plan.smem_addr.max()) + plan.esz
     alloc = (rt or w.rt).shared.find(lo, hi - lo)
     if alloc is None:

@@ -291,3 +291,10 @@ def test_real_kernel_matches_numpy():
     want = a.T.astype(np.float32) @ b.astype(np.float32)
     np.testing.assert_allclose(res.outputs["D"], want, rtol=1e-6, atol=1e-6)
     assert res.outputs["dmax"][0] == res.outputs["D"].max()
+
+
+def test_redux_of_a_warp_uniform_source():
+    # a uniform scalar source is the same value in all 32 lanes: max|x| is |x|, the sum is 32*x
+    res = _run("fragments_redux_uniform", {})
+    assert (res.outputs["out_f"] == np.float32(1.5)).all()
+    assert (res.outputs["out_i"] == 96).all()
