@@ -119,6 +119,7 @@ class Compiler:
         # local buffers that an op writes asynchronously (numsim.registers): their accesses are checked
         self.async_destinations = async_destinations(func)
         self.ops = OpContext(self)
+        self.tail_whiles = _tail_whiles(func.body)
         self.exprs = ExprCompiler(func, self.constants, scalars, self.buffers, block, self.ops)
 
     # ------------------------------------------------------------------ buffers
@@ -400,6 +401,8 @@ class Compiler:
         site = self.ops.site(s, "while")
         span = s.span
         kc = cost(s.cond)      # (not `k`: run_gen's iteration counter)
+        # nothing follows this loop before the kernel ends: a lane its condition lets go has exited
+        tail = id(s) in self.tail_whiles
 
         def run_gen(w):
             loop = Loop()
@@ -423,6 +426,8 @@ class Compiler:
                             # lanes that leave by the condition never come back (not even when a
                             # later break makes _next_iteration rebuild the mask from `saved`)
                             loop.brk = _or(loop.brk, w.active() & ~c)
+                            if tail:
+                                w.exited = _or(w.exited, w.active() & ~c)
                         w.mask = stay if not stay.all() else saved if saved is None else stay
                     elif not c:
                         break
@@ -455,6 +460,19 @@ class Compiler:
                 w.mask = saved
             _left_loop(w, saved)
         return run_gen, True
+
+
+def _tail_whiles(stmts, out: set[int] | None = None) -> set[int]:
+    """The `while` loops after which a lane runs no further statement: the last statement of the kernel, or
+    of a branch of an `if` in that position (a loop body is not: its end leads to the next iteration)."""
+    out = set() if out is None else out
+    last = stmts[-1] if stmts else None
+    if isinstance(last, ir.While):
+        out.add(id(last))
+    elif isinstance(last, ir.If):
+        _tail_whiles(last.then_body, out)
+        _tail_whiles(last.else_body or [], out)
+    return out
 
 
 def _if_closure(cond, then_fn, then_b, else_fn, else_b, has_else, k):

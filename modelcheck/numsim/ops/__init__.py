@@ -247,20 +247,38 @@ def _members(membermask: int) -> np.ndarray:
     return m
 
 
-def require_full_warp(w, what: str, span, membermask: int = 0xFFFFFFFF):
-    """`.sync.aligned` and `.sync` collectives need every lane of the member mask active."""
+def require_full_warp(w, what: str, span, membermask: int = 0xFFFFFFFF, exited_ok: bool = False):
+    """`.sync.aligned` and `.sync` collectives need every lane of the member mask active.  With `exited_ok`
+    (shfl/vote/redux.sync: PTX waits only for the *non-exited* member threads) a member lane that has
+    exited — returned, or left a loop that ends the kernel — is not required."""
     if w.mask is None:
         return      # the whole (full) warp is active
     active = w.mask
     members = _members(membermask)
     if w.full_mask is not None:
         members = members & w.full_mask     # not in place: `members` is the shared cached mask
+    if exited_ok and w.exited is not None:
+        members = members & ~w.exited
     missing = members & ~active
     if missing.any():
         lanes = [int(k) for k in np.flatnonzero(missing)]
         raise EngineError("warp_collective_divergence",
                           f"{what} needs every lane of member mask {membermask:#010x} active; lanes "
                           f"{_lane_text(lanes)} are not", span, missing_lanes=lanes, membermask=membermask)
+
+
+def reject_exited_sources(w, src: np.ndarray, what: str, span) -> None:
+    """An active lane reading a lane that has exited gets an undefined value (the source thread is not
+    active); only reachable with `require_full_warp(..., exited_ok=True)`."""
+    if w.exited is None:
+        return
+    bad = w.active() & w.exited[np.asarray(src, dtype=np.int64) % 32]
+    if bad.any():
+        lanes = [int(k) for k in np.flatnonzero(bad)]
+        gone = sorted({int(src[k]) % 32 for k in lanes})
+        raise EngineError("warp_collective_divergence",
+                          f"{what}: lanes {_lane_text(lanes)} read lanes {_lane_text(gone)}, which have exited "
+                          "(the value is undefined)", span, missing_lanes=gone)
 
 
 def _lane_text(lanes: list[int]) -> str:

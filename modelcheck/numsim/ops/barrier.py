@@ -133,13 +133,23 @@ def _warpgroup_sync(ctx, call, info):
 
 
 def _storage_sync(ctx, call, info):
+    """Two signatures share the name.  apache-tvm's is (scope, is_load: bool, num_blocks): its CUDA codegen
+    prints `__syncthreads()` for shared/shared.dyn whatever the other operands (they only matter for
+    "global"), and nothing for "warp".  TileLang's is (scope, barrier_id, thread_count): `bar.sync id, n`.
+    A bool second operand tells them apart."""
     ops = call.operands
     scope = ops[0].value if hasattr(ops[0], "value") else "shared"
-    rest = [ctx.expr(o) for o in ops[1:]]
-    site = ctx.site(call, "bar.sync")
     span = call.span
-    if scope not in ("shared", "shared.dyn", "warp", "global"):
+    if scope == "global":
+        return ctx.unsupported(call, call.op, "a global-scope storage sync is a grid-wide barrier"), False
+    if scope not in ("shared", "shared.dyn", "warp"):
         raise EngineError("unsupported_operation", f"tvm_storage_sync scope {scope!r}", span)
+    tvm_form = len(ops) > 1 and getattr(ops[1], "dtype", None) == "bool"
+    if scope == "warp" and (tvm_form or len(ops) == 1):
+        # TVM's codegen emits no instruction for a warp-scope storage sync
+        return (lambda w: None), False
+    rest = [] if tvm_form else [ctx.expr(o) for o in ops[1:]]
+    site = ctx.site(call, "bar.sync")
 
     def run(w):
         bid = int(uniform(rest[0](w), w, "barrier id", span)) if rest else 0

@@ -206,7 +206,7 @@ def _redux(ctx, call, info):
 
     def run(w):
         mm = int(uniform(m_fn(w), w, "member mask", span)) & FULL
-        require_full_warp(w, "redux.sync", span, mm)
+        require_full_warp(w, "redux.sync", span, mm, exited_ok=True)
         members = ((mm >> _LANE) & 1).astype(np.bool_)
         stray = w.active() & ~members
         if stray.any():

@@ -1,14 +1,15 @@
 """Warp collectives: warp_sync / bar.warp.sync, elect.sync, shuffles, votes, ballots,
 activemask, warp reductions.  `.sync` collectives need every lane of the member mask
-active (else `warp_collective_divergence`); the elected lane is the lowest active
-lane; a shuffle from a lane outside the segment returns the lane's own value.
+active (else `warp_collective_divergence`), less the exited ones for shuffles and votes;
+the elected lane is the lowest active lane; a shuffle from a lane outside the segment
+returns the lane's own value.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .. import values as V
-from . import require_full_warp, uniform
+from . import reject_exited_sources, require_full_warp, uniform
 
 FULL = 0xFFFFFFFF
 
@@ -92,7 +93,7 @@ def _cuda_shuffle(kind):
 
         def run(w):
             mm = int(uniform(ops[0](w), w, "member mask", span)) & FULL
-            require_full_warp(w, info.name, span, mm)
+            require_full_warp(w, info.name, span, mm, exited_ok=True)
             value = ops[1](w)
             arg = ops[2](w)
             width = int(uniform(ops[3](w), w, "width", span)) if len(ops) > 3 else 32
@@ -101,6 +102,7 @@ def _cuda_shuffle(kind):
             if type(value) is not np.ndarray and kind == "idx" and type(arg) is not np.ndarray and width == 32:
                 return value    # every lane reads the same lane of a uniform value
             src = _cuda_source(kind, V.LANES, arg, width)
+            reject_exited_sources(w, src, info.name, span)
             return _gather(V.as_vec(value, call.operands[1].dtype), src.astype(np.int64) % 32)
         return run, False
     return compile_
@@ -119,7 +121,7 @@ def _ptx_shuffle(ctx, call, info):
 
     def run(w):
         mm = int(uniform(m_fn(w), w, "member mask", span)) & FULL
-        require_full_warp(w, "shfl.sync", span, mm)
+        require_full_warp(w, "shfl.sync", span, mm, exited_ok=True)
         lane = V.LANES
         b = np.asarray(b_fn(w)) & 31
         c = np.asarray(c_fn(w))
@@ -139,6 +141,7 @@ def _ptx_shuffle(ctx, call, info):
             j = min_lane | (b & ~segmask & 31)
             ok = j <= max_lane
         j = np.where(ok, j, lane) % 32
+        reject_exited_sources(w, j, "shfl.sync", span)
         value = V.as_vec(a_fn(w), a_dtype)
         dsts[0](w, value[j])
         if len(dsts) > 1:
@@ -154,7 +157,7 @@ def _vote_ptx(ctx, call, info):
 
     def run(w):
         mm = int(uniform(m_fn(w), w, "member mask", span)) & FULL
-        require_full_warp(w, "vote.sync", span, mm)
+        require_full_warp(w, "vote.sync", span, mm, exited_ok=True)
         d(w, _vote(mode, a_fn(w), w, mm))
     return run, False
 
@@ -181,7 +184,7 @@ def _ballot_cuda(mode):
 
         def run(w):
             mm = int(uniform(m_fn(w), w, "member mask", span)) & FULL
-            require_full_warp(w, info.name, span, mm)
+            require_full_warp(w, info.name, span, mm, exited_ok=True)
             return _vote(mode, a_fn(w), w, mm)
         return run, False
     return compile_
