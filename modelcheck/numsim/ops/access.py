@@ -12,8 +12,9 @@ import numpy as np
 
 from .. import registers
 from .. import values as V
-from ..errors import EngineError
+from ..errors import EngineError, UnsupportedTIRxError
 from ..memory import CLUSTER_WINDOW, GLOBAL_BASE, SHARED_BASE
+from ..tensormap import TMAP_PARAM_BASE
 
 
 def _first_bad_lane(bad: np.ndarray) -> int:
@@ -240,12 +241,21 @@ def _matrix(vals, dtype, w, site, name) -> np.ndarray:
     return mat
 
 
+def _opaque_tensor_map(addr: int, span, what: str) -> None:
+    """A tensor-map parameter's own bytes (its address taken, e.g. to copy the descriptor and patch it): the
+    CUtensorMap layout is opaque (CUDA documents no fields), so the model holds no bytes there."""
+    if TMAP_PARAM_BASE <= addr < GLOBAL_BASE:
+        raise UnsupportedTIRxError(what, span, "it reads or writes the bytes of a tensor-map parameter; the "
+                                               "CUtensorMap layout is opaque and not modeled")
+
+
 def decode(w, addr, size: int, space: str, span, what: str):
     """Raw address(es) -> (allocation, offsets).  `space` is "shared", "global" or "generic"."""
     if type(addr) is not np.ndarray:
         one = int(addr)
         alloc = _find(w, one, size, space, span)
         if alloc is None:
+            _opaque_tensor_map(one, span, what)
             raise EngineError("oob", f"{what} at address {one:#x} ({size} B) is outside every {space} allocation "
                                      f"(lane {_lane0(w)})", span, address=one, lane=_lane0(w), size=size)
         return alloc, (one % CLUSTER_WINDOW if alloc.space == "shared" else one) - alloc.base
@@ -269,6 +279,7 @@ def decode(w, addr, size: int, space: str, span, what: str):
     for lane in lanes:
         al = _find(w, int(a[lane]), size, space, span)
         if al is None:
+            _opaque_tensor_map(int(a[lane]), span, what)
             raise EngineError("oob", f"{what} at address {int(a[lane]):#x} ({size} B) is outside every {space} "
                                      f"allocation (lane {int(lane)})", span, address=int(a[lane]), lane=int(lane),
                               size=size)
