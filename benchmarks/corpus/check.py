@@ -68,7 +68,7 @@ def tensor_map_inputs(maps: dict, fill: str, rng) -> dict:
 _SWIZZLES = {0: "none", 1: "32B", 2: "64B", 3: "128B"}
 
 
-def captured_inputs(cache: Path, cap: dict, func):
+def captured_inputs(cache: Path, cap: dict, func, pre_path: Path | None = None):
     """(inputs, problems) from what the library's own `run_test` passed to the kernel (benchmarks/corpus/
     capture.py): its arrays (the library's prepared data), its
     scalars, and tensor maps over the bytes they describe.  Parameters bind by name; a lowered pointer
@@ -79,6 +79,7 @@ def captured_inputs(cache: Path, cap: dict, func):
     arrays = {k: data[k] for k in data.files}
     maps = cap.get("tensor_maps") or {}
     inputs, problems = {}, []
+    host_maps: dict | None = None
     for p in func.params:
         name = p.name
         base = next((name[: -len(sfx)] for sfx in ("_ptr", "_handle") if name.endswith(sfx)), None)
@@ -99,9 +100,43 @@ def captured_inputs(cache: Path, cap: dict, func):
             inputs[name] = arrays[base]
         elif name in cap.get("scalars", {}):
             inputs[name] = cap["scalars"][name]
+        elif pre_path is not None and p.kind == "handle":
+            if host_maps is None:   # the lowered function takes the maps the pre-lowering host prelude encodes
+                host_maps = host_map_inputs(pre_path, arrays, cap.get("scalars", {}))
+            if name in host_maps:
+                inputs[name] = host_maps[name]
+            else:
+                problems.append(f"parameter {name}: neither the library's call nor the pre-lowering host prelude "
+                                f"gives it")
         else:
             problems.append(f"parameter {name}: the library's call passed nothing the capture could bind to it")
     return inputs, problems
+
+
+def host_map_inputs(pre_path: Path, arrays: dict, scalars: dict) -> dict:
+    """{map name: TensorMap descriptor} for the tensor maps the pre-lowering text's host prelude encodes over
+    the captured buffers: the lowered device function takes them as parameters of the same names."""
+    import ir
+    from modelcheck.numsim import TensorMap
+    from modelcheck.numsim.compile_stmt import _static
+    pre = ir.parse_file(pre_path)
+    out = {}
+    for h in pre.host:
+        if not isinstance(h, ir.TensorMapEncode) or h.buffer not in arrays:
+            continue
+        vals = {}
+        for field in ("shape", "strides", "box", "elem_strides"):
+            vals[field] = [_static(e, pre.constant_values, scalars) for e in getattr(h, field)]
+        enums = [_static(e, pre.constant_values, scalars) for e in (h.swizzle, h.oob, h.byte_offset, h.cu_dtype)]
+        if any(v is None for vs in vals.values() for v in vs) or any(v is None for v in enums) or enums[3] != -1:
+            continue
+        raw = arrays[h.buffer].reshape(-1).view("uint8")[int(enums[2]):]
+        elem = _dtype(h.dtype)
+        flat = raw[: raw.size - raw.size % elem.itemsize].view(elem)
+        out[h.var.name] = TensorMap(flat, [int(v) for v in vals["shape"]], [int(v) for v in vals["strides"]],
+                                    [int(v) for v in vals["box"]], [int(v) for v in vals["elem_strides"]], h.dtype,
+                                    swizzle=_SWIZZLES[int(enums[0])], oob_fill="nan" if enums[1] else "zero").numpy()
+    return out
 
 
 def make_inputs(func_rec: dict, config: dict, fill: str):
@@ -195,7 +230,8 @@ def check_one(cache: Path, module: str, function: str, gen: str, stage: str) -> 
     rec["fills"] = list(fills)
     for fill in fills:
         if "npz" in captured:
-            inputs, problems = captured_inputs(cache, captured, func)
+            pre_path = cache / frec["pre"] if gen == "lowered" and frec.get("pre") else None
+            inputs, problems = captured_inputs(cache, captured, func, pre_path)
         else:
             inputs, problems = make_inputs(frec, config, fill)
             if captured.get("why"):
