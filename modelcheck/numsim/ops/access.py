@@ -14,6 +14,7 @@ from .. import registers
 from .. import values as V
 from ..errors import EngineError
 from ..memory import CLUSTER_WINDOW, GLOBAL_BASE, SHARED_BASE
+from ..tensormap import TMAP_PARAM_BASE, TMAP_PARAM_WINDOW
 
 
 def _first_bad_lane(bad: np.ndarray) -> int:
@@ -246,6 +247,7 @@ def decode(w, addr, size: int, space: str, span, what: str):
         a = int(addr)
         alloc = _find(w, a, size, space, span)
         if alloc is None:
+            _tensor_map_bytes(a, what, span)
             raise EngineError("oob", f"{what} at address {a:#x} ({size} B) is outside every {space} allocation "
                                      f"(lane {_lane0(w)})", span, address=a, lane=_lane0(w), size=size)
         return alloc, (a % CLUSTER_WINDOW if alloc.space == "shared" else a) - alloc.base
@@ -269,11 +271,21 @@ def decode(w, addr, size: int, space: str, span, what: str):
     for lane in lanes:
         al = _find(w, int(a[lane]), size, space, span)
         if al is None:
+            _tensor_map_bytes(int(a[lane]), what, span)
             raise EngineError("oob", f"{what} at address {int(a[lane]):#x} ({size} B) is outside every {space} "
                                      f"allocation (lane {int(lane)})", span, address=int(a[lane]), lane=int(lane),
                               size=size)
     raise EngineError("unsupported_operation", f"{what}: lanes address different allocations in one instruction",
                       span)
+
+
+def _tensor_map_bytes(addr: int, what: str, span) -> None:
+    """A tensor-map parameter's own bytes exist on the device (a kernel may copy them to edit them with
+    tensormap.replace), but the model gives the handle an address and no bytes: the CUtensorMap encoding
+    is opaque.  So an access there is an unmodeled operation, not an out-of-bounds one."""
+    if TMAP_PARAM_BASE <= addr < TMAP_PARAM_BASE + TMAP_PARAM_WINDOW:
+        raise EngineError("unsupported_operation", f"{what} at {addr:#x}: access to a tensor-map parameter's bytes "
+                                                   "is not modeled (the CUtensorMap encoding is opaque)", span)
 
 
 def _find(w, addr: int, size: int, space: str, span=None):
