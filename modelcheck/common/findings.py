@@ -108,8 +108,8 @@ _KINDS = [
     Kind("division_by_zero", ERROR, "guard the divisor"),
     Kind("assertion_failed", ERROR, "the kernel's own assertion failed"),
     Kind("async_register_access_before_wait", ERROR,
-         "wait for the asynchronous op (tcgen05.wait::ld after tcgen05.ld) before reading or overwriting its "
-         "destination registers"),
+         "wait for the asynchronous op (tcgen05.wait::ld after tcgen05.ld, wgmma.wait_group after wgmma) before "
+         "overwriting its destination registers (or, for wgmma, reading them)"),
     Kind("unsupported_operation", INCOMPLETE, ""),
     Kind("invalid_buffer_shape", ERROR, "give every buffer dimension a size of zero or more"),
     Kind("launch_exceeds_hardware_limits", ERROR,

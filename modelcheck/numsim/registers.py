@@ -1,16 +1,19 @@
 """Asynchronous register results: destination registers whose values arrive later.
 
 `tcgen05.ld` returns at issue, but its destination registers are written only by the
-time `tcgen05.wait::ld` returns (PTX ISA, tcgen05.wait: the executing thread waits
-for the completion of its prior `tcgen05.ld`; the registers may not be accessed before).
-So at issue each destination register gets an undefined value (all bits set: NaN as a
-float, -1 or the maximum as an integer) and the loaded value is held back; the wait
-writes it.  A read or a write of such a register in between is an error, recorded per
-(access site, issue site) for the `async_register_access_before_wait` diagnostic; the
-run goes on with the undefined value, so the effect shows in the outputs and in a
-replay.  Registers are local buffer elements (`w.local[slot][index]`); which buffers can
-be destinations is known when the kernel is compiled, and only their loads and stores
-pay for the check (`Accessors.local_load/local_store` with `watched=True`).
+time `tcgen05.wait::ld` returns (PTX ISA 9.7.16.8.5, tcgen05.wait).  So at issue each
+destination register gets an undefined value (all bits set: NaN as a float, -1 or the
+maximum as an integer) and the loaded value is held back; the wait writes it.  A read
+of a `tcgen05.ld` destination by the issuing thread is a true register dependency,
+which the hardware respects without a wait (PTX ISA 9.7.16.6.4.5, register
+dependencies, same thread): the read delivers that thread's held-back value.  A write
+in between (an output dependency only the wait orders), or any access to a pending
+`wgmma` accumulator (PTX ISA 9.7.15.7), is an error, recorded per (access site, issue
+site) for the `async_register_access_before_wait` diagnostic; the run goes on with the
+undefined value, so the effect shows in the outputs and in a replay.  Registers are
+local buffer elements (`w.local[slot][index]`); which buffers can be destinations is
+known when the kernel is compiled, and only their loads and stores pay for the check
+(`Accessors.local_load/local_store` with `watched=True`).
 """
 from __future__ import annotations
 
@@ -38,9 +41,9 @@ def undefined(dtype: str):
 class PendingResult:
     """One destination register of an issued op, not yet written."""
 
-    __slots__ = ("op_id", "site", "kind", "wait", "dtype", "value", "mask", "iters")
+    __slots__ = ("op_id", "site", "kind", "wait", "dtype", "value", "mask", "iters", "read_completes")
 
-    def __init__(self, op_id, site, kind, wait, dtype, value, mask, iters):
+    def __init__(self, op_id, site, kind, wait, dtype, value, mask, iters, read_completes=False):
         self.op_id = op_id
         self.site = site
         self.kind = kind      # the issuing op, e.g. "tcgen05.ld"
@@ -49,12 +52,15 @@ class PendingResult:
         self.value = value
         self.mask = mask      # lanes that issued (None: all)
         self.iters = iters
+        self.read_completes = read_completes  # a read by the issuing thread waits for it (tcgen05.ld)
 
 
-def issue(w, op_id: int, site: int, kind: str, wait: str, results) -> list[PendingResult]:
+def issue(w, op_id: int, site: int, kind: str, wait: str, results,
+          read_completes: bool = False) -> list[PendingResult]:
     """`results`: (writer, value) per destination; writers come from `OpContext.lvalue` (local registers,
     `.slot` and `.index`).  The index is taken now: it may name a loop variable that moves on.  Returns the
-    pending results, in order: an op that computes its values later (wgmma) sets their `value`."""
+    pending results, in order: an op that computes its values later (wgmma) sets their `value`.
+    `read_completes`: a read of a destination register delivers its value (a true register dependency)."""
     pending = w.async_regs
     if pending is None:
         pending = w.async_regs = {}
@@ -66,7 +72,7 @@ def issue(w, op_id: int, site: int, kind: str, wait: str, results) -> list[Pendi
             index = int(index[w.active()][0])
         index = int(index)
         _store(w, write.slot, index, undefined(write.dtype), write.dtype, w.mask)
-        p = PendingResult(op_id, site, kind, wait, write.dtype, value, w.mask, iters)
+        p = PendingResult(op_id, site, kind, wait, write.dtype, value, w.mask, iters, read_completes)
         pending.setdefault((write.slot, index), []).append(p)
         out.append(p)
     return out
@@ -107,9 +113,30 @@ def _store(w, slot: int, index: int, value, dtype: str, mask) -> None:
 def check(w, slot: int, index, site: int, access: str, name: str) -> None:
     """A read or write of register `name[index]` (an int or a per-lane vector) while a result is pending."""
     pending = w.async_regs
-    indices = (int(index),) if type(index) is not np.ndarray else sorted({int(i) for i in index[w.active()]})
+    active = w.active()
+    indices = (int(index),) if type(index) is not np.ndarray else sorted({int(i) for i in index[active]})
     for i in indices:
+        rest = []
         for p in pending.get((slot, i), ()):
-            lanes = w.active() if p.mask is None else (w.active() & p.mask)
-            if lanes.any():
+            lanes = active if p.mask is None else (active & p.mask)
+            if not lanes.any():
+                rest.append(p)
+            elif access == "read" and p.read_completes:
+                _deliver(w, slot, i, p, lanes, rest)
+            else:
                 w.eng.note_async_register(site, p, w, access, f"{name}[{i}]")
+                rest.append(p)
+        if rest:
+            pending[(slot, i)] = rest
+        else:
+            pending.pop((slot, i), None)
+
+
+def _deliver(w, slot: int, index: int, p: PendingResult, lanes, rest: list) -> None:
+    """The reading lanes wait for their own result (PTX ISA 9.7.16.6.4.5): write it for them; the other
+    issuing lanes keep it pending, so a later wait does not overwrite what the readers do next."""
+    _store(w, slot, index, p.value, p.dtype, lanes)
+    left = ~lanes if p.mask is None else (p.mask & ~lanes)
+    if left.any():
+        p.mask = left
+        rest.append(p)

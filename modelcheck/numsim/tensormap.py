@@ -57,6 +57,7 @@ SWIZZLE_SPAN = {0: None, 1: 32, 2: 64, 3: 128}
 SWIZZLE_MASK = {0: 0, 1: 1, 2: 3, 3: 7}
 OOB_FILLS = {"zero": 0, "nan": 1}
 TMAP_PARAM_BASE = 0x7E00_0000_0000     # where tensor-map parameters "live" (param space, no data)
+TMAP_PARAM_WINDOW = 1 << 32            # 256 bytes per handle from TMAP_PARAM_BASE
 _FMT = "<8sIIII QQ 5Q 4Q 5I 5I"
 
 

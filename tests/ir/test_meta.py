@@ -161,6 +161,19 @@ def test_reading_a_tensor_maps_bytes_is_incomplete_naming_each_read():
     assert "tensormap_bytes.py:14" in text
 
 
+def test_reading_a_tensor_map_at_its_own_address_is_incomplete_not_oob():
+    from modelcheck.numsim import TensorMap
+    func = load("tensormap_bytes_direct")
+    src = np.zeros(64, np.float32)
+    inputs = {"tmap": TensorMap(src, (64,), (), (32,), (1,), "float32", "none").numpy(),
+              "out": np.zeros(4, np.uint64)}
+    for report in (modelcheck.synccheck(func, inputs), modelcheck.racecheck(func, inputs)):
+        assert report.verdict == "incomplete", [f.message for f in report.findings]
+        assert "oob" not in {f.kind for f in report.findings}
+        [f] = [f for f in report.findings if f.kind == "unsupported_operation"]
+        assert "tensor-map parameter's bytes" in f.message and f.details["operation"]["span"].line == 14
+
+
 def test_a_swizzled_tile_puts_each_element_where_the_hardware_does():
     func = load("swizzled_layout")
     res = numsim.run(func, {"out": np.zeros(512, np.float16), "back": np.zeros((8, 64), np.float16)})

@@ -12,9 +12,9 @@ import numpy as np
 
 from .. import registers
 from .. import values as V
-from ..errors import EngineError, UnsupportedTIRxError
+from ..errors import EngineError
 from ..memory import CLUSTER_WINDOW, GLOBAL_BASE, SHARED_BASE
-from ..tensormap import TMAP_PARAM_BASE
+from ..tensormap import TMAP_PARAM_BASE, TMAP_PARAM_WINDOW
 
 
 def _first_bad_lane(bad: np.ndarray) -> int:
@@ -241,21 +241,13 @@ def _matrix(vals, dtype, w, site, name) -> np.ndarray:
     return mat
 
 
-def _opaque_tensor_map(addr: int, span, what: str) -> None:
-    """A tensor-map parameter's own bytes (its address taken, e.g. to copy the descriptor and patch it): the
-    CUtensorMap layout is opaque (CUDA documents no fields), so the model holds no bytes there."""
-    if TMAP_PARAM_BASE <= addr < GLOBAL_BASE:
-        raise UnsupportedTIRxError(what, span, "it reads or writes the bytes of a tensor-map parameter; the "
-                                               "CUtensorMap layout is opaque and not modeled")
-
-
 def decode(w, addr, size: int, space: str, span, what: str):
     """Raw address(es) -> (allocation, offsets).  `space` is "shared", "global" or "generic"."""
     if type(addr) is not np.ndarray:
         one = int(addr)
         alloc = _find(w, one, size, space, span)
         if alloc is None:
-            _opaque_tensor_map(one, span, what)
+            _tensor_map_bytes(one, what, span)
             raise EngineError("oob", f"{what} at address {one:#x} ({size} B) is outside every {space} allocation "
                                      f"(lane {_lane0(w)})", span, address=one, lane=_lane0(w), size=size)
         return alloc, (one % CLUSTER_WINDOW if alloc.space == "shared" else one) - alloc.base
@@ -279,12 +271,21 @@ def decode(w, addr, size: int, space: str, span, what: str):
     for lane in lanes:
         al = _find(w, int(a[lane]), size, space, span)
         if al is None:
-            _opaque_tensor_map(int(a[lane]), span, what)
+            _tensor_map_bytes(int(a[lane]), what, span)
             raise EngineError("oob", f"{what} at address {int(a[lane]):#x} ({size} B) is outside every {space} "
                                      f"allocation (lane {int(lane)})", span, address=int(a[lane]), lane=int(lane),
                               size=size)
     raise EngineError("unsupported_operation", f"{what}: lanes address different allocations in one instruction",
                       span)
+
+
+def _tensor_map_bytes(addr: int, what: str, span) -> None:
+    """A tensor-map parameter's own bytes exist on the device (a kernel may copy them to edit them with
+    tensormap.replace), but the model gives the handle an address and no bytes: the CUtensorMap encoding
+    is opaque.  So an access there is an unmodeled operation, not an out-of-bounds one."""
+    if TMAP_PARAM_BASE <= addr < TMAP_PARAM_BASE + TMAP_PARAM_WINDOW:
+        raise EngineError("unsupported_operation", f"{what} at {addr:#x}: access to a tensor-map parameter's bytes "
+                                                   "is not modeled (the CUtensorMap encoding is opaque)", span)
 
 
 def _find(w, addr: int, size: int, space: str, span=None):

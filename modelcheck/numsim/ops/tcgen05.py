@@ -346,7 +346,7 @@ def _ldst(action):
                 for d, v in results:
                     if d.slot is None:      # a memory destination (not a register): written at issue
                         d(w, v)
-                registers.issue(w, op.id, site, what, "tcgen05.wait::ld", later)
+                registers.issue(w, op.id, site, what, "tcgen05.wait::ld", later, read_completes=True)
             else:
                 vals = np.empty((32, regs), dtype=np.uint32)
                 for r, (fn, dtype) in enumerate(srcs):

@@ -1,5 +1,6 @@
-# Fixed twin of tmem_ld_read_before_wait.py: each chunk's tcgen05.ld is followed by
-# tcgen05.wait::ld before its destination registers are stored to `out`.
+# Fixed twin of tmem_ld_write_before_wait.py: each chunk's tcgen05.ld is followed by
+# tcgen05.wait::ld, the registers are stored to `out`, and only then is the register tile
+# cleared for the next chunk.
 from tvm_tirx.script import tirx as T
 
 NCOLS = 32
@@ -7,7 +8,7 @@ CHUNK = 4
 
 
 @T.function
-def tmem_ld_read_before_wait_fixed(x: T.Tensor((128, NCOLS), T.float32), out: T.Tensor((128, NCOLS), T.float32)):
+def tmem_ld_write_before_wait_fixed(x: T.Tensor((128, NCOLS), T.float32), out: T.Tensor((128, NCOLS), T.float32)):
     with T.device_entry():
         with T.launch_thread("blockIdx.x", 1) as bx:
             with T.launch_thread("threadIdx.x", 128) as tx:
@@ -31,6 +32,8 @@ def tmem_ld_read_before_wait_fixed(x: T.Tensor((128, NCOLS), T.float32), out: T.
                     T.ptx.tcgen05.wait__ld.sync.aligned()
                     for j in range(CHUNK):
                         out[tx, c * CHUNK + j] = acc[j]
+                    for j in range(CHUNK):
+                        acc[j] = T.float32(0)
                 T.ptx.tcgen05.fence__before_thread_sync()
                 T.cuda.cta_sync()
                 if warp == 0:
