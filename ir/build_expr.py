@@ -113,6 +113,19 @@ class ExprBuilder:
             return self.is_literal(node.left) and self.is_literal(node.right)
         return False
 
+    def is_python_value(self, node: sx.Node) -> bool:
+        """Evaluated by Python when TVM parses the kernel (so `a if not True else b` is just `b`): literals,
+        module constants, and `not` / `and` / `or` / comparisons / arithmetic over them."""
+        if isinstance(node, sx.Lit) or self.is_literal(node):
+            return True
+        if isinstance(node, sx.UnaryOp):
+            return self.is_python_value(node.operand)
+        if isinstance(node, sx.BoolOp):
+            return all(self.is_python_value(v) for v in node.values)
+        if isinstance(node, sx.Compare):
+            return self.is_python_value(node.left) and all(self.is_python_value(c) for c in node.comparators)
+        return False
+
     def dtype(self, node: sx.Node, what: str = "dtype") -> str:
         """A dtype written as `T.int32`, `"int32"`, or `T.Tensor`-style argument."""
         name = None
@@ -388,7 +401,7 @@ class ExprBuilder:
         test = self.number(self.expr(node.test), node.test, what, address_ok=True)
         body = self.number(self.expr(node.body), node.body, what, address_ok=True)
         orelse = self.number(self.expr(node.orelse), node.orelse, what, address_ok=True)
-        if isinstance(test, Const) and (isinstance(node.test, sx.Lit) or self.is_literal(node.test)):
+        if isinstance(test, Const) and self.is_python_value(node.test):
             return body if test.value else orelse   # Python picks the branch: TVM never sees the other one
         if isinstance(test, Const):   # T.bool(True) is a TVM constant: the branches meet first, then it folds
             body, orelse, _ = ty.match(body, orelse)
