@@ -47,11 +47,19 @@ def _fill(shape, dtype, fill: str, rng):
     return arr
 
 
+_SWIZZLES = {0: "none", 1: "32B", 2: "64B", 3: "128B"}   # CUtensorMapSwizzle codes
+
+
+def _elements(raw, dtype: str):
+    """Global bytes from a map's base on, as whole elements of the map's dtype."""
+    elem = _dtype(dtype)
+    return raw[: raw.size - raw.size % elem.itemsize].view(elem)
+
+
 def tensor_map_inputs(maps: dict, fill: str, rng) -> dict:
     """TensorMap descriptors of recorded encodes, over one array per host tensor (maps of the same
     tensor share it, as on the GPU)."""
     from modelcheck.numsim import TensorMap
-    swizzles = {0: "none", 1: "32B", 2: "64B", 3: "128B"}
     tensors, out = {}, {}
     for param, enc in maps.items():
         if param.startswith("_"):
@@ -60,12 +68,9 @@ def tensor_map_inputs(maps: dict, fill: str, rng) -> dict:
         if key not in tensors:
             tensors[key] = _fill(enc["tensor_shape"], _dtype(enc["tensor_dtype"]), fill, rng).reshape(-1)
         out[param] = TensorMap(tensors[key], enc["dims"], enc["strides"], enc["box"], enc["element_strides"],
-                               enc["dtype"], swizzle=swizzles[enc["swizzle"]],
+                               enc["dtype"], swizzle=_SWIZZLES[enc["swizzle"]],
                                oob_fill="nan" if enc["oob_fill"] else "zero").numpy()
     return out
-
-
-_SWIZZLES = {0: "none", 1: "32B", 2: "64B", 3: "128B"}
 
 
 def captured_inputs(cache: Path, cap: dict, func, pre_path: Path | None = None):
@@ -88,9 +93,7 @@ def captured_inputs(cache: Path, cap: dict, func, pre_path: Path | None = None):
             if "_missing" in enc:
                 problems.append(f"tensor-map parameter {name}: {enc['_missing']}")
                 continue
-            raw = arrays[enc["global_bytes"]][enc["byte_offset"]:]
-            elem = _dtype(enc["dtype"])
-            flat = raw[: raw.size - raw.size % elem.itemsize].view(elem)
+            flat = _elements(arrays[enc["global_bytes"]][enc["byte_offset"]:], enc["dtype"])
             inputs[name] = TensorMap(flat, enc["dims"], enc["strides"], enc["box"], enc["element_strides"],
                                      enc["dtype"], swizzle=_SWIZZLES[enc["swizzle"]],
                                      oob_fill="nan" if enc["oob_fill"] else "zero").numpy()
@@ -130,9 +133,7 @@ def host_map_inputs(pre_path: Path, arrays: dict, scalars: dict) -> dict:
         enums = [_static(e, pre.constant_values, scalars) for e in (h.swizzle, h.oob, h.byte_offset, h.cu_dtype)]
         if any(v is None for vs in vals.values() for v in vs) or any(v is None for v in enums) or enums[3] != -1:
             continue
-        raw = arrays[h.buffer].reshape(-1).view("uint8")[int(enums[2]):]
-        elem = _dtype(h.dtype)
-        flat = raw[: raw.size - raw.size % elem.itemsize].view(elem)
+        flat = _elements(arrays[h.buffer].reshape(-1).view("uint8")[int(enums[2]):], h.dtype)
         out[h.var.name] = TensorMap(flat, [int(v) for v in vals["shape"]], [int(v) for v in vals["strides"]],
                                     [int(v) for v in vals["box"]], [int(v) for v in vals["elem_strides"]], h.dtype,
                                     swizzle=_SWIZZLES[int(enums[0])], oob_fill="nan" if enums[1] else "zero").numpy()
