@@ -33,15 +33,14 @@ from .report import CheckFailed, CheckReport, RaceReport, SyncCheckReport  # noq
 
 def _version() -> str:
     """The installed distribution's version (setup.cfg is the one place it is written); a source checkout
-    that was never installed says so instead of guessing."""
+    that was never installed says so instead of guessing.  Looked up on first use of `__version__`:
+    importlib.metadata and the search of sys.path cost every process that never asks."""
     from importlib.metadata import PackageNotFoundError, version
     try:
         return version("modelcheck")
     except PackageNotFoundError:
         return "0+unknown"
 
-
-__version__ = _version()
 
 __all__ = ["Kernel", "ParseError", "PrimFunc", "as_func", "load", "parse", "check", "synccheck", "racecheck", "prove",
            "replay", "batch", "CheckFailed", "CheckReport", "SyncCheckReport", "RaceReport", "ProofReport",
@@ -123,6 +122,9 @@ def batch(plan, executor=None, *, jobs: int | None = None, results=None, output=
 
 
 def __getattr__(name):
+    if name == "__version__":
+        value = globals()["__version__"] = _version()
+        return value
     if name in ("numsim", "hb", "report"):      # subpackages load on first use: `modelcheck.numsim.run(...)` works
         return _import(f"modelcheck.{name}")
     if name == "ReplayReport":
