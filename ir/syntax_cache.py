@@ -122,15 +122,19 @@ def _node_classes() -> dict:
 # A node is a list [class name, field values...] in field order; a tuple is ["t", items...]; JSON
 # scalars stand for themselves (a tree holds no other lists, dicts or objects).
 
-def _encode(o):
-    if type(o) is tuple:
-        return ["t", *[_encode(v) for v in o]]
-    if o is None or type(o) in (bool, int, float, str):
-        return o
+def _encode(o, names: dict | None = None):
+    """`names`: node class -> its field names (made on the first call)."""
+    if names is None:
+        names = {c: [f.name for f in dataclasses.fields(c)] for c in _node_classes().values()}
     cls = type(o)
-    if dataclasses.is_dataclass(cls) and cls is _node_classes().get(cls.__name__):
-        return [cls.__name__, *[_encode(getattr(o, f.name)) for f in dataclasses.fields(o)]]
-    raise TypeError(f"a {cls.__name__} in a syntax tree")
+    if cls is tuple:
+        return ["t", *[_encode(v, names) for v in o]]
+    if o is None or cls in (bool, int, float, str):
+        return o
+    fields = names.get(cls)
+    if fields is None:
+        raise TypeError(f"a {cls.__name__} in a syntax tree")
+    return [cls.__name__, *[_encode(getattr(o, f), names) for f in fields]]
 
 
 def _no_objects(pairs):
