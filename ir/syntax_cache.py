@@ -74,23 +74,31 @@ def _entry(text: str, file: str) -> tuple[Path | None, str]:
     directory = grammar_cache.cache_dir()
     if directory is None:
         return None, ""
-    key = hashlib.sha256(f"{_FORMAT}\n{_parser_fingerprint()}\n{text}".encode()).hexdigest()
+    fingerprint = _parser_fingerprint()
+    if not fingerprint:
+        return None, ""
+    key = hashlib.sha256(f"{_FORMAT}\n{fingerprint}\n{text}".encode()).hexdigest()
     return directory / f"{_PREFIX}{key[:24]}.json", key
 
 
 def _parser_fingerprint() -> str:
-    """A hash of what the tree of a text depends on besides the text (computed once a process)."""
+    """A hash of what the tree of a text depends on besides the text (computed once a process); empty when
+    a part cannot be read (an install without the parser's sources): then nothing is cached."""
     global _fingerprint
     if _fingerprint is None:
         h = hashlib.sha256()
-        h.update(resources.files("grammars").joinpath("tirx.lark").read_bytes())
-        here = Path(__file__).parent
-        for name in ("syntax.py", "syntax_parser.py"):
-            h.update((here / name).read_bytes())
-        spec = importlib.util.find_spec("lark")      # lark's own __init__ (its version) without importing it
-        if spec is not None and spec.origin:
+        try:
+            h.update(resources.files("grammars").joinpath("tirx.lark").read_bytes())
+            here = Path(__file__).parent
+            for name in ("syntax.py", "syntax_parser.py"):
+                h.update((here / name).read_bytes())
+            spec = importlib.util.find_spec("lark")      # lark's own __init__ (its version) without importing it
+            if spec is None or not spec.origin:
+                raise ImportError("lark")
             h.update(Path(spec.origin).read_bytes())
-        _fingerprint = h.hexdigest()
+            _fingerprint = h.hexdigest()
+        except (OSError, ImportError, ValueError):
+            _fingerprint = ""
     return _fingerprint
 
 

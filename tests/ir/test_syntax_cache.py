@@ -84,6 +84,13 @@ def test_a_damaged_entry_is_a_miss_and_is_replaced(cache_home, damage):
     assert syntax_cache.lookup(text, str(KDA)) == tree
 
 
+def test_without_the_parser_sources_nothing_is_cached(cache_home, monkeypatch):
+    monkeypatch.setattr(syntax_cache, "_fingerprint", "")
+    tree = syntax.parse_syntax(KDA.read_text(), str(KDA))
+    assert tree == parse_text(KDA.read_text(), str(KDA))
+    assert not cache_home.exists() or not _entries(cache_home)
+
+
 def test_unsafe_entries_are_not_read(cache_home, tmp_path):
     text = KDA.read_text()
     syntax.parse_syntax(text, str(KDA))
