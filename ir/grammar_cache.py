@@ -137,12 +137,13 @@ def _encode(o):
 
 def _decode(o):
     if type(o) is list:
+        # scalars (most of the ~50k items) are taken as they are, without a call: this is most of a load
         tag, body = o
         if tag == "d":
-            return {_decode(k): _decode(v) for k, v in body}
+            return {(_decode(k) if type(k) is list else k): (_decode(v) if type(v) is list else v) for k, v in body}
         if tag == "t":
-            return tuple(_decode(v) for v in body)
+            return tuple([_decode(v) if type(v) is list else v for v in body])
         if tag == "l":
-            return [_decode(v) for v in body]
+            return [_decode(v) if type(v) is list else v for v in body]
         raise ValueError(f"unknown tag {tag!r}")
     return o
