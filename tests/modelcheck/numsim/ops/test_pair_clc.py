@@ -67,3 +67,15 @@ def test_cta_group_2_classification():
     assert not cp.supported and "cta_group::2" in cp.why_unsupported
     q = ir.ops.classify("clusterlaunchcontrol.query_cancel.get_first_ctaid::y.b32.b128", ("uint32", "uint128"))
     assert q.supported and q.quals["query"] == "get_first_ctaid::y"
+
+
+@pytest.mark.parametrize("answers", [(False,), (True, False), (False, False)])
+def test_forced_clc_answers_take_the_other_exit_path(answers):
+    """A request that lands while a cluster is pending is a choice point: forced to 'none remain', the
+    running cluster exits and the pending ones launch and run their own tiles; numerics are the same."""
+    kernel, consts, inputs = _gemm("gemm_2cta_clc")
+    res = Engine(kernel.func, clc_answers=answers).run(inputs)
+    assert res.termination == "completed" and res.diagnostics == ()
+    assert res.stats["clc"]["choices"][:len(answers)] == list(answers)
+    assert res.stats["clc"]["cancels"] == sum(res.stats["clc"]["choices"])
+    np.testing.assert_allclose(res.outputs["D"], g.reference(consts), rtol=1e-4, atol=1e-3)
