@@ -115,6 +115,8 @@ def check(func, inputs=None, *, max_states: int = 200_000, max_transitions: int 
         return SyncResult(func, found, stats, inputs=inputs)
     clc = a.run.stats.get("clc")
     if clc is not None and clc["choices"] and phase_b and not _fails(found):
+        simulated = [a.run.stats.get("warp_instructions", 0)]
+
         def run(prefix):
             nonlocal found, verification
             left = max_seconds - (time.perf_counter() - t0)
@@ -123,6 +125,7 @@ def check(func, inputs=None, *, max_states: int = 200_000, max_transitions: int 
             b, f, _, v = _one_path(func, inputs, prefix, time.perf_counter(), max_states, max_transitions, left,
                                    phase_b, limits)
             full = list(b.run.stats.get("clc", {}).get("choices", [])) if b.run is not None else list(prefix)
+            simulated.append(b.run.stats.get("warp_instructions", 0) if b.run is not None else 0)
             if _fails(f):
                 found = [_on_path(x, full) for x in f]
                 verification = v
@@ -135,6 +138,7 @@ def check(func, inputs=None, *, max_states: int = 200_000, max_transitions: int 
         stats["clc_paths"] = len(search.paths) if search is not None else None
         stats["clc_choice_points"] = search.choice_points if search is not None else len(clc["choices"])
         stats["clc_max_paths"] = max_clc_paths
+        stats["clc_warp_instructions"] = sum(simulated)     # every answer sequence's run, the default's included
         if search is None or search.truncated:
             found.append(F.make(CHECKER, "analysis_incomplete",
                                 "cluster launch control: not every answer of the try_cancel requests was explored "
