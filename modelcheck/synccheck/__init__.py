@@ -127,7 +127,8 @@ def check(func, inputs=None, *, max_states: int = 200_000, max_transitions: int 
             full = list(b.run.stats.get("clc", {}).get("choices", [])) if b.run is not None else list(prefix)
             simulated.append(b.run.stats.get("warp_instructions", 0) if b.run is not None else 0)
             if _fails(f):
-                found = [_on_path(x, full) for x in f]
+                # the default run's (review) findings stay; the failing sequence adds what makes it fail
+                found = found + [_on_path(x, full) for x in f if x.status in (Verdict.ERROR, Verdict.INCOMPLETE)]
                 verification = v
                 return full, True
             return full, False
