@@ -414,6 +414,11 @@ class Extractor:
             raise OutsideFragment(f"the cluster barrier {name}", call.span)
         if "multicast::cluster" in info.quals:
             raise OutsideFragment(f"{call.op} (multicast to the CTAs of a cluster)", call.span)
+        if name == "clusterlaunchcontrol.try_cancel":
+            # its answer comes from the launch scheduler and its response completes 16 tx bytes asynchronously:
+            # neither is a command of the skeleton, so leaving it out would drop bytes a wait depends on
+            raise OutsideFragment(f"{call.op} (cluster launch control: the launch scheduler's answer and the "
+                                  f"response's transaction bytes)", call.span)
         ops = {o.name: x for o, x in zip(info.operands, call.operands)}
         site = self.site(call)
         if name == "mbarrier.init":

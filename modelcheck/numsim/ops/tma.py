@@ -161,7 +161,15 @@ def _destinations(w, dst: int, baddr: int, mask, span, what, pair=False):
         raise EngineError("invalid_address", f"{what}: ctaMask {mask:#06x} names CTA ranks beyond the cluster of "
                                              f"{size} CTA(s)", span, cta_mask=mask, cluster_size=size)
     dst_local, bar_local = dst % CLUSTER_WINDOW, baddr % CLUSTER_WINDOW
-    return [(w.rt.peer(r), dst_local, w.rt.peer(r), bar_local) for r in range(size) if mask >> r & 1]
+    if not pair:
+        return [(w.rt.peer(r), dst_local, w.rt.peer(r), bar_local) for r in range(size) if mask >> r & 1]
+    # .cta_group::2: each destination's signal goes to the CTA of its pair whose rank parity is that of the CTA
+    # holding mbar (PTX ISA 9.7.9.25.5.1), so the loads of a pair can all count on its even CTA's barrier
+    parity = cluster_of(w, baddr, span, what)[0].cluster_rank & 1
+    if size % 2:
+        raise EngineError("tcgen_cta_pair_misuse", f"{what}: .cta_group::2 in a cluster of {size} CTA(s) (CTA pairs "
+                                                   f"need an even cluster size)", span, cluster_size=size)
+    return [(w.rt.peer(r), dst_local, w.rt.peer((r & ~1) | parity), bar_local) for r in range(size) if mask >> r & 1]
 
 
 def _complete_g2s(w, op, bound, plan, d_alloc, nbytes, bar, baddr, span, bound_gen, rt, brt):
