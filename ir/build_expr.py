@@ -781,7 +781,7 @@ class ExprBuilder:
         if name in _MATH:
             operands, _ = self.args(node)
             return self.intrinsic("tir." + name, operands, node)
-        if name in ("gpu_warp_shuffle", "tvm_storage_sync"):
+        if name in ("gpu_warp_shuffle", "tvm_storage_sync", "isnullptr"):
             operands, _ = self.args(node)
             return self.intrinsic("tir." + name, operands, node)
         if name in STATEMENT_ONLY:

@@ -111,6 +111,8 @@ _INTRINSICS: dict[str, _Intrinsic] = {i.name: i for i in [
           (("desc", "addr"), ("addr", "addr"), ("ldo", "value"), ("sdo", "value"), ("swizzle", "value")),
           {"writes"}),
     _intr("tir.reinterpret", "math", (2,), (("dtype", "imm"), ("value", "value")), result="arg0"),
+    # TVM's builtin::isnullptr: `x == NULL` of a handle (CUDA codegen prints the comparison)
+    _intr("tir.isnullptr", "math", (1,), (("x", "value"),), result="bool"),
     *[_intr(f"tir.{m}", "math", (1,), (("x", "value"),), result="arg0")
       for m in ("exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan",
                 "tanh", "sigmoid", "fabs", "floor", "ceil", "round", "trunc", "nearbyint", "erf", "atan", "asin",

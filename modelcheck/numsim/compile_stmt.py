@@ -376,10 +376,9 @@ class Compiler:
         span = s.span
 
         def bounds(w):
+            # a lane-varying start or step runs the loop per lane (each lane its own bounds, like a varying stop)
             a, b, st = start(w), stop(w), step(w)
-            if type(a) is np.ndarray or type(st) is np.ndarray:
-                raise UnsupportedTIRxError("for loop", span, "lane-varying loop start or step")
-            return int(a), b, int(st)
+            return (a if type(a) is np.ndarray else int(a)), b, (st if type(st) is np.ndarray else int(st))
 
         if not blocking:
             def run(w):
@@ -529,6 +528,14 @@ def _next_iteration(w, loop: Loop, start_mask) -> bool:
     return True
 
 
+def _in_range(i, b, st):
+    """The lanes whose loop variable `i` has not reached `b` (from below for a positive step, from above for a
+    negative one); any of the three may differ per lane."""
+    if type(st) is np.ndarray:
+        return np.where(st > 0, i < b, i > b)
+    return (i < b) if st > 0 else (i > b)
+
+
 def _run_for(w, slot, a, b, st, body, span):
     loop = Loop()
     w.loops.append(loop)
@@ -536,7 +543,7 @@ def _run_for(w, slot, a, b, st, body, span):
     saved = w.mask
     budget = w.eng.loop_budget
     env = w.env
-    uniform_stop = type(b) is not np.ndarray
+    uniform_stop = type(b) is not np.ndarray and type(a) is not np.ndarray and type(st) is not np.ndarray
     try:
         i, k = a, 0
         while True:
@@ -544,7 +551,7 @@ def _run_for(w, slot, a, b, st, body, span):
                 if (st > 0 and i >= b) or (st < 0 and i <= b):
                     break
             else:
-                stay = w.active() & ((i < b) if st > 0 else (i > b))
+                stay = w.active() & _in_range(i, b, st)
                 if not np.count_nonzero(stay):
                     break
                 w.mask = stay
@@ -559,7 +566,7 @@ def _run_for(w, slot, a, b, st, body, span):
                 loop.brk = _or(loop.brk, w.active())
             if not _next_iteration(w, loop, saved):
                 break
-            i += st
+            i = i + st          # (never in place: a lane-varying start may be a shared array)
             k += 1
             if k > budget:
                 raise ResourceLimit("loop_iterations", f"a for loop ran more than {budget} iterations at {span}",
@@ -582,7 +589,7 @@ def _run_for_gen(w, slot, a, b, st, body, span):
     w.iters.append(0)
     saved = w.mask
     budget = w.eng.loop_budget
-    uniform_stop = type(b) is not np.ndarray
+    uniform_stop = type(b) is not np.ndarray and type(a) is not np.ndarray and type(st) is not np.ndarray
     try:
         i, k = a, 0
         while True:
@@ -590,7 +597,7 @@ def _run_for_gen(w, slot, a, b, st, body, span):
                 if (st > 0 and i >= b) or (st < 0 and i <= b):
                     break
             else:
-                stay = w.active() & ((i < b) if st > 0 else (i > b))
+                stay = w.active() & _in_range(i, b, st)
                 if not np.count_nonzero(stay):
                     break
                 w.mask = stay
@@ -605,7 +612,7 @@ def _run_for_gen(w, slot, a, b, st, body, span):
                 loop.brk = _or(loop.brk, w.active())
             if not _next_iteration(w, loop, saved):
                 break
-            i += st
+            i = i + st          # (never in place: a lane-varying start may be a shared array)
             k += 1
             if k > budget:
                 raise ResourceLimit("loop_iterations", f"a for loop ran more than {budget} iterations at {span}",

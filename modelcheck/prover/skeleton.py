@@ -484,6 +484,8 @@ class Extractor:
             return [Command("commit", fam, _sx(slot), units=1, site=site, span=call.span)]
         if name == "mbarrier.complete_tx":
             raise OutsideFragment("mbarrier.complete_tx from a thread", call.span)
+        if name == "st.async":
+            raise OutsideFragment("st.async (a store into a peer CTA completing on its mbarrier)", call.span)
         if name in ("mbarrier.inval", "mbarrier.try_wait", "mbarrier.test_wait"):
             raise OutsideFragment(name, call.span)
         if info.family == "named_barrier":
@@ -591,7 +593,7 @@ def _has_sync(body) -> bool:
                 info = _classify(v)
                 if info is not None and (info.family in ("mbarrier", "named_barrier") or info.name in (
                         "tcgen05.commit", "cp.async.bulk.g2s", "cp.async.bulk.tensor.g2s",
-                        "cp.async.mbarrier.arrive")):
+                        "cp.async.mbarrier.arrive", "st.async")):
                     return True
             elif isinstance(v, ir.Unsupported) and _looks_sync(v.name):
                 return True

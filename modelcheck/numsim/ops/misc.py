@@ -150,7 +150,20 @@ def _zero(ctx, call, info):
     return (lambda w: 0), False
 
 
+def _isnullptr(ctx, call, info):
+    """`tir.isnullptr(x)`: x == NULL.  Every buffer parameter a run reaches is bound to an array (an unbound one
+    is a missing input, refused before the run), so a buffer's data pointer is never null here; a computed
+    handle is null when its value is 0."""
+    value = ctx.expr(call.operands[0])
+
+    def run(w):
+        v = value(w)
+        return (np.asarray(v) == 0) if type(v) is np.ndarray else v == 0
+    return run, False
+
+
 HANDLERS = {
+    "tir.isnullptr": _isnullptr,
     "cuda.lane_id": _index(lambda w: w.lane),
     "cuda.warp_id": _index(lambda w: w.index),
     "cuda.thread_rank": _index(lambda w: w.warp_base + w.lane),

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..descriptors import byte_runs
-from ..errors import EngineError
+from ..errors import EngineError, UnsupportedTIRxError
 from ..memory import CLUSTER_WINDOW, SHARED_BASE, cluster_address
 from ..sync import SyncError
 from ..tensormap import TensorMapError, box_plan, fill_bits, validate
@@ -41,6 +41,13 @@ def _at(value, lane):
 def tensor_map(w, value: int, span, what: str):
     """The validated, bound tensor map a tensor-map operand names."""
     bound = getattr(w.eng, "tensor_maps", {}).get(int(value))
+    if bound is None and w.eng.globals.find(int(value), 128) is not None:
+        # PTX allows a tensor map in .global (a kernel or an earlier launch writes or patches a copy there, then
+        # fences the tensormap proxy); its 128 CUtensorMap bytes are opaque to the model, so the copy is not run
+        alloc = w.eng.globals.find(int(value), 128)
+        raise UnsupportedTIRxError(what, span, f"the tensor map is in global memory ({alloc.name} + "
+                                               f"{int(value) - alloc.base}), not a tensor-map parameter; a tensor "
+                                               f"map's bytes in memory (the CUtensorMap layout) are not modeled")
     if bound is None:
         raise EngineError("invalid_descriptor", f"{what}: the tensor-map operand ({int(value):#x}) is not a "
                                                 f"tensor-map parameter of the kernel", span, field="tensor_map")
