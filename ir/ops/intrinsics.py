@@ -126,7 +126,7 @@ _INTRINSICS: dict[str, _Intrinsic] = {i.name: i for i in [
 WARP_REDUCE_ALIASES = {"cuda.warp_sum": "sum", "cuda.warp_max": "max", "cuda.warp_min": "min"}
 
 # intrinsics TVM's parser takes by keyword after `desc` (printed positionally): field names and Python defaults
-KEYWORD_INTRINSICS: dict[str, tuple[tuple[str, ...], dict[str, object]]] = {
+KEYWORD_INTRINSICS: dict[str, tuple[tuple[str, ...], dict[str, int | bool]]] = {
     name: (tuple(o.name for o in _INTRINSICS[name].operands),
            {"n_cta_groups": 1, "neg_a": False, "neg_b": False, "sat_d": False, "is_sparse": False})
     for name in ("cuda.tcgen05.encode_instr_descriptor", "cuda.tcgen05.encode_instr_descriptor_block_scaled")}
