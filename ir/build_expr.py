@@ -764,8 +764,8 @@ class ExprBuilder:
             value = self.number(self.expr(node.args[1]), node.args[1], "T.reinterpret", address_ok=True)
             if target == "handle" and (value.dtype == "handle" or isinstance(value, Unsupported)):
                 return value             # an address seen as another pointer type: still that address
-            if target == "handle":
-                # an integer made a pointer (a shared::cluster address from mapa): not an allocation of ours
+            if target == "handle" and dt.bits(value.dtype) != 64:
+                # a pointer is 64 bits: a narrower integer (a 32-bit shared address) is not one
                 return Unsupported("T.reinterpret(handle, integer address)", (value,), "handle", span=span)
             if dt.bits(target) != dt.bits(value.dtype):
                 raise self.error(f"T.reinterpret to {target} needs a {dt.bits(target)}-bit value, got {value.dtype}",

@@ -13,6 +13,7 @@ import numpy as np
 
 import ir
 
+from .. import pointers
 from .. import values as V
 from ..errors import EngineError, UnsupportedTIRxError
 from ..trace import Site
@@ -73,9 +74,18 @@ class OpContext:
         return self.acc.local_load(info, idx, site, span)
 
     def memory_load(self, info, idx, site, span):
+        if info.space == "pointer":
+            return pointers.load(info, idx, site, span)
         return self.acc.memory_load(info, idx, site, span)
 
+    def memory_store(self, info, idx, value, site, span):
+        if info.space == "pointer":
+            return pointers.store(info, idx, value, site, span)
+        return self.acc.memory_store(info, idx, value, site, span)
+
     def buffer_base(self, info):
+        if info.space == "pointer":     # resolved when the buffer was declared, per warp
+            return lambda w: w.env[info.slot]
         base = self.acc.base_address(info)
         return lambda w: base
 
@@ -92,7 +102,7 @@ class OpContext:
                                          site=self.site(e, "element store local") if watched else None)
         else:
             site = self.site(e, "element store " + info.space)
-            store = self.acc.memory_store(info, idx, lambda w: holder[0], site, e.span)
+            store = self.memory_store(info, idx, lambda w: holder[0], site, e.span)
 
         def write(w, value):
             holder[0] = value
