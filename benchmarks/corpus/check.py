@@ -98,9 +98,9 @@ def captured_inputs(cache: Path, cap: dict, func, pre_path: Path | None = None):
                                      enc["dtype"], swizzle=_SWIZZLES[enc["swizzle"]],
                                      oob_fill="nan" if enc["oob_fill"] else "zero").numpy()
         elif name in arrays and not name.startswith("__"):
-            inputs[name] = arrays[name]
+            inputs[name] = _typed(arrays[name], p)
         elif base and base in arrays:
-            inputs[name] = arrays[base]
+            inputs[name] = _typed(arrays[base], p)
         elif name in cap.get("scalars", {}):
             inputs[name] = cap["scalars"][name]
         elif pre_path is not None and p.kind == "handle":
@@ -114,6 +114,17 @@ def captured_inputs(cache: Path, cap: dict, func, pre_path: Path | None = None):
         else:
             problems.append(f"parameter {name}: the library's call passed nothing the capture could bind to it")
     return inputs, problems
+
+
+def _typed(array, p):
+    """np.savez keeps an ml_dtypes array (bfloat16, float8) as raw void bytes: view it as the parameter's type."""
+    import numpy as np
+    from modelcheck.numsim.values import NP_DTYPE
+    if array.dtype.kind == "V" and p.dtype in NP_DTYPE:
+        want = np.dtype(NP_DTYPE[p.dtype])
+        if want.itemsize == array.dtype.itemsize:
+            return array.view(want)
+    return array
 
 
 def host_map_inputs(pre_path: Path, arrays: dict, scalars: dict) -> dict:

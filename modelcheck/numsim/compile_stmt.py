@@ -191,8 +191,8 @@ class Compiler:
                 elif root.space == "global":
                     info = BufferInfo(b.name, "global", b.dtype, shape, root.alloc, offset, views, b.span)
                     views += 1
-                else:
-                    raise UnsupportedTIRxError(f"alias {b.name}", b.span, "aliases of local buffers (register views)")
+                else:   # the same registers as another type or shape (numsim.register_views)
+                    info = BufferInfo(b.name, "register_view", b.dtype, shape, root.name, offset, root.slot, b.span)
             elif b.scope in ("shared", "shared.dyn"):
                 slot = len(self.shared_infos)
                 info = BufferInfo(b.name, "shared", b.dtype, shape, b.name, 0, slot, b.span)
