@@ -78,3 +78,12 @@ def test_a_pointer_to_no_allocation_is_incomplete_naming_it_and_its_line():
     assert err.value.span.line == 13
     report = modelcheck.check(func)
     assert report.verdict == "incomplete" and "lost_pointer.py:13" in report.findings[0].message
+
+
+def test_ptr_byte_offset_is_an_address_and_a_pointer_a_buffer_can_sit_on():
+    func = modelcheck.load(FIX / "byte_offset.py").func
+    assert ir.parse(ir.print_func(func), path="byte_offset.py") == func
+    res = numsim.run(func, numsim.default_inputs(func, None))
+    assert res.termination == "completed" and not res.diagnostics
+    assert (res.outputs["out"] == 16 + np.arange(16)).all()      # the view starts 64 bytes into the tile
+    assert modelcheck.check(func).verdict == "clean"
