@@ -69,7 +69,7 @@ def _groups(w, base, addr, itemsize: int, name: str, index, what: str, span):
     """[(allocation, runtime, lanes or None, byte offsets)] of one access: the active lanes grouped by the
     allocation their base resolved to, each lane's element checked to lie inside that allocation."""
     if type(base) is not np.ndarray and type(addr) is not np.ndarray:
-        alloc, rt = _target(w, base)
+        alloc, rt = _resolved(w, base, name, span)
         off = (addr % CLUSTER_WINDOW if alloc.space == "shared" else addr) - alloc.base
         if off < 0 or off + itemsize > alloc.nbytes:
             raise oob(what, name, index, _lane0(w), addr, span)
@@ -80,7 +80,7 @@ def _groups(w, base, addr, itemsize: int, name: str, index, what: str, span):
     i = np.broadcast_to(np.asarray(index), (V.WARP,))
     out: list = []
     for value in np.unique(b[active]):
-        alloc, rt = _target(w, int(value))
+        alloc, rt = _resolved(w, int(value), name, span)
         lanes = active & (b == value)
         local = a % CLUSTER_WINDOW if alloc.space == "shared" else a
         offs = np.where(lanes, local - alloc.base, 0)
@@ -94,6 +94,15 @@ def _groups(w, base, addr, itemsize: int, name: str, index, what: str, span):
             lanes, offs = lanes | merged[2], np.where(lanes, offs, merged[3])
         out.append((alloc, rt, lanes, offs))
     return out
+
+
+def _resolved(w, base: int, name: str, span):
+    """The allocation of a lane's base; a lane inactive where the buffer was declared may have none."""
+    alloc, rt = _target(w, base)
+    if alloc is None:
+        raise UnsupportedTIRxError(f"buffer {name}", span, f"a lane's pointer ({base:#x}) was not resolved where "
+                                                           "the buffer was declared (the lane was inactive there)")
+    return alloc, rt
 
 
 def _checked_index(w, i, numel: int, base, itemsize: int, name: str, what: str, span):
