@@ -69,6 +69,9 @@ class _Builder:
         self.ex = ExprBuilder(self.scope, file, source)
         self.used: set[str] = set()
         self.buffers: dict[str, Buffer] = {}
+        # byte offset of a decl_buffer's data pointer from its root: `X.data` is that pointer, without the
+        # elem_offset= / byte_offset= the declaration adds (TVM keeps those in the buffer, not in its data)
+        self.data_offsets: dict[str, Expr] = {}
         self.launch: dict[str, Expr] = {}
         self.block_hints: list[tuple[int, sx.Node]] = []
         self.attrs: list[tuple[str, object]] = []
@@ -886,6 +889,7 @@ class _Builder:
                     buf = self.bind_param_buffer(data_node, target, shape, dtype, align, call)
                     return [DeclBuffer(buf, span=span)] if buf.data is not None else []
                 root, offset = self.data_pointer(data_node)
+                pointer_offset = offset
                 data = root.data or root.name
                 if scope == "global" and "scope" not in {k.name for k in call.kwargs}:
                     scope = root.scope
@@ -896,6 +900,8 @@ class _Builder:
                     offset = _add_offset(offset, ty.cast("int64", self.ex.int_expr(byte_offset_node, "byte_offset")))
             elif elem_offset is not None or byte_offset_node is not None:
                 raise self.error("an offset needs data= (the buffer it aliases)", call)
+            else:
+                pointer_offset = None
             if scope == "global" and data is None:
                 raise self.error(f"buffer '{target.id}' needs a scope", call,
                                  expected='scope="shared", "shared.dyn" or "local"',
@@ -907,6 +913,8 @@ class _Builder:
                 self.ex.swizzled[buf.name] = (tuple(shape), swizzle)
             else:
                 buf = self.declare(target, shape, dtype, scope, call, data, offset, align, layout)
+            if pointer_offset is not None:
+                self.data_offsets[buf.name] = pointer_offset
         elif kind in ("decl_scalar", "shared_scalar"):
             # one element: of an allocation (decl_scalar(dtype, data=pool.data, elem_offset=k, scope=...)), or a
             # shared one of its own (shared_scalar(dtype))
@@ -997,7 +1005,7 @@ class _Builder:
                 # parameter's own bytes: no allocation of ours; NumSim reports a buffer over it as not modeled
                 return Buffer(v.name, (), "uint8", "param" if b.kind == PARAM else "pointer"), Const(0, "int64")
             root = self.ex.buffer_named(node)
-            return root, root.byte_offset
+            return root, self.data_offsets.get(root.name, root.byte_offset)
         raise self.error("data= takes another buffer's .data", node, expected="data=pool.data")
 
     def view(self, target: sx.Name, call: sx.Call, span) -> list[Stmt]:
@@ -1022,6 +1030,8 @@ class _Builder:
             shape = tuple(self.ex.int_expr(a, "a view extent") for a in self.splat(args))
         buf = self.declare(target, shape, dtype, root.scope, call, root.data or root.name, root.byte_offset,
                            root.align, self.view_layout(root))
+        if root.name in self.data_offsets:      # a view shares its root's data pointer
+            self.data_offsets[buf.name] = self.data_offsets[root.name]
         return [DeclBuffer(buf, span=span)]
 
     def view_layout(self, root: Buffer) -> str:

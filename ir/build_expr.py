@@ -773,13 +773,22 @@ class ExprBuilder:
             value = self.number(self.expr(node.args[1]), node.args[1], "T.reinterpret", address_ok=True)
             if target == "handle" and (value.dtype == "handle" or isinstance(value, Unsupported)):
                 return value             # an address seen as another pointer type: still that address
-            if target == "handle":
-                # an integer made a pointer (a shared::cluster address from mapa): not an allocation of ours
+            if target == "handle" and dt.bits(value.dtype) != 64:
+                # a pointer is 64 bits: a narrower integer (a 32-bit shared address) is not one
                 return Unsupported("T.reinterpret(handle, integer address)", (value,), "handle", span=span)
             if dt.bits(target) != dt.bits(value.dtype):
                 raise self.error(f"T.reinterpret to {target} needs a {dt.bits(target)}-bit value, got {value.dtype}",
                                  node)
             return OpCall("tir.reinterpret", (StrConst(target), value), None, target, span=span)
+        if name == "ptr_byte_offset":
+            if len(node.args) not in (2, 3) or node.kwargs:
+                raise self.error("T.ptr_byte_offset takes (pointer, byte offset, dtype)", node)
+            ptr = self.number(self.expr(node.args[0]), node.args[0], "T.ptr_byte_offset", address_ok=True)
+            if ptr.dtype != "handle":
+                raise self.error("T.ptr_byte_offset takes a pointer first", node.args[0],
+                                 hint="e.g. T.ptr_byte_offset(T.address_of(buf[0]), bytes, T.type_annotation(...))")
+            offset = ty.cast("int64", self.int_expr(node.args[1], "a byte offset"))
+            return self.intrinsic("tir.ptr_byte_offset", [ptr, offset], node)
         if name in ("isinf", "isfinite"):
             # TVM expands these as it builds them: isinf(x) = fabs(x) == inf and not isnan(x) (False for
             # integers), isfinite(x) = not isinf(x) and not isnan(x); constant operands fold as TVM folds them

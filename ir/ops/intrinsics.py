@@ -113,6 +113,8 @@ _INTRINSICS: dict[str, _Intrinsic] = {i.name: i for i in [
     _intr("tir.reinterpret", "math", (2,), (("dtype", "imm"), ("value", "value")), result="arg0"),
     # TVM's builtin::isnullptr: `x == NULL` of a handle (CUDA codegen prints the comparison)
     _intr("tir.isnullptr", "math", (1,), (("x", "value"),), result="bool"),
+    # `T.ptr_byte_offset(ptr, bytes, dtype)`: the pointer `bytes` further (the dtype only types the result)
+    _intr("tir.ptr_byte_offset", "math", (2,), (("ptr", "value"), ("bytes", "value")), result="handle"),
     *[_intr(f"tir.{m}", "math", (1,), (("x", "value"),), result="arg0")
       for m in ("exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan",
                 "tanh", "sigmoid", "fabs", "floor", "ceil", "round", "trunc", "nearbyint", "erf", "atan", "asin",

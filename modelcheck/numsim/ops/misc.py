@@ -69,6 +69,18 @@ def _reinterpret(ctx, call, info):
     return run, False
 
 
+def _ptr_byte_offset(ctx, call, info):
+    """A pointer `bytes` further: addresses are 64-bit integers (per lane when either operand varies)."""
+    ptr, nbytes = (ctx.expr(o) for o in call.operands)
+
+    def run(w):
+        p, b = ptr(w), nbytes(w)
+        if type(p) is np.ndarray or type(b) is np.ndarray:
+            return np.asarray(p).astype(np.int64) + np.asarray(b).astype(np.int64)
+        return int(p) + int(b)
+    return run, False
+
+
 def _clock(ctx, call, info):
     def run(w):
         w.eng.clock += 1
@@ -185,5 +197,6 @@ HANDLERS = {
     "griddepcontrol.wait": _noop,
     "griddepcontrol.launch_dependents": _noop,
     "tir.reinterpret": _reinterpret,
+    "tir.ptr_byte_offset": _ptr_byte_offset,
     **{f"tir.{m}": _math for m in list(_MATH) + ["rsqrt", "exp10", "sigmoid", "erf"]},
 }
