@@ -10,6 +10,7 @@ syntax *means* (T.* calls, scopes, types) is decided by `ir.build`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from . import syntax_cache
 from .errors import ParseError, Span
@@ -288,7 +289,7 @@ def field_expr(field: str, pos: Pos, what: str = "f-string field") -> Node:
     except ParseError:
         raise ParseError(f"cannot read the {what} {field!r}", pos.span(""),
                          hint=f"a {what} is an expression over names and constants") from None
-    return _at(module.body[0].value, pos)   # type: ignore[attr-defined]  # body[0] is the `_ = (...)` Assign
+    return _at(cast(Assign, module.body[0]).value, pos)  # `_ = (...)` parses to one Assign first
 
 
 def parse_syntax(text: str, file: str = "<string>") -> Module:

@@ -11,9 +11,10 @@ import threading
 from collections import deque
 from dataclasses import dataclass, replace
 from importlib import resources
-from typing import Iterator
+from typing import Iterator, cast
 
 from lark import Token, Transformer
+from lark.grammar import Terminal
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from lark.indenter import Indenter
 
@@ -69,7 +70,7 @@ class _Indenter(Indenter):
             self.indent_level.pop()
             yield Token.new_borrow_pos(self.DEDENT_type, indent_str, token)
         if indent != self.indent_level[-1]:
-            line = (token.end_line or token.line)
+            line = cast(int, token.end_line or token.line)  # the lexer sets every position of a token
             raise ParseError(
                 "bad indentation: this line's indentation does not match any enclosing block",
                 Span("", line, 1, line, indent + 1),
@@ -113,13 +114,16 @@ class _Indenter(Indenter):
 
 
 def _tok_span(tok: Token, file: str = "") -> Span:
-    end_line = tok.end_line or tok.line
-    end_col = tok.end_column or (tok.column + max(len(str(tok.value)), 1))
-    return Span(file, tok.line or 1, tok.column or 1, end_line, end_col)
+    line, col = tok.line or 1, tok.column or 1
+    end_line = tok.end_line or line
+    end_col = tok.end_column or (col + max(len(str(tok.value)), 1))
+    return Span(file, line, col, end_line, end_col)
 
 
 def _tok_pos(tok: Token) -> Pos:
-    return Pos(tok.line, tok.column, tok.end_line or tok.line, tok.end_column or tok.column + len(tok))
+    # tokens reaching the transformer come from the lexer, which sets every position field
+    line, col = cast(int, tok.line), cast(int, tok.column)
+    return Pos(line, col, tok.end_line or line, tok.end_column or col + len(tok))
 
 
 def _meta_pos(meta) -> Pos:
@@ -571,7 +575,7 @@ class _Parser:
             text += "\n"
         with self.lock:
             try:
-                return self.lark.parse(text)
+                return cast(Module, self.lark.parse(text))  # the inline transformer builds a Module
             except ParseError as err:  # raised by the postlexer, without a file name
                 raise _at_last_line(_relocate(err, file, text), text) from None
             except UnexpectedInput as err:
@@ -583,11 +587,13 @@ class _Parser:
     def _parser_expected(self, err: UnexpectedInput) -> set[str]:
         """What the LALR table accepts here (the contextual lexer reports a narrower set)."""
         state = getattr(err, "state", None)
-        try:
-            keys = state.parse_conf.parse_table.states[state.position].keys()
-            return {k for k in keys if k in self.terminals or k in ("$END", "_INDENT", "_DEDENT")}
-        except AttributeError:
-            return set(getattr(err, "expected", None) or getattr(err, "allowed", None) or ())
+        if state is not None:
+            try:
+                keys = state.parse_conf.parse_table.states[state.position].keys()
+                return {k for k in keys if k in self.terminals or k in ("$END", "_INDENT", "_DEDENT")}
+            except AttributeError:
+                pass
+        return set(getattr(err, "expected", None) or getattr(err, "allowed", None) or ())
 
     def _expected_text(self, expected: set[str]) -> str:
         if len(expected) <= 6:
@@ -611,9 +617,10 @@ class _Parser:
         opener = self.postlex.brackets[-1] if self.postlex.brackets else None
         expected = self._parser_expected(err)
         if isinstance(err, UnexpectedCharacters):
-            ch = text[err.pos_in_stream] if err.pos_in_stream < len(text) else ""
+            pos = cast(int, err.pos_in_stream)  # set by UnexpectedCharacters; lark types the base's as None
+            ch = text[pos] if pos < len(text) else ""
             span = Span(file, err.line, err.column, err.line, err.column + 1)
-            if opener is not None and err.line > opener.line:
+            if opener is not None and err.line > cast(int, opener.line):  # a lexed bracket has its line
                 return _unclosed(opener, file, text)
             if ch in "\"'":
                 return ParseError("unterminated string", span, source=text,
@@ -712,7 +719,7 @@ def grammar_rule_names() -> set[str]:
     """Every rule name and alias the grammar can hand to the Transformer (for the handler test)."""
     names = set()
     for rule in _parser().lark.rules:
-        kept = [s for s in rule.expansion if not (s.is_term and s.filter_out)]
+        kept = [s for s in rule.expansion if not (isinstance(s, Terminal) and s.filter_out)]
         if rule.alias is None and (rule.options.expand1 and len(kept) == 1 or rule.origin.name.startswith("_")):
             continue  # a ?rule alternative with one child is inlined and never reaches the transformer
         names.add(str(rule.alias or rule.origin.name))
