@@ -1,3 +1,4 @@
+# from typing import TypeVar
 # from tvm.script import tirx as T
 
 # Buffers declared on pointers the kernel computes, in the apache-tvm 0.27 printer's pre-lowering form:

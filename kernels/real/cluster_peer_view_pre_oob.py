@@ -1,3 +1,4 @@
+# from typing import TypeVar
 # from tvm.script import tirx as T
 
 # The buggy twin of cluster_peer_view_pre.py: the view on the peer's tile is declared with 64 elements over
