@@ -49,8 +49,8 @@ _VIA_FENCE = ("relaxed", "volatile")
 class _Chunk:
     """What the analysis knows while it handles one chunk."""
 
-    __slots__ = ("units", "pairs", "nlive", "strong", "pcol", "known", "known_bridged", "known_issuer", "cross_any",
-                 "async_prior_any", "tc_prior_any", "prior_tc", "wu", "wcur", "xdom")
+    __slots__ = ("units", "pairs", "nlive", "strong", "pcol", "known", "known_bridged", "known_issuer", "cross",
+                 "cross_any", "async_prior_any", "tc_prior_any", "prior_tc", "wu", "wcur", "xdom")
 
     units: Units
     pairs: Any              # pairs.Pairs of this chunk
@@ -60,6 +60,7 @@ class _Chunk:
     known: np.ndarray
     known_bridged: np.ndarray
     known_issuer: np.ndarray
+    cross: np.ndarray       # per pair: the two accesses are of different proxies
     cross_any: np.ndarray
     async_prior_any: np.ndarray
     tc_prior_any: np.ndarray
@@ -244,10 +245,11 @@ class Analysis(Observer):
         c.known_bridged = np.zeros(npairs, dtype=np.int32)
         c.known_issuer = np.zeros(npairs, dtype=np.int32)
         cur = cr - c.nlive
-        c.cross_any = np.bincount(cur[U.proxy[pr] != U.proxy[cr]], minlength=n).astype(np.bool_)
-        c.async_prior_any = np.bincount(cur[U.actor[pr] >= 0], minlength=n).astype(np.bool_)
+        c.cross = U.proxy[pr] != U.proxy[cr]
+        c.cross_any = _any_per(cur, c.cross, n)
+        c.async_prior_any = _any_per(cur, (U.actor >= 0)[pr], n)       # (a per-record table, gathered once)
         c.prior_tc = U.tc[pr] > 0
-        c.tc_prior_any = np.bincount(cur[c.prior_tc], minlength=n).astype(np.bool_)
+        c.tc_prior_any = _any_per(cur, c.prior_tc, n)
         c.xdom = None
         if self.fl.split and npairs:
             # pairs of different clock domains: nothing orders them (racecheck.domains); their columns alias
@@ -315,15 +317,18 @@ class Analysis(Observer):
         """For the pairs closed by the chunk's records `sel` (one warp's): what the accessing lane knows of the earlier
         access's actor (bridged too where proxies differ; and of its issuer where it is async)."""
         P = c.pairs
-        s, e = P.start[sel], P.start[sel + 1]
-        cnt = e - s
-        if not cnt.any():
+        s = P.start[sel]
+        cnt = P.start[sel + 1] - s
+        total = int(cnt.sum())
+        if not total:
             return
-        run, within = _segments(cnt)
-        q = s[run] + within
+        # the pairs of each record in `sel`, one range after another (the record of each only where a rule needs it)
+        q = np.arange(total) + np.repeat(s - (np.cumsum(cnt) - cnt), cnt)
         lanes, cols = P.cur_lane[q], c.pcol[q]
         c.known[q] = w.known(lanes, cols)
+        run = None
         if c.cross_any[sel].any():
+            run = np.repeat(np.arange(sel.size), cnt)
             uq = sel[run]
             m = c.cross_any[uq]
             dom = c.units.domain[c.nlive + uq]
@@ -332,6 +337,8 @@ class Analysis(Observer):
                 if mm.any():
                     c.known_bridged[q[mm]] = w.known(lanes[mm], cols[mm], name)
         if c.async_prior_any[sel].any():
+            if run is None:
+                run = np.repeat(np.arange(sel.size), cnt)
             m = c.async_prior_any[sel[run]]
             c.known_issuer[q[m]] = w.known(lanes[m], self.fl.issuer_col[cols[m]])
         if c.xdom is not None:
@@ -463,7 +470,7 @@ class Analysis(Observer):
             fresh = U.take(np.searchsorted(U.index, shadow.new_cold))
             self.cold.append(fresh)
             self.cold_ops.update(fresh.actor[fresh.actor >= 0].tolist())
-        live = shadow.live_units()
+        live = shadow.live_units(U.n)
         new_index = np.full(U.n, -1, dtype=np.int64)
         new_index[live] = np.arange(live.size)
         self.live = U.take(live)
@@ -475,6 +482,13 @@ class Analysis(Observer):
         flow.forget([op for op in flow.retired if op not in alive])
         flow.collect()
         flow.compact()
+
+
+def _any_per(cur: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:
+    """Per chunk record: does some pair it closes (`cur`: their chunk records) have `mask` set?"""
+    out = np.zeros(n, dtype=np.bool_)
+    out[cur[mask]] = True
+    return out
 
 
 def _unknown(c: _Chunk, q: np.ndarray) -> None:
