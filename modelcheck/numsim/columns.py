@@ -214,13 +214,17 @@ class AccessColumns:
         mask[all_lanes] = True
         if not all_lanes.all():
             mask[~all_lanes] = np.array([m for m in lanes if m is not None], dtype=np.bool_)
-        offs = np.empty((n, 32), dtype=np.int64)
+        counts = np.count_nonzero(mask, axis=1)
+        # the active lanes' offsets, row by row (a scalar offset repeated over its row's lanes)
+        offset = np.empty(int(counts.sum()), dtype=np.int64)
         offset0 = np.zeros(n, dtype=np.int64)
+        at_scalar = np.repeat(scalar, counts)
         if scalar.any():
             offset0[scalar] = [o for o in offsets if type(o) is not ndarray]
-            offs[scalar] = offset0[scalar, None]
+            offset[at_scalar] = np.repeat(offset0[scalar], counts[scalar])
         if not scalar.all():
-            offs[~scalar] = np.concatenate([o for o in offsets if type(o) is ndarray]).reshape(-1, 32)
+            per_lane = np.concatenate([o for o in offsets if type(o) is ndarray]).reshape(-1, 32)
+            offset[~at_scalar] = per_lane[mask[~scalar]]
         # kind, proxy, order and scope together: one code per distinct combination
         get = _FLAGS.get
         flags = [get(f, -1) for f in zip(kind, proxy, order, scope)]
@@ -237,7 +241,7 @@ class AccessColumns:
                 "alloc": alloc, "size": np.array(size, dtype=np.int64), "kind": table[:, 0], "proxy": table[:, 1],
                 "order": table[:, 2], "scope": table[:, 3], "actor": np.array(actor, dtype=np.int64),
                 "all_lanes": all_lanes, "scalar": scalar, "offset0": offset0}
-        return cols, list(iters), np.count_nonzero(mask, axis=1), np.tile(_LANE8, n)[flat], offs.reshape(-1)[flat]
+        return cols, list(iters), counts, np.tile(_LANE8, n)[flat], offset
 
     def _bulk_part(self, bulks):
         """Columns of the bulk records' runs: one row (one lane: the issuing thread's) per run."""
@@ -272,9 +276,9 @@ def _merge(parts):
     counts = np.concatenate([n1, n2])
     lane = np.concatenate([l1, l2])
     offset = np.concatenate([o1, o2])
-    # the flattened lanes follow their rows: stable sort of each lane entry by its row's new position
-    rank = np.empty_like(order)
-    rank[order] = np.arange(order.size)
-    row_of = np.repeat(np.arange(counts.size), counts)
-    perm = np.argsort(rank[row_of], kind="stable")
-    return cols, iters, counts[order], lane[perm], offset[perm]
+    # the flattened lanes follow their rows: each row's block of lanes, taken in the rows' new order (no sort)
+    new_counts = counts[order]
+    old_start = np.cumsum(counts) - counts
+    new_start = np.cumsum(new_counts) - new_counts
+    perm = np.arange(int(new_counts.sum())) + np.repeat(old_start[order] - new_start, new_counts)
+    return cols, iters, new_counts, lane[perm], offset[perm]

@@ -184,13 +184,12 @@ def record_cells(eng, site, alloc, lanes, cols, kind, *, w=None, op=None, lane_m
         eng.stats["accesses"] += 1
         return
     regs = lanes.shape[1]
-    start = 0
-    for r in range(1, regs + 1):
-        if r < regs and (lanes[:, r] == lanes[:, r - 1]).all() and (cols[:, r] == cols[:, r - 1] + 1).all():
-            continue
+    # register r starts a new run unless every thread's cell r follows its cell r - 1 (one comparison for all)
+    joined = ((lanes[:, 1:] == lanes[:, :-1]) & (cols[:, 1:] == cols[:, :-1] + 1)).all(axis=0)
+    bounds = [0, *(np.flatnonzero(~joined) + 1).tolist(), regs]
+    for start, end in zip(bounds[:-1], bounds[1:]):
         offs = alloc.offsets(lanes[:, start], cols[:, start])
-        _emit(eng, site, alloc, offs, 4 * (r - start), kind, w, op, lane_mask)
-        start = r
+        _emit(eng, site, alloc, offs, 4 * (end - start), kind, w, op, lane_mask)
 
 
 def record_rows(eng, site, alloc, lanes, col0: int, ncols: int, kind, op) -> None:

@@ -49,8 +49,8 @@ _VIA_FENCE = ("relaxed", "volatile")
 class _Chunk:
     """What the analysis knows while it handles one chunk."""
 
-    __slots__ = ("units", "pairs", "nlive", "strong", "pcol", "known", "known_bridged", "known_issuer", "cross_any",
-                 "async_prior_any", "tc_prior_any", "prior_tc", "wu", "wcur", "xdom")
+    __slots__ = ("units", "pairs", "nlive", "strong", "pcol", "known", "known_bridged", "known_issuer", "cross",
+                 "cross_any", "async_prior_any", "tc_prior_any", "prior_tc", "wu", "wcur", "xdom")
 
     units: Units
     pairs: Any              # pairs.Pairs of this chunk
@@ -60,6 +60,7 @@ class _Chunk:
     known: np.ndarray
     known_bridged: np.ndarray
     known_issuer: np.ndarray
+    cross: np.ndarray       # per pair: the two accesses are of different proxies
     cross_any: np.ndarray
     async_prior_any: np.ndarray
     tc_prior_any: np.ndarray
@@ -109,6 +110,12 @@ class Analysis(Observer):
         self.chunks = 0
         self.wall_time_s = 0.0           # spent in the analysis (it runs inside the NumSim run)
 
+    @property
+    def fl(self) -> Flow:
+        """The flow while the analysis runs (made by `setup`, dropped when the analysis stops)."""
+        assert self.flow is not None
+        return self.flow
+
     # ------------------------------------------------------------------ observer
     def on_start(self, run) -> None:
         self.setup(run.warps, run.warps_per_cta, layout_for(run, self.whole_grid))
@@ -136,7 +143,7 @@ class Analysis(Observer):
     def finish(self) -> None:
         """The events after the last chunk, then the races settled and in record order."""
         self._step(None)
-        if self.limit is not None:
+        if self.limit is not None or self.flow is None:
             return
         gran = self.shadow.gran
         for race in self.races:
@@ -165,7 +172,7 @@ class Analysis(Observer):
     # ------------------------------------------------------------------ one chunk
     def _process(self, chunk) -> None:
         events, self.events = self.events, []
-        flow = self.flow
+        flow = self.fl
         extra = []
         for ev in events:
             flow.register(ev)
@@ -175,6 +182,7 @@ class Analysis(Observer):
                 flow.column(rec.actor)
                 flow.retired.add(rec.actor)
         new = from_chunk(chunk, self.allocs, self.next_index, flow.op_kind, extra)
+        assert new.lane is not None and new.lane_start is not None       # a fresh chunk's table has its lanes
         self.next_index += new.n
         self.records += new.n
         self.lane_accesses += int(new.lane.size)
@@ -220,11 +228,11 @@ class Analysis(Observer):
 
     def _ucol(self, U: Units) -> np.ndarray:
         """Each record's actor column: its async operation's, or its warp's lane 0's (plus the lane, per access)."""
-        ucol = self.flow.col0[np.maximum(U.warp, 0)]
+        ucol = self.fl.col0[np.maximum(U.warp, 0)]
         asy = np.flatnonzero(U.actor >= 0)
         if asy.size:
             ops, inv = np.unique(U.actor[asy], return_inverse=True)
-            col = self.flow.async_col
+            col = self.fl.async_col
             ucol[asy] = np.array([col[o] for o in ops.tolist()], dtype=np.int64)[inv]
         return ucol
 
@@ -237,21 +245,22 @@ class Analysis(Observer):
         c.known_bridged = np.zeros(npairs, dtype=np.int32)
         c.known_issuer = np.zeros(npairs, dtype=np.int32)
         cur = cr - c.nlive
-        c.cross_any = np.bincount(cur[U.proxy[pr] != U.proxy[cr]], minlength=n).astype(np.bool_)
-        c.async_prior_any = np.bincount(cur[U.actor[pr] >= 0], minlength=n).astype(np.bool_)
+        c.cross = U.proxy[pr] != U.proxy[cr]
+        c.cross_any = _any_per(cur, c.cross, n)
+        c.async_prior_any = _any_per(cur, (U.actor >= 0)[pr], n)       # (a per-record table, gathered once)
         c.prior_tc = U.tc[pr] > 0
-        c.tc_prior_any = np.bincount(cur[c.prior_tc], minlength=n).astype(np.bool_)
+        c.tc_prior_any = _any_per(cur, c.prior_tc, n)
         c.xdom = None
-        if self.flow.split and npairs:
+        if self.fl.split and npairs:
             # pairs of different clock domains: nothing orders them (racecheck.domains); their columns alias
-            dom = self.flow.domain
+            dom = self.fl.domain
             x = dom[np.maximum(U.warp[pr], 0)] != dom[np.maximum(U.warp[cr], 0)]
             c.xdom = x if x.any() else None
 
     def _events_and_accesses(self, c: _Chunk, events: list) -> None:
         """The chunk's events and its knowledge-moving accesses in seq order; the other accesses of a warp at the
         warp's next event (its knowledge is the same until then)."""
-        U, nlive, flow = c.units, c.nlive, self.flow
+        U, nlive, flow = c.units, c.nlive, self.fl
         seq = U.seq[nlive:]
         strong = c.strong
         batch = np.flatnonzero((U.actor[nlive:] < 0) & ~strong)
@@ -300,7 +309,7 @@ class Analysis(Observer):
             return
         sel = idx[cur:k]
         c.wcur[wid] = k
-        w = self.flow.warps[wid]
+        w = self.fl.warps[wid]
         c.units.epoch_at[c.nlive + sel] = w.epoch
         self._gather(c, w, sel)
 
@@ -308,15 +317,18 @@ class Analysis(Observer):
         """For the pairs closed by the chunk's records `sel` (one warp's): what the accessing lane knows of the earlier
         access's actor (bridged too where proxies differ; and of its issuer where it is async)."""
         P = c.pairs
-        s, e = P.start[sel], P.start[sel + 1]
-        cnt = e - s
-        if not cnt.any():
+        s = P.start[sel]
+        cnt = P.start[sel + 1] - s
+        total = int(cnt.sum())
+        if not total:
             return
-        run, within = _segments(cnt)
-        q = s[run] + within
+        # the pairs of each record in `sel`, one range after another (the record of each only where a rule needs it)
+        q = np.arange(total) + np.repeat(s - (np.cumsum(cnt) - cnt), cnt)
         lanes, cols = P.cur_lane[q], c.pcol[q]
         c.known[q] = w.known(lanes, cols)
+        run = None
         if c.cross_any[sel].any():
+            run = np.repeat(np.arange(sel.size), cnt)
             uq = sel[run]
             m = c.cross_any[uq]
             dom = c.units.domain[c.nlive + uq]
@@ -325,14 +337,16 @@ class Analysis(Observer):
                 if mm.any():
                     c.known_bridged[q[mm]] = w.known(lanes[mm], cols[mm], name)
         if c.async_prior_any[sel].any():
+            if run is None:
+                run = np.repeat(np.arange(sel.size), cnt)
             m = c.async_prior_any[sel[run]]
-            c.known_issuer[q[m]] = w.known(lanes[m], self.flow.issuer_col[cols[m]])
+            c.known_issuer[q[m]] = w.known(lanes[m], self.fl.issuer_col[cols[m]])
         if c.xdom is not None:
             _unknown(c, q)
 
     def _visit(self, c: _Chunk, r: int) -> None:
         """A strong access (chunk record `r`): acquire through memory, gather, stamp, publish; fence.sc bookkeeping."""
-        U, P, flow = c.units, c.pairs, self.flow
+        U, P, flow = c.units, c.pairs, self.fl
         u = c.nlive + r
         wid = int(U.warp[u])
         w = flow.warps[wid]
@@ -352,6 +366,7 @@ class Analysis(Observer):
         sel = np.array([r], dtype=np.int64)
         self._gather(c, w, sel)
         U.epoch_at[u] = w.epoch
+        assert U.lane is not None and U.lane_start is not None
         lanes = U.lane[U.lane_start[r]:U.lane_start[r + 1]].tolist()
         if level > 0:
             self._fence_sc_access(c, r, u, g, wid, level, lanes, ent_lane, pw_unit, pw_lane)
@@ -364,7 +379,7 @@ class Analysis(Observer):
     def _fence_sc_access(self, c, r, u, g, wid, level, lanes, ent_lane, pw_unit, pw_lane) -> None:
         """A morally strong access, for the fence.sc tracker: per lane the write it read (or overwrote), and for a
         write whether that write happened before it (what a forced fence.sc pair may have to check)."""
-        U, flow = c.units, self.flow
+        U, flow = c.units, self.fl
         sources: dict = {}
         for lane, t, wl in zip(ent_lane, pw_unit, pw_lane):
             sources.setdefault(lane, set()).add(None if t < 0 else (int(U.index[t]), wl))
@@ -374,12 +389,12 @@ class Analysis(Observer):
         k = int(U.key[u])
         off = U.offset[U.lane_start[r]:U.lane_start[r + 1]].tolist()
         for lane, o in zip(lanes, off):
-            src = sources.get(lane, {None})
-            src = next(iter(src)) if len(src) == 1 else "mixed"
+            seen = sources.get(lane, {None})
+            src = next(iter(seen)) if len(seen) == 1 else "mixed"
             flow.write_thread[(g, lane)] = (wid, -1)
             flow.sc.access(float(U.seq[u]), (g, lane), (wid, lane), int(U.cta[u]), level, kind,
                            (self.allocs.space[k], self.allocs.id[k], o, int(U.size[u])), src)
-            if U.write[u] and src not in (None, "mixed"):
+            if U.write[u] and isinstance(src, tuple):         # one write read (not none, not "mixed")
                 flow.sc_order[(g, lane)] = {src: self._ordered_before(c, r, lane, src)}
 
     def _ordered_before(self, c: _Chunk, r: int, lane: int, src: tuple) -> bool:
@@ -397,7 +412,7 @@ class Analysis(Observer):
     def _gather_async(self, c: _Chunk) -> None:
         """What each async access knows of its priors: its operation's fork (tcgen05 knowledge against tcgen05
         priors), as of the access — a fork or an issuer column set by a later event is not known yet."""
-        U, P, flow, nlive = c.units, c.pairs, self.flow, c.nlive
+        U, P, flow, nlive = c.units, c.pairs, self.fl, c.nlive
         recs = np.flatnonzero((U.actor[nlive:] >= 0) & (np.diff(P.start) > 0))
         if not recs.size:
             return
@@ -450,12 +465,12 @@ class Analysis(Observer):
 
     def _forget(self, c: _Chunk) -> None:
         """Keep what a later access can still pair with (see the module docstring)."""
-        flow, U, shadow = self.flow, c.units, self.shadow
+        flow, U, shadow = self.fl, c.units, self.shadow
         if shadow.new_cold.size:
             fresh = U.take(np.searchsorted(U.index, shadow.new_cold))
             self.cold.append(fresh)
             self.cold_ops.update(fresh.actor[fresh.actor >= 0].tolist())
-        live = shadow.live_units()
+        live = shadow.live_units(U.n)
         new_index = np.full(U.n, -1, dtype=np.int64)
         new_index[live] = np.arange(live.size)
         self.live = U.take(live)
@@ -469,8 +484,16 @@ class Analysis(Observer):
         flow.compact()
 
 
+def _any_per(cur: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:
+    """Per chunk record: does some pair it closes (`cur`: their chunk records) have `mask` set?"""
+    out = np.zeros(n, dtype=np.bool_)
+    out[cur[mask]] = True
+    return out
+
+
 def _unknown(c: _Chunk, q: np.ndarray) -> None:
     """Of pairs `q`, those of different clock domains know nothing of each other (their columns alias)."""
+    assert c.xdom is not None
     x = q[c.xdom[q]]
     if x.size:
         c.known[x] = c.known_bridged[x] = c.known_issuer[x] = 0

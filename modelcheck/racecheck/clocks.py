@@ -20,6 +20,8 @@ zeros up to the new width; lane columns always stay first).
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 FULL = np.ones(32, dtype=np.bool_)
@@ -49,6 +51,11 @@ class Knowledge:
     """One warp's knowledge: a shared row (A,) or per-lane rows (32, A)."""
 
     __slots__ = ("row", "rows")
+
+    # exactly one of the two is an array, the other None (a warp splits and joins in place); typed loosely so the
+    # hot paths need no narrowing at every use
+    row: Any
+    rows: Any
 
     def __init__(self, width: int):
         self.row = np.zeros(width, dtype=np.int32)
@@ -153,6 +160,9 @@ class WarpState:
     __slots__ = ("id", "cta", "col0", "epoch", "k", "_bridged", "bown", "fence_row", "pending_acquire",
                  "async_uncommitted", "async_groups", "has_bridged", "tc", "tc_fenced", "tc_pending")
 
+    tc_fenced: Knowledge           # set by `tc_start`
+    tc_pending: Knowledge
+
     def __init__(self, wid: int, cta: int, width: int, col0: int | None = None):
         self.id = wid
         self.cta = cta
@@ -170,7 +180,8 @@ class WarpState:
         # lanes' next tcgen05 operations are ordered after (`tc`: 1 = issued before them in a pipelined order,
         # 2 = completed), the part published at the last fence::before_thread_sync, and what thread syncs brought
         # in that takes effect only at the next fence::after_thread_sync
-        self.tc = self.tc_fenced = self.tc_pending = None
+        # (tc_fenced and tc_pending exist from `tc_start` on, exactly when tc is not None)
+        self.tc: Knowledge | None = None
 
     @property
     def bridged(self) -> dict[str, Knowledge]:
@@ -269,8 +280,8 @@ class WarpState:
         self.k.resize(keep, width)
         for b in (self._bridged or {}).values():
             b.resize(keep, width)
-        for kn in (self.tc, self.tc_fenced, self.tc_pending):
-            if kn is not None:
+        if self.tc is not None:
+            for kn in (self.tc, self.tc_fenced, self.tc_pending):
                 kn.resize(keep, width)
         self.fence_row = {lane: resize(r, keep, width) for lane, r in self.fence_row.items()}
         self.pending_acquire = {lane: [resize(r, keep, width) for r in rows]

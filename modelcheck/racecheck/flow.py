@@ -326,7 +326,7 @@ class Flow:
         elif kind in ("bulk.wait_group", "cp.async.wait_group"):
             self._wait_group(ev, w, mask, kind.split(".wait")[0])
         elif kind == "tcgen05.fence::before_thread_sync":
-            if w.tc is not None:
+            if w.tc is not None and self.tc is not None:
                 self.tc.fence_before(ev, w, mask)
         elif kind == "tcgen05.fence::after_thread_sync":
             if w.tc is not None:
@@ -349,7 +349,7 @@ class Flow:
                 self.issuer_seq[self.async_col[actor]] = ev.seq
                 self.async_info[actor] = {"kind": "tcgen05.dealloc", "warp": ev.warp, "lane": 0, "site": ev.site,
                                           "iters": ev.iters}
-                if w.tc is not None:
+                if w.tc is not None and self.tc is not None:
                     self.tc.dealloc(actor, w, mask)
                 w.epoch += 1
 
@@ -389,7 +389,7 @@ class Flow:
                                "iters": ev.iters}
         if "lane" not in d:        # a warp-collective op (tcgen05.ld/st): evidence names the witness lane
             del self.async_info[op]["lane"]
-        if w.tc is not None and d.get("kind", "").startswith("tcgen05"):
+        if w.tc is not None and self.tc is not None and d.get("kind", "").startswith("tcgen05"):
             self.tc.issue(ev, w, op, lane)
         w.epoch += 1
         fam = GROUP_FAMILY.get(d.get("kind", ""))

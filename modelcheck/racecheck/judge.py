@@ -69,19 +69,19 @@ def judge(an, c) -> list:
     if not P.prior.size:
         return []
     pr, cr = P.prior, P.current
-    stamp = np.where(U.actor[pr] >= 0, U.stamp[pr], U.epoch_at[pr])
+    # what knowing the earlier access takes, per record first (records are far fewer than pairs)
+    stamp = np.where(U.actor >= 0, U.stamp, U.epoch_at)[pr]
     known = c.known
     if c.cross_any.any():
-        cross = U.proxy[pr] != U.proxy[cr]
         bridged = np.minimum(known, c.known_bridged)
-        own_dest = U.bulk_write[pr] & (U.proxy[cr] == 0)
-        known = np.where(cross & (U.domain[cr] != 0) & ~own_dest, bridged, known)
+        own_dest = U.bulk_write[pr] & (U.proxy == 0)[cr]
+        known = np.where(c.cross & (U.domain != 0)[cr] & ~own_dest, bridged, known)
     # the remaining rules only ever add order: apply them to the pairs knowledge leaves unordered
     bad = np.flatnonzero(known < stamp)
     if not bad.size:
         return []
     bp, bc, bknown = pr[bad], cr[bad], known[bad]
-    cross = U.proxy[bp] != U.proxy[bc]
+    cross = c.cross[bad]
     ordered = np.zeros(bad.size, dtype=np.bool_)
     if flow.tc is not None:
         tc_ordered = flow.tc.ordered(U.tc[bp], U.tc[bc], c.pcol[bad], P.ccol(bad), bknown, flow.issuer_col)

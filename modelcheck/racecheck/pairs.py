@@ -136,12 +136,13 @@ class Shadow:
         """Refine each allocation's granule by these accesses; split carried entries where it shrinks."""
         if not key.size:
             return
-        g = np.gcd(off, size)
         cur = self.gran[key]
-        odd = np.flatnonzero((cur == 0) | (g % np.maximum(cur, 1) != 0))   # accesses the granule does not divide
+        safe = np.maximum(cur, 1)
+        # accesses the granule does not divide (it divides gcd(offset, size) iff it divides both)
+        odd = np.flatnonzero((cur == 0) | (off % safe != 0) | (size % safe != 0))
         if not odd.size:
             return
-        key, g = key[odd], g[odd]
+        key, g = key[odd], np.gcd(off[odd], size[odd])
         order = stable_order(key, nkeys)
         ks = key[order]
         bounds = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])
@@ -173,19 +174,21 @@ class Shadow:
         self._grow(nkeys)
         n = units.n - nlive
         counts = np.diff(units.lane_start)
-        row = (nlive + _segments(counts)[0]).astype(np.int32)
+        row = np.repeat(np.arange(nlive, nlive + n, dtype=np.int32), counts)
         lane, off = units.lane.astype(np.int8), units.offset
         key, size = units.key[row], units.size[row]
         self._granules(key, off, size, nkeys)
-        # allocations nobody has written: their accesses wait, unexpanded, for a first write
-        write_row = units.write[row]
+        # allocations nobody has written: their accesses wait, unexpanded, for a first write (per record: a
+        # record's lanes share its allocation; records without lanes touch nothing)
+        rec_key, some = units.key[nlive:], counts > 0
         written_now = np.zeros(self.gran.size, dtype=np.bool_)
-        written_now[key[write_row]] = True
-        cold_row = ~(self.written | written_now)[key]
+        written_now[rec_key[units.write[nlive:] & some]] = True
+        cold_rec = ~(self.written | written_now)[rec_key]
         self.new_cold = np.zeros(0, dtype=np.int64)
-        if cold_row.any():
+        if cold_rec.any():
+            cold_row = cold_rec[row - nlive]
             records = units.index[row[cold_row]]
-            self.new_cold = np.unique(records)
+            self.new_cold = units.index[nlive:][cold_rec & some]        # (ascending, as `index` is)
             self._to_cold(records, lane[cold_row], off[cold_row], size[cold_row], key[cold_row])
             hot = ~cold_row
             row, lane, off, size, key = row[hot], lane[hot], off[hot], size[hot], key[hot]
@@ -203,14 +206,25 @@ class Shadow:
         gran = self.gran[key]
         per = size // gran
         first = off // gran
+        gid = (key << GID_SHIFT) | (first * gran)            # each lane's first granule
         if (per != 1).any():
-            run, within = _segments(per)
-            row, lane, key, gran = row[run], lane[run], key[run], gran[run]
-            first = first[run] + within
-        gid = (key << GID_SHIFT) | (first * gran)
+            if not per.all():                                  # (an empty access covers no granule)
+                some_bytes = per > 0
+                row, lane, gid, gran, per = row[some_bytes], lane[some_bytes], gid[some_bytes], gran[some_bytes], \
+                    per[some_bytes]
+            # a lane's granules are gid, gid + gran, ...: a running sum of steps of `gran`, where each lane's first
+            # step jumps from the previous lane's last granule to its own first
+            starts = np.cumsum(per) - per
+            step = np.repeat(gran, per)
+            last = gid + (per - 1) * gran
+            step[starts[1:]] = gid[1:] - last[:-1]
+            if starts.size:
+                step[0] = gid[0]
+            gid = np.cumsum(step)
+            row, lane = np.repeat(row, per), np.repeat(lane, per)
         # with the carried entries of the allocations the chunk touches (older: first), by granule
         touched_key = np.zeros(self.gran.size, dtype=np.bool_)
-        touched_key[key] = True
+        touched_key[rec_key[some]] = True
         touched = touched_key[self.gid >> GID_SHIFT]
         t = int(np.count_nonzero(touched))
         if t:
@@ -261,9 +275,12 @@ class Shadow:
         seg_first = np.maximum.accumulate(np.where(new_seg, idx, 0)) if m else idx
         grp_first = np.maximum.accumulate(np.where(new_grp, idx, 0)) if m else idx
         last_w = np.maximum.accumulate(np.where(write, idx, -1)) if m else idx
-        # the last write before each entry's record (group), within its granule
-        pw = last_w[np.maximum(grp_first - 1, 0)]
-        pw[(pw < seg_first) | (grp_first == seg_first)] = -1
+        # the last write before each entry's record (group), within its granule (last_w shifted by one: -1 first)
+        before = np.empty(m + 1, dtype=last_w.dtype)
+        before[0] = -1
+        before[1:] = last_w
+        pw = before[grp_first]
+        pw[pw < seg_first] = -1
         is_new = unit >= nlive
         # (last write, entry) for the chunk's entries
         c1 = np.flatnonzero((pw >= 0) & is_new).astype(i32)
@@ -277,11 +294,15 @@ class Shadow:
         current = np.concatenate([c1, wi[run]])
         # the actor column of each entry: one actor's accesses (one lane's, one async operation's) are ordered by
         # program order, so its own pairs are left out
-        own = np.where(units.actor[unit] < 0, lane, 0)
-        ecol = ucol[unit] + own
+        # (columns fit int32: gathers over every entry and pair move half the bytes of int64)
+        own = np.where((units.actor < 0)[unit], lane, 0)
+        ecol = ucol.astype(np.int32)[unit] + own
         pc = ecol[prior]
-        eid = ecol if uid is ucol else uid[unit] + own
-        sel = np.flatnonzero(eid[prior] != eid[current])
+        if uid is ucol:
+            sel = np.flatnonzero(pc != ecol[current])
+        else:
+            eid = uid[unit] + own
+            sel = np.flatnonzero(eid[prior] != eid[current])
         cur = unit[current[sel]] - nlive
         order = stable_order(cur, n)
         sel = sel[order]
@@ -290,7 +311,7 @@ class Shadow:
         cp._pe, cp._ce = pe, ce = prior[sel], current[sel]
         cp._lane, cp._ecol, cp._gid, cp._gran = lane, ecol, gid, self.gran.copy()
         cp.prior, cp.current = unit[pe], cur + nlive
-        cp.cur_lane = lane[ce].astype(np.int64)
+        cp.cur_lane = lane[ce].astype(np.int32)
         cp.pcol = pc[sel]
         cp.start = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(np.bincount(cur, minlength=n), out=cp.start[1:])
@@ -312,9 +333,11 @@ class Shadow:
         return cp, keep
 
     # ------------------------------------------------------------------ between chunks
-    def live_units(self) -> np.ndarray:
-        """The records (local indices) some carried entry belongs to, ascending."""
-        return np.unique(self.unit)
+    def live_units(self, n: int) -> np.ndarray:
+        """The records (local indices, of a table of `n`) some carried entry belongs to, ascending."""
+        mark = np.zeros(n, dtype=np.bool_)         # (marking is linear; np.unique would sort the entries)
+        mark[self.unit] = True
+        return np.flatnonzero(mark)
 
     def relabel(self, new_index: np.ndarray) -> None:
         """Carried entries now index a new table: old local index -> new (`new_index[old]`)."""

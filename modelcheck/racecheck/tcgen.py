@@ -20,7 +20,7 @@ import numpy as np
 
 from ..common.ordering import PIPELINED_AFTER
 from ..numsim import AccessRecord
-from .clocks import WarpState, resize
+from .clocks import Knowledge, WarpState, resize
 
 DONE = 2
 CODE = {"tcgen05.mma": 1, "tcgen05.cp": 2, "tcgen05.shift": 3, "tcgen05.ld": 4, "tcgen05.st": 5,
@@ -67,6 +67,12 @@ def _one(lane: int) -> np.ndarray:
     return m
 
 
+def _tc(w: WarpState) -> Knowledge:
+    """The warp's tcgen05 knowledge (TcgenOrder is only asked about warps that have it)."""
+    assert w.tc is not None
+    return w.tc
+
+
 class TcgenOrder:
     """The tcgen05 side of one Racecheck pass: forks, commit coverage and same-thread fence order."""
 
@@ -90,16 +96,17 @@ class TcgenOrder:
             cols = np.array(self.issued.get(key, ()), dtype=np.int64)
             self.commit_cover[op] = (cols, self.last.get(key))
             self.fenced_upto[key] = self.count.get(key, 0)
-            w.tc_fenced.absorb(_one(lane), w.tc)      # commit implies fence::before_thread_sync
+            w.tc_fenced.absorb(_one(lane), _tc(w))      # commit implies fence::before_thread_sync
             return
         code = CODE.get(kind)
         if code is None or op not in self.async_col:
             return
         m = _one(lane) if "lane" in ev.details else ev.lanes    # mma/cp/shift: one thread; ld/st: the warp
-        row = w.tc.meet(m)
+        tc = _tc(w)
+        row = tc.meet(m)
         self.fork[op] = (row, w.tc_pending.meet(m))
         col = self.async_col[op]
-        w.tc.learn_column(m, col, 1)
+        tc.learn_column(m, col, 1)
         if code in _TRACKED:
             key = (ev.warp, lane)
             n = self.count.get(key, 0)
@@ -110,14 +117,14 @@ class TcgenOrder:
             self.last[key] = row
 
     def fence_before(self, ev, w: WarpState, mask) -> None:
-        w.tc_fenced.absorb(mask, w.tc)
+        w.tc_fenced.absorb(mask, _tc(w))
         for lane in (range(32) if mask is None else np.flatnonzero(mask).tolist()):
             key = (ev.warp, lane)
             if key in self.count:
                 self.fenced_upto[key] = self.count[key]
 
     def dealloc(self, actor: int, w: WarpState, mask) -> None:
-        self.fork[actor] = (w.tc.meet(mask), w.tc_pending.meet(mask))
+        self.fork[actor] = (_tc(w).meet(mask), w.tc_pending.meet(mask))
 
     def commit_payload(self, op: int):
         """(columns a landed commit completes, the tcgen05 knowledge it publishes or None) — None if unknown."""
