@@ -231,18 +231,24 @@ def _parse_string(tok: Token) -> str:
 
 
 
+def _statements(children) -> tuple[Node, ...]:
+    """A block's statements: simple statements come as lists (one per `;`-joined line), compound ones alone."""
+    body: list[Node] = []
+    for c in children:
+        if isinstance(c, list):
+            body.extend(c)
+        elif isinstance(c, Node):
+            body.append(c)
+    return tuple(body)
+
+
 class _ToSyntax(Transformer):
     """The one lark Transformer: grammar rules -> surface AST nodes, run inline by the LALR parser."""
 
     # -- module and statements
     def file_input(self, children):
-        body: list[Node] = []
-        for c in children:
-            if isinstance(c, list):
-                body.extend(c)
-            elif isinstance(c, Node):
-                body.append(c)
-        return Module(_bounds(body) if body else Pos(1, 1, 1, 1), tuple(body))
+        body = _statements(children)
+        return Module(_bounds(body) if body else Pos(1, 1, 1, 1), body)
 
     def simple_stmt(self, children):
         return _nodes(children)
@@ -302,13 +308,7 @@ class _ToSyntax(Transformer):
         return (str(name), str(alias) if alias is not None else None)
 
     def suite(self, children):
-        body: list[Node] = []
-        for c in children:
-            if isinstance(c, list):
-                body.extend(c)
-            elif isinstance(c, Node):
-                body.append(c)
-        return tuple(body)
+        return _statements(children)
 
     def if_stmt(self, children):
         test = _nodes(children)[0]
