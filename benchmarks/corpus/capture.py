@@ -27,6 +27,8 @@ import time
 import traceback
 import weakref
 
+from benchmarks.corpus import standins
+
 NUM_SMS = 148
 OPS = [0]   # torch calls the test made (how much CPU work its preparation is)
 
@@ -64,10 +66,12 @@ class KernelRecorder:
         return KernelRecorder(self._kernel, self._sink, str(key))
 
 
-def _cpu_torch(arch: str, storages: dict):
-    """Enter a torch function mode that sends `cuda` tensors to the CPU; patch `torch.cuda` queries to
-    answer as a device of `arch` (sm_100a -> capability (10, 0))."""
+def _cpu_torch(arch: str, storages: dict, taint: standins.Taint):
+    """Enter a torch function mode that sends `cuda` tensors to the CPU (in fresh storage aligned as CUDA's
+    allocator aligns it), turns ops on reference stand-ins into stand-ins (tainting a tensor one is written
+    into); patch `torch.cuda` queries to answer as a device of `arch` (sm_100a -> capability (10, 0))."""
     import torch
+    from torch.utils._pytree import tree_flatten
     digits = "".join(c for c in arch if c.isdigit())
     capability = (int(digits[:-1]), int(digits[-1]))
     from torch.overrides import TorchFunctionMode
@@ -88,13 +92,51 @@ def _cpu_torch(arch: str, storages: dict):
                 args = tuple("cpu" if is_cuda(a) else a for a in args)
             if getattr(func, "__name__", "") == "pin_memory":
                 return args[0]
+            flat = tree_flatten((args, kwargs))[0]
+            stand_in = next((a for a in flat if isinstance(a, standins.StandIn)), None)
+            tainted = stand_in or next((t for a in flat if isinstance(a, torch.Tensor) and (t := taint.of(a))), None)
+            if tainted is not None:
+                return self.derived(func, args, kwargs, stand_in, str(tainted))
             result = func(*args, **kwargs)
             if isinstance(result, torch.Tensor) and result.device.type == "cpu":
-                # every tensor the test makes (weakly), so a tensor map's global address finds its bytes
+                result = self.fresh(result, flat)
+            return result
+
+        @staticmethod
+        def derived(func, args, kwargs, stand_in, why: str):
+            """An op on a reference's stand-in (or on a tensor one was written into): no data results."""
+            name = getattr(func, "__name__", "")
+            dest = kwargs.get("out", args[0] if args else None)
+            writes = "out" in kwargs or name == "__setitem__" or (name.endswith("_") and not name.endswith("__"))
+            if writes and isinstance(dest, torch.Tensor):
+                taint.mark(dest, why)
+                if stand_in is None:
+                    func(*args, **kwargs)
+                return None if name == "__setitem__" else dest
+            if stand_in is not None:
+                return standins.StandIn(f"torch.{name}({why})")
+            result = func(*args, **kwargs)
+            for t in tree_flatten(result)[0]:
+                if isinstance(t, torch.Tensor):
+                    taint.mark(t, why)
+            return result
+
+        @staticmethod
+        def fresh(result, flat):
+            """Register the result's storage; a new allocation moves to CUDA-aligned storage (host code
+            checks TMA bases for 128-byte alignment, which CUDA's allocator always gives)."""
+            ptr = result.untyped_storage().data_ptr()
+            ref = storages.get(ptr)
+            known = ref is not None and ref() is not None
+            inputs = {a.untyped_storage().data_ptr() for a in flat if isinstance(a, torch.Tensor)}
+            if (not known and ptr not in inputs and type(result) is torch.Tensor and ptr % standins.CUDA_ALIGN
+                    and (not result.requires_grad or result.is_leaf) and result.layout == torch.strided):
+                result = standins.aligned_copy(result)
                 ptr = result.untyped_storage().data_ptr()
-                ref = storages.get(ptr)
-                if ref is None or ref() is None:
-                    storages[ptr] = weakref.ref(result)
+                known = False
+            if not known:
+                # every tensor the test makes (weakly), so a tensor map's global address finds its bytes
+                storages[ptr] = weakref.ref(result)
             return result
 
     class _Props:
@@ -106,6 +148,9 @@ def _cpu_torch(arch: str, storages: dict):
         L2_cache_size = 126 << 20
 
     class _Stream:
+        """A stream, a stream context, a graph capture: work is recorded, never run, so ordering is moot."""
+        device = torch.device("cuda", 0)
+
         def __init__(self, *a, **k):
             self.cuda_stream = 0
 
@@ -115,13 +160,56 @@ def _cpu_torch(arch: str, storages: dict):
         def wait_stream(self, *a):
             pass
 
+        def wait_event(self, *a):
+            pass
+
+        def record_event(self, *a):
+            return _Event()
+
+        def query(self):
+            return True
+
         def __enter__(self):
             return self
 
         def __exit__(self, *a):
             return False
 
+    class _Event(_Stream):
+        def record(self, *a):
+            pass
+
+        def wait(self, *a):
+            pass
+
+        def elapsed_time(self, *a):
+            return 0.0
+
+    class _Graph(_Stream):
+        def capture_begin(self, *a, **k):
+            pass
+
+        def capture_end(self):
+            pass
+
+        def replay(self):
+            pass
+
+        def reset(self):
+            pass
+
+        def pool(self):
+            return None
+
     cuda = torch.cuda
+    cuda.Event = _Event
+    cuda.CUDAGraph = _Graph
+    cuda.graph = lambda *a, **k: _Stream()
+    cuda.ExternalStream = _Stream
+    cuda.is_current_stream_capturing = lambda: False
+    cuda._sleep = lambda *a: None
+    cuda.nvtx.range_push = cuda.nvtx.range_pop = cuda.nvtx.mark = lambda *a, **k: None
+    cuda.nvtx.range = lambda *a, **k: _Stream()
     cuda.synchronize = lambda *a, **k: None
     cuda.is_available = lambda: True
     cuda.get_device_capability = lambda *a, **k: capability
@@ -159,22 +247,35 @@ class _ReferenceStubs:
         return importlib.machinery.ModuleSpec(name, self, is_package=True)
 
     touched: list = []
+    encodes: list = []   # the encoder's call list: the CUDA driver stand-in records into it
 
     def create_module(self, spec):
-        from unittest import mock
         self.touched.append(spec.name)
-        module = mock.MagicMock(name=spec.name)
-        module.__path__ = []
-        module.__spec__ = spec
-        return module
+        if spec.name in standins.DRIVER_MODULES:
+            return standins.driver_module(spec.name, spec, self.encodes)
+        return standins.stand_in_module(spec.name, spec)
 
     def exec_module(self, module):
         pass
 
 
-def _stub_missing_references() -> list[str]:
-    """Install the stand-ins for the reference packages this environment lacks; the names stubbed."""
+def _stub_missing_references(encodes: list) -> list[str]:
+    """Install the stand-ins for the reference packages this environment lacks, and for libcuda loaded through
+    ctypes; the names stubbed."""
+    import ctypes
+    import ctypes.util
     import importlib.util
+    _ReferenceStubs.encodes = encodes
+    cdll = ctypes.CDLL
+
+    def load(name, *args, **kwargs):
+        if "libcuda" in str(name or ""):
+            return standins.CtypesDriver(encodes)
+        return cdll(name, *args, **kwargs)
+
+    ctypes.CDLL = load   # type: ignore[misc,assignment]
+    find = ctypes.util.find_library
+    ctypes.util.find_library = lambda n: "libcuda.so.1" if n == "cuda" else find(n)
     missing = []
     for name in REFERENCE_PACKAGES:
         try:
@@ -234,6 +335,8 @@ class Snapshot:
         self.functions: dict = {}
         self.arrays: dict = {}
         self.unmatched = 0
+        self.taint: standins.Taint | None = None
+        self.earlier: dict[int, str] = {}   # storage -> "function.param" of the recorded calls so far
 
     def __call__(self, func, args) -> None:
         fname = _match(self.funcs, func)
@@ -242,11 +345,11 @@ class Snapshot:
             return
         if fname in self.functions:
             return
-        self.functions[fname], self.arrays[fname] = self.one(func, args)
+        self.functions[fname], self.arrays[fname] = self.one(func, args, fname)
         if set(self.functions) >= set(self.funcs):
             raise AllCaptured   # the rest of the test compares unlaunched outputs: no need to run it
 
-    def one(self, func, args) -> tuple[dict, dict]:
+    def one(self, func, args, fname: str = "") -> tuple[dict, dict]:
         import numpy as np
         import torch
 
@@ -256,39 +359,87 @@ class Snapshot:
         if len(args) != len(params):
             return {"error": f"{len(args)} arguments for {len(params)} parameters"}, {}
         encodes = {e["descriptor"]: e for e in self.encoder.calls if e.get("descriptor")}
-        arrays, scalars, tmaps = {}, {}, {}
+        arrays, scalars, tmaps, in_buffers, refused = {}, {}, {}, {}, []
         for pname, arg in zip(params, args):
+            why = self.not_data(arg)
+            if why:
+                refused.append(f"{pname} ({why})")
+                continue
             if kinds.get(pname) == "tensor_map":
-                enc = encodes.get(_descriptor_ptr(arg))
+                enc = encodes.get(_descriptor_ptr(arg)) or self.by_serial(arg)
                 if enc is None:
                     tmaps[pname] = {"_missing": f"argument of type {type(arg).__name__} is not a recorded "
                                                 "tensor map (no runtime.cuTensorMapEncodeTiled call wrote it)"}
                     continue
-                enc = dict(enc)
-                owner = self.owner(enc.pop("data"))
-                enc.pop("descriptor", None)
-                if owner is None:
-                    tmaps[pname] = {"_missing": "the tensor map's global address lies in no tensor the test made"}
-                    continue
-                key, raw, offset = owner
-                arrays.setdefault(key, raw)
-                enc.update(global_bytes=key, byte_offset=offset)
-                tmaps[pname] = enc
+                tmaps[pname] = self.bind(enc, arrays)
             elif isinstance(arg, torch.Tensor):
                 arrays[pname] = _numpy(arg).copy()
+                found = standins.descriptor_serials(arrays[pname])
+                if found:   # descriptor bytes passed as data: which encode wrote each
+                    in_buffers[pname] = [dict(self.bind(self.encoder.calls[serial], arrays), buffer_byte_offset=off)
+                                         for off, serial in found if serial < len(self.encoder.calls)]
             elif isinstance(arg, (bool, int, float, np.integer, np.floating)):
                 scalars[pname] = arg.item() if hasattr(arg, "item") else arg
             else:
                 tmaps[pname] = {"_missing": f"argument of type {type(arg).__name__} for a {kinds.get(pname)} "
                                             "parameter"}
+        if refused:
+            return {"error": "arguments not built by the library: " + "; ".join(refused)}, {}
+        # nothing is launched: a buffer an earlier kernel of the test received holds what the test left in it,
+        # not that kernel's output
+        shared = {}
+        for pname, arg in zip(params, args):
+            if isinstance(arg, torch.Tensor):
+                ptr = arg.untyped_storage().data_ptr()
+                if ptr in self.earlier:
+                    shared[pname] = self.earlier[ptr]
+                self.earlier.setdefault(ptr, f"{fname}.{pname}")
         out: dict = {"scalars": scalars,
                      "buffers": {k: [list(v.shape), str(v.dtype)] for k, v in arrays.items() if not k.startswith("__")}}
         if tmaps:
             out["tensor_maps"] = tmaps
+        if shared:
+            out["shared_with_unlaunched"] = shared
+        if in_buffers:   # buffers holding stand-in descriptor words (not the driver's format): their encodes
+            out["descriptor_buffers"] = in_buffers
         return out, arrays
+
+    def not_data(self, arg) -> str | None:
+        """Why an argument holds no data the library built (a reference's stand-in, or a tensor one was
+        written into), else None."""
+        if isinstance(arg, standins.StandIn):
+            return repr(arg)
+        if self.taint is not None and hasattr(arg, "untyped_storage"):
+            why = self.taint.of(arg)
+            return f"written from {why}" if why else None
+        return None
+
+    def by_serial(self, arg) -> dict | None:
+        """The encode a stand-in descriptor passed as a tensor came from."""
+        if not hasattr(arg, "untyped_storage"):
+            return None
+        found = standins.descriptor_serials(_numpy(arg))
+        if found and found[0][1] < len(self.encoder.calls):
+            return self.encoder.calls[found[0][1]]
+        return None
+
+    def bind(self, enc: dict, arrays: dict) -> dict:
+        """An encode record tied to a copy of the global bytes it describes (`global_bytes` npz key and
+        `byte_offset`), or `_missing` saying why not."""
+        enc = dict(enc)
+        owner = self.owner(enc.pop("data"))
+        enc.pop("descriptor", None)
+        if owner is None:
+            return {"_missing": "the tensor map's global address lies in no tensor the test made"}
+        key, raw, offset = owner
+        arrays.setdefault(key, raw)
+        enc.update(global_bytes=key, byte_offset=offset)
+        return enc
 
     def owner(self, addr: int):
         """(npz key, a copy of the storage's bytes, byte offset of `addr`) of the live storage holding `addr`."""
+        import ctypes
+
         import numpy as np
         for base, ref in list(self.storages.items()):
             tensor = ref()
@@ -296,8 +447,9 @@ class Snapshot:
                 continue
             storage = tensor.untyped_storage()
             if base <= addr < base + max(storage.nbytes(), 1):
-                raw = np.frombuffer(bytes(storage.cpu()), dtype=np.uint8).copy() if storage.nbytes() else \
-                    np.zeros(0, np.uint8)
+                # a copy of the storage's bytes straight from memory (iterating a storage is per element)
+                raw = np.ctypeslib.as_array((ctypes.c_uint8 * storage.nbytes()).from_address(base)).copy() \
+                    if storage.nbytes() else np.zeros(0, np.uint8)
                 return f"__global_{base:x}", raw, addr - base
         return None
 
@@ -325,8 +477,10 @@ def capture(name: str, cache: str) -> dict:
     runner.compile_kernel = lambda func, **kw: KernelRecorder(func, snap)
     tvm.compile = lambda mod, *a, **kw: KernelRecorder(mod, snap)
     tvm.tirx.build = lambda mod, *a, **kw: KernelRecorder(mod, snap)
-    _cpu_torch(mod_rec.get("arch") or "sm_100a", storages)
-    rec["stubbed_references"] = _stub_missing_references()
+    taint = standins.Taint()
+    snap.taint = taint
+    _cpu_torch(mod_rec.get("arch") or "sm_100a", storages, taint)
+    rec["stubbed_references"] = _stub_missing_references(encoder.calls)
     t0 = time.perf_counter()
     module = registry.load_kernel(name, strict=True)
     if getattr(module, "compile_kernel", None) is original:   # imported at module level
@@ -365,6 +519,8 @@ def _descriptor_ptr(arg) -> int | None:
                 return int(f())
             except Exception:   # noqa: BLE001
                 return None
+    if getattr(arg, "ptr", None) is not None:   # a staging buffer object holding the descriptor's address
+        return _descriptor_ptr(arg.ptr)
     value = getattr(arg, "value", None)
     return int(value) if isinstance(value, int) else None
 
