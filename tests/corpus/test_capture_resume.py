@@ -1,0 +1,49 @@
+"""The capture resumes the launches a test had prepared when it failed on a missing reference
+(benchmarks/corpus/capture.py `_resume_launches`)."""
+from __future__ import annotations
+
+import sys
+import types
+
+from benchmarks.corpus.capture import KernelRecorder, _pending_launches, _resume_launches
+
+
+def _failing_test(calls: list):
+    """Like a library test: compile, bind the launch, then build a reference that is not installed."""
+    executable = KernelRecorder("kernel", lambda func, args: calls.append(args))
+    data = {"a": [1, 2], "n": 3}
+
+    def launch(*, only_first=False):
+        executable(data["a"], data["n"])
+
+    def reference(x):   # needs an argument: never called by the resume
+        executable(x)
+
+    raise RuntimeError("reference checkout is unavailable")
+
+
+def _traceback():
+    calls: list = []
+    try:
+        _failing_test(calls)
+    except RuntimeError:
+        return sys.exc_info()[2], calls
+    raise AssertionError("the test did not fail")
+
+
+def test_pending_launches_are_argument_free_closures_over_a_compiled_kernel():
+    tb, _ = _traceback()
+    assert [name for name, _ in _pending_launches(tb)] == ["_failing_test.launch"]
+
+
+def test_resume_makes_the_prepared_launch_with_the_bound_arguments():
+    tb, calls = _traceback()
+    snap = types.SimpleNamespace(functions={}, funcs={"kernel": ""})
+    assert _resume_launches(tb, snap) == ["_failing_test.launch: returned"]
+    assert calls == [([1, 2], 3)]
+
+
+def test_resume_stops_once_every_function_is_captured():
+    tb, calls = _traceback()
+    snap = types.SimpleNamespace(functions={"kernel": {}}, funcs={"kernel": ""})
+    assert _resume_launches(tb, snap) == [] and calls == []
