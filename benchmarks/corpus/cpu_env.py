@@ -166,7 +166,18 @@ def cpu_torch(arch: str, storages: dict, taint: standins.Taint):
     cuda.is_available = lambda: True
     cuda.get_device_capability = lambda *a, **k: capability
     cpu_generator = torch.Generator
-    torch.Generator = lambda *a, **k: cpu_generator(device="cpu")   # type: ignore[misc]
+
+    class _AnyGenerator(type(cpu_generator)):   # type: ignore[misc]
+        def __instancecheck__(cls, obj):
+            return isinstance(obj, cpu_generator)
+
+    class _CpuGenerator(cpu_generator, metaclass=_AnyGenerator):   # type: ignore[misc]
+        """`torch.Generator(device="cuda")` gives a CPU generator; still a class (`torch.Generator | None`
+        annotations are evaluated when torch.distributed imports)."""
+        def __new__(cls, *a, **k):
+            return cpu_generator(device="cpu")
+
+    torch.Generator = _CpuGenerator   # type: ignore[misc]
     cuda.manual_seed = cuda.manual_seed_all = lambda *a, **k: None
     cuda.get_device_properties = lambda *a, **k: _Props()
     cuda.current_device = lambda: 0
