@@ -7,14 +7,17 @@ compares against a reference.  Here, for `CONFIGS[0]`:
 
 - `compile_kernel` returns a recorder instead of a CUDA executable: calling it records the
   arguments (tensors, scalars, tensor-map descriptors) and launches nothing;
-- a torch function mode moves every tensor the test creates on `cuda` to the CPU, and the
-  `torch.cuda` calls the tests make (synchronize, streams, device properties) answer as a B200 would
-  without touching a driver;
-- `runtime.cuTensorMapEncodeTiled` is a CPU recorder, so host code that encodes tensor maps gives the
-  exact encode arguments, tied to the captured tensor they point into by its data pointer.
+- the CPU environment (benchmarks/corpus/cpu_env.py): `cuda` tensors live on the CPU in CUDA-aligned
+  storage, `torch.cuda` answers as a B200 would without a driver, reference packages not installed
+  here are stand-ins whose values never become kernel arguments (benchmarks/corpus/standins.py);
+- `runtime.cuTensorMapEncodeTiled` (TVM) and the CUDA driver's encode (cuda-python, ctypes) are CPU
+  recorders, so host code that encodes tensor maps gives the exact encode arguments, tied to the
+  captured tensor they point into by its data pointer.
 
 What the test does after the (non-)launch -- comparing zeros against its reference -- fails, and
-is ignored: the point is the arguments.  Per function (matched to the printed cache by its
+is ignored (`torch.testing.assert_close` only records a mismatch): the point is the arguments.  When
+the test fails on a missing reference after binding its launch, the launch it prepared is made
+(`_resume_launches`).  Per function (matched to the printed cache by its
 `script()` text) this writes `<cache>/<module>/<function>.inputs.npz` (one array per buffer
 parameter, by the parameter's name) and records scalars and tensor maps in the JSON record.
 """
@@ -27,7 +30,7 @@ import time
 import traceback
 
 from benchmarks.corpus import standins
-from benchmarks.corpus.cpu_env import NUM_SMS, OPS, _ReferenceStubs, cpu_torch, stub_missing_references
+from benchmarks.corpus.cpu_env import IGNORED, NUM_SMS, OPS, _ReferenceStubs, cpu_torch, stub_missing_references
 
 
 
@@ -273,6 +276,7 @@ def capture(name: str, cache: str) -> dict:
     rec["capture_s"] = round(time.perf_counter() - t0, 3)
     rec["stand_ins_imported"] = sorted(set(_ReferenceStubs.touched))
     rec["torch_calls"] = OPS[0]
+    rec["comparisons_ignored"] = IGNORED[:20]
     for fname, out in snap.functions.items():
         if "error" not in out:
             np.savez(os.path.join(cache, name, f"{fname}.inputs.npz"), **snap.arrays[fname])
@@ -384,7 +388,7 @@ def run_all(index: dict, cache, *, only, jobs: int, timeout: float, child, selec
         if rec.get("stand_ins_imported") and not rec.get("error"):
             why += f"; the test imports {', '.join(rec['stand_ins_imported'])}, not installed here (CUDA-only)"
         mod["capture"] = {k: rec.get(k) for k in ("run_test", "capture_s", "wall_s", "unmatched_calls", "error",
-                                                 "resumed_launches", "stand_ins_imported")}
+                                                 "resumed_launches", "stand_ins_imported", "comparisons_ignored")}
         for f in mod["functions"]:
             got = rec.get("functions", {}).get(f["function"])
             f["captured"] = got if got and "npz" in got else {"why": (got or {}).get("error") or why}

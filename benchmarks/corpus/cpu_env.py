@@ -16,6 +16,19 @@ from benchmarks.corpus import standins
 
 NUM_SMS = 148
 OPS = [0]   # torch calls the test made (how much CPU work its preparation is)
+IGNORED: list[str] = []   # comparisons that failed (unlaunched outputs, stand-in references) and were let pass
+
+
+def _ignored_comparison(assert_close):
+    """`torch.testing.assert_close` that records a mismatch instead of raising: nothing was launched, so a
+    comparison has nothing to say, and one that fails before the launch (a reference checked against itself
+    on stand-in outputs) must not stop the test from reaching its kernel.  Comparisons build no inputs."""
+    def compare(actual, expected, *args, **kwargs):
+        try:
+            assert_close(actual, expected, *args, **kwargs)
+        except (AssertionError, TypeError, standins.ReferenceUnavailable) as err:
+            IGNORED.append(f"{type(err).__name__}: {str(err).strip().splitlines()[0][:160]}")
+    return compare
 
 
 def cpu_torch(arch: str, storages: dict, taint: standins.Taint):
@@ -188,6 +201,7 @@ def cpu_torch(arch: str, storages: dict, taint: standins.Taint):
     cuda.Stream = _Stream
     cuda.stream = lambda *a, **k: _Stream()
     cuda.is_initialized = lambda: True
+    torch.testing.assert_close = _ignored_comparison(torch.testing.assert_close)
     mode = CpuOnly()
     mode.__enter__()
     return mode
@@ -195,7 +209,7 @@ def cpu_torch(arch: str, storages: dict, taint: standins.Taint):
 
 # the correctness references the tests compare against (CUDA-only libraries): absent on a CPU machine
 REFERENCE_PACKAGES = ("cutlass", "flashinfer", "flash_attn", "triton", "deep_gemm", "deep_ep", "sgl_kernel",
-                      "cudnn", "cuda", "nvidia", "tilelang", "vllm")
+                      "cudnn", "cuda", "nvidia", "tilelang", "vllm", "fla")
 
 
 class _ReferenceStubs:
