@@ -98,6 +98,22 @@ def _match(funcs: dict, func) -> str | None:
     return None
 
 
+def _closest(funcs: dict, func) -> dict:
+    """For a called kernel no printed one equals: the printed function sharing the longest prefix with it and
+    the first line (1-based) where they differ -- the test built another variant than `get_kernel`."""
+    try:
+        lines = func.script().splitlines()
+    except Exception as err:   # noqa: BLE001
+        return {"unprintable": f"{type(err).__name__}: {err}"[:200]}
+    best = {"function": None, "first_differing_line": 0, "called_lines": len(lines)}
+    for name, pre in funcs.items():
+        other = pre.splitlines()
+        same = next((i for i, (a, b) in enumerate(zip(lines, other)) if a != b), min(len(lines), len(other)))
+        if best["function"] is None or same + 1 > best["first_differing_line"]:
+            best.update(function=name, first_differing_line=same + 1, printed_lines=len(other))
+    return best
+
+
 class AllCaptured(Exception):
     """Every function of the module has been called once: the test has nothing more to give."""
 
@@ -112,12 +128,15 @@ class Snapshot:
         self.arrays: dict = {}
         self.unmatched = 0
         self.taint: standins.Taint | None = None
+        self.mismatches: list[dict] = []   # how the unmatched calls' kernels differ from the printed ones
         self.earlier: dict[int, str] = {}   # storage -> "function.param" of the recorded calls so far
 
     def __call__(self, func, args) -> None:
         fname = _match(self.funcs, func)
         if fname is None:
             self.unmatched += 1
+            if len(self.mismatches) < 5:
+                self.mismatches.append(_closest(self.funcs, func))
             return
         if fname in self.functions:
             return
@@ -283,6 +302,8 @@ def capture(name: str, cache: str) -> dict:
             out["npz"] = f"{name}/{fname}.inputs.npz"
         rec["functions"][fname] = out
     rec["unmatched_calls"] = snap.unmatched
+    if snap.mismatches:
+        rec["unmatched_kernels"] = snap.mismatches
     return rec
 
 
@@ -388,7 +409,8 @@ def run_all(index: dict, cache, *, only, jobs: int, timeout: float, child, selec
         if rec.get("stand_ins_imported") and not rec.get("error"):
             why += f"; the test imports {', '.join(rec['stand_ins_imported'])}, not installed here (CUDA-only)"
         mod["capture"] = {k: rec.get(k) for k in ("run_test", "capture_s", "wall_s", "unmatched_calls", "error",
-                                                 "resumed_launches", "stand_ins_imported", "comparisons_ignored")}
+                                                 "resumed_launches", "stand_ins_imported", "comparisons_ignored",
+                                                 "unmatched_kernels")}
         for f in mod["functions"]:
             got = rec.get("functions", {}).get(f["function"])
             f["captured"] = got if got and "npz" in got else {"why": (got or {}).get("error") or why}
