@@ -47,3 +47,22 @@ def test_resume_stops_once_every_function_is_captured():
     tb, calls = _traceback()
     snap = types.SimpleNamespace(functions={"kernel": {}}, funcs={"kernel": ""})
     assert _resume_launches(tb, snap) == [] and calls == []
+
+
+def test_an_unmatched_kernel_names_the_closest_printed_one_and_the_first_difference():
+    from benchmarks.corpus.capture import _closest
+    called = types.SimpleNamespace(script=lambda: "a\nb\nc\nd")
+    printed = {"main": "a\nb\nX\nd", "other": "z"}
+    assert _closest(printed, called) == {"function": "main", "first_differing_line": 3, "called_lines": 4,
+                                         "printed_lines": 4}
+
+
+def test_a_failed_comparison_is_recorded_not_raised():
+    from benchmarks.corpus import cpu_env
+
+    def assert_close(actual, expected, **kwargs):
+        raise AssertionError("Tensor-likes are not equal!\nMismatched elements: 3 / 4")
+
+    before = len(cpu_env.IGNORED)
+    cpu_env._ignored_comparison(assert_close)(1, 2, rtol=0)
+    assert cpu_env.IGNORED[before:] == ["AssertionError: Tensor-likes are not equal!"]
