@@ -10,6 +10,7 @@ Every rejection is a `ParseError` with a span, what was expected, and a hint.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import cast
 
 from . import dtypes as dt
 from . import layouts
@@ -68,6 +69,9 @@ class _Builder:
         self.ex = ExprBuilder(self.scope, file, source)
         self.used: set[str] = set()
         self.buffers: dict[str, Buffer] = {}
+        # byte offset of a decl_buffer's data pointer from its root: `X.data` is that pointer, without the
+        # elem_offset= / byte_offset= the declaration adds (TVM keeps those in the buffer, not in its data)
+        self.data_offsets: dict[str, Expr] = {}
         self.launch: dict[str, Expr] = {}
         self.block_hints: list[tuple[int, sx.Node]] = []
         self.attrs: list[tuple[str, object]] = []
@@ -139,7 +143,7 @@ class _Builder:
         b = self.scope.lookup(handle.id)
         if b is None:
             raise self.ex.undefined(handle.id, handle)
-        if b.kind != PARAM or b.expr.dtype != "handle":
+        if b.kind != PARAM or b.bound_expr().dtype != "handle":
             raise self.error(f"'{handle.id}' is a {b.describe()}, not a handle parameter", handle,
                              hint="declare the parameter as `name: T.handle`")
         first = self.param_buffers.get(handle.id)
@@ -158,7 +162,7 @@ class _Builder:
 
     def splat(self, args) -> list:
         """Call arguments with `*xs` expanded (xs a tuple or list literal)."""
-        out = []
+        out: list[sx.Node] = []
         for a in args:
             if isinstance(a, sx.Starred):
                 if a.double or not isinstance(a.value, (sx.TupleLit, sx.ListLit)):
@@ -191,7 +195,7 @@ class _Builder:
         return [built[p.name] for p in fn.params]
 
     def param(self, p: sx.Param) -> Param:
-        ann = p.annotation
+        ann = cast(sx.Node, p.annotation)       # params() has rejected a parameter without a type
         span = self.ex.span(p)
         if isinstance(ann, sx.Call):
             path = self.ex.namespace_path(ann.func)
@@ -301,7 +305,7 @@ class _Builder:
                              hint="use literals, module constants and scalar parameters")
         return e
 
-    def launch_call(self, call: sx.Call) -> ThreadIndex:
+    def launch_call(self, call: sx.Call) -> Expr:
         if len(call.args) != 2 or call.kwargs:
             raise self.error("T.launch_thread takes (tag, extent)", call,
                              expected='T.launch_thread("threadIdx.x", 128)')
@@ -500,17 +504,19 @@ class _Builder:
         return []
 
     def attr_items(self, call: sx.Call) -> list[tuple[str, object]]:
-        items = []
+        items: list[tuple[str, object]] = []
         for arg in call.args:
             if isinstance(arg, sx.DictLit):
                 for k, v in arg.items:
                     key = k.value if isinstance(k, sx.Str) else repr(k)
                     if isinstance(v, (sx.ListLit, sx.TupleLit)) and all(isinstance(e, sx.Str) for e in v.elts):
-                        items.append((key, tuple(e.value for e in v.elts)))   # e.g. kernel_launch_params
+                        # e.g. kernel_launch_params (all strings: checked just above)
+                        items.append((key, tuple(cast(sx.Str, e).value for e in v.elts)))
                         continue
+                    val: object
                     try:
-                        val = self.ex.expr(v)
-                        val = val.value if isinstance(val, Const) else val
+                        e = self.ex.expr(v)
+                        val = e.value if isinstance(e, Const) else e
                     except ParseError:
                         val = None
                     items.append((key, val))
@@ -524,23 +530,24 @@ class _Builder:
                 if item.name is not None:
                     raise self.error(f"T.{path[0]}() binds no name", item)
                 continue
-            if path == ["launch_thread"]:
+            if path == ["launch_thread"] and isinstance(ctx, sx.Call):    # (a path is only set for a call)
                 if item.name is None:
                     raise self.error("T.launch_thread needs a name", item,
                                      expected='with T.launch_thread("threadIdx.x", n) as tx:')
                 index = self.launch_call(ctx)
                 self.define_thread(item.name, index)
                 continue
-            if path == ["attr"]:
+            if path == ["attr"] and isinstance(ctx, sx.Call):
                 self.attrs.extend(self.attr_items(ctx))
                 continue
             raise self.error("unknown context manager", ctx,
                              expected="T.device_entry(), T.launch_thread(tag, n) or T.attr({...})")
         return self.body(node.body)
 
-    def define_thread(self, name_node: sx.Name, index: ThreadIndex) -> None:
+    def define_thread(self, name_node: sx.Name, index: Expr) -> None:
         name = name_node.id
-        if self.scope.lookup(name) is not None and self.scope.lookup(name).kind not in (NAMESPACE, BUILTIN):
+        existing = self.scope.lookup(name)
+        if existing is not None and existing.kind not in (NAMESPACE, BUILTIN):
             raise self.error(f"'{name}' is already defined", name_node)
         self.used.add(name)
         self.scope.define(name, Binding(THREAD, name_node.pos, expr=index))
@@ -564,7 +571,8 @@ class _Builder:
         it = node.iter
         if not isinstance(it, sx.Call):
             raise self.error("a for loop iterates over range(...), T.serial(...) or T.unroll(...)", it)
-        if isinstance(it.func, sx.Name) and it.func.id == "range" and self.scope.lookup("range").kind == BUILTIN:
+        rng = self.scope.lookup("range")
+        if isinstance(it.func, sx.Name) and it.func.id == "range" and rng is not None and rng.kind == BUILTIN:
             kind, ranges = "serial", [self.range_args(it, allow_step=True)]
         else:
             path = self.ex.namespace_path(it.func)
@@ -693,7 +701,7 @@ class _Builder:
                 return []
             return [self.let(target, e, span, annotated=False)]
         if existing.kind == BUFFER:
-            buf = existing.buffer
+            buf = existing.bound_buffer()
             if existing.scalar or (buf.scope == "local" and len(buf.shape) == 1 and isinstance(buf.shape[0], Const)
                                    and buf.shape[0].value == 1):
                 return [Store(buf.name, (Const(0, "int32"),), self.store_value(buf, value), span=span)]
@@ -701,8 +709,9 @@ class _Builder:
                              hint=f"store to an element, e.g. {target.id}[i] = ...")
         if existing.kind == LET:
             what = "loop variable" if existing.loop else "T.let"
+            line = cast(sx.Pos, existing.pos).line     # a LET binding is defined at its target's position
             raise self.error(f"assignment to {what} '{target.id}'", target,
-                             hint=f"'{target.id}' is immutable (bound at line {existing.pos.line}); for a mutable "
+                             hint=f"'{target.id}' is immutable (bound at line {line}); for a mutable "
                                   f"variable declare `{target.id} = T.local_scalar(T.int32)` and assign to it, or bind "
                                   f"a new name")
         raise self.error(f"cannot assign to {existing.describe()} '{target.id}'", target,
@@ -710,11 +719,11 @@ class _Builder:
 
     def unpack(self, targets: sx.TupleLit, value: sx.Node, span) -> list[Stmt]:
         """`a, b = T.cta_id([m, n])` (one name per extent), `a, b = x, y` (a tuple of values)."""
-        names = targets.elts
-        if not all(isinstance(t, sx.Name) for t in names):
+        names = [t for t in targets.elts if isinstance(t, sx.Name)]
+        if len(names) != len(targets.elts):
             raise self.error("unpack into names only", targets, hint="assign to names, e.g. `bx, by = ...`")
         path = self.ex.namespace_path(value.func) if isinstance(value, sx.Call) else None
-        if path and len(path) == 1 and path[0] in _SCOPE_IDS:
+        if path and len(path) == 1 and path[0] in _SCOPE_IDS and isinstance(value, sx.Call):
             values = self.scope_id(path[0], value)
         elif isinstance(value, sx.TupleLit):
             values = tuple(self.ex.expr(v) for v in value.elts)
@@ -723,7 +732,7 @@ class _Builder:
                              expected="bx, by = T.cta_id([m, n])")
         if len(values) != len(names):
             raise self.error(f"{len(names)} name(s) for {len(values)} value(s)", targets)
-        out = []
+        out: list[Stmt] = []
         for t, v in zip(names, values):
             existing = self.scope.lookup(t.id)
             if existing is not None and existing.kind not in (NAMESPACE, BUILTIN):
@@ -752,8 +761,9 @@ class _Builder:
         existing = self.scope.lookup(target.id)
         if existing is not None and existing.kind not in (NAMESPACE, BUILTIN):
             if existing.kind == LET:
+                line = cast(sx.Pos, existing.pos).line     # a LET binding is defined at its target's position
                 raise self.error(f"assignment to T.let '{target.id}'", target,
-                                 hint=f"'{target.id}' is immutable (bound at line {existing.pos.line}); "
+                                 hint=f"'{target.id}' is immutable (bound at line {line}); "
                                       "bind a new name")
             raise self.error(f"'{target.id}' is already defined", target)
         ann = node.annotation
@@ -794,11 +804,11 @@ class _Builder:
             b = self.scope.lookup(target.id)
             if b is None:
                 raise self.ex.undefined(target.id, target)
-            if b.kind != BUFFER or not (b.scalar or b.buffer.scope == "local"):
+            if b.kind != BUFFER or not (b.scalar or b.bound_buffer().scope == "local"):
                 what = "T.let" if b.kind == LET and not b.loop else b.describe()
                 raise self.error(f"assignment to {what} '{target.id}'", target,
                                  hint="only mutable locals (T.local_scalar) and buffer elements can be updated")
-            buf, indices = b.buffer, (Const(0, "int32"),)
+            buf, indices = b.bound_buffer(), (Const(0, "int32"),)
         else:
             raise self.error("cannot assign to this expression", target)
         current = Load(buf.name, indices, buf.dtype, span=self.ex.span(target))
@@ -879,6 +889,7 @@ class _Builder:
                     buf = self.bind_param_buffer(data_node, target, shape, dtype, align, call)
                     return [DeclBuffer(buf, span=span)] if buf.data is not None else []
                 root, offset = self.data_pointer(data_node)
+                pointer_offset = offset
                 data = root.data or root.name
                 if scope == "global" and "scope" not in {k.name for k in call.kwargs}:
                     scope = root.scope
@@ -889,6 +900,8 @@ class _Builder:
                     offset = _add_offset(offset, ty.cast("int64", self.ex.int_expr(byte_offset_node, "byte_offset")))
             elif elem_offset is not None or byte_offset_node is not None:
                 raise self.error("an offset needs data= (the buffer it aliases)", call)
+            else:
+                pointer_offset = None
             if scope == "global" and data is None:
                 raise self.error(f"buffer '{target.id}' needs a scope", call,
                                  expected='scope="shared", "shared.dyn" or "local"',
@@ -900,6 +913,8 @@ class _Builder:
                 self.ex.swizzled[buf.name] = (tuple(shape), swizzle)
             else:
                 buf = self.declare(target, shape, dtype, scope, call, data, offset, align, layout)
+            if pointer_offset is not None:
+                self.data_offsets[buf.name] = pointer_offset
         elif kind in ("decl_scalar", "shared_scalar"):
             # one element: of an allocation (decl_scalar(dtype, data=pool.data, elem_offset=k, scope=...)), or a
             # shared one of its own (shared_scalar(dtype))
@@ -916,9 +931,9 @@ class _Builder:
                 data = root.data or root.name
                 if "scope" not in {k.name for k in call.kwargs}:
                     scope = root.scope
-                e = kw.pop("elem_offset", None)
-                if e is not None:
-                    offset = _add_offset(offset, ty.binop("*", ty.cast("int64", self.ex.int_expr(e, "elem_offset")),
+                elem = kw.pop("elem_offset", None)
+                if elem is not None:
+                    offset = _add_offset(offset, ty.binop("*", ty.cast("int64", self.ex.int_expr(elem, "elem_offset")),
                                                           Const(dt.nbytes(dtype), "int64")))
             buf = self.declare(target, (Const(1, "int32"),), dtype, scope, call, data, offset)
             self.mark_scalar(target)
@@ -946,14 +961,14 @@ class _Builder:
             numel *= v
         if numel != sw.numel:
             return None
-        if sw.tile_shape is None:
+        if sw.tile_shape is None or sw.tile_strides is None:     # (set together by layouts.spec)
             return numel
         top = sum((e - 1) * st for e, st in zip(sw.tile_shape, sw.tile_strides))
         return max(numel, (top | (((1 << sw.swizzle_len) - 1) << sw.per_element)) + 1)
 
     def mark_scalar(self, target: sx.Name) -> None:
         """A T.*_scalar: its bare name is its one element (read and assigned), in whatever scope it lives."""
-        b = self.scope.lookup(target.id)
+        b = cast(Binding, self.scope.lookup(target.id))     # declare() has just bound it
         self.scope.define(target.id, replace(b, scalar=True))
 
     def data_pointer(self, node) -> tuple[Buffer, Expr]:
@@ -965,14 +980,15 @@ class _Builder:
             inner = node.args[0]
             if isinstance(inner, sx.Subscript):
                 root, indices = self.ex.element(inner)
-                strides = [Const(1, "int64")]
+                strides: list[Expr] = [Const(1, "int64")]
                 for extent in reversed(root.shape[1:]):
                     strides.insert(0, ty.binop("*", strides[0], ty.cast("int64", extent)))
-                elems = None
+                elems: Expr | None = None
                 for i, st in zip(indices, strides):
                     term = ty.binop("*", ty.cast("int64", i), st)
                     elems = term if elems is None else ty.binop("+", elems, term)
-                offset = ty.binop("*", elems, Const(dt.nbytes(root.dtype), "int64"))
+                # a subscript has at least one index
+                offset = ty.binop("*", cast(Expr, elems), Const(dt.nbytes(root.dtype), "int64"))
                 return root, _add_offset(root.byte_offset, offset)
             node = inner
         if isinstance(node, sx.Attr) and node.attr == "source":      # a view's underlying buffer
@@ -983,18 +999,19 @@ class _Builder:
                 node = node.value
         if isinstance(node, sx.Name):
             b = self.scope.lookup(node.id)
-            if b is not None and b.kind in (LET, PARAM) and b.expr.dtype == "handle":
+            if b is not None and b.kind in (LET, PARAM) and isinstance(v := b.bound_expr(), Var) \
+                    and v.dtype == "handle":
                 # a pointer the kernel computed (e.g. a peer CTA's shared memory through mapa) or a tensor-map
                 # parameter's own bytes: no allocation of ours; NumSim reports a buffer over it as not modeled
-                return Buffer(b.expr.name, (), "uint8", "param" if b.kind == PARAM else "pointer"), Const(0, "int64")
+                return Buffer(v.name, (), "uint8", "param" if b.kind == PARAM else "pointer"), Const(0, "int64")
             root = self.ex.buffer_named(node)
-            return root, root.byte_offset
+            return root, self.data_offsets.get(root.name, root.byte_offset)
         raise self.error("data= takes another buffer's .data", node, expected="data=pool.data")
 
     def view(self, target: sx.Name, call: sx.Call, span) -> list[Stmt]:
         """`v = buf.view(dtype)` (the same bytes as another dtype: the last dimension scales by the width ratio)
         or `v = buf.view(*shape)` (the same elements in another shape): an alias of `buf`."""
-        root = self.ex.buffer_named(call.func.value)
+        root = self.ex.buffer_named(cast(sx.Attr, call.func).value)    # called for `buf.view(...)` only
         args = list(call.args)
         if call.kwargs:
             raise self.error("view takes a dtype or a shape", call.kwargs[0])
@@ -1013,6 +1030,8 @@ class _Builder:
             shape = tuple(self.ex.int_expr(a, "a view extent") for a in self.splat(args))
         buf = self.declare(target, shape, dtype, root.scope, call, root.data or root.name, root.byte_offset,
                            root.align, self.view_layout(root))
+        if root.name in self.data_offsets:      # a view shares its root's data pointer
+            self.data_offsets[buf.name] = self.data_offsets[root.name]
         return [DeclBuffer(buf, span=span)]
 
     def view_layout(self, root: Buffer) -> str:

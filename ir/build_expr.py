@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import difflib
 import math
+import operator
 from dataclasses import replace
+from typing import Callable
 
 from . import dtypes as dt
 from . import ops as opreg
@@ -21,6 +23,11 @@ from . import typing as ty
 from .errors import ParseError, Span
 from .nodes import Address, BinOp, Buffer, Cast, Const, ConstRef, Expr, Load, OpCall, StrConst, Unsupported, Var
 from .scope import BUFFER, BUILTIN, CONST, DIM, LET, NAMESPACE, PARAM, THREAD, Scope
+
+# Python's own operators, for arithmetic on two number literals (python_literal_op)
+_PY_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv, "//": operator.floordiv,
+           "%": operator.mod, "<<": operator.lshift, ">>": operator.rshift, "&": operator.and_, "|": operator.or_,
+           "^": operator.xor}
 
 _BINOPS = {"+": "+", "-": "-", "*": "*", "/": "/", "//": "//", "%": "%", "<<": "<<", ">>": ">>",
            "&": "&", "|": "|", "^": "^"}
@@ -67,8 +74,10 @@ class ExprBuilder:
         self.scope = scope
         self.file = file
         self.source = source
-        self.dim = None                  # (name, node) -> the symbolic dimension's Var (set by the builder)
-        self.constant_values = dict      # () -> module constant values so far (set by the builder)
+        # (name, node) -> the symbolic dimension's Var (set by the builder)
+        self.dim: Callable[[str, sx.Node], Var] | None = None
+        # () -> module constant values so far (set by the builder)
+        self.constant_values: Callable[[], dict[str, int | float]] = dict
         self.swizzled: dict = {}         # buffer name -> (declared shape, layouts.Swizzle): declared flat
 
     # ------------------------------------------------------------------ helpers
@@ -169,10 +178,11 @@ class ExprBuilder:
     def string_extent(self, node: sx.Str) -> Expr:
         """A string extent: `"total_k"` is a symbolic dimension, as a TypeVar is; `"num_heads * nnz"` is an
         expression whose free names are symbolic dimensions."""
+        assert self.dim is not None  # shape() calls this only when the builder set it
         if node.value.isidentifier():
             b = self.scope.lookup(node.value)
-            if b is not None and b.kind == PARAM and b.expr.dtype != "handle":
-                return replace(b.expr, span=self.span(node))      # a scalar parameter named ahead of its place
+            if b is not None and b.kind == PARAM and b.bound_expr().dtype != "handle":
+                return replace(b.bound_expr(), span=self.span(node))  # a scalar parameter named ahead of its place
             return self.dim(node.value, node)
         tree = sx.field_expr(node.value, node.pos, "string extent")
         try:
@@ -203,7 +213,7 @@ class ExprBuilder:
             if b is None:
                 raise self.undefined(node.id, node)
             if b.kind == BUFFER:
-                return b.buffer
+                return b.bound_buffer()
             raise self.error(f"'{node.id}' is a {b.describe()}, not a buffer", node)
         raise self.error("expected a buffer name here", node)
 
@@ -237,10 +247,10 @@ class ExprBuilder:
         if isinstance(node, sx.Name):
             b = self.scope.lookup(node.id)
             if b is not None and b.kind == BUFFER:
-                buf = b.buffer
+                buf = b.bound_buffer()
                 return Address(buf.name, tuple(Const(0, "int32") for _ in buf.shape), span=self.span(node))
-            if b is not None and b.kind in (LET, PARAM) and b.expr.dtype == "handle":
-                return replace(b.expr, span=self.span(node))
+            if b is not None and b.kind in (LET, PARAM) and b.bound_expr().dtype == "handle":
+                return replace(b.bound_expr(), span=self.span(node))
         if isinstance(node, sx.Attr) and node.attr == "data":
             return self.address(node.value, ctx)
         if not isinstance(node, sx.Subscript):
@@ -273,9 +283,9 @@ class ExprBuilder:
         if b is None:
             raise self.undefined(node.id, node)
         if b.kind in (CONST, LET, PARAM, THREAD, DIM):
-            return replace(b.expr, span=self.span(node))
+            return replace(b.bound_expr(), span=self.span(node))
         if b.kind == BUFFER:
-            buf = b.buffer
+            buf = b.bound_buffer()
             if b.scalar or (buf.scope == "local" and len(buf.shape) == 1 and _is_one(buf.shape[0])):
                 return Load(buf.name, (Const(0, "int32"),), buf.dtype, span=self.span(node))
             raise self.error(f"buffer '{node.id}' used as a value", node,
@@ -349,9 +359,7 @@ class ExprBuilder:
             return None
         x, y = a.value, b.value
         try:
-            v = {"+": lambda: x + y, "-": lambda: x - y, "*": lambda: x * y, "/": lambda: x / y,
-                 "//": lambda: x // y, "%": lambda: x % y, "<<": lambda: x << y, ">>": lambda: x >> y,
-                 "&": lambda: x & y, "|": lambda: x | y, "^": lambda: x ^ y}[node.op]()
+            v = _PY_OPS[node.op](x, y)
         except (ZeroDivisionError, ValueError, TypeError, OverflowError, KeyError):
             return None   # TIR's rules (and errors) apply
         if isinstance(v, float):
@@ -545,8 +553,9 @@ class ExprBuilder:
         if positional and args and isinstance(args[-1], sx.Str):
             # printed form: T.ptx.<opcode>(operands..., "mod", "", ..., "<marker>")
             mods = []
-            while args and isinstance(args[-1], sx.Str):
-                mods.append(args.pop().value)
+            while args and isinstance(last := args[-1], sx.Str):
+                mods.append(last.value)
+                args.pop()
             mods.reverse()
             marker = mods[-1]
             mnemonic = ".".join([mnemonic] + [m for m in mods[:-1] if m])
@@ -576,7 +585,7 @@ class ExprBuilder:
 
     def coerce(self, info: opreg.OpInfo, operands: list[Expr], arg_nodes, node) -> list[Expr]:
         """Literal operands take the instruction's operand dtype; destinations must be writable."""
-        out = []
+        out: list[Expr] = []
         for spec, e, a in zip(info.operands, operands, arg_nodes):
             if spec.role == "dst" and not isinstance(e, Load):
                 raise self.error(f"operand '{spec.name}' of {info.name} is a destination and must be writable",
@@ -764,24 +773,33 @@ class ExprBuilder:
             value = self.number(self.expr(node.args[1]), node.args[1], "T.reinterpret", address_ok=True)
             if target == "handle" and (value.dtype == "handle" or isinstance(value, Unsupported)):
                 return value             # an address seen as another pointer type: still that address
-            if target == "handle":
-                # an integer made a pointer (a shared::cluster address from mapa): not an allocation of ours
+            if target == "handle" and dt.bits(value.dtype) != 64:
+                # a pointer is 64 bits: a narrower integer (a 32-bit shared address) is not one
                 return Unsupported("T.reinterpret(handle, integer address)", (value,), "handle", span=span)
             if dt.bits(target) != dt.bits(value.dtype):
                 raise self.error(f"T.reinterpret to {target} needs a {dt.bits(target)}-bit value, got {value.dtype}",
                                  node)
             return OpCall("tir.reinterpret", (StrConst(target), value), None, target, span=span)
+        if name == "ptr_byte_offset":
+            if len(node.args) not in (2, 3) or node.kwargs:
+                raise self.error("T.ptr_byte_offset takes (pointer, byte offset, dtype)", node)
+            ptr = self.number(self.expr(node.args[0]), node.args[0], "T.ptr_byte_offset", address_ok=True)
+            if ptr.dtype != "handle":
+                raise self.error("T.ptr_byte_offset takes a pointer first", node.args[0],
+                                 hint="e.g. T.ptr_byte_offset(T.address_of(buf[0]), bytes, T.type_annotation(...))")
+            offset = ty.cast("int64", self.int_expr(node.args[1], "a byte offset"))
+            return self.intrinsic("tir.ptr_byte_offset", [ptr, offset], node)
         if name in ("isinf", "isfinite"):
             # TVM expands these as it builds them: isinf(x) = fabs(x) == inf and not isnan(x) (False for
             # integers), isfinite(x) = not isinf(x) and not isnan(x); constant operands fold as TVM folds them
-            x = self.one_operand(node, f"T.{name}")
-            return self.isfinite(x, span) if name == "isfinite" else self.isinf(x, span)
+            operand = self.one_operand(node, f"T.{name}")
+            return self.isfinite(operand, span) if name == "isfinite" else self.isinf(operand, span)
         if name in ("call_pure_extern", "call_extern"):
             return self.extern_call(name, node)
         if name in _MATH:
             operands, _ = self.args(node)
             return self.intrinsic("tir." + name, operands, node)
-        if name in ("gpu_warp_shuffle", "tvm_storage_sync"):
+        if name in ("gpu_warp_shuffle", "tvm_storage_sync", "isnullptr"):
             operands, _ = self.args(node)
             return self.intrinsic("tir." + name, operands, node)
         if name in STATEMENT_ONLY:

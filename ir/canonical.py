@@ -11,11 +11,12 @@ conformance tests (the TVM printer folds constants and renames loop variables).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import fields, replace
 
 from . import dtypes as dt
 from . import typing as ty
-from .nodes import BinOp, Cast, Const, ConstRef, For, Let, Node, PrimFunc, Select, UnaryOp, Var
+from .nodes import BinOp, Cast, Const, ConstRef, For, Let, Node, OpCall, PrimFunc, Select, UnaryOp, Var
 
 
 class _Canon:
@@ -69,14 +70,33 @@ def fold(e):
             v = int(e.a.value) << int(e.b.value) if e.op == "<<" else int(e.a.value) >> int(e.b.value)
             if dt.fits(v, e.dtype):
                 return Const(v, e.dtype)
+        if e.op in ("and", "or"):
+            return _fold_logical(e)
         same = ty.simplify_binop(e.op, e.a, e.b, e.dtype)   # `x * C` with C = 1 is x, as TVM builds it
         return same if same is not None else e
+    if isinstance(e, OpCall) and e.op in _FLOAT_TESTS and len(e.operands) == 1 and isinstance(e.operands[0], Const):
+        # the halves of TVM's isinf/isfinite expansion: its C++ abs() and isnan() fold a FloatImm as they build
+        return Const(_FLOAT_TESTS[e.op](float(e.operands[0].value)), e.dtype) if e.dtype == "bool" else \
+            ty.const(_FLOAT_TESTS[e.op](float(e.operands[0].value)), e.dtype)
     if isinstance(e, Select) and isinstance(e.cond, Const):   # a select on a constant is its branch
         return e.true_value if e.cond.value else e.false_value
     if isinstance(e, Cast) and isinstance(e.value, Const):
         return ty.cast(e.dtype, e.value)
     if isinstance(e, UnaryOp) and isinstance(e.a, Const):
         return ty.unary(e.op, e.a)
+    return e
+
+
+_FLOAT_TESTS = {"tir.fabs": abs, "tir.isnan": math.isnan}
+
+
+def _fold_logical(e: BinOp):
+    """`a && b` / `a || b` with one constant operand, as TVM's TryConstFold<And/Or> decides it."""
+    a, b = e.a, e.b
+    decides = e.op == "or"              # the operand value that decides the whole expression
+    for const, other in ((a, b), (b, a)):
+        if isinstance(const, Const):
+            return const if bool(const.value) == decides else other
     return e
 
 

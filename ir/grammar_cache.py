@@ -9,7 +9,9 @@ directory or file that fails those checks is ignored (the grammar is analysed in
 memory instead).  Files are opened with `O_NOFOLLOW` and written to a fresh temporary
 file that `os.replace` moves into place, so a planted symlink is never followed.
 
-Entry point: `load(grammar, postlex, transformer)` -> a `lark.Lark` LALR parser.
+Entry point: `load(grammar, postlex, transformer)` -> a `lark.Lark` LALR parser.  `cache_dir`,
+`read_private` and `write_private` are the directory and file rules, shared with `ir/syntax_cache.py`
+(which loads without lark: lark is imported here only to build or load the parser).
 """
 from __future__ import annotations
 
@@ -20,15 +22,12 @@ import stat
 import sys
 from pathlib import Path
 
-from lark import Lark
-from lark import __version__ as lark_version
-from lark.lark import _LOAD_ALLOWED_OPTIONS, Rule, TerminalDef
-
 _OPTIONS = dict(parser="lalr", start="file_input", maybe_placeholders=True)
 _FORMAT = 1
 
 
-def load(grammar: str, postlex, transformer) -> Lark:
+def load(grammar: str, postlex, transformer):
+    from lark import Lark
     key = _key(grammar)
     directory = cache_dir()
     path = directory / f"tirx-grammar-{key}.json" if directory is not None else None
@@ -66,11 +65,13 @@ def _private(st: os.stat_result, want_dir: bool) -> bool:
 
 
 def _key(grammar: str) -> str:
+    from lark import __version__ as lark_version
     text = f"{_FORMAT}\n{lark_version}\n{sys.version_info[:2]}\n{sorted(_OPTIONS.items())}\n{grammar}"
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
-def _read(path: Path):
+def read_private(path: Path) -> bytes | None:
+    """The bytes of a regular file the user owns that no one else can write (never through a symlink)."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
@@ -79,16 +80,31 @@ def _read(path: Path):
         if not _private(os.fstat(f.fileno()), want_dir=False):
             return None
         try:
-            return _decode(json.loads(f.read()))
-        except (ValueError, TypeError, KeyError, RecursionError):
+            return f.read()
+        except OSError:
             return None
 
 
-def _write(path: Path, parser: Lark) -> None:
+def _read(path: Path):
+    raw = read_private(path)
+    if raw is None:
+        return None
+    try:
+        return _decode(json.loads(raw))
+    except (ValueError, TypeError, KeyError, RecursionError):
+        return None
+
+
+def _write(path: Path, parser) -> None:
+    from lark.lark import _LOAD_ALLOWED_OPTIONS, Rule, TerminalDef
     data, memo = parser.memo_serialize([TerminalDef, Rule])
     # the transformer and postlexer are objects: they are passed again at load time
     data["options"] = {k: v for k, v in data["options"].items() if k not in _LOAD_ALLOWED_OPTIONS}
-    payload = json.dumps(_encode({"data": data, "memo": memo}), separators=(",", ":")).encode()
+    write_private(path, json.dumps(_encode({"data": data, "memo": memo}), separators=(",", ":")).encode())
+
+
+def write_private(path: Path, payload: bytes) -> None:
+    """Write `payload` to `path` (mode 0600) through a fresh temporary file moved into place."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
@@ -121,12 +137,13 @@ def _encode(o):
 
 def _decode(o):
     if type(o) is list:
+        # scalars (most of the ~50k items) are taken as they are, without a call: this is most of a load
         tag, body = o
         if tag == "d":
-            return {_decode(k): _decode(v) for k, v in body}
+            return {(_decode(k) if type(k) is list else k): (_decode(v) if type(v) is list else v) for k, v in body}
         if tag == "t":
-            return tuple(_decode(v) for v in body)
+            return tuple([_decode(v) if type(v) is list else v for v in body])
         if tag == "l":
-            return [_decode(v) for v in body]
+            return [_decode(v) if type(v) is list else v for v in body]
         raise ValueError(f"unknown tag {tag!r}")
     return o

@@ -237,8 +237,11 @@ class _Printer:
         T.decl_buffer are not in its namespace)."""
         tensor = f"T.Tensor({self.shape(b.shape)}, {dtype_text(b.dtype)}, scope={_quote(b.scope)}{self.extras(b)})"
         if b.scope == "pointer" or (b.data is not None and b.data in self.pointers):
+            offset = "" if isinstance(b.byte_offset, Const) and b.byte_offset.value == 0 else \
+                f", byte_offset={self.expr(b.byte_offset)}"
+            scope = "" if b.scope == "pointer" else f", scope={_quote(b.scope)}"
             return (f"{b.name} = T.decl_buffer({self.shape(b.shape)}, {dtype_text(b.dtype)}, data={b.data}"
-                    f"{self.extras(b)})")
+                    f"{offset}{scope}{self.extras(b)})")
         if b.data is not None:
             pointer = f"{b.data}.data"
             if not (isinstance(b.byte_offset, Const) and b.byte_offset.value == 0):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, cast
 
 from .nodes import Buffer, Expr
 from .syntax import Pos
@@ -28,6 +28,14 @@ class Binding:
     annotated: bool = False   # a `x: T.let[...]` binding (for messages)
     loop: bool = False        # a loop variable (for messages)
     scalar: bool = False      # a one-element buffer whose bare name reads and writes its element (T.*_scalar)
+
+    # Every CONST/LET/PARAM/THREAD/DIM binding is defined with its expression and every BUFFER one with its
+    # buffer (see the Binding(...) calls), so a caller that has checked the kind knows which field is set.
+    def bound_expr(self) -> Expr:
+        return cast(Expr, self.expr)
+
+    def bound_buffer(self) -> Buffer:
+        return cast(Buffer, self.buffer)
 
     def describe(self) -> str:
         if self.kind == LET:

@@ -33,15 +33,14 @@ from .report import CheckFailed, CheckReport, RaceReport, SyncCheckReport  # noq
 
 def _version() -> str:
     """The installed distribution's version (setup.cfg is the one place it is written); a source checkout
-    that was never installed says so instead of guessing."""
+    that was never installed says so instead of guessing.  Looked up on first use of `__version__`:
+    importlib.metadata and the search of sys.path cost every process that never asks."""
     from importlib.metadata import PackageNotFoundError, version
     try:
         return version("modelcheck")
     except PackageNotFoundError:
         return "0+unknown"
 
-
-__version__ = _version()
 
 __all__ = ["Kernel", "ParseError", "PrimFunc", "as_func", "load", "parse", "check", "synccheck", "racecheck", "prove",
            "replay", "batch", "CheckFailed", "CheckReport", "SyncCheckReport", "RaceReport", "ProofReport",
@@ -50,19 +49,21 @@ __all__ = ["Kernel", "ParseError", "PrimFunc", "as_func", "load", "parse", "chec
 
 def synccheck(kernel, inputs=None, *, max_polls: int = 1_000_000, max_loop_iterations: int = 1_000_000,
               max_states: int = 200_000, max_transitions: int = 2_000_000, max_seconds: float = 60.0,
-              max_steps: int = 50_000_000, max_memory_mb: float = 2048, target: str | None = None
-              ) -> SyncCheckReport:
+              max_steps: int = 50_000_000, max_memory_mb: float = 2048, target: str | None = None,
+              max_clc_paths: int = 64) -> SyncCheckReport:
     """Can the kernel hang or misuse a barrier for these inputs, in any schedule?
 
     `kernel`: an ir.PrimFunc, a Kernel, or an object with .script(); `inputs`: parameter name ->
     NumPy array or scalar (None: zero-filled buffers).  Limits are keyword-only: `max_seconds` bounds the
     whole check, `max_steps` the warp-instructions simulated, `max_memory_mb` what the check may add to the
     process, `target` the hardware whose launch limits apply (default sm_100a).  Exceeding a limit gives
-    verdict incomplete, never clean."""
+    verdict incomplete, never clean.  `max_clc_paths` bounds the answer sequences of cluster launch control
+    requests checked (one run each; more left unexplored is incomplete)."""
     return SyncCheckReport(_import("modelcheck.synccheck").check(as_func(kernel), inputs, max_polls=max_polls,
                                             max_loop_iterations=max_loop_iterations, max_states=max_states,
                                             max_transitions=max_transitions, max_seconds=max_seconds,
-                                            max_steps=max_steps, max_memory_mb=max_memory_mb, target=target))
+                                            max_steps=max_steps, max_memory_mb=max_memory_mb, target=target,
+                                            max_clc_paths=max_clc_paths))
 
 
 def racecheck(kernel, inputs=None, *, max_polls: int = 1_000_000, max_loop_iterations: int = 1_000_000,
@@ -123,6 +124,9 @@ def batch(plan, executor=None, *, jobs: int | None = None, results=None, output=
 
 
 def __getattr__(name):
+    if name == "__version__":
+        value = globals()["__version__"] = _version()
+        return value
     if name in ("numsim", "hb", "report"):      # subpackages load on first use: `modelcheck.numsim.run(...)` works
         return _import(f"modelcheck.{name}")
     if name == "ReplayReport":

@@ -36,6 +36,17 @@ def _dtype(name: str):
         return np.dtype("uint8")
 
 
+def _as_recorded(arr, dtype_name: str | None):
+    """The captured array in the dtype the capture recorded: `.npz` keeps no ml_dtypes (bf16, fp8, fp4 load
+    back as raw `|V1`/`|V2` records), so those are viewed again as the element type they were saved from."""
+    if arr.dtype.kind != "V" or not dtype_name:
+        return arr
+    elem = _dtype(dtype_name)
+    if elem.itemsize != arr.dtype.itemsize:
+        raise ValueError(f"captured array of {arr.dtype.itemsize}-byte records recorded as {dtype_name}")
+    return arr.view(elem)
+
+
 def _fill(shape, dtype, fill: str, rng):
     import numpy as np
     arr = np.zeros(shape, dtype=dtype)
@@ -81,7 +92,8 @@ def captured_inputs(cache: Path, cap: dict, func, pre_path: Path | None = None):
     import numpy as np
     from modelcheck.numsim import TensorMap
     data = np.load(cache / cap["npz"])
-    arrays = {k: data[k] for k in data.files}
+    recorded = cap.get("buffers") or {}
+    arrays = {k: _as_recorded(data[k], (recorded.get(k) or [None, None])[1]) for k in data.files}
     maps = cap.get("tensor_maps") or {}
     inputs, problems = {}, []
     host_maps: dict | None = None

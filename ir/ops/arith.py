@@ -151,6 +151,27 @@ def _prefetch(op: str, t: list[str], n: int, dtypes) -> OpInfo:
     return _info(op, "prefetch", "misc", _ops(OperandSpec("addr", "value")), q, set())
 
 
+_ST_ASYNC_TYPES = ("b32", "b64", "u32", "u64", "s32", "s64", "f32", "f64")
+
+
+def _st_async_form(q) -> str:
+    """Why `q` is not a form of st.async{.weak}{.cluster}.shared::cluster.mbarrier::complete_tx::bytes{.v2|.v4}.type
+    (PTX ISA 9.7.9.12: .type b32/b64/u32/u64/s32/s64/f32/f64, .v2 of any, .v4 of a 32-bit type; .b128 and the
+    sm_100 `.release.global` form are not modeled); "" for a modeled form."""
+    vec, typ = q.get("vec", ""), q.get("type", "")
+    flags = {k for k in q if k not in ("sem", "scope", "space", "type", "vec")}
+    if (q.get("sem", "weak") != "weak" or q.get("scope", "cluster") != "cluster"
+            or q.get("space", "shared::cluster") != "shared::cluster" or "dst" in q
+            or flags != {"mbarrier::complete_tx::bytes"}):
+        return ("st.async is modeled in its shared::cluster form completing on an mbarrier "
+                "(.weak.shared::cluster.mbarrier::complete_tx::bytes) only")
+    if typ not in _ST_ASYNC_TYPES or vec not in ("", "v2", "v4") or (vec == "v4" and typ[1:] == "64"):
+        form = f".{vec}.{typ}" if vec else f".{typ}"
+        return (f"st.async is modeled for .b32/.b64/.u32/.u64/.s32/.s64/.f32/.f64, .v2 of those or .v4 of a 32-bit "
+                f"type; not {form}")
+    return ""
+
+
 def cluster_memory(op: str, t: list[str], n: int, dtypes) -> OpInfo:
     """st.async [remote addr], value(s), [remote mbar] (PTX ISA 9.7.9.12), red.async (9.7.13.7),
     tensormap.replace [tmap], [ord,] value (9.7.9.27), cp.reduce.async.bulk[.tensor] (9.7.9.25)."""
@@ -160,9 +181,12 @@ def cluster_memory(op: str, t: list[str], n: int, dtypes) -> OpInfo:
         width = {"v2": 2, "v4": 4}.get(q.get("vec", ""), 1)
         specs = _ops(("addr", "addr"), *[(f"v{i}", "value", _type_dtype(q)) for i in range(width)], ("mbar", "addr"))
         _check_count(head, n, (len(specs),), "remote addr, value(s), remote mbar")
-        return _unsupported(_info(op, head.replace("_", "."), "memory", specs, q, {"async", "writes", "sync"}),
-                            f"{head.replace('_', '.')} (a store into a peer CTA's shared memory completing on its "
-                            "mbarrier) needs clusters")
+        info = _info(op, head.replace("_", "."), "async_copy", specs, q, {"async", "writes", "sync"})
+        if head == "red_async":
+            return _unsupported(info, "red.async (a reduction into a peer CTA's shared memory completing on its "
+                                      "mbarrier) is not modeled")
+        why = _st_async_form(q)
+        return _unsupported(info, why) if why else info
     if head == "tensormap_replace":
         _check_count(head, n, (2, 3), "tmap addr[, ord], value")
         specs = _ops(("addr", "addr"), *[(f"a{i}", "value", None) for i in range(n - 1)])

@@ -111,6 +111,10 @@ _INTRINSICS: dict[str, _Intrinsic] = {i.name: i for i in [
           (("desc", "addr"), ("addr", "addr"), ("ldo", "value"), ("sdo", "value"), ("swizzle", "value")),
           {"writes"}),
     _intr("tir.reinterpret", "math", (2,), (("dtype", "imm"), ("value", "value")), result="arg0"),
+    # TVM's builtin::isnullptr: `x == NULL` of a handle (CUDA codegen prints the comparison)
+    _intr("tir.isnullptr", "math", (1,), (("x", "value"),), result="bool"),
+    # `T.ptr_byte_offset(ptr, bytes, dtype)`: the pointer `bytes` further (the dtype only types the result)
+    _intr("tir.ptr_byte_offset", "math", (2,), (("ptr", "value"), ("bytes", "value")), result="handle"),
     *[_intr(f"tir.{m}", "math", (1,), (("x", "value"),), result="arg0")
       for m in ("exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan",
                 "tanh", "sigmoid", "fabs", "floor", "ceil", "round", "trunc", "nearbyint", "erf", "atan", "asin",
@@ -124,7 +128,7 @@ _INTRINSICS: dict[str, _Intrinsic] = {i.name: i for i in [
 WARP_REDUCE_ALIASES = {"cuda.warp_sum": "sum", "cuda.warp_max": "max", "cuda.warp_min": "min"}
 
 # intrinsics TVM's parser takes by keyword after `desc` (printed positionally): field names and Python defaults
-KEYWORD_INTRINSICS: dict[str, tuple[tuple[str, ...], dict[str, object]]] = {
+KEYWORD_INTRINSICS: dict[str, tuple[tuple[str, ...], dict[str, int | bool]]] = {
     name: (tuple(o.name for o in _INTRINSICS[name].operands),
            {"n_cta_groups": 1, "neg_a": False, "neg_b": False, "sat_d": False, "is_sparse": False})
     for name in ("cuda.tcgen05.encode_instr_descriptor", "cuda.tcgen05.encode_instr_descriptor_block_scaled")}

@@ -123,8 +123,6 @@ def _cp(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
             info = _info(op, "cp.async.bulk.tensor.g2s", "async_copy", specs, q, {"async", "reads", "writes"})
             bad = [k for k in q if k.startswith(("im2col", "tile::gather4", "override", "mbarrier::report"))
                    or (k.startswith("multicast") and k != "multicast::cluster")]
-            if q.get("cta_group::2") and any(k.startswith("multicast") for k in q):
-                bad.append("multicast with cta_group::2")
         if bad:
             return _unsupported(info, f"TMA {', '.join(bad)} is not modeled (v1 models tile mode)")
         return info

@@ -154,8 +154,14 @@ def _mma(op: str, t: list[str], q: dict, n: int, dtypes, two_cta: bool, maybe_v2
                                                             "has no .block_scale form"))
     # collector qualifiers only say where the operand stays between MMAs: modeled as plain reads
     if "ws" in q:
-        return _unsupported(info, "tcgen05.mma.ws (weight-stationary) is not modeled: its M = 32 and M = 64 D "
-                                  "layouts in TMEM (data paths E and G) are not in the cited sources")
+        # PTX ISA 9.7.16.10.9.3: .ws is cta_group::1 only, kinds f16/tf32/f8f6f4/i8, collector usage on B only
+        if two_cta:
+            return _unsupported(info, "tcgen05.mma.ws exists for cta_group::1 only")
+        if kind not in ("kind::f16", "kind::tf32", "kind::f8f6f4"):
+            return _unsupported(info, f"tcgen05.mma.ws {kind} is not modeled (kind::f16, kind::tf32 and "
+                                      f"kind::f8f6f4 are)")
+        if any(k.startswith("collector::a") for k in q):
+            return _unsupported(info, "tcgen05.mma.ws takes .collector::bN (B buffers), not .collector::a")
     special = [k for k in ("sp", "ashift") if k in q] + [k for k in q if k.startswith(("decompress", "lut"))]
     if special:
         return _unsupported(info, f"tcgen05.mma .{', .'.join(special)} is not modeled")

@@ -94,10 +94,22 @@ def _kernels(p, help_text: str = "kernel file(s), or `package.module:NAME` (a ke
     p.add_argument("kernels", nargs="+", metavar="KERNEL.py", help=help_text)
 
 
+class _Version(argparse.Action):
+    """`--version`: the version is looked up only when asked for (importlib.metadata costs every other run)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0,
+                         help=help or "show program's version number and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from .. import __version__
+        print(f"modelcheck {__version__}")
+        parser.exit()
+
+
 def _parser() -> argparse.ArgumentParser:
-    from .. import __version__
     p = _Parser(prog="modelcheck", description=__doc__.splitlines()[0])
-    p.add_argument("--version", action="version", version=f"modelcheck {__version__}")
+    p.add_argument("--version", action=_Version)
     p.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     parse = sub.add_parser("parse", help="print the canonical text and an IR summary")

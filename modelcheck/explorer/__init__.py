@@ -13,11 +13,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 
-from . import certificates
+from . import certificates, choices
 from .program import Command, Programs, build, gating
 from .search import Model, SearchResult, search
 
-__all__ = ["verify", "verify_whole", "Verification", "build", "Programs", "Command"]
+__all__ = ["verify", "verify_whole", "Verification", "build", "Programs", "Command", "choices"]
 
 
 @dataclass

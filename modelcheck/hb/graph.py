@@ -21,7 +21,8 @@ for the lanes that executed it.  A node with a `joins` mask (a warp sync) orders
 member lanes with each other.  An async copy is not a transit node (`transit=False`):
 its issue orders the issuer's history before the copy's accesses, and its completion
 publishes the copy's own accesses, but not the issuer's history (checker-semantics §5.4
-rule 6); a `tcgen05.commit` does publish its issuer's history at the commit.  The
+rule 6); a `tcgen05.commit` does publish its issuer's history at the commit, and so does
+`st.async`, whose complete-tx is a release at cluster scope (PTX ISA 9.7.9.12).  The
 tcgen05 operations of one thread that the PTX pipelines (mma->mma, cp->mma, shift->mma,
 shift->cp, mma->shift) are ordered in issue order (`tc_pipeline` edges).
 """
@@ -37,6 +38,9 @@ from ..common import fence_sc
 from ..common.ordering import ACQUIRING_ORDERS, GROUP_FAMILY, PIPELINED_AFTER, RELEASING_ORDERS, strength
 from ..numsim import Trace
 from ..numsim.runtime import id_ranges
+
+# async operations whose completion publishes the issuing lane's history (not only their own accesses)
+_TRANSIT = ("tcgen05.commit", "st.async")
 
 FULL = 0xFFFFFFFF
 
@@ -370,7 +374,7 @@ class _Builder:
         opkind = d.get("kind", "async")
         lane = int(d["lane"]) if d.get("lane") is not None else -1
         node = self.node(f"op{op}", "async_op", op=opkind, op_id=op, warp=ev.warp, cta=ev.cta,
-                         lane=lane, iters=",".join(map(str, ev.iters)), transit=opkind == "tcgen05.commit",
+                         lane=lane, iters=",".join(map(str, ev.iters)), transit=opkind in _TRANSIT,
                          label=f"w{ev.warp} {opkind} #{op}" + (f" lane {lane}" if lane >= 0 else ""),
                          **self._site_attrs(ev.site))
         if ev.barrier is not None:

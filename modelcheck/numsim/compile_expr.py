@@ -239,6 +239,15 @@ class ExprCompiler:
         if len(fns) == 1:
             return fns[0]
         pairs = list(zip(fns, strides))
+        if len(pairs) in (2, 3) and strides[-1] == 1 and all(dt.is_integral(i.dtype) and i.dtype != "bool"
+                                                             for i in indices):
+            # the sum below without its `0 +` and `* 1` (copies of a lane vector; for integers the same value):
+            # every element access computes one of these, most with two or three indices
+            (f0, s0), (f1, s1) = pairs[0], pairs[1]
+            if len(pairs) == 2:
+                return lambda w: f0(w) * s0 + f1(w)
+            f2 = pairs[2][0]
+            return lambda w: f0(w) * s0 + f1(w) * s1 + f2(w)
 
         def flat_fn(w):
             total = 0

@@ -14,6 +14,7 @@ import numpy as np
 
 import ir
 
+from . import pointers
 from . import values as V
 from .budget import CHECK_EVERY
 from .compile_expr import BufferInfo, ExprCompiler
@@ -121,6 +122,9 @@ class Compiler:
         self.ops = OpContext(self)
         self.tail_whiles = _tail_whiles(func.body)
         self.exprs = ExprCompiler(func, self.constants, scalars, self.buffers, block, self.ops)
+        for info in self.buffers.values():
+            if info.space == "pointer":     # its resolved base lives in the warp's environment
+                info.slot = self.exprs.slot(pointers.view_slot_name(info.name))
 
     # ------------------------------------------------------------------ buffers
     def _shape(self, buf: ir.Buffer) -> tuple[int, ...]:
@@ -153,9 +157,12 @@ class Compiler:
         decls = [node.buffer for node in ir.walk(self.func.body) if isinstance(node, ir.DeclBuffer)]
         extents = {b.name: 0 for b in decls if b.data is None}      # bytes each shared root must cover
         placed: dict[str, tuple[str, int]] = {}                       # alias name -> (root, byte offset)
+        # handle lets a buffer may be declared on: a pointer the kernel computes, resolved when declared
+        self.pointer_lets = {n.var.name for n in ir.walk(self.func.body) if isinstance(n, ir.Let)
+                             and n.var.dtype == "handle"}
         for b in decls:
-            _check_modeled(b)
-            if b.data is None:
+            _check_modeled(b, b.data in self.pointer_lets)
+            if b.data is None or b.data in self.pointer_lets:
                 continue
             root_name, base = placed.get(b.data, (b.data, 0))
             offset = _static(b.byte_offset, self.constants, self.scalars)
@@ -170,7 +177,9 @@ class Compiler:
         launch_sized = None
         for b in decls:
             shape = self._shape(b)
-            if b.data is not None:
+            if b.data in self.pointer_lets:
+                info = BufferInfo(b.name, "pointer", b.dtype, shape, b.data, 0, -1, b.span)
+            elif b.data is not None:
                 root = self.buffers.get(b.data)
                 if root is None:
                     raise UnsupportedTIRxError(f"alias {b.name}", b.span, f"aliased buffer {b.data} is unknown")
@@ -182,8 +191,8 @@ class Compiler:
                 elif root.space == "global":
                     info = BufferInfo(b.name, "global", b.dtype, shape, root.alloc, offset, views, b.span)
                     views += 1
-                else:
-                    raise UnsupportedTIRxError(f"alias {b.name}", b.span, "aliases of local buffers (register views)")
+                else:   # the same registers as another type or shape (numsim.register_views)
+                    info = BufferInfo(b.name, "register_view", b.dtype, shape, root.name, offset, root.slot, b.span)
             elif b.scope in ("shared", "shared.dyn"):
                 slot = len(self.shared_infos)
                 info = BufferInfo(b.name, "shared", b.dtype, shape, b.name, 0, slot, b.span)
@@ -301,7 +310,7 @@ class Compiler:
             store = self.ops.acc.local_store(info, idx, value, s.span, site=site)
         else:
             site = self.ops.site(s, "element store " + info.space)
-            store = self.ops.acc.memory_store(info, idx, value, site, s.span)
+            store = self.ops.memory_store(info, idx, value, site, s.span)
         k = cost(s.value, *s.indices)
 
         def run(w):
@@ -321,6 +330,11 @@ class Compiler:
 
     def _DeclBuffer(self, s: ir.DeclBuffer):
         info = self.buffers[s.buffer.name]
+        if info.space == "pointer":
+            b = s.buffer
+            assert b.data is not None       # a pointer view names its handle
+            return pointers.declare(info, self.exprs.expr(ir.Var(b.data, "handle")), self.exprs.expr(b.byte_offset),
+                                    b.data, s.span), False
         if info.space != "local":
             return None
         slot, numel = info.slot, info.numel
@@ -376,10 +390,9 @@ class Compiler:
         span = s.span
 
         def bounds(w):
+            # a lane-varying start or step runs the loop per lane (each lane its own bounds, like a varying stop)
             a, b, st = start(w), stop(w), step(w)
-            if type(a) is np.ndarray or type(st) is np.ndarray:
-                raise UnsupportedTIRxError("for loop", span, "lane-varying loop start or step")
-            return int(a), b, int(st)
+            return (a if type(a) is np.ndarray else int(a)), b, (st if type(st) is np.ndarray else int(st))
 
         if not blocking:
             def run(w):
@@ -529,6 +542,14 @@ def _next_iteration(w, loop: Loop, start_mask) -> bool:
     return True
 
 
+def _in_range(i, b, st):
+    """The lanes whose loop variable `i` has not reached `b` (from below for a positive step, from above for a
+    negative one); any of the three may differ per lane."""
+    if type(st) is np.ndarray:
+        return np.where(st > 0, i < b, i > b)
+    return (i < b) if st > 0 else (i > b)
+
+
 def _run_for(w, slot, a, b, st, body, span):
     loop = Loop()
     w.loops.append(loop)
@@ -536,7 +557,7 @@ def _run_for(w, slot, a, b, st, body, span):
     saved = w.mask
     budget = w.eng.loop_budget
     env = w.env
-    uniform_stop = type(b) is not np.ndarray
+    uniform_stop = type(b) is not np.ndarray and type(a) is not np.ndarray and type(st) is not np.ndarray
     try:
         i, k = a, 0
         while True:
@@ -544,7 +565,7 @@ def _run_for(w, slot, a, b, st, body, span):
                 if (st > 0 and i >= b) or (st < 0 and i <= b):
                     break
             else:
-                stay = w.active() & ((i < b) if st > 0 else (i > b))
+                stay = w.active() & _in_range(i, b, st)
                 if not np.count_nonzero(stay):
                     break
                 w.mask = stay
@@ -559,7 +580,7 @@ def _run_for(w, slot, a, b, st, body, span):
                 loop.brk = _or(loop.brk, w.active())
             if not _next_iteration(w, loop, saved):
                 break
-            i += st
+            i = i + st          # (never in place: a lane-varying start may be a shared array)
             k += 1
             if k > budget:
                 raise ResourceLimit("loop_iterations", f"a for loop ran more than {budget} iterations at {span}",
@@ -582,7 +603,7 @@ def _run_for_gen(w, slot, a, b, st, body, span):
     w.iters.append(0)
     saved = w.mask
     budget = w.eng.loop_budget
-    uniform_stop = type(b) is not np.ndarray
+    uniform_stop = type(b) is not np.ndarray and type(a) is not np.ndarray and type(st) is not np.ndarray
     try:
         i, k = a, 0
         while True:
@@ -590,7 +611,7 @@ def _run_for_gen(w, slot, a, b, st, body, span):
                 if (st > 0 and i >= b) or (st < 0 and i <= b):
                     break
             else:
-                stay = w.active() & ((i < b) if st > 0 else (i > b))
+                stay = w.active() & _in_range(i, b, st)
                 if not np.count_nonzero(stay):
                     break
                 w.mask = stay
@@ -605,7 +626,7 @@ def _run_for_gen(w, slot, a, b, st, body, span):
                 loop.brk = _or(loop.brk, w.active())
             if not _next_iteration(w, loop, saved):
                 break
-            i += st
+            i = i + st          # (never in place: a lane-varying start may be a shared array)
             k += 1
             if k > budget:
                 raise ResourceLimit("loop_iterations", f"a for loop ran more than {budget} iterations at {span}",
@@ -855,12 +876,13 @@ def _launch_sized_dynamic_shared(func: ir.PrimFunc) -> bool:
     return False
 
 
-def _check_modeled(b: ir.Buffer) -> None:
-    """Buffers NumSim cannot lay out: an unmodeled layout, scope or element type -- never guessed."""
+def _check_modeled(b: ir.Buffer, on_pointer: bool = False) -> None:
+    """Buffers NumSim cannot lay out: an unmodeled layout, scope or element type -- never guessed.  A buffer on a
+    pointer the kernel computes (`on_pointer`) is placed when declared (numsim.pointers)."""
     if b.layout:
         raise UnsupportedTIRxError(f"buffer {b.name} with layout={b.layout}", b.span,
                                    "buffer layouts other than row-major are not modeled")
-    if b.scope in ("param", "pointer"):
+    if b.scope == "param" or (b.scope == "pointer" and not on_pointer):
         what = "a tensor-map parameter's bytes" if b.scope == "param" else "a pointer the kernel computed"
         raise UnsupportedTIRxError(f"buffer {b.name}", b.span, f"a buffer over {what} is not modeled")
     if b.dtype not in V.NP_DTYPE:

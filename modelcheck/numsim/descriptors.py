@@ -238,8 +238,9 @@ class InstrDescriptor:
                 | (negate_b & 1) << 14 | (transpose_a & 1) << 15 | (transpose_b & 1) << 16
                 | ((n >> 3) & 0x3F) << 17 | ((m >> 4) & 0x1F) << 24)
 
-    def validate(self, kind: str, cta_group: int = 1) -> None:
-        """Check the fields for a dense MMA of `kind` (PTX Table 39/42); cta_group::2 takes M = 128 or 256."""
+    def validate(self, kind: str, cta_group: int = 1, ws: bool = False) -> None:
+        """Check the fields for a dense MMA of `kind` (PTX Table 39/42); cta_group::2 takes M = 128 or 256, the
+        weight-stationary `.ws` form M = 32, 64 or 128 and N = 64, 128 or 256 (and may set max shift)."""
         if self.sparse:
             raise DescriptorError("sparse", "bit 2 (sparsity) is set on a dense tcgen05.mma; use tcgen05.mma.sp "
                                             "(not modeled) or clear the bit")
@@ -247,7 +248,7 @@ class InstrDescriptor:
             raise DescriptorError("saturate", "bit 3 (saturate) is for integer kinds only")
         if self.reserved:
             raise DescriptorError("reserved", "reserved bits 6, 23 or 29 are not zero")
-        if self.max_shift:
+        if self.max_shift and not ws:
             raise DescriptorError("max_shift", "bits 30-31 (max shift) are only for tcgen05.mma.ws")
         if kind == "kind::f16":
             if self.a_type not in F16_TYPES:
@@ -269,6 +270,14 @@ class InstrDescriptor:
                 raise DescriptorError("b_type", f"B type {self.b_type} is not TF32 (2) for kind::tf32")
             if self.d_type != 1:
                 raise DescriptorError("d_type", f"D type {self.d_type} is not F32 (1) for kind::tf32")
+        if ws:
+            if self.m not in (32, 64, 128):
+                raise DescriptorError("m", f"M = {self.m} (bits 24-28 = {self.m >> 4}); tcgen05.mma.ws needs 32, 64 "
+                                           f"or 128")
+            if self.n not in (64, 128, 256):
+                raise DescriptorError("n", f"N = {self.n} (bits 17-22 = {self.n >> 3}); tcgen05.mma.ws needs 64, "
+                                           f"128 or 256")
+            return
         ms = (64, 128) if cta_group == 1 else (128, 256)
         if self.m not in ms:
             raise DescriptorError("m", f"M = {self.m} (bits 24-28 = {self.m >> 4}); cta_group::{cta_group} needs "

@@ -65,12 +65,13 @@ class Engine:
                  unsupported: str = "raise", max_steps: int = budget.DEFAULT_MAX_STEPS,
                  max_seconds: float = budget.DEFAULT_MAX_SECONDS,
                  max_memory_mb: float = budget.DEFAULT_MAX_MEMORY_MB, target: str | None = None,
-                 clc_resident: int = 1, clc_policy: str = "steal"):
+                 clc_resident: int = 1, clc_policy: str = "steal", clc_answers: tuple = ()):
         self.func = func
         if clc_policy not in ("steal", "fail"):
             raise ValueError("clc_policy must be 'steal' or 'fail'")
         self.clc_resident = clc_resident    # clusters running at once under cluster launch control (ops/clc.py)
         self.clc_policy = clc_policy
+        self.clc_answers = tuple(bool(a) for a in clc_answers)   # the first CLC choice points' answers, forced
         self.max_polls = max_polls
         self.max_loop_iterations = max_loop_iterations
         if unsupported not in ("raise", "incomplete"):
@@ -186,7 +187,8 @@ class Engine:
             scheduler = (Scheduler if gate is None else GatedScheduler)(eng, warps, self.max_polls)
             body = program.body
             if any(s.op == "clusterlaunchcontrol.try_cancel" for s in program.sites):
-                eng.clc = ClcScheduler(_clusters_in_order(ctas), self.clc_resident, self.clc_policy)
+                eng.clc = ClcScheduler(_clusters_in_order(ctas), self.clc_resident, self.clc_policy,
+                                       self.clc_answers)
                 body = launch_gate(eng, body, eng.clc)
             gc.disable()   # the cyclic GC scanning a growing trace costs ~10% (engineering measurements §1)
             scheduler.run(body)
@@ -252,6 +254,9 @@ class Engine:
         stats["block"] = block if program is not None else None
         stats["cluster"] = cluster if program is not None else None
         stats["target"] = self.target.name
+        if eng is not None and eng.clc is not None:
+            stats["clc"] = {"choices": list(eng.clc.choices), "forced": len(self.clc_answers),
+                            "cancels": eng.clc.cancels}
         stats["budget"] = {"max_steps": meter.max_steps, "max_seconds": meter.max_seconds,
                            "max_memory_mb": meter.max_bytes >> 20, "max_loop_iterations": self.max_loop_iterations,
                            "max_polls": self.max_polls}

@@ -75,8 +75,14 @@ def merged_sarif(records: list, details_of) -> dict:
             if merged is None:
                 driver = dict(run["tool"]["driver"])
                 driver["rules"] = []
-                merged = runs[checker] = {"tool": {"driver": driver}, "results": [],
+                # one category per checker: code scanning takes several runs of one tool in a file only
+                # when their automationDetails ids differ
+                merged = runs[checker] = {"tool": {"driver": driver},
+                                          "automationDetails": {"id": f"modelcheck/batch-{checker}/"},
+                                          "results": [],
                                           "properties": {"checker": checker, "points": 0, "verdicts": {}}}
+                if "originalUriBaseIds" in run:
+                    merged["originalUriBaseIds"] = run["originalUriBaseIds"]
             rules = merged["tool"]["driver"]["rules"]
             known = {r["id"] for r in rules}
             rules.extend(r for r in run["tool"]["driver"].get("rules", []) if r["id"] not in known)

@@ -414,6 +414,11 @@ class Extractor:
             raise OutsideFragment(f"the cluster barrier {name}", call.span)
         if "multicast::cluster" in info.quals:
             raise OutsideFragment(f"{call.op} (multicast to the CTAs of a cluster)", call.span)
+        if name == "clusterlaunchcontrol.try_cancel":
+            # its answer comes from the launch scheduler and its response completes 16 tx bytes asynchronously:
+            # neither is a command of the skeleton, so leaving it out would drop bytes a wait depends on
+            raise OutsideFragment(f"{call.op} (cluster launch control: the launch scheduler's answer and the "
+                                  f"response's transaction bytes)", call.span)
         ops = {o.name: x for o, x in zip(info.operands, call.operands)}
         site = self.site(call)
         if name == "mbarrier.init":
@@ -479,6 +484,8 @@ class Extractor:
             return [Command("commit", fam, _sx(slot), units=1, site=site, span=call.span)]
         if name == "mbarrier.complete_tx":
             raise OutsideFragment("mbarrier.complete_tx from a thread", call.span)
+        if name == "st.async":
+            raise OutsideFragment("st.async (a store into a peer CTA completing on its mbarrier)", call.span)
         if name in ("mbarrier.inval", "mbarrier.try_wait", "mbarrier.test_wait"):
             raise OutsideFragment(name, call.span)
         if info.family == "named_barrier":
@@ -586,7 +593,7 @@ def _has_sync(body) -> bool:
                 info = _classify(v)
                 if info is not None and (info.family in ("mbarrier", "named_barrier") or info.name in (
                         "tcgen05.commit", "cp.async.bulk.g2s", "cp.async.bulk.tensor.g2s",
-                        "cp.async.mbarrier.arrive")):
+                        "cp.async.mbarrier.arrive", "st.async")):
                     return True
             elif isinstance(v, ir.Unsupported) and _looks_sync(v.name):
                 return True

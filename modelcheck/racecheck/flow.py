@@ -468,6 +468,13 @@ class Flow:
                 p["release"] = fork[0] if p["release"] is None else np.maximum(p["release"], fork[0])
             if row is not None:
                 self._tc_release_into(p, row)
+        if ev.details.get("kind") == "st.async" and op in self.fork:
+            # PTX ISA 9.7.9.12: st.async's complete-tx has .release semantics at .cluster scope, so the phase also
+            # publishes what the issuing lane knew at the store's issue (not only the store itself)
+            if self.split:
+                self._claim(p, self.async_info.get(op, {}).get("warp", ev.warp))
+            row = self.fork[op][0]
+            p["release"] = row if p["release"] is None else np.maximum(p["release"], row)
         if ev.details.get("kind") == "cp.async.mbarrier.arrive":
             # the arrive covers the lane's earlier cp.async operations
             info = self.async_info.get(op, {})

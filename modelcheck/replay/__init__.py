@@ -41,7 +41,9 @@ def replay(func, inputs=None, finding_or_witness=None, **limits) -> ReplayResult
         raise numsim.InputError(f"replay needs inputs for {', '.join(missing)} (the same inputs the finding came "
                                 f"from)", tuple(missing))
     kind, details, finding = _normalize(finding_or_witness)
-    engine = numsim.Engine(func, unsupported="incomplete", **limits)
+    # a finding on another answer sequence of cluster launch control requests: both runs take those answers
+    engine = numsim.Engine(func, unsupported="incomplete", clc_answers=tuple(details.get("clc_answers", ())),
+                           **limits)
     base, base_obs = _run(engine, inputs, None)
     run = DefaultRun(base, base_obs.trace, base_obs.name_of)
     default = _summary(base, base_obs)

@@ -65,9 +65,15 @@ def schedules_text(report) -> str:
     term = st.get("termination", (st.get("numsim") or {}).get("termination", "completed"))
     if report.checker == "synccheck":
         if "verifier_states" in st:
-            return (f"every schedule of the run's synchronization program ({st['verifier_states']:,} verifier "
+            text = (f"every schedule of the run's synchronization program ({st['verifier_states']:,} verifier "
                     f"states, {st['verifier_transitions']:,} transitions; {st.get('certified_projections', 0)} of "
                     f"{st.get('projections', 0)} projections certified without search)")
+            if st.get("clc_paths"):
+                # the default run's numbers; each answer sequence of the CLC requests was one more run
+                text += (f"; {st['clc_paths']} answer sequence(s) of the cluster launch control requests "
+                         f"({st.get('clc_choice_points', 0)} choice point(s) at most per run, bound "
+                         f"{st.get('clc_max_paths')})")
+            return text
         return f"one execution (it stopped: {term}), so no schedule search"
     if report.checker == "racecheck":
         return (f"one execution ({term}): {st.get('semantic_accesses', st.get('accesses', 0)):,} memory accesses in "

@@ -19,6 +19,9 @@ class ProofReport(ResultView):
     checker = "prove"
 
     result: ProofResult
+    # set by `modelcheck prove` after the proof (unset otherwise: reads fall through to the result)
+    sources: dict
+    kernel_path: str
 
     @property
     def verdict(self) -> Proof:

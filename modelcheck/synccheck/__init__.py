@@ -58,9 +58,10 @@ class PhaseA:
 ENGINE_LIMITS = ("max_polls", "max_loop_iterations", "max_steps", "max_seconds", "max_memory_mb", "target")
 
 
-def phase_a(func, inputs=None, *, build_programs: bool = True, **limits) -> PhaseA:
+def phase_a(func, inputs=None, *, build_programs: bool = True, clc_answers: tuple = (), **limits) -> PhaseA:
     """Run NumSim once with the strict-protocol and causality observers; build the sync programs.
-    `limits`: numsim.Engine's budgets and target (ENGINE_LIMITS)."""
+    `limits`: numsim.Engine's budgets and target (ENGINE_LIMITS); `clc_answers`: the first cluster launch control
+    choice points' answers (numsim/ops/clc.py)."""
     t0 = time.perf_counter()
     func = ir.as_func(func)
     stats: dict = {"checker": CHECKER}
@@ -77,7 +78,7 @@ def phase_a(func, inputs=None, *, build_programs: bool = True, **limits) -> Phas
     effects = UnobservedEffects(CHECKER)
     trace = numsim.Trace()
     trace.wants_accesses = False
-    engine = numsim.Engine(func, unsupported="incomplete", **limits)
+    engine = numsim.Engine(func, unsupported="incomplete", clc_answers=clc_answers, **limits)
     try:
         res = engine.run(inputs, observers=(strict, causality, effects, trace))
     except numsim.InputError as err:
@@ -100,17 +101,76 @@ def phase_a(func, inputs=None, *, build_programs: bool = True, **limits) -> Phas
 
 
 def check(func, inputs=None, *, max_states: int = 200_000, max_transitions: int = 2_000_000,
-          max_seconds: float = numsim.budget.DEFAULT_MAX_SECONDS, phase_b: bool = True, **limits) -> SyncResult:
+          max_seconds: float = numsim.budget.DEFAULT_MAX_SECONDS, phase_b: bool = True,
+          max_clc_paths: int = explorer.choices.DEFAULT_MAX_PATHS, **limits) -> SyncResult:
     """`max_seconds` bounds the whole check (the run, then phase B with what is left); `limits`: the run's
-    other budgets and target (ENGINE_LIMITS)."""
+    other budgets and target (ENGINE_LIMITS).  A kernel whose cluster launch control requests can be answered
+    either way is checked once per answer sequence (at most `max_clc_paths` runs: explorer/choices.py)."""
     t0 = time.perf_counter()
-    a = phase_a(func, inputs, build_programs=phase_b, max_seconds=max_seconds, **limits)
-    func, inputs, found, stats, programs = a.func, a.inputs, list(a.findings), a.stats, a.programs
+    a, found, stats, verification = _one_path(func, inputs, (), t0, max_states, max_transitions, max_seconds,
+                                              phase_b, limits)
+    func, inputs = a.func, a.inputs
     if a.run is None:
         stats["wall_time_s"] = time.perf_counter() - t0
         return SyncResult(func, found, stats, inputs=inputs)
+    clc = a.run.stats.get("clc")
+    if clc is not None and clc["choices"] and phase_b and not _fails(found):
+        simulated = [a.run.stats.get("warp_instructions", 0)]
+
+        def run(prefix):
+            nonlocal found, verification
+            left = max_seconds - (time.perf_counter() - t0)
+            if left <= 0:
+                raise _OutOfTime
+            b, f, _, v = _one_path(func, inputs, prefix, time.perf_counter(), max_states, max_transitions, left,
+                                   phase_b, limits)
+            full = list(b.run.stats.get("clc", {}).get("choices", [])) if b.run is not None else list(prefix)
+            simulated.append(b.run.stats.get("warp_instructions", 0) if b.run is not None else 0)
+            if _fails(f):
+                # the default run's (review) findings stay; the failing sequence adds what makes it fail
+                found = found + [_on_path(x, full) for x in f if x.status in (Verdict.ERROR, Verdict.INCOMPLETE)]
+                verification = v
+                return full, True
+            return full, False
+        try:
+            search = explorer.choices.explore(run, first=clc["choices"], max_paths=max_clc_paths)
+        except _OutOfTime:
+            search = None
+        stats["clc_paths"] = len(search.paths) if search is not None else None
+        stats["clc_choice_points"] = search.choice_points if search is not None else len(clc["choices"])
+        stats["clc_max_paths"] = max_clc_paths
+        stats["clc_warp_instructions"] = sum(simulated)     # every answer sequence's run, the default's included
+        if search is None or search.truncated:
+            found.append(F.make(CHECKER, "analysis_incomplete",
+                                "cluster launch control: not every answer of the try_cancel requests was explored "
+                                + ("(out of time)" if search is None else
+                                   f"(stopped at the bound of {max_clc_paths} answer sequences)"),
+                                {"reason": "resource_limit", "resource": "clc_paths", "bound": max_clc_paths}))
+    stats["wall_time_s"] = time.perf_counter() - t0
+    return SyncResult(func, F.sort_findings(found), stats, verification, inputs, digest_inputs(inputs), a.run.sites)
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+def _fails(found) -> bool:
+    return any(f.status in (Verdict.ERROR, Verdict.INCOMPLETE) for f in found)
+
+
+def _on_path(f, answers: list):
+    """`f` as found on a run whose CLC requests were answered `answers` (True: a cluster was cancelled)."""
+    shown = ", ".join("cancelled" if x else "none remain" for x in answers)
+    return F.make(CHECKER, f.kind, f"{f.message} (when the cluster launch control requests answer: {shown})",
+                  dict(f.details, clc_answers=list(answers)), status=f.status)
+
+
+def _one_path(func, inputs, answers, t0, max_states, max_transitions, max_seconds, phase_b, limits):
+    """Phase A, then phase B, on one run with the CLC answers `answers` forced."""
+    a = phase_a(func, inputs, build_programs=phase_b, clc_answers=answers, max_seconds=max_seconds, **limits)
+    found, stats, programs = list(a.findings), a.stats, a.programs
     verification = None
-    if programs is not None:
+    if a.run is not None and programs is not None:
         verification = explorer.verify(programs, max_states=max_states, max_transitions=max_transitions,
                                        max_seconds=max(max_seconds - (time.perf_counter() - t0), 0.1))
         found.extend(_phase_b_findings(verification, a.run.sites))
@@ -118,8 +178,7 @@ def check(func, inputs=None, *, max_states: int = 200_000, max_transitions: int 
                       "projections": verification.projections, "certified_projections": verification.certified,
                       "searched_projections": verification.searched, "program_commands": programs.size(),
                       "phase_b_wall_time_s": verification.wall_time_s})
-    stats["wall_time_s"] = time.perf_counter() - t0
-    return SyncResult(func, F.sort_findings(found), stats, verification, inputs, digest_inputs(inputs), a.run.sites)
+    return a, found, stats, verification
 
 
 def _namer(res, causality):

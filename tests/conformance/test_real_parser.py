@@ -235,9 +235,6 @@ def _strict_kernels():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="open (2026-12-06): the derandomized draw now reaches constant folds our parser "
-                                        "does not make as the real one does (T.isinf of a float literal); fixed in "
-                                        "order: `x if not True else y` (done), a zero divisor (generator), isinf (next)")
 def test_generated_kernels_match_real_parser(real_script):
     """Strict generated kernels the real parser accepts: same IR from the real print, and our print is
     accepted with the same IR again.  The real parser rejects some (values out of a type's range, operand

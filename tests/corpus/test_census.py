@@ -154,3 +154,17 @@ def test_host_prelude_tensor_maps_parse_and_still_stub_to_pointer_parameters():
     stubbed = census._tensormap_lets_to_params(text, None)
     assert "tm: T.Ptr(T.void)):" in stubbed and "cuTensorMapEncodeTiled" not in stubbed
     assert census._address_of_whole(stubbed, None).count("T.address_of(tm)") == 0
+
+
+def test_captured_bfloat16_bytes_bind_as_the_parameters_type(tmp_path):
+    # np.savez writes an ml_dtypes bfloat16 array as raw 2-byte voids: the capture binds it as bfloat16
+    import ir
+    from modelcheck.numsim.values import NP_DTYPE
+    text = PRINTED.replace('"float32"), b:', '"bfloat16"), b:').replace("a[v_3] + T.float32(1.0)",
+                                                                     'T.Cast("float32", a[v_3])')
+    func = ir.parse(text, path="tiny.py")
+    raw = np.arange(32, dtype=np.float32).astype(NP_DTYPE["bfloat16"]).view("V2")
+    np.savez(tmp_path / "cap.npz", a=raw, b=np.zeros(32, np.float32))
+    inputs, problems = check.captured_inputs(tmp_path, {"npz": "cap.npz"}, func)
+    assert problems == [] and inputs["a"].dtype == NP_DTYPE["bfloat16"]
+    assert (inputs["a"].astype(np.float32) == np.arange(32)).all()

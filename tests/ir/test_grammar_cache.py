@@ -30,7 +30,8 @@ class _Plant:
 
 def _parse_in_subprocess(home: Path, extra_env: dict | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"), **(extra_env or {})}
-    code = f"import ir; f = ir.parse_file({str(KERNEL)!r}); print(f.name)"
+    # text, not a file: a file's tree would be cached (test_syntax_cache.py) and a rerun would skip the grammar
+    code = f"import ir, pathlib; f = ir.parse(pathlib.Path({str(KERNEL)!r}).read_text()); print(f.name)"
     return subprocess.run([sys.executable, "-c", code], env=env, cwd=REPO, capture_output=True, text=True,
                           timeout=120)
 

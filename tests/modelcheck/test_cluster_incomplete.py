@@ -49,3 +49,28 @@ def test_cli_exit_codes(argv, code, capsys):
     out = capsys.readouterr()
     if code == 2:
         assert "cluster" in out.out + out.err
+
+
+CLC = str(FIX / "clc_rounds.py")
+CLC_LINE = 23            # the try_cancel
+
+
+def test_prove_names_a_try_cancel_in_a_one_cta_kernel():
+    """Without a cluster launch the rest is in the fragment, but try_cancel's answer and its 16 tx bytes are
+    not: the proof is incomplete naming it (it used to be left out, and the ring refuted for missing bytes)."""
+    report = modelcheck.prove(modelcheck.load(CLC), ["ROUNDS"], ranges={"ROUNDS": (1, 4)})
+    assert report.verdict == "incomplete"
+    assert any("clusterlaunchcontrol.try_cancel" in r and f"clc_rounds.py:{CLC_LINE}:" in r
+               for r in report.reasons), report.reasons
+
+
+@pytest.mark.parametrize("name,symbolic,shape", [("gemm_2cta_clc", "K_TILES", "4x1x1"),
+                                                 ("cluster_exit_early_fixed", "CLUSTERS", "2x1x1"),
+                                                 ("tma_multicast_tx_fixed", "GY", "2x1x1")])
+def test_prove_on_the_cluster_kernels_names_the_cluster_launch(name, symbolic, shape):
+    """The corpus's cluster kernels (cluster barriers, remote arrivals, multicast, 2-CTA MMA, CLC): `prove`
+    stops at the cluster launch, naming it and its line, rather than proving a one-CTA view of them."""
+    from tests.manifest import KERNELS
+    report = modelcheck.prove(modelcheck.load(KERNELS / f"{name}.py"), [symbolic])
+    assert report.verdict == "incomplete"
+    assert f"cluster launch {shape}" in report.reasons[0] and f"{name}.py:" in report.reasons[0], report.reasons

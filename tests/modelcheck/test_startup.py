@@ -1,5 +1,6 @@
 """Start-up stays light (issue 19): `import modelcheck`, `modelcheck --version` and `modelcheck parse` load
-neither numpy nor ml_dtypes (the simulator and the checkers load on first use), and the facade's functions
+neither numpy nor ml_dtypes (the simulator and the checkers load on first use) nor importlib.metadata (the
+version is looked up when asked for), and the facade's functions
 named like packages (synccheck, racecheck, replay) keep their names when those packages load."""
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ PROBE = ("import sys\n"
          "from modelcheck.cli import main\n"
          "code = main(sys.argv[1:])\n"
          "heavy = sorted(m for m in ('numpy', 'ml_dtypes', 'z3', 'networkx', 'modelcheck.numsim.engine',\n"
-         "                           'modelcheck.racecheck.analysis') if m in sys.modules)\n"
+         "                           'modelcheck.racecheck.analysis', 'importlib.metadata') if m in sys.modules)\n"
          "print('HEAVY', heavy, code)\n")
 
 
@@ -30,7 +31,8 @@ def _loaded(*argv) -> str:
 
 def test_version_and_parse_load_no_simulator():
     out = subprocess.run([sys.executable, "-c", "import sys, modelcheck.cli; print(sorted(m for m in "
-                          "('numpy', 'ml_dtypes', 'modelcheck.numsim.engine') if m in sys.modules))"],
+                          "('numpy', 'ml_dtypes', 'modelcheck.numsim.engine', 'importlib.metadata') "
+                          "if m in sys.modules))"],
                          capture_output=True, text=True, cwd=ROOT)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
     assert _loaded("parse", "kernels/producer_overtaking.py") == "HEAVY [] 0"

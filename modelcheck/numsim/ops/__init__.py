@@ -13,6 +13,7 @@ import numpy as np
 
 import ir
 
+from .. import pointers, register_views
 from .. import values as V
 from ..errors import EngineError, UnsupportedTIRxError
 from ..trace import Site
@@ -22,9 +23,9 @@ from .access import Accessors
 def family_modules() -> tuple:
     """The op family modules, each with its `HANDLERS` (one list, so compiling and the static census agree)."""
     from . import (async_copy, barrier, clc, cluster, encode, fence, fragments, mbarrier, memory, misc, ptx_math,
-                   tcgen05, tma, umma, warp, wgmma)
+                   st_async, tcgen05, tma, umma, warp, wgmma)
     return (memory, mbarrier, barrier, cluster, warp, fragments, async_copy, tma, fence, misc, tcgen05, umma, ptx_math,
-            encode, clc, wgmma)
+            encode, clc, wgmma, st_async)
 
 
 class OpContext:
@@ -73,9 +74,24 @@ class OpContext:
         return self.acc.local_load(info, idx, site, span)
 
     def memory_load(self, info, idx, site, span):
+        if info.space == "pointer":
+            return pointers.load(info, idx, site, span)
+        if info.space == "register_view":
+            return register_views.load(info, self.cc.buffers[info.alloc], idx, site, span,
+                                       info.alloc in self.cc.async_destinations)
         return self.acc.memory_load(info, idx, site, span)
 
+    def memory_store(self, info, idx, value, site, span):
+        if info.space == "pointer":
+            return pointers.store(info, idx, value, site, span)
+        if info.space == "register_view":
+            return register_views.store(info, self.cc.buffers[info.alloc], idx, value, site, span,
+                                        info.alloc in self.cc.async_destinations)
+        return self.acc.memory_store(info, idx, value, site, span)
+
     def buffer_base(self, info):
+        if info.space == "pointer":     # resolved when the buffer was declared, per warp
+            return lambda w: w.env[info.slot]
         base = self.acc.base_address(info)
         return lambda w: base
 
@@ -91,8 +107,11 @@ class OpContext:
             store = self.acc.local_store(info, idx, lambda w: holder[0], e.span,
                                          site=self.site(e, "element store local") if watched else None)
         else:
+            if info.space == "register_view" and info.name in self.cc.async_destinations:
+                raise UnsupportedTIRxError(what, e.span, f"register view {info.name} as the destination of an "
+                                                         "asynchronous result (write its root buffer)")
             site = self.site(e, "element store " + info.space)
-            store = self.acc.memory_store(info, idx, lambda w: holder[0], site, e.span)
+            store = self.memory_store(info, idx, lambda w: holder[0], site, e.span)
 
         def write(w, value):
             holder[0] = value

@@ -135,6 +135,21 @@ class Accessors:
                 eng.access(w, site, alloc, off, itemsize, "read")
                 v = view[i]
                 return bool(v) if is_bool else (int(v) if is_int else v)
+            if w.mask is None and i.dtype == np.int32 and view.shape[0] == numel:
+                # every lane reads: the gather checks the bounds itself (a negative index, seen unsigned, is too
+                # large), and nothing happened before it that an out-of-bounds read must not see
+                try:
+                    out = view.take(i.view(np.uint32))
+                except IndexError:
+                    bad = (i < 0) | (i >= numel)
+                    lane = _first_bad_lane(bad)
+                    raise oob("read", name, i[lane], lane, base + int(i[lane]) * itemsize, span) from None
+                alloc = (w.rt.shared if shared else eng.globals).allocs[alloc_name]
+                offs = offset + i.astype(np.int64) * itemsize
+                if not alloc.all_written and alloc.unwritten(offs, itemsize):
+                    eng.note_uninitialized(site, w, name)
+                eng.access(w, site, alloc, offs, itemsize, "read")
+                return out
             active = w.active()
             if w.mask is None:
                 if _out_of_range(i, numel):

@@ -14,6 +14,12 @@ The response (model choice: PTX calls it opaque): bytes 0-3 are 1 if a cluster w
 and z ctaid of its first CTA.  `query_cancel.is_canceled.pred.b128` and `get_first_ctaid::x|y|z.b32.b128` decode a
 b128 register holding it.  With both policies, the default run takes the "tiles remain" path while clusters are
 pending and the "none remain" exit path at the end.
+
+A request that lands while a cluster is pending could get either answer on hardware (a pending cluster may have
+launched elsewhere meanwhile): it is a choice point.  `answers` forces the first choice points' answers (True:
+cancel, False: none remain); the later ones follow the policy.  `choices` records every choice point's answer in
+landing order, so a checker can run the kernel again with another answer (NumSim only exposes the choice; the
+explorer decides which answers to try: modelcheck/explorer/choices.py).
 """
 from __future__ import annotations
 
@@ -34,10 +40,12 @@ RESPONSE_BYTES = 16
 class ClcScheduler:
     """Which clusters of the grid run, are pending or were cancelled (numsim/ops/clc.py)."""
 
-    def __init__(self, clusters: list[list], resident: int = 1, policy: str = "steal"):
+    def __init__(self, clusters: list[list], resident: int = 1, policy: str = "steal", answers: tuple = ()):
         self.clusters = clusters            # cluster id -> its CTAs (ranks in order)
         self.state = ["pending"] * len(clusters)
         self.policy = policy
+        self.answers = tuple(bool(a) for a in answers)
+        self.choices: list[bool] = []       # each choice point's answer, in landing order
         self.cancels = 0
         self.version = 0
         self.exits = [0] * len(clusters)
@@ -48,12 +56,19 @@ class ClcScheduler:
         return next((c for c, s in enumerate(self.state) if s == "pending"), None)
 
     def cancel(self) -> int | None:
-        """The cluster the next try_cancel cancels (policy permitting), or None."""
-        cid = self.pending() if self.policy == "steal" else None
-        if cid is not None:
-            self.state[cid] = "cancelled"
-            self.cancels += 1
-            self.version += 1
+        """The cluster the next try_cancel cancels, or None: with a pending cluster the forced answer of this
+        choice point, else the policy's."""
+        cid = self.pending()
+        if cid is None:
+            return None
+        k = len(self.choices)
+        take = self.answers[k] if k < len(self.answers) else self.policy == "steal"
+        self.choices.append(take)
+        if not take:
+            return None
+        self.state[cid] = "cancelled"
+        self.cancels += 1
+        self.version += 1
         return cid
 
     def finished(self, cid: int) -> None:

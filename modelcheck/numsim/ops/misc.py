@@ -69,6 +69,18 @@ def _reinterpret(ctx, call, info):
     return run, False
 
 
+def _ptr_byte_offset(ctx, call, info):
+    """A pointer `bytes` further: addresses are 64-bit integers (per lane when either operand varies)."""
+    ptr, nbytes = (ctx.expr(o) for o in call.operands)
+
+    def run(w):
+        p, b = ptr(w), nbytes(w)
+        if type(p) is np.ndarray or type(b) is np.ndarray:
+            return np.asarray(p).astype(np.int64) + np.asarray(b).astype(np.int64)
+        return int(p) + int(b)
+    return run, False
+
+
 def _clock(ctx, call, info):
     def run(w):
         w.eng.clock += 1
@@ -150,7 +162,20 @@ def _zero(ctx, call, info):
     return (lambda w: 0), False
 
 
+def _isnullptr(ctx, call, info):
+    """`tir.isnullptr(x)`: x == NULL.  Every buffer parameter a run reaches is bound to an array (an unbound one
+    is a missing input, refused before the run), so a buffer's data pointer is never null here; a computed
+    handle is null when its value is 0."""
+    value = ctx.expr(call.operands[0])
+
+    def run(w):
+        v = value(w)
+        return (np.asarray(v) == 0) if type(v) is np.ndarray else v == 0
+    return run, False
+
+
 HANDLERS = {
+    "tir.isnullptr": _isnullptr,
     "cuda.lane_id": _index(lambda w: w.lane),
     "cuda.warp_id": _index(lambda w: w.index),
     "cuda.thread_rank": _index(lambda w: w.warp_base + w.lane),
@@ -172,5 +197,6 @@ HANDLERS = {
     "griddepcontrol.wait": _noop,
     "griddepcontrol.launch_dependents": _noop,
     "tir.reinterpret": _reinterpret,
+    "tir.ptr_byte_offset": _ptr_byte_offset,
     **{f"tir.{m}": _math for m in list(_MATH) + ["rsqrt", "exp10", "sigmoid", "erf"]},
 }

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..descriptors import byte_runs
-from ..errors import EngineError
+from ..errors import EngineError, UnsupportedTIRxError
 from ..memory import CLUSTER_WINDOW, SHARED_BASE, cluster_address
 from ..sync import SyncError
 from ..tensormap import TensorMapError, box_plan, fill_bits, validate
@@ -41,6 +41,13 @@ def _at(value, lane):
 def tensor_map(w, value: int, span, what: str):
     """The validated, bound tensor map a tensor-map operand names."""
     bound = getattr(w.eng, "tensor_maps", {}).get(int(value))
+    if bound is None and w.eng.globals.find(int(value), 128) is not None:
+        # PTX allows a tensor map in .global (a kernel or an earlier launch writes or patches a copy there, then
+        # fences the tensormap proxy); its 128 CUtensorMap bytes are opaque to the model, so the copy is not run
+        alloc = w.eng.globals.find(int(value), 128)
+        raise UnsupportedTIRxError(what, span, f"the tensor map is in global memory ({alloc.name} + "
+                                               f"{int(value) - alloc.base}), not a tensor-map parameter; a tensor "
+                                               f"map's bytes in memory (the CUtensorMap layout) are not modeled")
     if bound is None:
         raise EngineError("invalid_descriptor", f"{what}: the tensor-map operand ({int(value):#x}) is not a "
                                                 f"tensor-map parameter of the kernel", span, field="tensor_map")
@@ -161,7 +168,15 @@ def _destinations(w, dst: int, baddr: int, mask, span, what, pair=False):
         raise EngineError("invalid_address", f"{what}: ctaMask {mask:#06x} names CTA ranks beyond the cluster of "
                                              f"{size} CTA(s)", span, cta_mask=mask, cluster_size=size)
     dst_local, bar_local = dst % CLUSTER_WINDOW, baddr % CLUSTER_WINDOW
-    return [(w.rt.peer(r), dst_local, w.rt.peer(r), bar_local) for r in range(size) if mask >> r & 1]
+    if not pair:
+        return [(w.rt.peer(r), dst_local, w.rt.peer(r), bar_local) for r in range(size) if mask >> r & 1]
+    # .cta_group::2: each destination's signal goes to the CTA of its pair whose rank parity is that of the CTA
+    # holding mbar (PTX ISA 9.7.9.25.5.1), so the loads of a pair can all count on its even CTA's barrier
+    parity = cluster_of(w, baddr, span, what)[0].cluster_rank & 1
+    if size % 2:
+        raise EngineError("tcgen_cta_pair_misuse", f"{what}: .cta_group::2 in a cluster of {size} CTA(s) (CTA pairs "
+                                                   f"need an even cluster size)", span, cluster_size=size)
+    return [(w.rt.peer(r), dst_local, w.rt.peer((r & ~1) | parity), bar_local) for r in range(size) if mask >> r & 1]
 
 
 def _complete_g2s(w, op, bound, plan, d_alloc, nbytes, bar, baddr, span, bound_gen, rt, brt):

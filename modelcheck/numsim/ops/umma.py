@@ -69,6 +69,19 @@ def _values(raw_u8: np.ndarray, dtype: str, shape) -> np.ndarray:
     return raw_u8.view(V.NP_DTYPE["bfloat16"] if dtype == "bfloat16" else np.float16).reshape(shape).astype(np.float64)
 
 
+def ws_bands(m: int, n: int, l0: int, c0: int, span, what: str) -> list:
+    """The D footprint of `tcgen05.mma.ws` as bands (lanes, first column, columns, slice of D's N): data paths E
+    (M = 64) and G (M = 32) fold N into 128 / M parts, part b of D[i][j] at lane i + M*b and column
+    C0 + j % (N / parts) (PTX ISA 9.7.16.10.5; TVM's tmem_datapath_layout, CUTLASS's tmem_frg_ws); M = 128 is
+    layout D.  The TMEM address must name lane 0."""
+    if l0 != 0:
+        raise EngineError("tmem_access_invalid_target", f"{what}: the weight-stationary D layout starts at TMEM lane "
+                                                        f"0, not {l0}", span, lane=l0)
+    parts = 128 // m
+    width = n // parts
+    return [(np.arange(m) + m * b, c0, width, slice(b * width, (b + 1) * width)) for b in range(parts)]
+
+
 def _d_lanes(m: int, l0: int, span, what: str) -> np.ndarray:
     i = np.arange(m, dtype=np.int64)
     if m == 128:
@@ -99,7 +112,7 @@ def _idesc(kind, scaled, ival, quals, span, what, cta_group=1):
     try:
         if not scaled:
             idesc = InstrDescriptor.decode(ival)
-            idesc.validate(kind, cta_group)
+            idesc.validate(kind, cta_group, ws="ws" in quals)
             return idesc, 0
         sdesc = BlockScaledInstrDescriptor.decode(ival)
         vec = sdesc.validate(kind)
@@ -141,13 +154,16 @@ def _mma(ctx, call, info):
     if info.quals.get("cta_group") == "2":
         from .umma2 import pair_mma      # umma2 builds on this module's helpers
         return pair_mma(ctx, call, info)
+    ws = "ws" in info.quals
     d_fn, a_fn, b_fn, i_fn = (ctx.expr(o) for o in ops[:4])
     mask_fns = [ctx.expr(o) for o in ops[4:8]] if len(ops) == 9 and not scaled else []
     sf_fns = [ctx.expr(o) for o in ops[4:6]] if scaled else []
-    en_fn = ctx.expr(ops[-1])
+    en_fn = ctx.expr(ops[4] if ws else ops[-1])
+    zcm_fn = ctx.expr(ops[5]) if ws and len(ops) == 6 else None
     site = ctx.site(call, "tcgen05.mma")
     span = call.span
-    what = f"tcgen05.mma.cta_group::1.{kind}{'.block_scale' if scaled else ''} ({'ts' if ts else 'ss'})"
+    what = (f"tcgen05.mma{'.ws' if ws else ''}.cta_group::1.{kind}{'.block_scale' if scaled else ''} "
+            f"({'ts' if ts else 'ss'})")
     kdim = KIND_K[kind]
     wide = kind in ("kind::f16", "kind::tf32")
     if ts and scaled:
@@ -156,6 +172,7 @@ def _mma(ctx, call, info):
     def run(w):
         d_all, a_all, b_all, i_all, en_all = d_fn(w), a_fn(w), b_fn(w), i_fn(w), en_fn(w)
         masks_all = [f(w) for f in mask_fns]
+        zcm_all = zcm_fn(w) if zcm_fn is not None else 0
         sf_all = [f(w) for f in sf_fns]
         eng = w.eng
         tm = tmem_of(w.rt)
@@ -170,8 +187,16 @@ def _mma(ctx, call, info):
             kb = kdim if wide else narrow.row_bytes(b_dtype, kdim)
             taddr = at(d_all, lane) & 0xFFFFFFFF
             dl0, dc0 = tmem_split(taddr)
-            d_lanes = _d_lanes(m, dl0, span, what)
-            d_cols = np.arange(dc0, dc0 + n)
+            if ws:
+                if (at(zcm_all, lane) >> 39) & 1:
+                    # bit 39 clear: an all-zero mask, every column of B takes part (PTX Table 48)
+                    raise UnsupportedTIRxError(what, span, "a zero-column mask descriptor with its non-zero-mask "
+                                                           "bit (39) set is not modeled")
+                bands = ws_bands(m, n, dl0, dc0, span, what)
+            else:
+                bands = [(_d_lanes(m, dl0, span, what), dc0, n, slice(0, n))]
+            d_lanes = np.concatenate([b[0] for b in bands])
+            d_cols = np.arange(dc0, dc0 + bands[0][2])
             try:
                 d_alloc = tm.covering(d_lanes, d_cols, what + " D")
             except TmemError as err:
@@ -185,7 +210,12 @@ def _mma(ctx, call, info):
                     raise UnsupportedTIRxError(what, span, f"a {a_dtype} A operand in Tensor Memory is not modeled")
                 aaddr = at(a_all, lane) & 0xFFFFFFFF
                 al0, ac0 = tmem_split(aaddr)
-                a_lanes = _d_lanes(m, al0, span, what)
+                if ws and al0 != 0:
+                    raise EngineError("tmem_access_invalid_target", f"{what}: A in TMEM starts at lane 0 for the "
+                                                                    f"weight-stationary form, not {al0}", span,
+                                      lane=al0)
+                # .ws: part b of D reads its own copy of A from lanes M*b.. (TVM's batched A[2, M, K] fold)
+                a_lanes = d_lanes if ws else _d_lanes(m, al0, span, what)
                 a_cols = ac0 + (np.arange(kdim) * esz * 8) // 32
                 try:
                     a_alloc = tm.covering(a_lanes, a_cols, what + " A")
@@ -213,8 +243,8 @@ def _mma(ctx, call, info):
                 "op": op.id, "kind": op.kind, "lane": lane, "form": "ts" if ts else "ss", "mma_kind": kind,
                 "d_tmem": taddr, "m": m, "n": n, "accumulate": accumulate, "allocation": d_alloc.id})
             shape = (m, n, kdim, esz, a_dtype, b_dtype, not scaled and idesc.d_type == 0)
-            eng.enqueue(_complete(w, op, tm, idesc, shape, a_src, ts, b_src, d_lanes, d_cols, d_alloc, disabled,
-                                  accumulate, sf, span, what))
+            eng.enqueue(_complete(w, op, tm, idesc, shape, a_src, ts, b_src, bands, d_lanes, d_cols, d_alloc,
+                                  disabled, accumulate, sf, span, what))
     return run, False
 
 
@@ -249,8 +279,8 @@ def _scaled(eng, op, tm, sf, m: int, n: int, kdim: int, a, b):
     return acc
 
 
-def _complete(w, op, tm, idesc, shape, a_src, ts, b_src, d_lanes, d_cols, d_alloc, disabled, accumulate, sf, span,
-              what):
+def _complete(w, op, tm, idesc, shape, a_src, ts, b_src, bands, d_lanes, d_cols, d_alloc, disabled, accumulate, sf,
+              span, what):
     pool = w.rt.shared.pool
     eng = w.eng
     m, n, kdim, esz, a_dtype, b_dtype, f16 = shape
@@ -272,7 +302,7 @@ def _complete(w, op, tm, idesc, shape, a_src, ts, b_src, d_lanes, d_cols, d_allo
                 raw = ((cells >> ((np.arange(kdim) % 4) * 8)) & 0xFF).astype(np.uint8)
             else:
                 raw = cells.astype("<u4")
-            a = _values(raw.view(np.uint8), a_dtype, (m, kdim))
+            a = _values(raw.view(np.uint8), a_dtype, (a_lanes.size, kdim))
             record_rows(eng, op.site, a_alloc, a_lanes, int(a_cols[0]), int(a_cols[-1] - a_cols[0]) + 1, "read", op)
         else:
             a_index, a_parts = a_src
@@ -287,21 +317,26 @@ def _complete(w, op, tm, idesc, shape, a_src, ts, b_src, d_lanes, d_cols, d_allo
             a = -a
         if idesc.negate_b:
             b = -b
-        acc = a @ b.T if sf is None else _scaled(eng, op, tm, sf, m, n, kdim, a, b)
-        block = np.ix_(d_lanes, d_cols)
+        if sf is not None:
+            acc = _scaled(eng, op, tm, sf, m, n, kdim, a, b)
+        elif len(bands) > 1 and ts:                 # .ws, A from TMEM: one copy of A per part of D
+            acc = np.concatenate([a[m * p:m * (p + 1)] @ b[band[3]].T for p, band in enumerate(bands)], axis=1)
+        else:
+            acc = a @ b.T
+        # D in bands of (lanes, columns) holding slices of N: one band except for the .ws folds
+        dc0, width = int(d_cols[0]), bands[0][2]
         if accumulate:
-            old = tm.cells[block]
+            old = np.concatenate([tm.cells[np.ix_(band[0], d_cols)] for band in bands], axis=1)
             acc += (old & 0xFFFF).astype(np.uint16).view(np.float16) if f16 else old.view(np.float32)
-            record_rows(eng, op.site, d_alloc, d_lanes, int(d_cols[0]), n, "read", op)
+            for band in bands:
+                record_rows(eng, op.site, d_alloc, band[0], dc0, width, "read", op)
         with np.errstate(over="ignore", invalid="ignore"):
             new = acc.astype(np.float16).view(np.uint16).astype(np.uint32) if f16 else acc.astype(np.float32).view(
                 np.uint32)
-        keep = ~disabled[d_lanes]
-        if keep.all():
-            tm.cells[block] = new
-        else:
-            tm.cells[np.ix_(d_lanes[keep], d_cols)] = new[keep]
-        record_rows(eng, op.site, d_alloc, d_lanes[keep], int(d_cols[0]), n, "write", op)
+        for rows, _, _, part in bands:
+            keep = ~disabled[rows]
+            tm.cells[np.ix_(rows[keep], d_cols)] = new[keep][:, part]
+            record_rows(eng, op.site, d_alloc, rows[keep], dc0, width, "write", op)
         op.done = True
         eng.async_sync(op.cta, op.warp, "async.complete", op.site, op.iters,
                        details={"op": op.id, "kind": op.kind, "lane": op.lane})

@@ -8,12 +8,16 @@ import sys
 import time
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 import modelcheck
 from modelcheck import cli
 
 from .helpers import KERNELS, RING, RING_BUG, calls, records, toml_plan, write_builders
+
+SARIF_VALIDATOR = jsonschema.Draft4Validator(json.loads(
+    (Path(__file__).resolve().parents[2] / "fixtures" / "sarif" / "sarif-schema-2.1.0.json").read_text()))
 
 
 def _plan(tmp_path, sweeps: str, budget: str = "seconds = 60\nmemory_mb = 1024") -> "Path":
@@ -232,6 +236,10 @@ prove = {{ symbolic = {{ ROUNDS = "1.." }} }}
     sarif = json.loads((tmp_path / "out" / "findings.sarif").read_text())
     assert sarif["version"] == "2.1.0"
     assert [r["properties"]["checker"] for r in sarif["runs"]] == ["synccheck", "racecheck", "prove"]
+    assert [r["automationDetails"]["id"] for r in sarif["runs"]] == [
+        "modelcheck/batch-synccheck/", "modelcheck/batch-racecheck/", "modelcheck/batch-prove/"]
+    errors = list(SARIF_VALIDATOR.iter_errors(sarif))
+    assert not errors, errors[0].message
     results = [res for run in sarif["runs"] for res in run["results"]]
     assert {res["properties"]["task"] for res in results} == {r["key"] for r in failing}
     assert sum(len(r["findings"]) for r in failing) == len(results)

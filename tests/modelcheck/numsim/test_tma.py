@@ -374,3 +374,16 @@ def test_tma_destination_outside_shared_memory_is_oob():
     res = numsim.run(k.func, inputs)
     (d,) = res.diagnostics
     assert d.kind == "oob" and d.span.line == line_of(KERNELS / "tma_copy_128b.py", TMA_LOAD)
+
+
+def test_a_tensor_map_in_global_memory_is_incomplete_not_invalid():
+    # PTX allows the tensor-map operand in .global (a patched copy an earlier launch wrote); its CUtensorMap
+    # bytes are opaque, so the load is unmodeled, naming the op and its line, never an invalid_descriptor
+    from pathlib import Path
+    path = Path(__file__).parent.parent.parent / "fixtures" / "numsim" / "tma_map_in_global.py"
+    report = modelcheck.synccheck(modelcheck.load(path))
+    assert report.verdict == "incomplete", report.format()
+    assert [f.kind for f in report.findings] == ["analysis_incomplete"]
+    message = report.findings[0].message
+    assert "cp.async.bulk.tensor.1d" in message and f":{line_of(path, 'T.address_of(maps[0])')}:" in message
+    assert "in global memory (maps + 0)" in message

@@ -1,0 +1,33 @@
+# Bug: thread 0 writes the peer's `note` after its st.async instead of before it.  The complete-tx on the peer's
+# `recv` releases only what the thread did before the store, so the peer's read of `note` after its wait races
+# with the late write.  Fixed twin: st_async_exchange_fixed.py.
+from tvm_tirx.script import tirx as T
+
+
+@T.function
+def st_async_note_after_store(out: T.Tensor((2, 2), T.int32)):
+    with T.device_entry():
+        with T.launch_thread("blockIdx.x", 2) as bx:
+            with T.launch_thread("clusterCtaIdx.x", 2) as cx:
+                with T.launch_thread("threadIdx.x", 32) as tx:
+                    recv = T.alloc_tensor(ty_args=[T.Tensor((1,), T.uint64, scope="shared")])
+                    inbox = T.alloc_tensor(ty_args=[T.Tensor((1,), T.int32, scope="shared")])
+                    note = T.alloc_tensor(ty_args=[T.Tensor((1,), T.int32, scope="shared")])
+                    peer = T.alloc_tensor(ty_args=[T.Tensor((3,), T.uint32, scope="local")])
+                    if tx == 0:
+                        T.ptx.mbarrier.init.shared.b64(recv.ptr_to([0]), T.uint32(1))
+                        T.ptx.fence.mbarrier_init.release.cluster()
+                    T.ptx.barrier.cluster.arrive.relaxed.aligned()
+                    T.ptx.barrier.cluster.wait.aligned()
+                    if tx == 0:
+                        T.ptx.mbarrier.arrive.expect_tx.shared__cta.b64(recv.ptr_to([0]), T.uint32(4))
+                        T.ptx.mapa.shared__cluster.u32(peer[0], T.Cast("uint32", T.cuda.cvta_generic_to_shared(inbox.ptr_to([0]))), T.uint32(1 - cx))
+                        T.ptx.mapa.shared__cluster.u32(peer[1], T.Cast("uint32", T.cuda.cvta_generic_to_shared(recv.ptr_to([0]))), T.uint32(1 - cx))
+                        T.ptx.mapa.shared__cluster.u32(peer[2], T.Cast("uint32", T.cuda.cvta_generic_to_shared(note.ptr_to([0]))), T.uint32(1 - cx))
+                        T.ptx.st_async.shared__cluster.mbarrier__complete_tx__bytes.s32(peer[0], (cx + 1) * 10, peer[1])
+                        T.ptx.st.shared__cluster.s32(peer[2], cx + 100)
+                    T.cuda.mbarrier_wait(recv.ptr_to([0]), 0)
+                    if tx == 0:
+                        out[bx, 0] = inbox[0]
+                        out[bx, 1] = note[0]
+                    T.cuda.cluster_sync()
