@@ -95,7 +95,16 @@ def _match(funcs: dict, func) -> str | None:
     for name, pre in funcs.items():
         if pre == text:
             return name
+    body = _without_attrs(text)   # the same kernel built with other function attributes (arch spelling ...)
+    for name, pre in funcs.items():
+        if _without_attrs(pre) == body:
+            return name
     return None
+
+
+def _without_attrs(text: str) -> list[str]:
+    """A printed function's lines without its `T.func_attr(...)` line: the body, parameters and constants."""
+    return [line for line in text.splitlines() if not line.lstrip().startswith("T.func_attr(")]
 
 
 def _closest(funcs: dict, func) -> dict:

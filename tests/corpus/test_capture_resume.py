@@ -66,3 +66,11 @@ def test_a_failed_comparison_is_recorded_not_raised():
     before = len(cpu_env.IGNORED)
     cpu_env._ignored_comparison(assert_close)(1, 2, rtol=0)
     assert cpu_env.IGNORED[before:] == ["AssertionError: Tensor-likes are not equal!"]
+
+
+def test_a_kernel_differing_only_in_its_function_attributes_matches():
+    from benchmarks.corpus.capture import _match
+    printed = {"main": 'def f():\n    T.func_attr({"tirx.cuda_arch": "sm_100a"})\n    body()'}
+    called = types.SimpleNamespace(script=lambda: 'def f():\n    T.func_attr({"tirx.cuda_arch": "sm_100"})\n    body()')
+    other = types.SimpleNamespace(script=lambda: 'def f():\n    T.func_attr({"tirx.cuda_arch": "sm_100a"})\n    other()')
+    assert _match(printed, called) == "main" and _match(printed, other) is None
