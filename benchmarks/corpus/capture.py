@@ -164,6 +164,7 @@ class Snapshot:
             return {"error": f"{len(args)} arguments for {len(params)} parameters"}, {}
         encodes = {e["descriptor"]: e for e in self.encoder.calls if e.get("descriptor")}
         arrays, scalars, tmaps, in_buffers, refused = {}, {}, {}, {}, []
+        args = [_as_torch(a) for a in args]
         for pname, arg in zip(params, args):
             why = self.not_data(arg)
             if why:
@@ -219,10 +220,18 @@ class Snapshot:
         return None
 
     def by_serial(self, arg) -> dict | None:
-        """The encode a stand-in descriptor passed as a tensor came from."""
-        if not hasattr(arg, "untyped_storage"):
+        """The encode a stand-in descriptor came from: passed as a tensor, or as a host pointer (a ctypes
+        `c_void_p`, or an object's `.ptr`) to the 128 bytes the library copied the descriptor words into."""
+        import ctypes
+
+        import numpy as np
+        if hasattr(arg, "untyped_storage"):
+            found = standins.descriptor_serials(_numpy(arg))
+        elif isinstance(getattr(arg, "ptr", arg), ctypes.c_void_p) and getattr(arg, "ptr", arg).value:
+            found = standins.descriptor_serials(np.frombuffer(ctypes.string_at(getattr(arg, "ptr", arg).value, 16),
+                                                              np.uint8))
+        else:
             return None
-        found = standins.descriptor_serials(_numpy(arg))
         if found and found[0][1] < len(self.encoder.calls):
             return self.encoder.calls[found[0][1]]
         return None
@@ -314,6 +323,17 @@ def capture(name: str, cache: str) -> dict:
     if snap.mismatches:
         rec["unmatched_kernels"] = snap.mismatches
     return rec
+
+
+def _as_torch(arg):
+    """A DLPack tensor of another framework (`tvm_ffi.from_dlpack(t)`) as the torch tensor it shares memory with."""
+    import torch
+    if not isinstance(arg, torch.Tensor) and hasattr(arg, "__dlpack__") and not isinstance(arg, standins.StandIn):
+        try:
+            return torch.from_dlpack(arg)
+        except Exception:   # noqa: BLE001 -- left as it is: recorded as an argument of its own type
+            return arg
+    return arg
 
 
 def _pending_launches(tb) -> list[tuple[str, object]]:
