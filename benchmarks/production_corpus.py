@@ -2,7 +2,8 @@
 printed, parsed and checked by modelcheck, plus a census of what our front end still rejects.
 
 Usage: python benchmarks/production_corpus.py [--only MODULE ...] [--no-build] [--stage parse|check]
-                                              [--census] [--cache DIR] [--jobs N] [--timeout S]
+                                              [--capture] [--census] [--cache DIR] [--jobs N] [--timeout S]
+                                              [--merge]
 
 Run it with the Python of the environment `benchmarks/corpus_setup.sh` makes (apache-tvm
 0.27.0.post1, tirx-kernels 0.1.2.post1 --no-deps, torch 2.13.0 CPU, modelcheck editable).
@@ -21,7 +22,9 @@ Run it with the Python of the environment `benchmarks/corpus_setup.sh` makes (ap
 3. parse / check: per function and generation, a child process runs `ir.parse`, then (stage
    `check`) Synccheck and Racecheck on zero-filled and random inputs of the parameters' shapes;
    it records parsed, the first parse error (line, construct), verdicts, finding kinds, time and
-   the first unmodeled op.  Writes benchmarks/results/production_corpus.json and prints a table.
+   the first unmodeled op.  Writes benchmarks/results/production_corpus.json and prints a table
+   (`--only` alone: `<cache>/production_corpus_partial.json`; `--only ... --merge`: the selected modules'
+   rows replace theirs in the last full payload, and the results are written from the merged rows).
 4. `--census`: from the cache alone, the constructs our parser rejects (each function's full
    list, found by stubbing each rejected construct and re-parsing) and the ops each function
    uses with whether `ir.ops.classify` knows them.  Writes
@@ -111,6 +114,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     ap.add_argument("--jobs", type=int, default=1, help="child processes at once")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per child (build or check)")
+    ap.add_argument("--merge", action="store_true",
+                    help="with --only: replace the selected modules' rows in the last full check payload and write "
+                         "the results from the merged rows (the other rows are not rerun)")
     args = ap.parse_args(argv)
     cache = args.cache.expanduser().resolve()
     if cache == ROOT or ROOT in cache.parents:
@@ -153,13 +159,36 @@ def main(argv: list[str] | None = None) -> int:
         from benchmarks.corpus import check
         rows = check.run_all(index, cache, stage=args.stage, only=args.only, jobs=args.jobs, timeout=args.timeout,
                              child=_child)
+        full = cache / "production_corpus_full.json"
+        merged = None
+        if args.only and args.merge:
+            rows, merged = merge_rows(full, rows, args.stage)
         payload = check.payload(index, rows, args.stage)
-        (cache / "production_corpus_full.json").write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n")
-        if not args.only:
+        if merged is not None:
+            payload["merged"] = merged
+        complete = not args.only or merged is not None
+        # a partial run goes beside the full payload, never over it
+        out = full if complete else cache / "production_corpus_partial.json"
+        out.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n")
+        if complete:
             path = record("production_corpus", without_kernel_text(payload))
             print(f"wrote {path.relative_to(ROOT)}")
         check.print_summary(payload)
     return 0
+
+
+def merge_rows(full: Path, rows: list[dict], stage: str) -> tuple[list[dict], dict]:
+    """The last full payload's rows with those of the modules just run replaced; what was merged."""
+    if not full.exists():
+        sys.exit(f"--merge: no full check payload at {full} to merge into: run the check stage without --only")
+    old = json.loads(full.read_text())
+    if old.get("stage") != stage:
+        sys.exit(f"--merge: the payload at {full} is of stage {old.get('stage')}, not {stage}")
+    rerun = {r["module"] for r in rows}
+    kept = [r for r in old["rows"] if r["module"] not in rerun]
+    merged = {"modules": sorted(rerun), "rows_rerun": len(rows), "rows_kept": len(kept),
+              "at": time.strftime("%Y-%m-%d %H:%M:%S")}
+    return sorted(kept + rows, key=lambda r: (r["module"], r["function"], r["generation"])), merged
 
 
 def without_kernel_text(data):
