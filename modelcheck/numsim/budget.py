@@ -72,6 +72,17 @@ class Meter:
                                           f"--max-memory MB / max_memory_mb=, or shrink the problem with --const)",
                                 budget_mb=self.max_bytes >> 20, requested_bytes=int(nbytes))
 
+    def headroom(self, nbytes: int, what: str) -> None:
+        """Refuse an allocation of `nbytes` that would take the process's growth since the run began past the
+        budget (measured now, so memory given back is not counted twice)."""
+        grown = resident_bytes() - self.rss0
+        if grown + nbytes > self.max_bytes:
+            raise ResourceLimit("memory", f"{what} needs {megabytes(int(nbytes))} more, and the run has grown the "
+                                          f"process by {megabytes(grown)}: past its memory budget of "
+                                          f"{megabytes(self.max_bytes)} (raise it with --max-memory MB / "
+                                          f"max_memory_mb=, or shrink the problem with --const)",
+                                budget_mb=self.max_bytes >> 20, requested_bytes=int(nbytes))
+
     def charge(self, steps: int) -> None:
         self.steps += steps
         if self.steps >= self.next_check:

@@ -132,6 +132,7 @@ class Analysis(Observer):
                                 f"Racecheck's vector clocks for {run_warps:,} warps (one row of "
                                 f"{cols:,} lane columns per warp: every lane of {where})")
         self.flow = Flow(run_warps, warps_per_cta, layout)
+        self.flow.meter = self.meter
 
     def on_sync(self, ev) -> None:
         if self.limit is None:

@@ -61,6 +61,10 @@ class Knowledge:
         self.row = np.zeros(width, dtype=np.int32)
         self.rows = None
 
+    def row_count(self) -> int:
+        """How many rows of the flow's width it holds (1, or 32 once its lanes' knowledge differs)."""
+        return 1 if self.rows is None else len(self.rows)
+
     def lane_rows(self) -> np.ndarray:
         if self.rows is None:
             self.rows = np.repeat(self.row[None, :], 32, axis=0)
@@ -274,6 +278,13 @@ class WarpState:
         """A thread sync publishes the tcgen05 knowledge these lanes had at their last before_thread_sync, and
         passes on what earlier thread syncs brought them (a chain of syncs needs the fences only at its ends)."""
         return np.maximum(self.tc_fenced.join(mask), self.tc_pending.join(mask))
+
+    def row_count(self) -> int:
+        """How many rows of the flow's width this warp holds (what a widening copies)."""
+        n = self.k.row_count() + sum(b.row_count() for b in (self._bridged or {}).values())
+        if self.tc is not None:
+            n += self.tc.row_count() + self.tc_fenced.row_count() + self.tc_pending.row_count()
+        return n + len(self.fence_row) + sum(len(rows) for rows in self.pending_acquire.values())
 
     def resize(self, keep: np.ndarray, width: int) -> None:
         """Keep the knowledge of columns `keep` (see `resize`); every row this warp holds."""

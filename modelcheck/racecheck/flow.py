@@ -61,6 +61,7 @@ class Flow:
         self.split = self.layout.split
         self.nlanes = self.layout.size * 32
         self.width = self.nlanes + _HEADROOM
+        self.meter = None                           # numsim.budget.Budget: widenings are charged to it
         self.next_col = self.nlanes                 # async columns in use: [nlanes, next_col)
         self.col0 = self.layout.local * 32          # warp -> its lane 0's column in its domain
         self.domain = self.layout.domain
@@ -159,6 +160,12 @@ class Flow:
 
     def _resize(self, keep: np.ndarray, width: int, new_col: np.ndarray) -> None:
         """Every row keeps columns `keep` (old column c becomes new_col[c]) and gets width `width`."""
+        if self.meter is not None and width > self.width:
+            # the new rows are made while the old ones live: refused before, not an out-of-memory kill after
+            rows = sum(w.row_count() for w in self.warps) + 4 * (len(self.fork) + len(self.mb) + len(self.named)) \
+                + len(self.release_rows) + len(self.tc_rows) + len(self.sc_rows)
+            self.meter.headroom(rows * width * 4, f"Racecheck's vector clocks ({rows:,} rows) widening to "
+                                                  f"{width:,} columns for the async operations in flight")
         def r(row):
             return None if row is None else resize(row, keep, width)
         for w in self.warps:
