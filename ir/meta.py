@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import fields, replace
+from collections.abc import Mapping
 from typing import Callable
 
 from . import dtypes as dt
@@ -54,7 +55,7 @@ class Evaluator:
                           "use literals, earlier constants, tuples, lists, dicts, strings, f-strings, "
                           "tvm.DataType(...) and + - * // % << >> & | ^ ** min max abs len")
 
-    def __call__(self, node: sx.Node, env: dict, owner: str):
+    def __call__(self, node: sx.Node, env: Mapping, owner: str):
         ev = lambda n: self(n, env, owner)    # noqa: E731
         if isinstance(node, sx.Num):
             return node.value
@@ -119,7 +120,7 @@ class Evaluator:
             return self.call(node, env, owner)
         raise self.bad(node, owner)
 
-    def call(self, node: sx.Call, env: dict, owner: str):
+    def call(self, node: sx.Call, env: Mapping, owner: str):
         callee = node.func.attr if isinstance(node.func, sx.Attr) else getattr(node.func, "id", None)
         qualified = isinstance(node.func, sx.Attr) and isinstance(node.func.value, sx.Name) \
             and node.func.value.id in ("tvm", "T")
@@ -166,7 +167,9 @@ class Evaluator:
         if node.op == "*" and isinstance(a, (tuple, list, str)) != isinstance(b, (tuple, list, str)):
             seq, n = (a, b) if isinstance(a, (tuple, list, str)) else (b, a)
             if isinstance(n, int) and len(seq) * max(n, 0) > MAX_SEQUENCE:
-                self.size(range(len(seq) * n), node)
+                # refused before the product is built: `(0,) * 10**9` would allocate gigabytes first
+                raise self.error(f"compile-time value too large ({len(seq) * n} elements)", node,
+                                 f"kernels' constant tuples and strings have at most {MAX_SEQUENCE} elements")
         try:
             out = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "//": lambda: a // b,
                    "%": lambda: a % b, "**": lambda: a ** b, "<<": lambda: a << b, ">>": lambda: a >> b,
@@ -186,7 +189,7 @@ class Evaluator:
         except TypeError:
             raise self.bad(node, owner) from None
 
-    def fstring(self, node: sx.FStr, env: dict, owner: str, rewrite=None) -> str:
+    def fstring(self, node: sx.FStr, env: Mapping, owner: str, rewrite=None) -> str:
         """The formatted string; `rewrite` maps each field's expression first (the expander's substitutions)."""
         out = []
         for part in node.parts:

@@ -6,6 +6,7 @@ synthetic graph that breaks each rule, so this test can fail.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,8 +38,14 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+@functools.lru_cache(maxsize=None)
+def _tree(path: Path) -> ast.Module:
+    """Each source file parsed once per session: the rules below walk the whole tree several times."""
+    return ast.parse(path.read_text(), str(path))
+
+
 def imports_of(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(), str(path))
+    tree = _tree(path)
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out = set()
@@ -65,7 +72,7 @@ def _from_package(node: ast.ImportFrom, package: str) -> str:
 def names_from(path: Path, source: str, name: str | None = None) -> set[str]:
     """The names `path` (module `name`, by default from its place in the tree) imports with
     `from <source> import name` (relative forms included)."""
-    tree = ast.parse(path.read_text(), str(path))
+    tree = _tree(path)
     name = name or module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     return {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)

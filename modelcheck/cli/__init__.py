@@ -27,7 +27,7 @@ from .commands import EXIT_FOR_VERDICT, EXIT_USAGE, Job
 from .progress import Progress
 
 EXIT_INTERNAL = 70
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = supervise.EXIT_INTERRUPTED
 EXIT_BROKEN_PIPE = 141
 # how bad an exit code is, for several kernels: the worst wins
 _SEVERITY = [0, 3, 2, 1, EXIT_USAGE, EXIT_INTERNAL]

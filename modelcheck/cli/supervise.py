@@ -19,6 +19,7 @@ import sys
 import time
 
 HARD = 1.04
+EXIT_INTERRUPTED = 130
 _PIPE_W: int | None = None
 
 
@@ -51,6 +52,9 @@ def run(body, process_start: float) -> int:
         code = 70
         try:
             code = body()
+        except KeyboardInterrupt:   # Ctrl-C before body() installed its own handling (start-up, argument parsing)
+            print("modelcheck: interrupted", file=sys.stderr)
+            code = EXIT_INTERRUPTED
         finally:
             sys.stdout.flush()
             sys.stderr.flush()

@@ -39,6 +39,13 @@ N_TOKENS = 2500
 N_TOKENS_IN_BODY = 2000
 N_MUTATIONS = 3000
 N_STATEMENTS = 1000
+# the edit-loop suite runs each of the three fast strategies below on a tenth of its budget (derandomized:
+# the first examples of the full run); the slow step runs the full budgets
+SMOKE = 10
+
+
+def budgets(n: int) -> list:
+    return [pytest.param(n // SMOKE, id="smoke"), pytest.param(n, id="full", marks=pytest.mark.slow)]
 
 
 def fuzz_settings(n: int):
@@ -142,24 +149,26 @@ TIRX_CHARS = ("T.ptxcudalet[]{}():=,;+-*/%<>!&|^~@#'\"\\ \n\t\r\f0123456789_xyzb
               "ABCDEFabcdef\x00\u00e9\u2028")
 
 
-def test_arbitrary_text():
-    @fuzz_settings(N_TEXT)
+@pytest.mark.parametrize("n", budgets(N_TEXT))
+def test_arbitrary_text(n):
+    @fuzz_settings(n)
     @given(st.text())
     def run(calls, text):
         calls.append(1)
         check(text)
 
-    run_counted(run, N_TEXT)
+    run_counted(run, n)
 
 
-def test_text_over_tirx_characters():
-    @fuzz_settings(N_TIRX_CHARS)
+@pytest.mark.parametrize("n", budgets(N_TIRX_CHARS))
+def test_text_over_tirx_characters(n):
+    @fuzz_settings(n)
     @given(st.text(alphabet=TIRX_CHARS, max_size=120))
     def run(calls, text):
         calls.append(1)
         check(text)
 
-    run_counted(run, N_TIRX_CHARS)
+    run_counted(run, n)
 
 
 # --------------------------------------------------------------------------- (c) token sequences
@@ -183,14 +192,15 @@ VOCAB = [
 tokens = st.lists(st.sampled_from(VOCAB), max_size=40)
 
 
-def test_token_sequences():
-    @fuzz_settings(N_TOKENS)
+@pytest.mark.parametrize("n", budgets(N_TOKENS))
+def test_token_sequences(n):
+    @fuzz_settings(n)
     @given(tokens, st.sampled_from(["", " "]))
     def run(calls, toks, sep):
         calls.append(1)
         check(sep.join(toks))
 
-    run_counted(run, N_TOKENS)
+    run_counted(run, n)
 
 
 HEADER = '''from tvm_tirx.script import tirx as T

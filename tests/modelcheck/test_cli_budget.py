@@ -71,7 +71,7 @@ def _stderr_on_a_terminal(args, seconds: float) -> str:
 def test_progress_on_a_terminal_and_quiet():
     text = _stderr_on_a_terminal(["check", *LONG, "--max-seconds", "5"], 5)
     # the line names the kernel and the running phase (which phase is still running after 2 s depends on the
-    # machine's speed: synccheck or racecheck)
-    assert "\r\x1b[K" in text and re.search(r"kda_fwd: (synccheck|racecheck) - ", text), text[-500:]
+    # machine's speed and load: building the inputs, synccheck or racecheck)
+    assert "\r\x1b[K" in text and re.search(r"kda_fwd: (inputs|synccheck|racecheck) - ", text), text[-500:]
     quiet = _stderr_on_a_terminal(["check", *LONG, "--max-seconds", "4", "--quiet"], 4)
     assert "\x1b[K" not in quiet and "synccheck -" not in quiet, quiet[-500:]

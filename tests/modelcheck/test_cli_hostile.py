@@ -121,7 +121,7 @@ def _cli(*args, **kw) -> subprocess.Popen:
 def test_a_closed_pipe_exits_quietly(tmp_path):
     # a canonical text larger than a pipe's buffer, read one line by a reader that then goes away (`| head -1`)
     text = (HOSTILE / "zero_threads.py").read_text()
-    constants = "".join(f"C{i} = {i}\n" for i in range(20000))
+    constants = "".join(f"C{i} = {i}\n" for i in range(8000))    # ~100 KB: past a 64 KB pipe buffer
     kernel = tmp_path / "big.py"
     kernel.write_text(text.replace("from tvm_tirx.script import tirx as T\n",
                                    "from tvm_tirx.script import tirx as T\n" + constants))
@@ -140,6 +140,17 @@ def test_ctrl_c_exits_130_with_one_line():
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == EXIT_INTERRUPTED
     assert err.decode().strip() == "modelcheck: interrupted"
+
+
+def test_ctrl_c_during_start_up_still_exits_130():
+    # a Ctrl-C that lands before the command installs its own handling (a loaded machine's slow start-up):
+    # the supervised child still exits 130 with the one line, not 70 (an internal error)
+    code = ("import sys\nfrom modelcheck.cli import supervise\n"
+            "def body():\n    raise KeyboardInterrupt\n"
+            "sys.exit(supervise.run(body, 0.0))\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, timeout=60)
+    assert proc.returncode == EXIT_INTERRUPTED, proc.stderr
+    assert proc.stderr.decode().strip() == "modelcheck: interrupted"
 
 
 def test_internal_errors_exit_70_with_a_hint(monkeypatch, capsys):

@@ -216,9 +216,14 @@ SHELL = [("kda_fwd", ["--const", "SEQ_LEN=320"]), ("kda_fwd_single_m_o", ["--con
          ("fa4_fwd", []), ("fa4_fwd_p_overwrite", []), ("gemm_ws", []), ("gemm_persistent", []),
          ("gemm_persistent_acc_reuse", []), ("gemm_persistent_early_release", []), ("gdn_prefill", []),
          ("gdn_prefill_sinp_no_acquire", []), ("gdn_prefill_sinp_parity", [])]
+# one kernel of each family in the edit-loop suite (the manifest tests check every one's verdicts from
+# Python); the slow step runs them all from the shell
+EDIT_LOOP = {"kda_fwd_dvec_early", "fa4_fwd_p_overwrite", "gemm_ws", "gemm_persistent_acc_reuse",
+             "gdn_prefill_sinp_no_acquire"}
 
 
-@pytest.mark.parametrize("name,args", SHELL, ids=[n for n, _ in SHELL])
+@pytest.mark.parametrize("name,args", [pytest.param(n, a, id=n, marks=() if n in EDIT_LOOP else pytest.mark.slow)
+                                       for n, a in SHELL])
 def test_corpus_kernel_gives_its_manifest_verdicts_from_the_command_line(name, args, capsys):
     entry = load_manifest()["kernels"][name]
     text = (KERNELS / entry["file"]).read_text(encoding="utf-8")

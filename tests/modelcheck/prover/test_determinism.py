@@ -61,7 +61,8 @@ def _decided(run: dict) -> tuple:
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs CPU pinning (Linux)")
-@pytest.mark.parametrize("quick", [None, 1], ids=["budgets", "every-query-split"])
+# the split case burns a CPU for as long again: the slow step runs it
+@pytest.mark.parametrize("quick", [None, pytest.param(1, marks=pytest.mark.slow)], ids=["budgets", "every-query-split"])
 def test_same_verdict_and_rlimit_count_under_cpu_load(quick):
     cpu = min(os.sched_getaffinity(0))
     idle = _prove(cpu, quick)
