@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -96,10 +97,24 @@ def captured_inputs(cache: Path, cap: dict, func, pre_path: Path | None = None):
     maps = cap.get("tensor_maps") or {}
     inputs, problems = {}, []
     host_maps: dict | None = None
-    for p in func.params:
+    by_position = host_call_maps(pre_path.with_name(pre_path.name.replace(".pre.py", ".host.py")), func.name) \
+        if pre_path is not None else {}
+    for position, p in enumerate(func.params):
         name = p.name
         base = next((name[: -len(sfx)] for sfx in ("_ptr", "_handle") if name.endswith(sfx)), None)
-        if name in maps or (base and base in maps and name not in arrays):
+        if p.kind == "handle" and position in by_position:
+            # a tensor map the host encodes and passes at this position: the device function's names are the
+            # lowering's own (`v`, `v_1`, ...) and may even equal a buffer's name (`v`), so never bind by name
+            if host_maps is None:
+                host_maps = host_map_inputs(pre_path, arrays, cap.get("scalars", {}))
+            encodes = list(host_maps.get("_order", []))
+            k = by_position[position]
+            if k < len(encodes) and encodes[k] in host_maps:
+                inputs[name] = host_maps[encodes[k]]
+            else:
+                problems.append(f"parameter {name}: the host passes its tensor map #{k}, which the pre-lowering "
+                                f"host prelude does not encode over captured buffers")
+        elif name in maps or (base and base in maps and name not in arrays):
             enc = maps.get(name) or maps[base]
             if "_missing" in enc:
                 problems.append(f"tensor-map parameter {name}: {enc['_missing']}")
@@ -117,7 +132,7 @@ def captured_inputs(cache: Path, cap: dict, func, pre_path: Path | None = None):
         elif pre_path is not None and p.kind == "handle":
             if host_maps is None:   # the lowered function takes the maps the pre-lowering host prelude encodes
                 host_maps = host_map_inputs(pre_path, arrays, cap.get("scalars", {}))
-            if name in host_maps:
+            if name in host_maps and name != "_order":
                 inputs[name] = host_maps[name]
             else:
                 problems.append(f"parameter {name}: neither the library's call nor the pre-lowering host prelude "
@@ -134,7 +149,7 @@ def host_map_inputs(pre_path: Path, arrays: dict, scalars: dict) -> dict:
     from modelcheck.numsim import TensorMap
     from modelcheck.numsim.compile_stmt import _static
     pre = ir.parse_file(pre_path)
-    out = {}
+    out: dict = {"_order": [h.var.name for h in pre.host if isinstance(h, ir.TensorMapEncode)]}
     for h in pre.host:
         if not isinstance(h, ir.TensorMapEncode) or h.buffer not in arrays:
             continue
@@ -149,6 +164,28 @@ def host_map_inputs(pre_path: Path, arrays: dict, scalars: dict) -> dict:
                                     [int(v) for v in vals["box"]], [int(v) for v in vals["elem_strides"]], h.dtype,
                                     swizzle=_SWIZZLES[int(enums[0])], oob_fill="nan" if enums[1] else "zero").numpy()
     return out
+
+
+_MAP_ALLOCA = re.compile(r"^\s*(\w+): T\.let\[T\.TensorMap\(\)\] = T\.tvm_stack_alloca\(\"tensormap\"", re.M)
+_ARG_SET = re.compile(r"T\.tvm_struct_set\(stack_ffi_any, (\d+), 15, (\w+)\)")
+
+
+def host_call_maps(host_path: Path, device: str) -> dict[int, int]:
+    """{device parameter position: k} for the arguments the lowered host function passes to `device` that
+    are its k-th tensor map (its tensor-map allocas come in the pre-lowering host prelude's encode order).
+    The host packs each launch's arguments with `tvm_struct_set(stack_ffi_any, i, 15, value)` right before
+    `call_packed_lowered("<device>", ...)`; read from the printed host text (our parser does not take host
+    functions).  Empty when the text is missing or not in that shape: binding then falls back to names."""
+    try:
+        text = host_path.read_text(encoding="utf-8")
+    except OSError:
+        return {}
+    call = text.find(f'T.call_packed_lowered("{device}", stack_ffi_any')
+    if call < 0:
+        return {}
+    start = text.rfind("T.call_packed_lowered(", 0, call) + 1     # the previous call ends the packing before
+    allocas = _MAP_ALLOCA.findall(text)
+    return {int(i): allocas.index(v) for i, v in _ARG_SET.findall(text, start, call) if v in allocas}
 
 
 def make_inputs(func_rec: dict, config: dict, fill: str):
