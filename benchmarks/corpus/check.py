@@ -97,18 +97,18 @@ def captured_inputs(cache: Path, cap: dict, func, pre_path: Path | None = None):
     maps = cap.get("tensor_maps") or {}
     inputs, problems = {}, []
     host_maps: dict | None = None
-    by_position = host_call_maps(pre_path.with_name(pre_path.name.replace(".pre.py", ".host.py")), func.name) \
-        if pre_path is not None else {}
+    launch = HostLaunch(pre_path.with_name(pre_path.name.replace(".pre.py", ".host.py")), func.name) \
+        if pre_path is not None else None
     for position, p in enumerate(func.params):
         name = p.name
         base = next((name[: -len(sfx)] for sfx in ("_ptr", "_handle") if name.endswith(sfx)), None)
-        if p.kind == "handle" and position in by_position:
+        k = launch.map_index(position) if launch is not None and p.kind == "handle" else None
+        if k is not None and pre_path is not None:
             # a tensor map the host encodes and passes at this position: the device function's names are the
             # lowering's own (`v`, `v_1`, ...) and may even equal a buffer's name (`v`), so never bind by name
             if host_maps is None:
                 host_maps = host_map_inputs(pre_path, arrays, cap.get("scalars", {}))
             encodes = list(host_maps.get("_order", []))
-            k = by_position[position]
             if k < len(encodes) and encodes[k] in host_maps:
                 inputs[name] = host_maps[encodes[k]]
             else:
@@ -129,6 +129,9 @@ def captured_inputs(cache: Path, cap: dict, func, pre_path: Path | None = None):
             inputs[name] = _as_recorded(arrays[base], p.dtype)
         elif name in cap.get("scalars", {}):
             inputs[name] = cap["scalars"][name]
+        elif p.kind == "scalar" and launch is not None \
+                and (value := launch.integer(position, cap.get("scalars", {}))) is not None:
+            inputs[name] = value      # a value the lowered host computes (`cse_v1 = B * N`) from the scalars
         elif pre_path is not None and p.kind == "handle":
             if host_maps is None:   # the lowered function takes the maps the pre-lowering host prelude encodes
                 host_maps = host_map_inputs(pre_path, arrays, cap.get("scalars", {}))
@@ -167,25 +170,90 @@ def host_map_inputs(pre_path: Path, arrays: dict, scalars: dict) -> dict:
 
 
 _MAP_ALLOCA = re.compile(r"^\s*(\w+): T\.let\[T\.TensorMap\(\)\] = T\.tvm_stack_alloca\(\"tensormap\"", re.M)
-_ARG_SET = re.compile(r"T\.tvm_struct_set\(stack_ffi_any, (\d+), 15, (\w+)\)")
+_ARG_SET = re.compile(r"T\.tvm_struct_set\(stack_ffi_any, (\d+), 15, (.+)\)\s*$", re.M)
+_HOST_LET = re.compile(r"^\s*(\w+): T\.let\[T\.(?:u?int\d+)\] = (.+)$", re.M)
 
 
-def host_call_maps(host_path: Path, device: str) -> dict[int, int]:
-    """{device parameter position: k} for the arguments the lowered host function passes to `device` that
-    are its k-th tensor map (its tensor-map allocas come in the pre-lowering host prelude's encode order).
-    The host packs each launch's arguments with `tvm_struct_set(stack_ffi_any, i, 15, value)` right before
-    `call_packed_lowered("<device>", ...)`; read from the printed host text (our parser does not take host
-    functions).  Empty when the text is missing or not in that shape: binding then falls back to names."""
+class HostLaunch:
+    """What the lowered host function (printed `.host.py`) passes to one device function's launch: the
+    host packs the arguments with `tvm_struct_set(stack_ffi_any, i, 15, value)` right before
+    `call_packed_lowered("<device>", ...)`.  Read from the printed text (our parser does not take host
+    functions); empty when the text is missing or not in that shape, and binding then falls back to names."""
+
+    def __init__(self, host_path: Path, device: str):
+        self.args: dict[int, str] = {}
+        self.map_allocas: list[str] = []
+        self.lets: dict[str, str] = {}
+        try:
+            text = host_path.read_text(encoding="utf-8")
+        except OSError:
+            return
+        call = text.find(f'T.call_packed_lowered("{device}", stack_ffi_any')
+        if call < 0:
+            return
+        start = text.rfind("T.call_packed_lowered(", 0, call) + 1     # the previous call ends the packing
+        self.args = {int(i): v for i, v in _ARG_SET.findall(text, start, call)}
+        self.map_allocas = _MAP_ALLOCA.findall(text)   # in the pre-lowering host prelude's encode order
+        for name, expr in _HOST_LET.findall(text, 0, call):
+            self.lets[name] = expr                      # the last definition before the launch
+
+    def map_index(self, position: int) -> int | None:
+        """k when the argument at `position` is the host's k-th tensor map."""
+        v = self.args.get(position)
+        return self.map_allocas.index(v) if v in self.map_allocas else None
+
+    def integer(self, position: int, scalars: dict) -> int | None:
+        """The value of an integer the host computes from the launch's scalars (`cse_v1 = B * N`), or None."""
+        v = self.args.get(position)
+        if v is None:
+            return None
+        return _host_int(v, {k: x for k, x in scalars.items() if isinstance(x, int) and not isinstance(x, bool)},
+                         self.lets)
+
+
+def _host_int(expr: str, env: dict, lets: dict, depth: int = 0) -> int | None:
+    """An integer host expression over known names: + - * // % << >> & |, T.min/T.max, T.Cast to an integer
+    type, T.int32/T.int64 literals; anything else (a load, a call into the runtime) is None."""
+    import ast
     try:
-        text = host_path.read_text(encoding="utf-8")
-    except OSError:
-        return {}
-    call = text.find(f'T.call_packed_lowered("{device}", stack_ffi_any')
-    if call < 0:
-        return {}
-    start = text.rfind("T.call_packed_lowered(", 0, call) + 1     # the previous call ends the packing before
-    allocas = _MAP_ALLOCA.findall(text)
-    return {int(i): allocas.index(v) for i, v in _ARG_SET.findall(text, start, call) if v in allocas}
+        tree = ast.parse(expr.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    ops = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+           ast.FloorDiv: lambda a, b: a // b if b else None, ast.Mod: lambda a, b: a % b if b else None,
+           ast.LShift: lambda a, b: a << b if 0 <= b < 64 else None, ast.RShift: lambda a, b: a >> b,
+           ast.BitAnd: lambda a, b: a & b, ast.BitOr: lambda a, b: a | b}
+
+    def ev(n) -> int | None:
+        if isinstance(n, ast.Constant) and isinstance(n.value, int) and not isinstance(n.value, bool):
+            return n.value
+        if isinstance(n, ast.Name):
+            if n.id in env:
+                return env[n.id]
+            return _host_int(lets[n.id], env, lets, depth + 1) if n.id in lets and depth < 16 else None
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+            x = ev(n.operand)
+            return None if x is None else -x
+        if isinstance(n, ast.BinOp) and type(n.op) in ops:
+            a, b = ev(n.left), ev(n.right)
+            return None if a is None or b is None else ops[type(n.op)](a, b)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
+                and n.func.value.id == "T" and not n.keywords:
+            name, args = n.func.attr, n.args
+            if name in ("min", "max") and len(args) == 2:
+                a, b = ev(args[0]), ev(args[1])
+                return None if a is None or b is None else (min if name == "min" else max)(a, b)
+            if name in ("int32", "int64") and len(args) == 1:
+                return ev(args[0])
+            if name == "Cast" and len(args) == 2 and isinstance(args[0], ast.Constant) \
+                    and re.fullmatch(r"u?int(8|16|32|64)", str(args[0].value)):
+                x, bits = ev(args[1]), int(str(args[0].value).lstrip("uint"))
+                if x is None:
+                    return None
+                x &= (1 << bits) - 1                     # two's complement, as the cast on the device
+                return x - (1 << bits) if not str(args[0].value).startswith("u") and x >> (bits - 1) else x
+        return None
+    return ev(tree)
 
 
 def make_inputs(func_rec: dict, config: dict, fill: str):
