@@ -106,9 +106,9 @@ class OpContext:
             watched = info.name in self.cc.async_destinations
             fast = None if watched else _register_setter(self.cc.exprs, info, e.indices)
             if fast is not None:
-                fast.dtype = info.dtype  # type: ignore[attr-defined]
-                fast.slot = info.slot  # type: ignore[attr-defined]
-                fast.index = idx  # type: ignore[attr-defined]
+                fast.dtype = info.dtype
+                fast.slot = info.slot
+                fast.index = idx
                 return fast
             store = self.acc.local_store(info, idx, lambda w: holder[0], e.span,
                                          site=self.site(e, "element store local") if watched else None)
