@@ -202,8 +202,12 @@ def _mov(ctx, call, info):
     dst = writer(ctx, ops[0], call.op, t)
 
     def pack(w):
-        x, y = np.broadcast_arrays(a(w), b(w))
-        dst(w, to_bits(np.stack([x, y], axis=1), AF.TYPES[t][0]).reshape(-1))
+        # readable form: to_bits(np.stack(np.broadcast_arrays(lo, hi), axis=1), bits): element 0 the low half
+        x, y = a(w), b(w)
+        pair = np.empty((max(x.shape[0], y.shape[0]), 2), x.dtype)
+        pair[:, 0:1] = x
+        pair[:, 1:2] = y
+        dst(w, pair.reshape(-1).view(_UINT[AF.TYPES[t][0]]))
     return pack, False
 
 
