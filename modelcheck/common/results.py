@@ -37,7 +37,7 @@ def digest_inputs(inputs: dict) -> str:
         h.update(name.encode())
         if isinstance(v, np.ndarray):
             h.update(f"{v.dtype}{v.shape}".encode())
-            h.update(np.ascontiguousarray(v).tobytes())
+            h.update(np.ascontiguousarray(v).reshape(-1).view(np.uint8).data)   # its bytes, no copy
         else:
             h.update(repr(v).encode())
     return h.hexdigest()

@@ -240,7 +240,7 @@ class Engine:
                 raise ValueError(f"{name!r} is not a buffer parameter of {func.name}")
             src = inputs[name]
             if name in arrays:
-                out[name] = arrays[name].reshape(src.shape).copy()
+                out[name] = arrays[name].reshape(src.shape)     # the run's private copy (buffer_array)
             else:           # the launch never started: memory is as the inputs left it
                 view = np.asarray(src).view()
                 view.flags.writeable = False

@@ -56,6 +56,8 @@ class Allocation:
 
     def mark_words(self, index, size: int) -> None:
         """Mark whole aligned words (element indices of a `size`-byte view) as written."""
+        if self.all_written:
+            return
         views = self.__dict__.setdefault("_wview", {})
         v = views.get(size)
         if v is None:
@@ -141,7 +143,9 @@ class GlobalMemory:
     def add(self, name: str, array: np.ndarray, initialized: bool = True) -> Allocation:
         slot = len(self.allocs)
         data = array.reshape(-1).view(np.uint8)
-        written = np.full(data.size, initialized, dtype=np.bool_)
+        # an initialized buffer is written throughout and stays so (`all_written`): its flags are one shared
+        # read-only True, not a byte each (a bound input of hundreds of MB would cost as much again)
+        written = np.broadcast_to(np.True_, (data.size,)) if initialized else np.zeros(data.size, dtype=np.bool_)
         a = Allocation(slot, name, "global", GLOBAL_BASE + slot * GLOBAL_STRIDE, data.size, data, written,
                        all_written=initialized)
         self.allocs[name] = a

@@ -104,6 +104,12 @@ class OpContext:
         holder = [None]
         if info.space == "local":
             watched = info.name in self.cc.async_destinations
+            fast = None if watched else _register_setter(self.cc.exprs, info, e.indices)
+            if fast is not None:
+                fast.dtype = info.dtype
+                fast.slot = info.slot
+                fast.index = idx
+                return fast
             store = self.acc.local_store(info, idx, lambda w: holder[0], e.span,
                                          site=self.site(e, "element store local") if watched else None)
         else:
@@ -159,6 +165,29 @@ def unmodeled_operations(func: ir.PrimFunc) -> list[tuple[str, str, object]]:
             elif info.name not in handlers:
                 out.append((node.op, _pending_reason(info), node.span))
     return out
+
+
+def _register_setter(exprs, info, indices):
+    """`set(w, value)` for a register element at a constant in-range index that no async op writes: what
+    `Accessors.local_store` does for such an element, without its index and value closures (most PTX
+    destination operands are of this kind).  None for any other element."""
+    consts = [exprs.const_value(i) for i in indices]
+    if any(c is None for c in consts):
+        return None
+    flat = sum(int(c) * s for c, s in zip(consts, info.strides))
+    if not 0 <= flat < info.numel:
+        return None                 # out of bounds: the general store raises it when (if) it runs
+    slot, dtype = info.slot, info.dtype
+
+    def set_(w, v):
+        vals = w.local[slot]
+        w.effects += 1
+        if w.mask is None:
+            vals[flat] = v
+        else:
+            old = vals[flat]
+            vals[flat] = np.where(w.mask, V.as_vec(v, dtype), V.as_vec(0 if old is None else old, dtype))
+    return set_
 
 
 def async_destinations(func: ir.PrimFunc) -> frozenset[str]:

@@ -27,15 +27,14 @@ NAN_BITS = {"float8_e4m3fn": 0x7F, "float8_e5m2": 0x7F, "float16": 0x7FFF, "bflo
 
 
 def _odd64(x: np.ndarray, err) -> np.ndarray:
-    """x rounded to odd at 53 bits, given the exact value x + err."""
+    """x rounded to odd at 53 bits, given the exact value x + err (call with float errors ignored)."""
     if err is None:
         return x
-    with np.errstate(invalid="ignore"):
-        inexact = np.isfinite(x) & np.isfinite(err) & (err != 0)
-    even = (x.view(np.uint64) & np.uint64(1)) == 0
-    step = inexact & even
+    # x + err inexact (err finite and nonzero, x finite) with x's last bit even: one step toward err
+    step = ((x.view(np.uint64) & np.uint64(1)) == 0) & (err != 0)
     if not step.any():
         return x
+    step &= np.isfinite(x) & np.isfinite(err)
     return np.where(step, np.nextafter(x, np.where(err > 0, np.inf, -np.inf)), x)
 
 
@@ -52,34 +51,43 @@ def _odd32(x: np.ndarray) -> np.ndarray:
 
 def round_float(x: np.ndarray, err, target: str, mode: str) -> np.ndarray:
     """x (+ err) as `target` (a numpy / ml_dtypes float name) under rounding `mode`."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return round_quiet(x, err, target, mode)
+
+
+def round_quiet(x: np.ndarray, err, target: str, mode: str) -> np.ndarray:
+    """`round_float` for callers that already ignore floating-point errors (one `np.errstate` per op)."""
     x = np.asarray(x, dtype=np.float64)
-    np_t = V.NP_DTYPE[target] if target != "float4_e2m1fn" else V.ml_dtype(target)
     if target == "float64":
         return x
-    with np.errstate(over="ignore", invalid="ignore"):
-        if mode in ("rn", ""):
-            if err is None and target == "float32":
-                return x.astype(np.float32)
-            odd = _odd64(x, err)
-            return odd.astype(np.float32) if target == "float32" else _odd32(odd).astype(np_t)
-        if mode == "rna":
-            return _round_away(x, target)
-        if err is None:
-            err = np.zeros_like(x)
-        r = x.astype(np.float32) if target == "float32" else _odd32(_odd64(x, err)).astype(np_t)
-        back = r.astype(np.float64)
-        above = (back > x) | ((back == x) & (err < 0))
-        below = (back < x) | ((back == x) & (err > 0))
-        if mode == "rz":
-            fix, to = (above & (back > 0)) | (below & (back < 0)), np.zeros_like(x)
-        elif mode == "rm":
-            fix, to = above, np.full_like(x, -np.inf)
-        else:
-            fix, to = below, np.full_like(x, np.inf)
-        fix &= ~np.isnan(x)
-        if not fix.any():
-            return r
-        return np.where(fix, _step(r, to, np_t), r).astype(np_t)
+    if mode in ("rn", ""):
+        if err is None and target == "float32":
+            return x.astype(np.float32)
+        odd = _odd64(x, err)
+        return odd.astype(np.float32) if target == "float32" else _odd32(odd).astype(_np_float(target))
+    if mode == "rna":
+        return _round_away(x, target)
+    np_t = _np_float(target)
+    if err is None:
+        err = np.zeros_like(x)
+    r = x.astype(np.float32) if target == "float32" else _odd32(_odd64(x, err)).astype(np_t)
+    back = r.astype(np.float64)
+    above = (back > x) | ((back == x) & (err < 0))
+    below = (back < x) | ((back == x) & (err > 0))
+    if mode == "rz":
+        fix, to = (above & (back > 0)) | (below & (back < 0)), np.zeros_like(x)
+    elif mode == "rm":
+        fix, to = above, np.full_like(x, -np.inf)
+    else:
+        fix, to = below, np.full_like(x, np.inf)
+    fix &= ~np.isnan(x)
+    if not fix.any():
+        return r
+    return np.where(fix, _step(r, to, np_t), r).astype(np_t)
+
+
+def _np_float(target: str):
+    return V.NP_DTYPE[target] if target != "float4_e2m1fn" else V.ml_dtype(target)
 
 
 def _step(r: np.ndarray, to: np.ndarray, np_t) -> np.ndarray:

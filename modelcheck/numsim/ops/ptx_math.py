@@ -41,6 +41,8 @@ def reader(ctx, e: ir.Expr, t: str, *, raw: bool = False):
     width = 1 if raw else lanes
     view = _UINT[bits] if raw or elem in ("float4_e2m1fn",) else V.NP_DTYPE[elem]
     if dt.bits(src) == bits and src != "bool":
+        if width == 1 and np.dtype(view) == np.dtype(src_np):     # the register's own type: no reinterpretation
+            return lambda w: np.asarray(fn(w), dtype=src_np).reshape(-1, 1)
         return lambda w: np.asarray(fn(w), dtype=src_np).reshape(-1, 1).view(view).reshape(-1, width)
     if dt.is_float(src) and lanes == 1 and dt.is_float(elem) and not raw:
         # a float register of another width in a float operand: converted by value (exact when widening)
@@ -62,9 +64,13 @@ def writer(ctx, e: ir.Expr, what: str, t: str):
     u = _UINT[bits]
     is_int = not dt.is_float(dst) and dst != "bool"
     same = dt.bits(dst) == bits
+    dst_dtype = np.dtype(dst_np) if dst != "bool" else None
 
     def write(w, arr):
         arr = np.ascontiguousarray(arr).reshape(-1)
+        if same and arr.dtype == dst_dtype:        # already the register's bits and type
+            set_(w, _value(arr, dst, is_int))
+            return
         if not same and dt.is_float(dst):
             set_(w, _value(arr.astype(dst_np), dst, False))    # a float register of another width: by value
             return
@@ -122,10 +128,14 @@ def _form(call) -> AF.MathForm:
 # ----------------------------------------------------------------------------- float helpers
 
 def ftz(x: np.ndarray) -> np.ndarray:
-    """Flush float32 subnormals to a zero of the same sign (`.ftz`)."""
+    """Flush float32 subnormals to a zero of the same sign (`.ftz`): np.where(|x| < 2^-126, ±0, x)."""
     if x.dtype != np.float32:
         return x
-    return np.where(np.abs(x) < F32_TINY, np.copysign(np.float32(0), x), x).astype(np.float32)
+    mag = np.abs(x)
+    sub = (mag < F32_TINY) & (mag != 0)
+    if not sub.any():      # the common case: nothing to flush (zeros stay as they are)
+        return x
+    return np.where(sub, np.copysign(np.float32(0), x), x).astype(np.float32)
 
 
 def canonical_nan(x: np.ndarray) -> np.ndarray:
@@ -148,14 +158,16 @@ def two_sum(a: np.ndarray, b: np.ndarray):
 
 def arith_result(x: np.ndarray, err, elem: str, mode: str, flags) -> np.ndarray:
     """The float64 value `x` (exact value x + err; err None: x is the correctly rounded float64 of a basic
-    operation) rounded to `elem` under `mode`, with .sat/.relu/.ftz/canonical NaN."""
-    r = CV.round_float(x, err, elem, mode)
-    if "relu" in flags:
-        r = np.where(r < 0, r.dtype.type(0), r)
-    if "sat" in flags:
-        r = np.where(np.isnan(r), 0, np.clip(r, 0, 1)).astype(r.dtype)
-    if "ftz" in flags:
-        r = ftz(r)
+    operation) rounded to `elem` under `mode`, with .sat/.relu/.ftz/canonical NaN.  The caller ignores
+    floating-point errors (`np.errstate(all="ignore")`)."""
+    r = CV.round_quiet(x, err, elem, mode)
+    if flags:
+        if "relu" in flags:
+            r = np.where(r < 0, r.dtype.type(0), r)
+        if "sat" in flags:
+            r = np.where(np.isnan(r), 0, np.clip(r, 0, 1)).astype(r.dtype)
+        if "ftz" in flags:
+            r = ftz(r)
     return canonical_nan(r)
 
 
@@ -190,8 +202,12 @@ def _mov(ctx, call, info):
     dst = writer(ctx, ops[0], call.op, t)
 
     def pack(w):
-        x, y = np.broadcast_arrays(a(w), b(w))
-        dst(w, to_bits(np.stack([x, y], axis=1), AF.TYPES[t][0]).reshape(-1))
+        # readable form: to_bits(np.stack(np.broadcast_arrays(lo, hi), axis=1), bits): element 0 the low half
+        x, y = a(w), b(w)
+        pair = np.empty((max(x.shape[0], y.shape[0]), 2), x.dtype)
+        pair[:, 0:1] = x
+        pair[:, 1:2] = y
+        dst(w, pair.reshape(-1).view(_UINT[AF.TYPES[t][0]]))
     return pack, False
 
 
@@ -262,16 +278,26 @@ def _arith(ctx, call, info):
     return run, False
 
 
+# formats whose correctly rounded float64 sum, rounded again to nearest, is the correctly rounded sum
+# (53 >= 2p + 1 bits: the double rounding is innocuous; Figueroa, "When is double rounding innocuous?")
+_SUM_ONCE = frozenset({"float32", "float16", "bfloat16", "float64"})
+
+
 def float_op(head: str, vals: list, elem: str, mode: str, flags=frozenset()) -> np.ndarray:
-    """add/sub/mul/fma of element arrays, rounded once to `elem` under `mode`."""
+    """add/sub/mul/fma of element arrays, rounded once to `elem` under `mode`.  Readable form: broadcast the
+    operands, widen to float64, (x, err) the exact result (TwoSum), `round_float(x, err)`; below, numpy
+    broadcasts implicitly, and err is skipped where x alone rounds correctly (products are exact; sums
+    under .rn per `_SUM_ONCE`).  tests/modelcheck/numsim/ops/test_float_op.py checks the two agree."""
     if "ftz" in flags:
         vals = [ftz(v) for v in vals]
-    xs = [np.asarray(v).astype(np.float64) for v in np.broadcast_arrays(*vals)]
+    xs = [np.asarray(v).astype(np.float64) for v in vals]
     with np.errstate(all="ignore"):
         if head == "mul":
-            x, err = xs[0] * xs[1], np.zeros_like(xs[0])     # exact: <= 48 significant bits
+            x, err = xs[0] * xs[1], None                     # exact: <= 48 significant bits
         elif head == "fma":
             x, err = two_sum(xs[0] * xs[1], xs[2])
+        elif mode == "rn" and elem in _SUM_ONCE:
+            x, err = (xs[0] + xs[1] if head == "add" else xs[0] - xs[1]), None
         elif head == "add":
             x, err = two_sum(xs[0], xs[1])
         else:
@@ -460,9 +486,12 @@ def _make_float2(ctx, call, info):
     dx, dy = (V.NP_DTYPE[o.dtype] for o in call.operands)
 
     def run(w):
-        a, b = np.broadcast_arrays(np.asarray(x(w), dx).reshape(-1).astype(np.float32),
-                                   np.asarray(y(w), dy).reshape(-1).astype(np.float32))
-        return _value(to_bits(np.stack([a, b], axis=1), 64).reshape(-1), "uint64", True)
+        a = np.asarray(x(w), dx).reshape(-1).astype(np.float32)
+        b = np.asarray(y(w), dy).reshape(-1).astype(np.float32)
+        pair = np.empty((max(a.size, b.size), 2), np.float32)     # element 0 (x) in the low half
+        pair[:, 0] = a
+        pair[:, 1] = b
+        return _value(pair.reshape(-1).view(np.uint64), "uint64", True)
     return run, False
 
 

@@ -93,6 +93,30 @@ def _byte_index(offsets: np.ndarray, esz: int) -> np.ndarray:
     return (offsets[:, None] + np.arange(esz, dtype=np.int64)[None, :]).reshape(-1)
 
 
+_WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def read_elements(data: np.ndarray, offsets: np.ndarray, esz: int) -> np.ndarray:
+    """The `esz`-byte elements of the bytes `data` at byte `offsets`, as an (n, esz) byte array.  Readable
+    form: data[_byte_index(offsets, esz)].reshape(-1, esz); aligned elements move as whole words."""
+    u = _WORDS.get(esz)
+    if u is not None and not (offsets % esz).any():
+        words = data[: data.size - data.size % esz].view(u)
+        return words[offsets // esz].view(np.uint8).reshape(-1, esz)
+    return data[_byte_index(offsets, esz)].reshape(-1, esz)
+
+
+def write_elements(data: np.ndarray, offsets: np.ndarray, esz: int, values: np.ndarray) -> None:
+    """Store the (n, esz) bytes `values` as the elements of `data` at byte `offsets` (the readable form:
+    data[_byte_index(offsets, esz)] = values.reshape(-1))."""
+    u = _WORDS.get(esz)
+    if u is not None and not (offsets % esz).any():
+        words = data[: data.size - data.size % esz].view(u)
+        words[offsets // esz] = np.ascontiguousarray(values).view(u).reshape(-1)
+        return
+    data[_byte_index(offsets, esz)] = values.reshape(-1)
+
+
 def async_records(eng, op, alloc, offsets, esz, kind):
     """Records of an async op's element footprint (byte offsets in `alloc`), merged into contiguous runs: one
     bulk record of the runs."""
@@ -193,9 +217,8 @@ def _complete_g2s(w, op, bound, plan, d_alloc, nbytes, bar, baddr, span, bound_g
         data = np.empty((n, esz), dtype=np.uint8)
         data[:] = np.array([fill_bits(f)], dtype=f"<u{esz}").view(np.uint8)
         goff = bound.base_off + plan.global_off[plan.inb]
-        data[plan.inb] = bound.alloc.data[_byte_index(goff, esz)].reshape(-1, esz)
-        soff = plan.smem_addr - SHARED_BASE
-        pool[_byte_index(soff, esz)] = data.reshape(-1)
+        data[plan.inb] = read_elements(bound.alloc.data, goff, esz)
+        write_elements(pool, plan.smem_addr - SHARED_BASE, esz, data)
         d_alloc.mark_written(plan.smem_addr - d_alloc.base, esz)
         async_records(eng, op, bound.alloc, goff, esz, "read")
         async_records(eng, op, d_alloc, plan.smem_addr - d_alloc.base, esz, "write")
@@ -248,9 +271,9 @@ def _complete_s2g(w, op, bound, plan, s_alloc, groups):
     def complete():
         esz = plan.esz
         soff = plan.smem_addr - SHARED_BASE
-        data = pool[_byte_index(soff, esz)].reshape(-1, esz)
+        data = read_elements(pool, soff, esz)
         goff = bound.base_off + plan.global_off[plan.inb]
-        bound.alloc.data[_byte_index(goff, esz)] = data[plan.inb].reshape(-1)
+        write_elements(bound.alloc.data, goff, esz, data[plan.inb])
         bound.alloc.mark_written(goff, esz)
         async_records(eng, op, bound.alloc, goff, esz, "write")
         op.done = True

@@ -119,34 +119,49 @@ def _ptx_shuffle(ctx, call, info):
     a_dtype = rest[0].dtype
     span = call.span
 
+    lanes_of: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}   # uniform (b, c) -> (source lane, in segment)
+
     def run(w):
         mm = int(uniform(m_fn(w), w, "member mask", span)) & FULL
         require_full_warp(w, "shfl.sync", span, mm, exited_ok=True)
-        lane = V.LANES
-        b = np.asarray(b_fn(w)) & 31
-        c = np.asarray(c_fn(w))
-        cval, segmask = c & 31, (c >> 8) & 31
-        max_lane = (lane & segmask) | (cval & ~segmask & 31)
-        min_lane = lane & segmask
-        if mode == "up":
-            j = lane - b
-            ok = j >= max_lane
-        elif mode == "down":
-            j = lane + b
-            ok = j <= max_lane
-        elif mode == "bfly":
-            j = lane ^ b
-            ok = j <= max_lane
+        b, c = b_fn(w), c_fn(w)
+        if type(b) is not np.ndarray and type(c) is not np.ndarray:
+            key = (int(b), int(c))
+            hit = lanes_of.get(key)
+            if hit is None:
+                hit = lanes_of[key] = _shuffle_lanes(mode, np.asarray(b), np.asarray(c))
+            j, ok = hit
         else:
-            j = min_lane | (b & ~segmask & 31)
-            ok = j <= max_lane
-        j = np.where(ok, j, lane) % 32
+            j, ok = _shuffle_lanes(mode, np.asarray(b), np.asarray(c))
         reject_exited_sources(w, j, "shfl.sync", span)
         value = V.as_vec(a_fn(w), a_dtype)
         dsts[0](w, value[j])
         if len(dsts) > 1:
             dsts[1](w, ok.astype(np.uint32))
     return run, False
+
+
+def _shuffle_lanes(mode: str, b: np.ndarray, c: np.ndarray):
+    """(source lane of each lane, whether it lies in the lane's segment) of shfl.sync `mode` with lane
+    operand b and clamp/segment operand c (PTX ISA shfl.sync); out of the segment a lane reads itself."""
+    lane = V.LANES
+    b = b & 31
+    cval, segmask = c & 31, (c >> 8) & 31
+    max_lane = (lane & segmask) | (cval & ~segmask & 31)
+    min_lane = lane & segmask
+    if mode == "up":
+        j = lane - b
+        ok = j >= max_lane
+    elif mode == "down":
+        j = lane + b
+        ok = j <= max_lane
+    elif mode == "bfly":
+        j = lane ^ b
+        ok = j <= max_lane
+    else:
+        j = min_lane | (b & ~segmask & 31)
+        ok = j <= max_lane
+    return np.where(ok, j, lane) % 32, ok
 
 
 def _vote_ptx(ctx, call, info):

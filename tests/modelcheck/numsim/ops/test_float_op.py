@@ -1,0 +1,77 @@
+"""The hand-optimized float path (`ptx_math.float_op`, `ptx_convert._odd64`) agrees bit for bit with its
+readable form: broadcast the operands, widen to float64, TwoSum the exact result, round to odd at 53 bits
+with the residual, then round once to the target."""
+from __future__ import annotations
+
+import zlib
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from modelcheck.numsim.ops import ptx_convert as CV
+from modelcheck.numsim.ops import ptx_math as PM
+
+_NP = {"float32": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
+
+
+def _odd64_readable(x, err):
+    inexact = np.isfinite(x) & np.isfinite(err) & (err != 0)
+    even = (x.view(np.uint64) & np.uint64(1)) == 0
+    return np.where(inexact & even, np.nextafter(x, np.where(err > 0, np.inf, -np.inf)), x)
+
+
+def _readable(head, vals, elem, mode, flags):
+    if "ftz" in flags:
+        vals = [np.where(np.abs(v) < PM.F32_TINY, np.copysign(np.float32(0), v), v).astype(v.dtype)
+                if v.dtype == np.float32 else v for v in vals]
+    xs = [np.asarray(v).astype(np.float64) for v in np.broadcast_arrays(*vals)]
+    with np.errstate(all="ignore"):
+        if head == "mul":
+            x, err = xs[0] * xs[1], np.zeros_like(xs[0])
+        elif head == "fma":
+            x, err = PM.two_sum(xs[0] * xs[1], xs[2])
+        else:
+            x, err = PM.two_sum(xs[0], xs[1] if head == "add" else -xs[1])
+        if mode == "rn":
+            odd = _odd64_readable(x, err)
+            r = odd.astype(np.float32) if elem == "float32" else CV._odd32(odd).astype(_NP[elem])
+        else:
+            r = CV.round_float(x, err, elem, mode)
+        if "sat" in flags:
+            r = np.where(np.isnan(r), 0, np.clip(r, 0, 1)).astype(r.dtype)
+        if "ftz" in flags and r.dtype == np.float32:
+            r = np.where(np.abs(r) < PM.F32_TINY, np.copysign(np.float32(0), r), r).astype(np.float32)
+        r = PM.canonical_nan(r)
+        if mode == "rm" and head != "mul":
+            terms = (xs[0] * xs[1], xs[2]) if head == "fma" else (xs[0], xs[1] if head == "add" else -xs[1])
+            both_pos0 = (terms[0] == 0) & (terms[1] == 0) & ~np.signbit(terms[0]) & ~np.signbit(terms[1])
+            r = np.where((x == 0) & (err == 0) & ~both_pos0, r.dtype.type(-0.0), r).astype(r.dtype)
+    return r
+
+
+def _values(rng, elem, shape):
+    """Random values of `elem` with zeros, subnormals, infinities, NaN, ties and near-overflow mixed in."""
+    bits = rng.integers(0, 1 << (8 * np.dtype(_NP[elem]).itemsize), size=shape, dtype=np.uint64)
+    u = {4: np.uint32, 2: np.uint16}[np.dtype(_NP[elem]).itemsize]
+    with np.errstate(all="ignore"):
+        raw = bits.astype(u).view(_NP[elem]).astype(np.float64)
+        pick = rng.integers(0, 4, size=shape)
+        nice = rng.standard_normal(shape) * 2.0 ** rng.integers(-30, 30, size=shape)
+        return np.where(pick == 0, raw, nice).astype(_NP[elem])
+
+
+@pytest.mark.parametrize("elem", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("head", ["add", "sub", "mul", "fma"])
+@pytest.mark.parametrize("mode", ["rn", "rz", "rm", "rp"])
+def test_float_op_agrees_with_its_readable_form(elem, head, mode):
+    rng = np.random.default_rng(zlib.crc32(f"{elem} {head} {mode}".encode()))
+    n = 3 if head == "fma" else 2
+    for flags in (frozenset(), frozenset({"ftz"}), frozenset({"sat"})):
+        for shapes in ([(32, 1)] * n, [(1, 1)] + [(32, 1)] * (n - 1), [(32, 2)] * n):
+            vals = [_values(rng, elem, s) for s in shapes]
+            got = PM.float_op(head, vals, elem, mode, flags)
+            want = _readable(head, vals, elem, mode, flags)
+            assert got.shape == want.shape and got.dtype == want.dtype
+            u = {4: np.uint32, 2: np.uint16}[got.dtype.itemsize]
+            assert np.array_equal(got.view(u), want.view(u)), (elem, head, mode, flags, shapes)
