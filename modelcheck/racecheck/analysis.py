@@ -445,9 +445,13 @@ class Analysis(Observer):
 
         def take(rows_of, sel):
             """rows_of(op)[cols] for the pairs in `sel`, stacking only the operations they need."""
-            used, where = np.unique(inv[sel], return_inverse=True)
+            present = np.zeros(len(opl), dtype=np.bool_)      # (np.unique would sort the pairs)
+            present[inv[sel]] = True
+            used = np.flatnonzero(present)
+            remap = np.zeros(len(opl), dtype=np.int64)
+            remap[used] = np.arange(used.size)
             table = np.stack([rows_of(opl[i]) for i in used.tolist()])
-            return table, where
+            return table, remap[inv[sel]]
 
         table = np.stack([flow.fork[op][0] for op in opl])
         c.known[q] = table[inv, cols]
