@@ -245,12 +245,21 @@ class Analysis(Observer):
         c.known = np.zeros(npairs, dtype=np.int32)
         c.known_bridged = np.zeros(npairs, dtype=np.int32)
         c.known_issuer = np.zeros(npairs, dtype=np.int32)
-        cur = cr - c.nlive
-        c.cross = U.proxy[pr] != U.proxy[cr]
-        c.cross_any = _any_per(cur, c.cross, n)
-        c.async_prior_any = _any_per(cur, (U.actor >= 0)[pr], n)       # (a per-record table, gathered once)
-        c.prior_tc = U.tc[pr] > 0
-        c.tc_prior_any = _any_per(cur, c.prior_tc, n)
+        # the earlier access's proxy, asyncness and tcgen05-ness as bits of one per-record code: one gather per pair
+        code = (U.proxy.astype(np.uint8) & 1) | ((U.actor >= 0).astype(np.uint8) << 1) \
+            | ((U.tc > 0).astype(np.uint8) << 2)
+        pf = code[pr]
+        c.cross = (pf & 1) != U.proxy[cr]
+        c.prior_tc = (pf & 4) != 0
+        # per chunk record, the bits some pair it closes has (pairs are grouped by their record: one reduceat)
+        bits = (pf & 6) | c.cross
+        per = np.zeros(n, dtype=np.uint8)
+        some = np.flatnonzero(np.diff(P.start) > 0)
+        if some.size:
+            per[some] = np.bitwise_or.reduceat(bits, P.start[some])
+        c.cross_any = (per & 1) != 0
+        c.async_prior_any = (per & 2) != 0
+        c.tc_prior_any = (per & 4) != 0
         c.xdom = None
         if self.fl.split and npairs:
             # pairs of different clock domains: nothing orders them (racecheck.domains); their columns alias
@@ -436,9 +445,13 @@ class Analysis(Observer):
 
         def take(rows_of, sel):
             """rows_of(op)[cols] for the pairs in `sel`, stacking only the operations they need."""
-            used, where = np.unique(inv[sel], return_inverse=True)
+            present = np.zeros(len(opl), dtype=np.bool_)      # (np.unique would sort the pairs)
+            present[inv[sel]] = True
+            used = np.flatnonzero(present)
+            remap = np.zeros(len(opl), dtype=np.int64)
+            remap[used] = np.arange(used.size)
             table = np.stack([rows_of(opl[i]) for i in used.tolist()])
-            return table, where
+            return table, remap[inv[sel]]
 
         table = np.stack([flow.fork[op][0] for op in opl])
         c.known[q] = table[inv, cols]
@@ -483,13 +496,6 @@ class Analysis(Observer):
         flow.forget([op for op in flow.retired if op not in alive])
         flow.collect()
         flow.compact()
-
-
-def _any_per(cur: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:
-    """Per chunk record: does some pair it closes (`cur`: their chunk records) have `mask` set?"""
-    out = np.zeros(n, dtype=np.bool_)
-    out[cur[mask]] = True
-    return out
 
 
 def _unknown(c: _Chunk, q: np.ndarray) -> None:

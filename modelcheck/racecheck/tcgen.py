@@ -81,6 +81,7 @@ class TcgenOrder:
         self.fork: dict[int, tuple] = {}         # op -> (tcgen05 knowledge, not yet fenced-in knowledge) at issue
         self.issued: dict[tuple, list] = {}      # (warp, lane) -> columns of its live mma/cp/shift, in issue order
         self.count: dict[tuple, int] = {}        # (warp, lane) -> how many mma/cp/shift it issued
+        self.counted: dict[int, list] = {}       # warp -> its lanes in `count` (a fence looks at those only)
         self.last: dict[tuple, np.ndarray] = {}  # (warp, lane) -> tcgen05 knowledge at its latest mma/cp/shift
         self.commit_cover: dict[int, tuple] = {}  # commit op -> (columns it covers, their predecessors' knowledge)
         # a lane's mma/cp/shift number i is ordered before its later ones issued after more than i were fenced
@@ -113,14 +114,16 @@ class TcgenOrder:
             self.col_index[col] = n
             self.col_fenced[col] = self.fenced_upto.get(key, 0)
             self.issued.setdefault(key, []).append(col)
+            if not n:
+                self.counted.setdefault(ev.warp, []).append(lane)
             self.count[key] = n + 1
             self.last[key] = row
 
     def fence_before(self, ev, w: WarpState, mask) -> None:
         w.tc_fenced.absorb(mask, _tc(w))
-        for lane in (range(32) if mask is None else np.flatnonzero(mask).tolist()):
-            key = (ev.warp, lane)
-            if key in self.count:
+        for lane in self.counted.get(ev.warp, ()):
+            if mask is None or mask[lane]:
+                key = (ev.warp, lane)
                 self.fenced_upto[key] = self.count[key]
 
     def dealloc(self, actor: int, w: WarpState, mask) -> None:

@@ -85,7 +85,7 @@ class Units:
     stamp: np.ndarray
     tc: np.ndarray
     epoch_at: np.ndarray
-    iters: list
+    iters: np.ndarray                       # (object array: rows are taken and joined without a Python loop)
     lane_start: np.ndarray | None           # the CSR lane columns: None after `take` (see COLUMNS)
     lane: np.ndarray | None
     offset: np.ndarray | None
@@ -102,7 +102,7 @@ class Units:
             setattr(u, name, np.zeros(0, dtype=np.float64 if name == "seq" else np.int64))
         for name in ("all_lanes", "write", "acquiring", "releasing", "bulk_write"):
             setattr(u, name, np.zeros(0, dtype=np.bool_))
-        u.iters = []
+        u.iters = np.zeros(0, dtype=object)
         u.lane_start = np.zeros(1, dtype=np.int64)
         u.lane = u.offset = np.zeros(0, dtype=np.int64)
         return u
@@ -113,7 +113,7 @@ class Units:
         u.n = int(sel.size)
         for name in COLUMNS:
             setattr(u, name, getattr(self, name)[sel])
-        u.iters = [self.iters[i] for i in sel.tolist()]
+        u.iters = self.iters[sel]
         u.lane_start = u.lane = u.offset = None
         return u
 
@@ -124,7 +124,7 @@ class Units:
         u.n = self.n + other.n
         for name in COLUMNS:
             setattr(u, name, np.concatenate([getattr(self, name), getattr(other, name)]))
-        u.iters = self.iters + other.iters
+        u.iters = np.concatenate([self.iters, other.iters])
         u.lane_start, u.lane, u.offset = other.lane_start, other.lane, other.offset
         return u
 
@@ -163,7 +163,7 @@ def from_chunk(chunk, allocs: Allocs, first_index: int, op_kind: dict, extra=())
     u.key = keys[chunk.alloc] if n else np.zeros(0, dtype=np.int64)
     u.kind, u.proxy, u.order, u.scope = chunk.kind, chunk.proxy, chunk.order, chunk.scope
     u.actor, u.size, u.all_lanes = chunk.actor, chunk.size, chunk.all_lanes
-    u.iters = list(chunk.iters)
+    u.iters = np.fromiter(chunk.iters, dtype=object, count=n)
     u.lane_start, u.lane, u.offset = chunk.lane_start, chunk.lane.astype(np.int64), chunk.offset
     counts = np.diff(u.lane_start)
     # lanes of one record are distinct: their bits sum to the mask (exact in float64 below 2**53)
@@ -198,15 +198,14 @@ def _with_extra(u: Units, extra: list, allocs: Allocs) -> Units:
     e.all_lanes = np.zeros(m, dtype=np.bool_)
     lanes = [int(np.flatnonzero(r.lanes)[0]) for r in extra]
     e.bits = np.left_shift(1, np.array(lanes, dtype=np.int64))
-    e.iters = [r.iters for r in extra]
+    e.iters = np.fromiter((r.iters for r in extra), dtype=object, count=m)
     order = np.argsort(np.concatenate([u.seq, e.seq]), kind="stable")
     out = Units()
     out.n = u.n + m
     for name in ("seq", "cta", "warp", "site", "key", "kind", "proxy", "order", "scope", "actor", "size", "all_lanes",
                  "bits"):
         setattr(out, name, np.concatenate([getattr(u, name), getattr(e, name)])[order])
-    iters = u.iters + e.iters
-    out.iters = [iters[i] for i in order.tolist()]
+    out.iters = np.concatenate([u.iters, e.iters])[order]
     counts = np.concatenate([np.diff(u.lane_start), np.ones(m, dtype=np.int64)])
     lane = np.concatenate([u.lane, np.array(lanes, dtype=np.int64)])
     offset = np.concatenate([u.offset, np.array([int(r.offsets) for r in extra], dtype=np.int64)])
