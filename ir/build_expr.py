@@ -823,7 +823,7 @@ class ExprBuilder:
         if name in _MATH:
             operands, _ = self.args(node)
             return self.intrinsic("tir." + name, operands, node)
-        if name in ("gpu_warp_shuffle", "tvm_storage_sync", "isnullptr"):
+        if name in ("gpu_warp_shuffle", "tvm_storage_sync", "isnullptr", "tvm_warp_activemask"):
             operands, _ = self.args(node)
             return self.intrinsic("tir." + name, operands, node)
         if name in STATEMENT_ONLY:
