@@ -165,6 +165,8 @@ def _mov(ctx, call, info):
     form = _form(call)
     t = form.types[0]
     ops = call.operands
+    if t == "b128":
+        return _mov_b128(ctx, call, form), False
     if form.operands == 2:
         src = reader(ctx, ops[1], t, raw=True)
         if src is None:
@@ -193,6 +195,36 @@ def _mov(ctx, call, info):
         x, y = np.broadcast_arrays(a(w), b(w))
         dst(w, to_bits(np.stack([x, y], axis=1), AF.TYPES[t][0]).reshape(-1))
     return pack, False
+
+
+def _b128(value) -> np.ndarray:
+    """(registers, 2) uint64 halves of b128 register value(s) (16 bytes each, little-endian: low half first)."""
+    return np.ascontiguousarray(np.asarray(value).reshape(-1)).view("<u8").reshape(-1, 2)
+
+
+def _mov_b128(ctx, call, form):
+    """mov.b128: a copy, or a pack/unpack of two 64-bit halves (low half first), on 16-byte registers."""
+    ops = call.operands
+    if form.operands == 2:
+        src, dst = ctx.expr(ops[1]), ctx.lvalue(ops[0], call.op)
+        return lambda w: dst(w, src(w))
+    if form.unpack:
+        src = ctx.expr(ops[2])
+        lo, hi = writer(ctx, ops[0], call.op, "b64"), writer(ctx, ops[1], call.op, "b64")
+
+        def unpack(w):
+            halves = _b128(src(w))
+            lo(w, halves[:, 0].copy())
+            hi(w, halves[:, 1].copy())
+        return unpack
+    a, b = reader(ctx, ops[1], "b64", raw=True), reader(ctx, ops[2], "b64", raw=True)
+    dst = ctx.lvalue(ops[0], call.op)
+
+    def pack(w):
+        x, y = np.broadcast_arrays(a(w).reshape(-1), b(w).reshape(-1))
+        regs = np.ascontiguousarray(np.stack([x, y], axis=1).astype("<u8")).view("V16").reshape(-1)
+        dst(w, regs if regs.size > 1 else regs[0])
+    return pack
 
 
 def _logic(ctx, call, info):
