@@ -94,7 +94,7 @@ _INTRINSICS: dict[str, _Intrinsic] = {i.name: i for i in [
     _intr("cuda.trap_when_assert_failed", "misc", (1,), (("condition", "value"),)),
     # TVM 0.27's declared spin on a global word: `do dst = ld.relaxed.scope(ptr) while (!condition)`, then one
     # ld.acquire.scope of the word (the condition reads `dst`)
-    _intr("cuda.wait_until", "memory", (7,), (("dst", "dst"), ("ptr", "addr"), ("condition", "value"),
+    _intr("cuda.wait_until", "memory", (3, 4, 5, 6, 7), (("dst", "dst"), ("ptr", "addr"), ("condition", "value"),
                                               ("scope", "imm"), ("space", "imm"), ("ptx_type", "imm"),
                                               ("backoff_ns", "value")), {"reads", "sync"}),
     # TVM's builtin tvm_warp_activemask (lowered to __activemask()): the warp's active lanes

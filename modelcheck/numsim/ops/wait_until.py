@@ -31,8 +31,11 @@ def _wait_until(ctx, call, info):
     dst = ctx.lvalue(ops[0], "cuda.wait_until")
     addr = ctx.expr(ops[1])
     cond = ctx.expr(ops[2])
-    scope, space = _text(ops[3]) or "gpu", _text(ops[4]) or "global"
-    ptx_type = _text(ops[5]) or _TYPE_OF_DTYPE.get(ops[0].dtype, "")
+    # TVM's defaults for the arguments the authoring form may leave out: scope "gpu", space "global", the
+    # destination's type
+    scope = _text(ops[3]) if len(ops) > 3 and _text(ops[3]) else "gpu"
+    space = _text(ops[4]) if len(ops) > 4 and _text(ops[4]) else "global"
+    ptx_type = (_text(ops[5]) if len(ops) > 5 else "") or _TYPE_OF_DTYPE.get(ops[0].dtype, "")
     if space != "global" or ptx_type not in PTX_NP or np.dtype(PTX_NP[ptx_type]).itemsize not in (4, 8):
         return ctx.unsupported(call, "cuda.wait_until", f"a wait on a {space} {ptx_type or '?'} word (TVM 0.27 "
                                                         "waits on 32- or 64-bit global words)"), False
