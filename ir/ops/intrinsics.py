@@ -88,8 +88,8 @@ _INTRINSICS: dict[str, _Intrinsic] = {i.name: i for i in [
           result="uint32"),
     _intr("cuda.float22half2", "math", (2,), (("dst", "addr"), ("src", "addr")), supported=False,
           why="the CUDA helper float22half2 (float2 to half2 through register addresses) is not simulated"),
-    _intr("cuda.iket.sentinel_token", "misc", (1,), (("label", "imm"),), result="uint32", supported=False,
-          why="profiler sentinel tokens are not modeled"),
+    # TVM 0.27: "a no-op NVIDIA IKET range token for warp-uniform control flow" (a profiler annotation)
+    _intr("cuda.iket.sentinel_token", "misc", (1,), (("label", "imm"),), result="uint32"),
     # TVM 0.27's device helper: `if (!(cond)) asm("trap;")`, per thread
     _intr("cuda.trap_when_assert_failed", "misc", (1,), (("condition", "value"),)),
     # TVM 0.27's declared spin on a global word: `do dst = ld.relaxed.scope(ptr) while (!condition)`, then one

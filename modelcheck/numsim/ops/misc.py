@@ -213,6 +213,7 @@ HANDLERS = {
     "cuda.mov_sreg": _mov_sreg,
     "cuda.iket.mark": _noop,
     "cuda.iket.range_start": _zero,
+    "cuda.iket.sentinel_token": _zero,
     "cuda.iket.range_end": _noop,
     "prefetch": _noop,
     "setmaxnreg": _setmaxnreg,

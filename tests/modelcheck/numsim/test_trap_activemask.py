@@ -37,7 +37,7 @@ def test_failed_assertion_is_a_trap_naming_threads_and_line():
         f = next(f for f in rep.findings if f.kind == "assertion_failed")
         assert "thread(s) 37, 40" in f.message and "traps" in f.message
     res = numsim.run(kernel.func, _inputs(x))
-    assert res.diagnostics[0].span.line == 14
+    assert res.diagnostics[0].span.line == 15
 
 
 def test_printed_forms_round_trip():
