@@ -227,6 +227,22 @@ def _mov_b128(ctx, call, form):
     return pack
 
 
+def _bitcount(ctx, call, info):
+    """popc / clz (PTX ISA 9.7.3): the number of set bits, or of leading zeros, of a b32/b64 register, as a u32."""
+    form = _form(call)
+    t = form.types[0]
+    bits = AF.TYPES[t][0]
+    src = reader(ctx, call.operands[1], t, raw=True)
+    if src is None:
+        return _unsupported(ctx, call, f"{call.op}: operand of type {call.operands[1].dtype} is not a {t} register")
+    dst = writer(ctx, call.operands[0], call.op, "u32")
+    count = (lambda v: bin(v).count("1")) if form.head == "popc" else (lambda v: bits - v.bit_length())
+
+    def run(w):
+        dst(w, np.array([count(int(v)) for v in src(w).reshape(-1)], dtype=np.uint32))
+    return run, False
+
+
 def _logic(ctx, call, info):
     form = _form(call)
     t = form.types[0]
@@ -549,6 +565,7 @@ HANDLERS = {
     "math.shl": _shift, "math.shr": _shift,
     "math.add": _arith, "math.sub": _arith, "math.mul": _arith, "math.fma": _arith, "math.div": _div,
     "math.min": _minmax, "math.max": _minmax, "math.neg": _neg_abs, "math.abs": _neg_abs,
+    "math.popc": _bitcount, "math.clz": _bitcount,
     **{f"math.{h}": _unary for h in AF.UNARY_MATH},
     "math.setp": _setp, "math.selp": _selp, "math.cvt": CV.compile_cvt,
     "cuda.make_float2": _make_float2, "cuda.float2_x": _float2_part(0), "cuda.float2_y": _float2_part(1),

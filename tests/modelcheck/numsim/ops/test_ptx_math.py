@@ -182,3 +182,16 @@ def test_setp_compare_nan_rules(cmp, want):
     a = np.array([1.0, 2.0, np.nan], np.float32)
     b = np.array([2.0, 2.0, 1.0], np.float32)
     assert list(PM.compare(cmp, a, b)) == want
+
+
+def test_popc_and_clz_match_python():
+    """popc / clz on b32 and b64 words, per lane (tests/fixtures/ops2/popc_clz.py), zero and all-ones included."""
+    kernel = modelcheck.load(Path(__file__).parents[3] / "fixtures" / "ops2" / "popc_clz.py")
+    rng = np.random.default_rng(3)
+    x = (rng.integers(0, 2**32, 32, dtype=np.uint64) >> rng.integers(0, 32, 32).astype(np.uint64)).astype(np.uint32)
+    y = rng.integers(0, 2**63, 32, dtype=np.uint64) >> rng.integers(0, 64, 32).astype(np.uint64)
+    x[:2], y[:2] = [0, 0xFFFFFFFF], [0, 2**64 - 1]
+    res = numsim.run(kernel.func, {"x": x, "y": y, "out": np.zeros((4, 32), np.uint32)})
+    want = [[bin(int(v)).count("1") for v in x], [32 - int(v).bit_length() for v in x],
+            [bin(int(v)).count("1") for v in y], [64 - int(v).bit_length() for v in y]]
+    np.testing.assert_array_equal(res.outputs["out"], np.array(want, np.uint32))
