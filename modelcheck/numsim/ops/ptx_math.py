@@ -20,6 +20,7 @@ from ir import dtypes as dt
 from ir.ops import arith_forms as AF
 
 from .. import values as V
+from ..errors import UnsupportedTIRxError
 from . import ptx_convert as CV
 
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
@@ -240,6 +241,36 @@ def _bitcount(ctx, call, info):
 
     def run(w):
         dst(w, np.array([count(int(v)) for v in src(w).reshape(-1)], dtype=np.uint32))
+    return run, False
+
+
+def _fns(ctx, call, info):
+    """fns.b32 d, mask, base, offset (PTX ISA 9.7.3): the position of the |offset|-th set bit of `mask` from bit
+    `base` upwards (offset > 0) or downwards (offset < 0); offset 0 asks whether bit `base` is set; 0xffffffff
+    when there is none.  A base above 31 is undefined in PTX: not modeled."""
+    mask_f, base_f, off_f = (ctx.expr(o) for o in call.operands[1:])
+    dst = writer(ctx, call.operands[0], call.op, "b32")
+    span = call.span
+
+    def one(m: int, b: int, off: int) -> int:
+        if off == 0:
+            return b if m >> b & 1 else 0xFFFFFFFF
+        step, count = (1 if off > 0 else -1), abs(off) - 1
+        pos = b
+        while 0 <= pos < 32:
+            if m >> pos & 1:
+                if count == 0:
+                    return pos
+                count -= 1
+            pos += step
+        return 0xFFFFFFFF
+
+    def run(w):
+        ms, bs, os_ = np.broadcast_arrays(*(np.asarray(f(w)).reshape(-1) for f in (mask_f, base_f, off_f)))
+        if (bs.astype(np.int64) > 31).any():
+            raise UnsupportedTIRxError(call.op, span, "fns with a base above 31 (undefined in PTX)")
+        dst(w, np.array([one(int(m) & 0xFFFFFFFF, int(b), int(np.int32(o))) for m, b, o in zip(ms, bs, os_)],
+                        dtype=np.uint32))
     return run, False
 
 
@@ -565,7 +596,7 @@ HANDLERS = {
     "math.shl": _shift, "math.shr": _shift,
     "math.add": _arith, "math.sub": _arith, "math.mul": _arith, "math.fma": _arith, "math.div": _div,
     "math.min": _minmax, "math.max": _minmax, "math.neg": _neg_abs, "math.abs": _neg_abs,
-    "math.popc": _bitcount, "math.clz": _bitcount,
+    "math.popc": _bitcount, "math.clz": _bitcount, "math.fns": _fns,
     **{f"math.{h}": _unary for h in AF.UNARY_MATH},
     "math.setp": _setp, "math.selp": _selp, "math.cvt": CV.compile_cvt,
     "cuda.make_float2": _make_float2, "cuda.float2_x": _float2_part(0), "cuda.float2_y": _float2_part(1),
