@@ -13,8 +13,8 @@ from .build import build
 from .canonical import canonical, same_ir
 from .errors import ParseError, Span, TIRxError, UsageError, excerpt
 from .nodes import (Address, Assert, BinOp, Break, Buffer, Cast, Const, ConstRef, Constant, Continue, DeclBuffer,
-                    Evaluate, Expr, For, If, Launch, Let, Load, Node, OpCall, Param, PrimFunc, Return, Select, Stmt,
-                    Store, StrConst, TensorMapEncode, ThreadIndex, UnaryOp, Unsupported, Var, While, children,
+                    Evaluate, Expr, For, If, Launch, Let, LetExpr, Load, Node, OpCall, Param, PrimFunc, Return, Select,
+                    Stmt, Store, StrConst, TensorMapEncode, ThreadIndex, UnaryOp, Unsupported, Var, While, children,
                     walk)
 from .ops import OpInfo, classify
 from .printer import print_func
@@ -26,9 +26,9 @@ __all__ = [
     "UsageError",
     "TIRxError", "excerpt", "walk", "children",
     "Address", "Assert", "BinOp", "Break", "Buffer", "Cast", "Const", "ConstRef", "Constant", "Continue",
-    "DeclBuffer", "Evaluate", "Expr", "For", "If", "Launch", "Let", "Load", "Node", "OpCall", "Param", "PrimFunc",
-    "Return", "Select", "Stmt", "Store", "StrConst", "TensorMapEncode", "ThreadIndex", "UnaryOp", "Unsupported",
-    "Var", "While",
+    "DeclBuffer", "Evaluate", "Expr", "For", "If", "Launch", "Let", "LetExpr", "Load", "Node", "OpCall", "Param",
+    "PrimFunc", "Return", "Select", "Stmt", "Store", "StrConst", "TensorMapEncode", "ThreadIndex", "UnaryOp",
+    "Unsupported", "Var", "While",
 ]
 
 

@@ -79,6 +79,7 @@ class _Builder:
         self.mod = ModuleScan(self)      # imports, constants, symbolic dimensions, functions
         self.host = HostPrelude(self)    # statements before the device entry
         self.ex.dim = self.mod.dim
+        self.ex.fresh = self.fresh
         self.ex.constant_values = lambda: self.mod.env
         self.param_buffers: dict[str, Buffer] = {}   # handle parameter -> the global buffer bound to it
         self.scope.define("T", Binding(NAMESPACE, None))

@@ -21,8 +21,9 @@ from . import syntax as sx
 from . import layouts
 from . import typing as ty
 from .errors import ParseError, Span
-from .nodes import Address, BinOp, Buffer, Cast, Const, ConstRef, Expr, Load, OpCall, StrConst, Unsupported, Var
-from .scope import BUFFER, BUILTIN, CONST, DIM, LET, NAMESPACE, PARAM, THREAD, Scope
+from .nodes import (Address, BinOp, Buffer, Cast, Const, ConstRef, Expr, LetExpr, Load, OpCall, StrConst, Unsupported,
+                    Var)
+from .scope import BUFFER, BUILTIN, CONST, DIM, LET, NAMESPACE, PARAM, THREAD, Binding, Scope
 
 # Python's own operators, for arithmetic on two number literals (python_literal_op)
 _PY_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv, "//": operator.floordiv,
@@ -79,6 +80,8 @@ class ExprBuilder:
         # () -> module constant values so far (set by the builder)
         self.constant_values: Callable[[], dict[str, int | float]] = dict
         self.swizzled: dict = {}         # buffer name -> (declared shape, layouts.Swizzle): declared flat
+        # name -> a name unique in the function (set by the builder, which owns the names in use)
+        self.fresh: Callable[[str], str] = lambda name: name
 
     # ------------------------------------------------------------------ helpers
     def span(self, node: sx.Node | sx.Pos | None) -> Span | None:
@@ -473,6 +476,25 @@ class ExprBuilder:
             return self.t_call(path[0], node)
         return self.unsupported("T." + ".".join(path), node)
 
+    def let_expr(self, node: sx.Call) -> Expr:
+        """`T.Let(body, where={v: value})`, the lowered form's let expression (TVM's `tir.Let`): `value` is
+        built in the enclosing scope, `body` with `v` bound to it (a fresh variable, so a name the printer
+        reuses for another let, or declares with `v = T.int32()`, stays distinct)."""
+        parts = _let_where(node)
+        if parts is None:
+            raise self.error("T.Let takes (body, where={variable: value})", node,
+                             expected="T.Let(x + 1, where={x: a * 2})")
+        key, value_node = parts
+        bound = self.scope.lookup(key.id)
+        if bound is not None and bound.kind not in (DIM, LET, NAMESPACE, BUILTIN):
+            raise self.error(f"T.Let binds '{key.id}', which is a {bound.describe()}", key)
+        value = self.number(self.expr(value_node), value_node, "T.Let", address_ok=True, void_ok=False)
+        var = Var(self.fresh(key.id), value.dtype, span=self.span(key))
+        with self.scope.block():
+            self.scope.define(key.id, Binding(LET, key.pos, expr=var))
+            body = self.number(self.expr(node.args[0]), node.args[0], "T.Let", address_ok=True, void_ok=False)
+        return LetExpr(var, value, body, body.dtype, span=self.span(node))
+
     def access_ptr(self, buf, node: sx.Call) -> Expr:
         """`buf.access_ptr(mask, ptr_type="handle", content_lanes=1, offset=0, extent=None)` (TVM's
         Buffer.access_ptr): the buffer's data plus `offset` elements; the mask and extent do not move it."""
@@ -724,6 +746,8 @@ class ExprBuilder:
             c, t, f = (self.number(self.expr(a), a, f"T.{name}", address_ok=True) for a in node.args)
             return ty.select(c, t, f, name == "if_then_else", span, self.is_literal(node.args[1]),
                              self.is_literal(node.args[2]))
+        if name == "Let":
+            return self.let_expr(node)
         if name in _T_BINARY:
             if len(node.args) != 2:
                 raise self.error(f"T.{name} takes two operands", node)
@@ -799,13 +823,25 @@ class ExprBuilder:
         if name in _MATH:
             operands, _ = self.args(node)
             return self.intrinsic("tir." + name, operands, node)
-        if name in ("gpu_warp_shuffle", "tvm_storage_sync", "isnullptr"):
+        if name in ("gpu_warp_shuffle", "tvm_storage_sync", "isnullptr", "tvm_warp_activemask"):
             operands, _ = self.args(node)
             return self.intrinsic("tir." + name, operands, node)
         if name in STATEMENT_ONLY:
             raise self.error(f"T.{name}(...) is not an expression", node,
                              hint="it is a statement, a loop iterator or an assignment's right-hand side")
         return self.unsupported("tir." + name, node)
+
+
+def _let_where(node: sx.Call) -> tuple[sx.Name, sx.Node] | None:
+    """The one `(name, value)` of `T.Let(body, where={name: value})`, or None if the call is not that form."""
+    if len(node.args) != 1 or len(node.kwargs) != 1 or node.kwargs[0].name != "where":
+        return None
+    where = node.kwargs[0].value
+    if not isinstance(where, sx.DictLit) or len(where.items) != 1 or not isinstance(where.items[0][0], sx.Name):
+        return None
+    key, value = where.items[0]
+    assert isinstance(key, sx.Name)
+    return key, value
 
 
 def _float_bits(value: float, bits: int) -> int:

@@ -16,7 +16,7 @@ from dataclasses import fields, replace
 
 from . import dtypes as dt
 from . import typing as ty
-from .nodes import BinOp, Cast, Const, ConstRef, For, Let, Node, OpCall, PrimFunc, Select, UnaryOp, Var
+from .nodes import BinOp, Cast, Const, ConstRef, For, Let, LetExpr, Node, OpCall, PrimFunc, Select, UnaryOp, Var
 
 
 class _Canon:
@@ -43,6 +43,10 @@ class _Canon:
         if isinstance(n, Let):
             value = self.node(n.value)
             return Let(Var(self.fresh(n.var.name), n.var.dtype), value)
+        if isinstance(n, LetExpr):
+            value = self.node(n.value)
+            var = Var(self.fresh(n.var.name), n.var.dtype)
+            return LetExpr(var, value, self.node(n.body), n.dtype)
         if isinstance(n, For):
             start, stop, step = self.node(n.start), self.node(n.stop), self.node(n.step)
             var = Var(self.fresh(n.var.name), n.var.dtype)

@@ -105,6 +105,17 @@ class Select(Expr):
 
 
 @dataclass(frozen=True, slots=True)
+class LetExpr(Expr):
+    """`T.Let(body, where={var: value})`: `body` with `var` bound to `value` (evaluated once, per lane).
+    The lowered form's spelling of a shared subexpression; `var` is unique in the function."""
+
+    var: Var
+    value: Expr
+    body: Expr
+    dtype: str
+
+
+@dataclass(frozen=True, slots=True)
 class Cast(Expr):
     dtype: str
     value: Expr

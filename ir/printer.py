@@ -12,7 +12,7 @@ import math
 from . import dtypes as dt
 from . import ops as opreg
 from .nodes import (Address, Assert, BinOp, Break, Buffer, Cast, Const, ConstRef, Continue, DeclBuffer, Evaluate,
-                    Expr, For, If, Let, Load, OpCall, Param, PrimFunc, Return, Select, Stmt, Store, StrConst,
+                    Expr, For, If, Let, LetExpr, Load, OpCall, Param, PrimFunc, Return, Select, Stmt, Store, StrConst,
                     TensorMapEncode, ThreadIndex, UnaryOp, Unsupported, Var, While, walk)
 
 # Python precedence, loosest first
@@ -100,6 +100,8 @@ class _Printer:
         if isinstance(e, Select):
             fn = "T.if_then_else" if e.lazy else "T.Select"
             return f"{fn}({self.expr(e.cond)}, {self.expr(e.true_value)}, {self.expr(e.false_value)})", _PREC_ATOM
+        if isinstance(e, LetExpr):
+            return f"T.Let({self.expr(e.body)}, where={{{e.var.name}: {self.expr(e.value)}}})", _PREC_ATOM
         if isinstance(e, Cast):
             inner = self.expr(e.value)
             if e.value.dtype == "handle":   # an address as a number: TVM converts cvta's result, not a pointer

@@ -31,7 +31,8 @@ _DST_FIRST: dict[str, tuple[tuple[int, ...], str]] = {
     "setp": ((3, 4), "p, a, b[, c]"), "selp": ((4,), "d, a, b, c"), "slct": ((4,), "d, a, b, c"),
     "lop3": ((5,), "d, a, b, c, immLut"), "prmt": ((4,), "d, a, b, c"), "bfe": ((4,), "d, a, b, c"),
     "bfi": ((5,), "d, f, b, c, d"), "brev": ((2,), "d, a"), "popc": ((2,), "d, a"), "clz": ((2,), "d, a"),
-    "bfind": ((2,), "d, a"), "shf": ((4,), "d, a, b, c"), "mul24": ((3,), "d, a, b"), "mad24": ((4,), "d, a, b, c"),
+    "bfind": ((2,), "d, a"), "fns": ((4,), "d, mask, base, offset"),
+    "shf": ((4,), "d, a, b, c"), "mul24": ((3,), "d, a, b"), "mad24": ((4,), "d, a, b, c"),
     "testp": ((2,), "p, a"), "cvta": ((2,), "d, a"), "isspacep": ((2,), "p, a"),
     "createpolicy": ((2, 3, 4), "policy, ..."),
 }

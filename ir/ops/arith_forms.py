@@ -38,7 +38,7 @@ COMPARE = ("eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs",
 _FLAGS = ("ftz", "sat", "satfinite", "relu", "approx", "full", "NaN", "hi", "lo", "wide")
 UNARY_MATH = ("ex2", "lg2", "rcp", "rsqrt", "sqrt", "tanh", "sin", "cos")
 HEADS = ("mov", "add", "sub", "mul", "fma", "div", "min", "max", "and", "or", "xor", "not", "shl", "shr",
-         "neg", "abs", "setp", "selp", "cvt") + UNARY_MATH
+         "neg", "abs", "setp", "selp", "cvt", "popc", "clz", "fns") + UNARY_MATH
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +70,8 @@ def _parse(op: str, dtypes: tuple[str, ...]) -> MathForm | str:
     head, rest = tokens[0], tokens[1:]
     if head not in HEADS:
         return f"the PTX arithmetic instruction {head} is not simulated"
+    if head == "mov" and rest == ["b128"]:
+        return _mov_b128(op, dtypes)
     if "b128" in rest:
         return f"{op}: 128-bit registers are not simulated"
     types = tuple(t for t in rest if t in TYPES)
@@ -98,6 +100,20 @@ def _parse(op: str, dtypes: tuple[str, ...]) -> MathForm | str:
             return MathForm(head, types, form.rounding, flags, "", 3, True)
         return f"{op}: no operand is the {full}-bit register, so packing and unpacking cannot be told apart"
     return form
+
+
+def _mov_b128(op: str, dtypes: tuple[str, ...]) -> MathForm | str:
+    """`mov.b128 d, a` (a copy), `mov.b128 d, {lo, hi}` (pack two b64) and `mov.b128 {lo, hi}, a` (unpack): PTX
+    ISA 9.7.9.10, the first element the low half, as for b32/b64."""
+    wide = [d in dt.WIDE_TYPES for d in dtypes]
+    if len(dtypes) == 2 and all(wide):
+        return MathForm("mov", ("b128",), operands=2)
+    if len(dtypes) == 3:
+        if wide == [True, False, False] and all(dt.bits(d) == 64 for d in dtypes[1:]):
+            return MathForm("mov", ("b128",), operands=3)
+        if wide == [False, False, True] and all(dt.bits(d) == 64 for d in dtypes[:2]):
+            return MathForm("mov", ("b128",), operands=3, unpack=True)
+    return f"{op}: only a copy of a b128 register and its pack/unpack from two 64-bit registers are modeled"
 
 
 def _check(f: MathForm, op: str, dtypes: tuple[str, ...]) -> str:
@@ -148,6 +164,10 @@ def _check(f: MathForm, op: str, dtypes: tuple[str, ...]) -> str:
         return "" if t in BITS + ("pred",) and n == (2 if head == "not" else 3) else f"{op}: not modeled"
     if head in ("shl", "shr"):
         return "" if t in BITS + INTS and n == 3 else f"{op}: not modeled"
+    if head in ("popc", "clz"):       # PTX ISA 9.7.3.x: d (.u32) = set bits / leading zeros of a .b32 or .b64
+        return "" if t in ("b32", "b64") and n == 2 else f"{op}: not modeled"
+    if head == "fns":                 # d = the position of the offset-th set bit of mask from base
+        return "" if t == "b32" and n == 4 else f"{op}: not modeled"
     if head in ("neg", "abs"):
         return "" if t in FLOATS + ("s16", "s32", "s64") and n == 2 else f"{op}: not modeled"
     if head in UNARY_MATH:
@@ -230,6 +250,12 @@ def operand_specs(form: MathForm) -> tuple[base.OperandSpec, ...]:
     """The operand roles, with the dtype a literal operand takes (a float literal in a `.bN` operand
     keeps its bits; see `build_expr.coerce`)."""
     head, t = form.head, form.types[0]
+    if head == "mov" and t == "b128":
+        if form.operands == 2:
+            return base._ops(("d", "dst", None), ("a", "value", None))
+        if form.unpack:
+            return base._ops(("d0", "dst", None), ("d1", "dst", None), ("a", "value", None))
+        return base._ops(("d", "dst", None), ("a0", "value", "uint64"), ("a1", "value", "uint64"))
     if head == "mov" and form.operands == 3:
         half = "uint16" if t == "b32" else "uint32"
         full = TYPES[t][1]
@@ -237,6 +263,9 @@ def operand_specs(form: MathForm) -> tuple[base.OperandSpec, ...]:
             return base._ops(("d0", "dst", None), ("d1", "dst", None), ("a", "value", full))
         return base._ops(("d", "dst", None), ("a0", "value", half), ("a1", "value", half))
     carrier = _carrier(t)
+    if head == "fns":
+        return base._ops(("d", "dst", None), ("mask", "value", "uint32"), ("base", "value", "uint32"),
+                         ("offset", "value", "int32"))
     if head == "cvt":
         src = _carrier(form.types[1])
         return base._ops(("d", "dst", None), *[(f"a{i}", "value", src) for i in range(form.operands - 1)])

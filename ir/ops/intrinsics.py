@@ -88,10 +88,17 @@ _INTRINSICS: dict[str, _Intrinsic] = {i.name: i for i in [
           result="uint32"),
     _intr("cuda.float22half2", "math", (2,), (("dst", "addr"), ("src", "addr")), supported=False,
           why="the CUDA helper float22half2 (float2 to half2 through register addresses) is not simulated"),
-    _intr("cuda.iket.sentinel_token", "misc", (1,), (("label", "imm"),), result="uint32", supported=False,
-          why="profiler sentinel tokens are not modeled"),
-    _intr("cuda.trap_when_assert_failed", "misc", (1,), (("condition", "value"),), supported=False,
-          why="device-side assertion traps are not modeled"),
+    # TVM 0.27: "a no-op NVIDIA IKET range token for warp-uniform control flow" (a profiler annotation)
+    _intr("cuda.iket.sentinel_token", "misc", (1,), (("label", "imm"),), result="uint32"),
+    # TVM 0.27's device helper: `if (!(cond)) asm("trap;")`, per thread
+    _intr("cuda.trap_when_assert_failed", "misc", (1,), (("condition", "value"),)),
+    # TVM 0.27's declared spin on a global word: `do dst = ld.relaxed.scope(ptr) while (!condition)`, then one
+    # ld.acquire.scope of the word (the condition reads `dst`)
+    _intr("cuda.wait_until", "memory", (3, 4, 5, 6, 7), (("dst", "dst"), ("ptr", "addr"), ("condition", "value"),
+                                              ("scope", "imm"), ("space", "imm"), ("ptx_type", "imm"),
+                                              ("backoff_ns", "value")), {"reads", "sync"}),
+    # TVM's builtin tvm_warp_activemask (lowered to __activemask()): the warp's active lanes
+    _intr("tir.tvm_warp_activemask", "warp", (0,), (), result="uint32"),
     # in-kernel tcgen05 descriptor encoders (apache-tvm 0.27): the descriptor is written through the pointer
     _intr("cuda.runtime_instr_desc", "tcgen05", (2,), (("desc", "addr"), ("sf_id", "value")), {"reads", "writes"}),
     _intr("cuda.tcgen05.encode_instr_descriptor_block_scaled", "tcgen05", (17,),

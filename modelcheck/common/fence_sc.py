@@ -95,13 +95,15 @@ class Tracker:
         b = _Access(seq, ident, thread, cta, level, kind)
         b.source = source
         by_id, earlier = self.locs.setdefault(loc, ({}, {}))
-        for a, needs in _communicating(b, earlier, by_id):
+        for a, needs in _communicating(b, earlier.get(b.source if b.kind in ("write", "rmw") else (), {}), by_id):
             need = _need(a.cta, b.cta)
             f1 = next((f for f in _before(self.fences.get(a.thread, []), a.seq) if f[2] >= need), None)
             if f1 is not None:
                 self.pending.setdefault(b.thread, []).append((need, Candidate((f1[0], a.thread[1]), needs)))
         by_id[ident] = b
-        earlier.setdefault(thread, []).append(b)
+        # grouped by the write each access read from: a write only looks at the accesses that read its own prior
+        # write (one list per source, not every access of the location: many atomics on one word stay linear)
+        earlier.setdefault(source, {}).setdefault(thread, []).append(b)
 
     def at(self, seq, lane) -> list:
         return sorted(self.found.get((seq, lane), ()), key=lambda c: (c.f1, c.needs or ()))
@@ -136,7 +138,8 @@ def candidates(events, records) -> dict:
 
 def _communicating(b, earlier, by_id) -> list:
     """(a, needs) for the latest access `a` of each other thread that precedes `b` in communication order and
-    is morally strong with it (see the module docstring)."""
+    is morally strong with it (see the module docstring); `earlier`: thread -> the accesses of `b`'s location
+    that read from the write `b` overwrites, in order."""
     found: list[tuple[object, tuple[object, object] | None]] = []
     if b.kind in ("read", "rmw"):
         a = by_id.get(b.source)

@@ -215,6 +215,17 @@ class ExprCompiler:
             return t if c else f
         return select
 
+    def _LetExpr(self, e: ir.LetExpr):
+        # the value once, into the variable's slot (names are unique), then the body: a lane-varying value
+        # stays a per-lane vector, as a statement `Let`'s does
+        slot = self.slot(e.var.name)
+        fv, fb = self.expr(e.value), self.expr(e.body)
+
+        def let(w):
+            w.env[slot] = fv(w)
+            return fb(w)
+        return let
+
     def _Cast(self, e: ir.Cast):
         fa = self.expr(e.value)
         src, dst = e.value.dtype, e.dtype

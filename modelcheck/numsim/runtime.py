@@ -47,6 +47,33 @@ class Wait:
         return self.what() if callable(self.what) else self.what
 
 
+class MemoryWatch:
+    """What a warp parked in a spin on memory (`cuda.wait_until`) waits for: a change of the bytes it last read
+    (`lanes`' words of `alloc` at `offsets`).  No operation touches it; the scheduler re-checks it between rounds
+    (`Scheduler.wake_memory`), so a spin nothing can end is a deadlock."""
+
+    __slots__ = ("alloc", "offsets", "lanes", "size", "seen", "what")
+
+    def __init__(self, alloc, offsets, lanes, size: int, what):
+        self.alloc = alloc
+        self.offsets = offsets
+        self.lanes = lanes
+        self.size = size
+        self.what = what
+        self.seen = self._bytes()
+
+    def _bytes(self) -> bytes:
+        offs = self.offsets[self.lanes] if type(self.offsets) is np.ndarray else [self.offsets]
+        data = self.alloc.data
+        return b"".join(data[int(o):int(o) + self.size].tobytes() for o in np.unique(offs))
+
+    def changed(self) -> bool:
+        return self._bytes() != self.seen
+
+    def describe(self) -> str:
+        return self.what()
+
+
 class Poll:
     """A poll that found nothing (or a loop's reschedule quantum)."""
 
@@ -160,6 +187,7 @@ class Scheduler:
         self.max_polls = max_polls
         self.polls = 0
         self.parked: dict[int, list[Warp]] = {}
+        self.memory_waits: list[Warp] = []     # warps parked on a MemoryWatch (re-checked between rounds)
 
     def run(self, program) -> None:
         eng = self.eng
@@ -172,6 +200,8 @@ class Scheduler:
                 w = queue.popleft()
                 self._step(w, gens[w.gid])
                 self._wake_dirty()
+            if self.memory_waits and self.wake_memory():
+                continue
             if eng.pending:
                 eng.current = None      # completions are the async units' doing, not the last warp's
                 eng.deliver_pending()
@@ -216,7 +246,10 @@ class Scheduler:
             w.status = BLOCKED
             w.waiting = y
             for obj in y.watched():
-                eng.waiters.setdefault(id(obj), []).append(w)
+                if type(obj) is MemoryWatch:
+                    self.memory_waits.append(w)
+                else:
+                    eng.waiters.setdefault(id(obj), []).append(w)
             eng.stats["blocks"] += 1
             return
         # a poll
@@ -236,6 +269,21 @@ class Scheduler:
             return
         w.last_poll = key
         self.queue.append(w)
+
+    def wake_memory(self) -> bool:
+        """Make runnable the warps parked on memory that changed; True if any was."""
+        woken: list[Warp] = []
+        still: list[Warp] = []
+        for w in self.memory_waits:
+            if w.status != BLOCKED or w.waiting is None:
+                continue
+            (woken if w.waiting.check() else still).append(w)
+        self.memory_waits = still
+        for w in woken:
+            w.status = RUNNABLE
+            w.waiting = None
+            self.queue.append(w)
+        return bool(woken)
 
     def _wake_dirty(self) -> None:
         eng = self.eng

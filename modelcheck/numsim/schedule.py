@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from .runtime import BLOCKED, DONE, RUNNABLE, EngineState, Scheduler, Wait
+from .runtime import BLOCKED, DONE, RUNNABLE, EngineState, MemoryWatch, Scheduler, Wait
 from .trace import Observer
 
 # a warp polling memory in a loop this many times in a row while nothing visible changes is parked
@@ -357,6 +357,8 @@ class GatedScheduler(Scheduler):
                     continue
             if queue:
                 continue
+            if self.memory_waits and self.wake_memory():
+                continue
             if self.spinning and self._progress() != self.spun_at:
                 for w in self.spinning:       # something changed since they parked: let them look again
                     w.status = RUNNABLE
@@ -377,7 +379,7 @@ class GatedScheduler(Scheduler):
                 continue
             eng.current = None
             if not eng.pending and all(w.waiting is not None and w.waiting.obj is not None and w.waiting.obj is not gate
-                                       for w in unfinished):
+                                       and type(w.waiting.obj) is not MemoryWatch for w in unfinished):
                 self._deadlock(unfinished)   # every warp waits on a barrier: the schedule led into a deadlock
             raise ScheduleStuck(
                 f"the forced schedule cannot take step {gate.pos + 1} ({gate.current()}); "

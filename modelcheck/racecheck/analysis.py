@@ -385,6 +385,8 @@ class Analysis(Observer):
                 flow.publish(g, wid, lanes, level, via_fence=False)
             elif order in _VIA_FENCE:
                 flow.publish(g, wid, lanes, level, via_fence=True)
+            if U.acquiring[u]:   # an RMW: it carries on the release sequences of the writes it read
+                flow.relay(g, wid, level, sources)
 
     def _fence_sc_access(self, c, r, u, g, wid, level, lanes, ent_lane, pw_unit, pw_lane) -> None:
         """A morally strong access, for the fence.sc tracker: per lane the write it read (or overwrote), and for a

@@ -511,6 +511,29 @@ class Flow:
         if not via_fence:
             w.epoch += 1
 
+    def relay(self, index: int, warp: int, level: int, sources) -> None:
+        """A strong RMW (record `index`) that read a write with a release row continues its release sequence: PTX
+        observation order runs from a write through atomic RMWs that read it (PTX ISA 8.9.4), so an acquire
+        reading the RMW synchronizes with the write's release pattern.  The write and the RMW must be morally
+        strong; an acquire then needs the lower of the two scopes.  Sibling lanes of the RMW itself (`t ==
+        index`) pass nothing on (docs/semantics.md#happens-before)."""
+        w = self.warps[warp]
+        for lane, t, wl, t_level, t_cta in sources:
+            if t == index:
+                continue
+            pub = self.release_rows.get((t, wl))
+            if pub is None:
+                continue
+            need = 1 if t_cta == w.cta else 3
+            if t_level < need or level < need:
+                continue
+            row, wlevel, wcta = pub
+            own = self.release_rows.get((index, lane))
+            if own is None:
+                self.release_rows[(index, lane)] = (row, min(wlevel, level), wcta)
+            else:
+                self.release_rows[(index, lane)] = (np.maximum(own[0], row), own[1], own[2])
+
     def acquire_from_memory(self, index: int, warp: int, level: int, acquire: bool, sources) -> list:
         """A strong read (record `index`) takes the release row of the write each lane reads from, scopes covering.
         `sources`: (lane, write record, write lane, write's scope level, write's CTA) in the read's entry order.

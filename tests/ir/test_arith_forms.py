@@ -16,7 +16,8 @@ F, U16, U32, U64 = "float32", "uint16", "uint32", "uint64"
     ("max.NaN.f32", (F,) * 4), ("setp.lt.s32", (U32, "int32", "int32")), ("selp.f32", (F, F, F, "bool")),
     ("cvt.rp.satfinite.ue8m0x2.f32", (U16, F, F)), ("cvt.rn.satfinite.e2m1x2.f32", ("uint8", F, F)),
     ("cvt.rn.f16x2.e4m3x2", (U32, U16)), ("mul.hi.u32", (U32,) * 3), ("shl.b32", (F, F, U32)),
-    ("cuda.make_float2", (F, F)), ("cuda.float2_x", (U64,)),
+    ("cuda.make_float2", (F, F)), ("cuda.float2_x", (U64,)), ("mov.b128", ("uint128", U64, U64)),
+    ("mov.b128", (U64, U64, "uint128")),
 ])
 def test_census_forms_are_modeled(op, dtypes):
     info = ops.classify(op, dtypes)
@@ -24,7 +25,8 @@ def test_census_forms_are_modeled(op, dtypes):
 
 
 @pytest.mark.parametrize("op, dtypes, why", [
-    ("mov.b128", ("uint128", U64, U64), "128-bit"),
+    ("and.b128", ("uint128",) * 3, "128-bit"),
+    ("mov.b128", ("uint128", U32, U32), "two 64-bit registers"),
     ("add.rz.f64", ("float64",) * 3, "directed"),
     ("cvt.rn.f32.f16", (F, "float16"), "exact widening"),
     ("cvt.bf16.f32", (U16, F), "rounding modifier"),

@@ -1,5 +1,5 @@
 """mbarrier operations: init, inval, arrive[.expect_tx|_drop], expect_tx, complete_tx,
-test_wait/try_wait.parity (DPS result; a false result is a poll), and the blocking
+test_wait/try_wait with a parity or a state token (DPS result; a false result is a poll), and the blocking
 `T.cuda.mbarrier_wait`.  Every lane that executes an operation performs it (an
 arrive by 32 lanes is 32 arrivals); events carry the generation each operation
 lands in (counted from the barrier's latest init).
@@ -40,6 +40,40 @@ def barrier_of(w, addr: int, span, what: str, remote: bool = False):
         raise EngineError("misaligned_address", f"{what}: mbarrier address {addr:#x} is not 8-byte aligned",
                           span, address=addr)
     return rt.mbarrier(addr)
+
+
+# The state token an arrive returns (PTX: opaque, 64 bits) names the barrier and the phase the arrival landed
+# in.  NumSim's encoding (a model choice): bits 0-31 the phase counted from the barrier's latest init, 32-55 the
+# barrier's shared::cta address, 56-62 its init count (mod 128), bit 63 set, so a value no arrive produced is
+# told apart from a token.
+_TOKEN_MARK = 1 << 63
+
+
+def token_of(bar, gen: int) -> int:
+    return _TOKEN_MARK | (bar.epoch & 0x7F) << 56 | (bar.addr & 0xFF_FFFF) << 32 | (gen & 0xFFFF_FFFF)
+
+
+def _token_phase(bar, token: int, what: str, span) -> int:
+    """The phase (counted from the latest init) the token names; PTX ISA 9.7.13.15.16 defines the wait only for
+    a token of this barrier from its current phase or the one before (`mbarrier_invalid_phase` otherwise)."""
+    if not token >> 63:
+        raise EngineError("mbarrier_invalid_phase", f"{what} with state {token:#x}, which no mbarrier.arrive "
+                                                    f"returned", span, state=token)
+    addr, epoch = token >> 32 & 0xFF_FFFF, token >> 56 & 0x7F
+    if addr != bar.addr & 0xFF_FFFF:
+        raise EngineError("mbarrier_invalid_phase", f"{what} on the barrier at {bar.addr:#x} with a state token "
+                                                    f"of the barrier at {addr:#x}", span, state=token)
+    if epoch != bar.epoch & 0x7F:
+        raise EngineError("mbarrier_invalid_phase", f"{what} with a state token from before the barrier's "
+                                                    f"latest mbarrier.init", span, state=token)
+    gen = token & 0xFFFF_FFFF
+    current = bar.local_gen & 0xFFFF_FFFF
+    if (current - gen) % (1 << 32) > 1:
+        raise EngineError("mbarrier_invalid_phase", f"{what} with a stale state token: it names phase {gen}, "
+                                                    f"but the barrier is already in phase {current} (a token may "
+                                                    f"name only the current phase or the one before)", span,
+                          state=token, token_phase=gen, phase=current)
+    return gen
 
 
 def _fail(err: SyncError, span):
@@ -91,8 +125,8 @@ def _arrive(ctx, call, info):
     operands = call.operands
     state = None
     if info.operands and info.operands[0].name == "state":
-        # the state register: an opaque token of the phase the arrival landed in (PTX ISA 9.7.15.16.16);
-        # NumSim writes the generation's parity, which is what a later test_wait on the token compares
+        # the state register: an opaque token of the phase the arrival landed in (PTX ISA 9.7.13.15.13),
+        # which a later test_wait/try_wait on the same barrier names the phase with (`token_of`)
         state = ctx.lvalue(operands[0], info.name)
         operands = operands[1:]
     ops = [ctx.expr(o) for o in operands]
@@ -117,7 +151,7 @@ def _arrive(ctx, call, info):
             bar = barrier_of(w, a, span, info.name, remote)
             gen = bar.local_gen
             if tokens is not None:
-                tokens[w.active() if lanes is None else lanes] = gen & 1
+                tokens[w.active() if lanes is None else lanes] = token_of(bar, gen)
             prior_consumed = bar.consumed or gen == 0
             try:
                 completed = bar.arrive(sub, txb, drop)
@@ -179,6 +213,7 @@ def _try_wait(ctx, call, info):
     dst = ctx.lvalue(call.operands[0], info.name)
     addr = ctx.expr(call.operands[1])
     parity = ctx.expr(call.operands[2])
+    with_token = not info.name.endswith(".parity")
     order = info.quals.get("sem", "acquire")
     site = ctx.site(call, info.name)
     span = call.span
@@ -186,16 +221,21 @@ def _try_wait(ctx, call, info):
     def run(w):
         a_all, p_all = addr(w), parity(w)
         a = uniform(a_all, w, f"{info.name} address", span)
-        raw = int(uniform(p_all, w, f"{info.name} parity", span))
-        if raw not in (0, 1):
+        raw = int(uniform(p_all, w, f"{info.name} {'state' if with_token else 'parity'}", span))
+        if not with_token and raw not in (0, 1):
             raise EngineError("mbarrier_invalid_phase", f"{info.name} with parity {raw}; a parity is 0 or 1", span,
                               parity=raw)
-        p = raw
         bar = barrier_of(w, a, span, info.name)
         try:
             bar.require_live(info.name)
         except SyncError as err:
             raise _fail(err, span) from None
+        if with_token:
+            # the token's phase has completed iff the barrier moved past it; as a parity wait on that
+            # phase's parity (the only two phases a token may name), so the checkers' phase rules apply
+            p = _token_phase(bar, raw, info.name, span) & 1
+        else:
+            p = raw
         ready = bar.ready(p)
         effects = w.effects
         dst(w, 1 if ready else 0)
@@ -205,7 +245,7 @@ def _try_wait(ctx, call, info):
             w.eng.touch(bar)
             if w.eng.sync_obs:
                 w.eng.sync(w, "mbarrier.wait", site, barrier=("mbarrier", bar.cta, bar.addr), parity=p,
-                           generation=observed, details={"order": order, "polling": True, "parity_value": raw})
+                           generation=observed, details={"order": order, "polling": True, "parity_value": p})
             return
         if w.eng.sync_obs:
             w.eng.sync(w, "mbarrier.poll", site, barrier=("mbarrier", bar.cta, bar.addr), parity=p,
@@ -271,6 +311,8 @@ HANDLERS = {
     "mbarrier.complete_tx": _tx,
     "mbarrier.try_wait.parity": _try_wait,
     "mbarrier.test_wait.parity": _try_wait,
+    "mbarrier.try_wait": _try_wait,
+    "mbarrier.test_wait": _try_wait,
     "cuda.mbarrier_wait": _wait,
     "cuda.mbarrier_wait_acquire_cluster": _wait,     # the same wait, acquiring at cluster scope
     "fence.mbarrier_init": _fence_init,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import values as V
+from ..errors import EngineError
 from ..runtime import Poll
 from . import require_full_warp, uniform
 
@@ -124,6 +125,25 @@ def _activemask_value(ctx, call, info):
     return run, False
 
 
+def _trap_when_assert_failed(ctx, call, info):
+    """TVM's `T.cuda.trap_when_assert_failed(cond)`: each thread whose condition is false executes `trap`, which
+    aborts the kernel; a run that reaches it on these inputs reports the assertion with its lanes."""
+    cond = ctx.expr(call.operands[0])
+    span = call.span
+
+    def run(w):
+        c = V.truthy(cond(w))
+        failed = np.flatnonzero(~c & w.active()) if type(c) is np.ndarray else (
+            np.flatnonzero(w.active()) if not c else np.empty(0, np.int64))
+        if failed.size:
+            threads = [int(w.warp_base + k) for k in failed]
+            raise EngineError("assertion_failed",
+                              f"trap_when_assert_failed: the condition is false on thread(s) "
+                              f"{', '.join(map(str, threads[:8]))}{' ...' if len(threads) > 8 else ''} of CTA "
+                              f"{w.cta}: the kernel traps", span, threads=threads[:32])
+    return run, False
+
+
 def _tmem_addr(ctx, call, info):
     """TVM's get_tmem_addr: column (bits 0-15) and row (bits 16-31) each advanced and wrapped to 16 bits."""
     base, row, col = (ctx.expr(o) for o in call.operands)
@@ -187,10 +207,13 @@ HANDLERS = {
     "cuda.nano_sleep": _nanosleep,
     "cuda.printf": _noop,
     "cuda.__activemask": _activemask_value,
+    "tir.tvm_warp_activemask": _activemask_value,
+    "cuda.trap_when_assert_failed": _trap_when_assert_failed,
     "cuda.get_tmem_addr": _tmem_addr,
     "cuda.mov_sreg": _mov_sreg,
     "cuda.iket.mark": _noop,
     "cuda.iket.range_start": _zero,
+    "cuda.iket.sentinel_token": _zero,
     "cuda.iket.range_end": _noop,
     "prefetch": _noop,
     "setmaxnreg": _setmaxnreg,

@@ -20,6 +20,7 @@ from ir import dtypes as dt
 from ir.ops import arith_forms as AF
 
 from .. import values as V
+from ..errors import UnsupportedTIRxError
 from . import ptx_convert as CV
 
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
@@ -177,6 +178,8 @@ def _mov(ctx, call, info):
     form = _form(call)
     t = form.types[0]
     ops = call.operands
+    if t == "b128":
+        return _mov_b128(ctx, call, form), False
     if form.operands == 2:
         src = reader(ctx, ops[1], t, raw=True)
         if src is None:
@@ -209,6 +212,82 @@ def _mov(ctx, call, info):
         pair[:, 1:2] = y
         dst(w, pair.reshape(-1).view(_UINT[AF.TYPES[t][0]]))
     return pack, False
+
+
+def _b128(value) -> np.ndarray:
+    """(registers, 2) uint64 halves of b128 register value(s) (16 bytes each, little-endian: low half first)."""
+    return np.ascontiguousarray(np.asarray(value).reshape(-1)).view("<u8").reshape(-1, 2)
+
+
+def _mov_b128(ctx, call, form):
+    """mov.b128: a copy, or a pack/unpack of two 64-bit halves (low half first), on 16-byte registers."""
+    ops = call.operands
+    if form.operands == 2:
+        src, dst = ctx.expr(ops[1]), ctx.lvalue(ops[0], call.op)
+        return lambda w: dst(w, src(w))
+    if form.unpack:
+        src = ctx.expr(ops[2])
+        lo, hi = writer(ctx, ops[0], call.op, "b64"), writer(ctx, ops[1], call.op, "b64")
+
+        def unpack(w):
+            halves = _b128(src(w))
+            lo(w, halves[:, 0].copy())
+            hi(w, halves[:, 1].copy())
+        return unpack
+    a, b = reader(ctx, ops[1], "b64", raw=True), reader(ctx, ops[2], "b64", raw=True)
+    dst = ctx.lvalue(ops[0], call.op)
+
+    def pack(w):
+        x, y = np.broadcast_arrays(a(w).reshape(-1), b(w).reshape(-1))
+        regs = np.ascontiguousarray(np.stack([x, y], axis=1).astype("<u8")).view("V16").reshape(-1)
+        dst(w, regs if regs.size > 1 else regs[0])
+    return pack
+
+
+def _bitcount(ctx, call, info):
+    """popc / clz (PTX ISA 9.7.3): the number of set bits, or of leading zeros, of a b32/b64 register, as a u32."""
+    form = _form(call)
+    t = form.types[0]
+    bits = AF.TYPES[t][0]
+    src = reader(ctx, call.operands[1], t, raw=True)
+    if src is None:
+        return _unsupported(ctx, call, f"{call.op}: operand of type {call.operands[1].dtype} is not a {t} register")
+    dst = writer(ctx, call.operands[0], call.op, "u32")
+    count = (lambda v: bin(v).count("1")) if form.head == "popc" else (lambda v: bits - v.bit_length())
+
+    def run(w):
+        dst(w, np.array([count(int(v)) for v in src(w).reshape(-1)], dtype=np.uint32))
+    return run, False
+
+
+def _fns(ctx, call, info):
+    """fns.b32 d, mask, base, offset (PTX ISA 9.7.3): the position of the |offset|-th set bit of `mask` from bit
+    `base` upwards (offset > 0) or downwards (offset < 0); offset 0 asks whether bit `base` is set; 0xffffffff
+    when there is none.  A base above 31 is undefined in PTX: not modeled."""
+    mask_f, base_f, off_f = (ctx.expr(o) for o in call.operands[1:])
+    dst = writer(ctx, call.operands[0], call.op, "b32")
+    span = call.span
+
+    def one(m: int, b: int, off: int) -> int:
+        if off == 0:
+            return b if m >> b & 1 else 0xFFFFFFFF
+        step, count = (1 if off > 0 else -1), abs(off) - 1
+        pos = b
+        while 0 <= pos < 32:
+            if m >> pos & 1:
+                if count == 0:
+                    return pos
+                count -= 1
+            pos += step
+        return 0xFFFFFFFF
+
+    def run(w):
+        ms, bs, os_ = np.broadcast_arrays(*(np.asarray(f(w)).reshape(-1) for f in (mask_f, base_f, off_f)))
+        if (bs.astype(np.int64) > 31).any():
+            raise UnsupportedTIRxError(call.op, span, "fns with a base above 31 (undefined in PTX)")
+        dst(w, np.array([one(int(m) & 0xFFFFFFFF, int(b), int(np.int32(o))) for m, b, o in zip(ms, bs, os_)],
+                        dtype=np.uint32))
+    return run, False
 
 
 def _logic(ctx, call, info):
@@ -546,6 +625,7 @@ HANDLERS = {
     "math.shl": _shift, "math.shr": _shift,
     "math.add": _arith, "math.sub": _arith, "math.mul": _arith, "math.fma": _arith, "math.div": _div,
     "math.min": _minmax, "math.max": _minmax, "math.neg": _neg_abs, "math.abs": _neg_abs,
+    "math.popc": _bitcount, "math.clz": _bitcount, "math.fns": _fns,
     **{f"math.{h}": _unary for h in AF.UNARY_MATH},
     "math.setp": _setp, "math.selp": _selp, "math.cvt": CV.compile_cvt,
     "cuda.make_float2": _make_float2, "cuda.float2_x": _float2_part(0), "cuda.float2_y": _float2_part(1),

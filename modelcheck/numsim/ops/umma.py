@@ -279,6 +279,22 @@ def _scaled(eng, op, tm, sf, m: int, n: int, kdim: int, a, b):
     return acc
 
 
+def tmem_a(eng, op, tm, a_src, kdim: int, esz: int, a_dtype: str) -> np.ndarray:
+    """The A operand read from Tensor Memory (K-major: element k of row i in cell (lane i, column c0 + k * esz //
+    4), packed low bytes first), recorded as the MMA's read of those cells."""
+    a_lanes, a_cols, a_alloc = a_src
+    cells = tm.cells[np.ix_(a_lanes, a_cols)]
+    if esz == 2:
+        half = (np.arange(kdim) % 2) * 16
+        raw = ((cells >> half) & 0xFFFF).astype("<u2")
+    elif esz == 1:           # four fp8 elements per cell, element k in byte k % 4
+        raw = ((cells >> ((np.arange(kdim) % 4) * 8)) & 0xFF).astype(np.uint8)
+    else:
+        raw = cells.astype("<u4")
+    record_rows(eng, op.site, a_alloc, a_lanes, int(a_cols[0]), int(a_cols[-1] - a_cols[0]) + 1, "read", op)
+    return _values(raw.view(np.uint8), a_dtype, (a_lanes.size, kdim))
+
+
 def _complete(w, op, tm, idesc, shape, a_src, ts, b_src, bands, d_lanes, d_cols, d_alloc, disabled, accumulate, sf,
               span, what):
     pool = w.rt.shared.pool
@@ -293,17 +309,7 @@ def _complete(w, op, tm, idesc, shape, a_src, ts, b_src, bands, d_lanes, d_cols,
         except TmemError as err:
             raise tmem_error(err, span, warp=op.warp) from None
         if ts:
-            a_lanes, a_cols, a_alloc = a_src
-            cells = tm.cells[np.ix_(a_lanes, a_cols)]
-            if esz == 2:
-                half = (np.arange(kdim) % 2) * 16
-                raw = ((cells >> half) & 0xFFFF).astype("<u2")
-            elif esz == 1:           # four fp8 elements per cell, element k in byte k % 4
-                raw = ((cells >> ((np.arange(kdim) % 4) * 8)) & 0xFF).astype(np.uint8)
-            else:
-                raw = cells.astype("<u4")
-            a = _values(raw.view(np.uint8), a_dtype, (a_lanes.size, kdim))
-            record_rows(eng, op.site, a_alloc, a_lanes, int(a_cols[0]), int(a_cols[-1] - a_cols[0]) + 1, "read", op)
+            a = tmem_a(eng, op, tm, a_src, kdim, esz, a_dtype)
         else:
             a_index, a_parts = a_src
             a = _values(pool[a_index], a_dtype, (m, kdim))

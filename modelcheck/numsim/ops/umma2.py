@@ -1,4 +1,5 @@
-"""`tcgen05.mma.cta_group::2` (kind::f16 / kind::tf32 / kind::f8f6f4, ss form, M = 256): one MMA over a CTA pair.
+"""`tcgen05.mma.cta_group::2` (kind::f16 / kind::tf32 / kind::f8f6f4, ss and ts forms, M = 256): one MMA over a CTA
+pair.
 
 PTX ISA 9.7.16 (the pair: CTAs whose %cluster_ctarank differ in bit 0) and the data-path split the pair uses: the
 even CTA issues; A = [A0; A1] with A0 (rows 0-127) read through the descriptor from the even CTA's shared memory
@@ -7,8 +8,11 @@ N x K operand) from the even CTA and the rest from the odd one; D = [D0; D1], D0
 the odd CTA's, lanes 0-127 at the same TMEM address (the pair's allocation has the same columns in both).  The
 eight disable-output-lane masks cover the 256 rows, 32 per mask.  Every read and write is recorded against the
 allocation of the CTA that owns it, so Racecheck judges the peer's accesses to its own shared memory and TMEM.
-Numerics as for cta_group::1 (ops/umma.py).  Not modeled (`incomplete`): M = 128 (its per-CTA D layout is not in
-the cited sources), A in TMEM, block scaling.
+With A in Tensor Memory (the ts form) each CTA's half of A is rows 0-127 of its own TMEM at the instruction's
+address (each CTA provides its (M/2, K) half of A, as the tilus `tcgen05.mma` documentation gives it; the pair's
+allocation has the same columns in both), K-major as for cta_group::1.  Numerics as for cta_group::1
+(ops/umma.py).  Not modeled (`incomplete`): M = 128 (its per-CTA D layout is not in the cited sources), block
+scaling.
 """
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ from .async_copy import _new_op
 from .pair import check_even, pair_peer
 from .tcgen05 import at, lanes_of, tc_state, tmem_error
 from .tma import async_records
-from .umma import _idesc, _operand, _values
+from .umma import _idesc, _operand, _values, tmem_a
 
 
 def pair_mma(ctx, call, info):
@@ -30,8 +34,9 @@ def pair_mma(ctx, call, info):
     ops = call.operands
     what = f"tcgen05.mma.cta_group::2.{kind}"
     span = call.span
-    if "block_scale" in info.quals or info.quals["form"] == "ts":
-        raise UnsupportedTIRxError(what, span, "cta_group::2 is modeled for the ss form without block scaling")
+    ts = info.quals["form"] == "ts"
+    if "block_scale" in info.quals:
+        raise UnsupportedTIRxError(what, span, "cta_group::2 is modeled without block scaling")
     d_fn, a_fn, b_fn, i_fn = (ctx.expr(o) for o in ops[:4])
     mask_fns = [ctx.expr(o) for o in ops[4:-1]]
     en_fn = ctx.expr(ops[-1])
@@ -75,7 +80,11 @@ def pair_mma(ctx, call, info):
                     d_alloc = tm.covering(d_lanes, d_cols, f"{what} D (CTA rank {rt.cluster_rank})")
                 except TmemError as err:
                     raise tmem_error(err, span) from None
-                a_src = _operand(w, at(a_all, lane), 128, kk, esz, bool(idesc.transpose_a), span, what + " A", rt)
+                if ts:
+                    a_src = _tmem_a_half(tm, at(a_all, lane), idesc, ival, kdim, esz, a_dtype, wide, rt, span, what)
+                else:
+                    a_src = _operand(w, at(a_all, lane), 128, kk, esz, bool(idesc.transpose_a), span, what + " A",
+                                     rt)
                 b_src = _operand(w, at(b_all, lane), n // 2, kb, esz, bool(idesc.transpose_b), span, what + " B", rt)
                 halves.append((rt, tm, d_alloc, a_src, b_src))
             disabled = np.zeros(256, dtype=np.bool_)
@@ -86,15 +95,35 @@ def pair_mma(ctx, call, info):
             op = _new_op(w, "tcgen05.mma", lane, site)
             tc_state(w).since_commit[lane].append(op)
             w.eng.sync(w, "async.issue", site, details={
-                "op": op.id, "kind": op.kind, "lane": lane, "form": "ss", "mma_kind": kind, "cta_group": 2,
+                "op": op.id, "kind": op.kind, "lane": lane, "form": "ts" if ts else "ss", "mma_kind": kind,
+                "cta_group": 2,
                 "d_tmem": taddr, "m": m, "n": n, "accumulate": accumulate, "allocation": halves[0][2].id,
                 "peer_allocation": halves[1][2].id, "peer_cta": peer.index})
             shape = (n, kdim, esz, a_dtype, b_dtype, idesc.d_type == 0)
-            w.eng.enqueue(_complete(w, op, idesc, shape, halves, d_cols, disabled, accumulate, span, what))
+            w.eng.enqueue(_complete(w, op, idesc, shape, halves, d_cols, disabled, accumulate, ts, span, what))
     return run, False
 
 
-def _complete(w, op, idesc, shape, halves, d_cols, disabled, accumulate, span, what):
+def _tmem_a_half(tm, aaddr, idesc, ival, kdim, esz, a_dtype, wide, rt, span, what):
+    """One CTA's half of A in its own Tensor Memory: lanes 0-127 at the instruction's address, K-major."""
+    if idesc.transpose_a:
+        raise EngineError("invalid_descriptor", f"{what}: instruction descriptor {ival:#010x}: transpose_a: A in "
+                                                f"TMEM must be K-major (bit 15 = 0)", span, field="transpose_a",
+                          descriptor="instruction")
+    if not wide and a_dtype not in ("float8_e4m3fn", "float8_e5m2"):
+        raise UnsupportedTIRxError(what, span, f"a {a_dtype} A operand in Tensor Memory is not modeled")
+    al0, ac0 = tmem_split(aaddr & 0xFFFFFFFF)
+    if al0 != 0:
+        raise EngineError("tmem_access_invalid_target", f"{what}: A in TMEM uses all 128 lanes of each CTA; the lane "
+                                                        f"of its address must be 0, not {al0}", span, lane=al0)
+    a_lanes, a_cols = np.arange(128), ac0 + (np.arange(kdim) * esz * 8) // 32
+    try:
+        return ("tmem", (a_lanes, a_cols, tm.covering(a_lanes, a_cols, f"{what} A (CTA rank {rt.cluster_rank})")))
+    except TmemError as err:
+        raise tmem_error(err, span) from None
+
+
+def _complete(w, op, idesc, shape, halves, d_cols, disabled, accumulate, ts, span, what):
     eng = w.eng
     n, kdim, esz, a_dtype, b_dtype, f16 = shape
     d_lanes = np.arange(128)
@@ -110,11 +139,22 @@ def _complete(w, op, idesc, shape, halves, d_cols, disabled, accumulate, span, w
             except TmemError as err:
                 raise tmem_error(err, span, warp=op.warp) from None
         a_parts, b_parts = [], []
-        for rt, _, _, (a_index, a_allocs), (b_index, b_allocs) in halves:
+        for rt, tm, _, a_src, (b_index, b_allocs) in halves:
             pool = rt.shared.pool
-            a_parts.append(_values(pool[a_index], a_dtype, (128, kdim)))
+            if ts:
+                _, cells = a_src
+                try:
+                    tm.covering(cells[0], cells[1], f"{what} A (CTA rank {rt.cluster_rank})")
+                except TmemError as err:
+                    raise tmem_error(err, span, warp=op.warp) from None
+                a_parts.append(tmem_a(eng, op, tm, cells, kdim, esz, a_dtype))
+            else:
+                a_index, a_allocs = a_src
+                a_parts.append(_values(pool[a_index], a_dtype, (128, kdim)))
+                for alloc, offs in a_allocs:
+                    async_records(eng, op, alloc, offs, esz, "read")
             b_parts.append(_values(pool[b_index], b_dtype, (n // 2, kdim)))
-            for alloc, offs in (*a_allocs, *b_allocs):
+            for alloc, offs in b_allocs:
                 async_records(eng, op, alloc, offs, esz, "read")
         a, b = np.vstack(a_parts), np.vstack(b_parts)
         if idesc.negate_a:

@@ -182,3 +182,38 @@ def test_setp_compare_nan_rules(cmp, want):
     a = np.array([1.0, 2.0, np.nan], np.float32)
     b = np.array([2.0, 2.0, 1.0], np.float32)
     assert list(PM.compare(cmp, a, b)) == want
+
+
+def test_popc_and_clz_match_python():
+    """popc / clz on b32 and b64 words, per lane (tests/fixtures/ops2/popc_clz.py), zero and all-ones included."""
+    kernel = modelcheck.load(Path(__file__).parents[3] / "fixtures" / "ops2" / "popc_clz.py")
+    rng = np.random.default_rng(3)
+    x = (rng.integers(0, 2**32, 32, dtype=np.uint64) >> rng.integers(0, 32, 32).astype(np.uint64)).astype(np.uint32)
+    y = rng.integers(0, 2**63, 32, dtype=np.uint64) >> rng.integers(0, 64, 32).astype(np.uint64)
+    x[:2], y[:2] = [0, 0xFFFFFFFF], [0, 2**64 - 1]
+    res = numsim.run(kernel.func, {"x": x, "y": y, "out": np.zeros((4, 32), np.uint32)})
+    want = [[bin(int(v)).count("1") for v in x], [32 - int(v).bit_length() for v in x],
+            [bin(int(v)).count("1") for v in y], [64 - int(v).bit_length() for v in y]]
+    np.testing.assert_array_equal(res.outputs["out"], np.array(want, np.uint32))
+
+
+def _fns_reference(m: int, base: int, off: int) -> int:
+    if off == 0:
+        return base if m >> base & 1 else 0xFFFFFFFF
+    hits = [p for p in (range(base, 32) if off > 0 else range(base, -1, -1)) if m >> p & 1]
+    return hits[abs(off) - 1] if len(hits) >= abs(off) else 0xFFFFFFFF
+
+
+def test_fns_matches_the_ptx_examples_and_a_reference():
+    """fns.b32 per lane (tests/fixtures/ops2/fns.py): the PTX ISA's examples (0xaaaaaaaa from bits 2 and 3, offsets
+    +-1) and random masks and offsets against a direct reference."""
+    kernel = modelcheck.load(Path(__file__).parents[3] / "fixtures" / "ops2" / "fns.py")
+    rng = np.random.default_rng(5)
+    mask = rng.integers(0, 2**32, 32, dtype=np.uint64).astype(np.uint32)
+    offset = rng.integers(-6, 7, 32).astype(np.int32)
+    mask[2:4], offset[2:4] = 0xAAAAAAAA, [1, -1]          # bases 2 and 3: lanes 2 and 3
+    res = numsim.run(kernel.func, {"mask": mask, "offset": offset, "out": np.zeros(32, np.uint32)})
+    out = res.outputs["out"]
+    assert out[2] == 3 and out[3] == 3                     # fns(0xaaaaaaaa, 2, 1) = 3; fns(.., 3, -1) = 3
+    want = [_fns_reference(int(m), b, int(o)) for b, (m, o) in enumerate(zip(mask, offset))]
+    np.testing.assert_array_equal(out, want)
