@@ -27,6 +27,7 @@ from .memory import GlobalMemory, SharedMemory
 from .runtime import CTARuntime, EngineState, Scheduler, Warp, id_ranges
 from .schedule import Gate, GatedScheduler, GatedState, Schedule, ScheduleStuck
 from .tensormap import bind_host_maps, bind_tensor_maps, handle_scalars
+from .tmap_values import MapStore, attach_output_maps, bind_buffer_maps
 from .ops.wgmma import at_exit as wgmma_at_exit
 from .tmem import live_at_exit
 from .memory import SHARED_BASE
@@ -161,6 +162,8 @@ class Engine:
             eng.meter = meter
             eng.tensor_maps = bind_tensor_maps(func, inputs, gmem)   # may add global allocations: before first_id
             eng.tensor_maps.update(bind_host_maps(func, scalars, gmem, program.buffers_alloc))
+            eng.map_store = MapStore()
+            bind_buffer_maps(func, inputs, gmem, eng.map_store)     # maps held as data in buffer inputs
             for info in program.buffers.values():
                 if info.space == "global":
                     eng.global_views[info.slot] = _view(gmem.allocs[info.alloc].data, info)
@@ -245,6 +248,8 @@ class Engine:
                 view = np.asarray(src).view()
                 view.flags.writeable = False
                 out[name] = view
+        if eng is not None and eng.map_store is not None:
+            out = attach_output_maps(eng.map_store, eng.globals, out)
         stats = dict(eng.stats) if eng is not None else dict(EngineState.EMPTY_STATS)
         stats["warp_instructions"] = sum(w.instr for w in warps)
         stats["wall_time_s"] = time.perf_counter() - t0
