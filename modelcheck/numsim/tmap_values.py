@@ -72,10 +72,13 @@ class MapStore:
             raise UnsupportedTIRxError(what, span, f"the 128 bytes at {where} hold no tensor map the model knows "
                                                    f"(none was bound or copied there); the CUtensorMap byte layout "
                                                    f"is not modeled")
-        n = int(words[0] >> np.uint64(4)) & 0x0FFF_FFFF
-        if not tagged.all() or not np.array_equal(words, tokens(n)) or n >= len(self.values):
+        first = int(np.flatnonzero(tagged)[0])
+        n = (int(words[first] >> np.uint64(4)) & 0x0FFF_FFFF)
+        bad = np.flatnonzero(words != tokens(n))
+        if bad.size or n >= len(self.values):
             raise UnsupportedTIRxError(what, span, f"the 128 bytes at {where} are a partial, misaligned or altered "
-                                                   f"copy of a tensor map; the CUtensorMap byte layout is not modeled")
+                                                   f"copy of a tensor map (bytes {_ranges(bad)} are not the map's); "
+                                                   f"the CUtensorMap byte layout is not modeled")
         return n
 
     def release(self, warp: int, lanes) -> None:
@@ -105,6 +108,18 @@ class MapStore:
                               f"{lane} did not execute fence.proxy.tensormap::generic.acquire on its address after "
                               f"the modification before using it", span, address=addr, warp=warp, lane=lane,
                               missing="acquire")
+
+
+def _ranges(words) -> str:
+    """Byte ranges of 8-byte word indices: [8, 9, 10] -> "64-87"."""
+    out, start = [], None
+    for k, w in enumerate(words.tolist()):
+        if start is None:
+            start = w
+        if k + 1 == len(words) or words[k + 1] != w + 1:
+            out.append(f"{8 * start}-{8 * w + 7}")
+            start = None
+    return ", ".join(out)
 
 
 # --------------------------------------------------------------------------- tensormap.replace
@@ -204,3 +219,37 @@ def attach_output_maps(store: MapStore, gmem, out: dict) -> dict:
         return out
     found = output_maps(store, {n: gmem.allocs[n] for n in out if n in gmem.allocs}, out)
     return {n: with_maps(a, found[n]) if n in found else a for n, a in out.items()}
+
+
+def stray_words(store: MapStore, gmem, names) -> dict:
+    """{buffer: byte ranges} of map words left in output buffers outside any whole map: a kernel read a map's
+    bytes as numbers, or copied or patched part of one -- results that depend on the undocumented CUtensorMap
+    layout, which the model does not give (the run is incomplete, not a guess)."""
+    out: dict[str, str] = {}
+    if not store.values:
+        return out
+    for name in names:
+        alloc = gmem.allocs.get(name)
+        if alloc is None or alloc.nbytes < 8:
+            continue
+        words = alloc.data[: alloc.nbytes - alloc.nbytes % 8].view("<u8")
+        tagged = (words >> np.uint64(32)) == np.uint64(TAG)
+        if not tagged.any():
+            continue
+        for i in np.flatnonzero(tagged & ((words & np.uint64(15)) == 0)).tolist():
+            try:
+                store.at(alloc, 8 * i, None, "")
+            except (EngineError, UnsupportedTIRxError):
+                continue
+            tagged[i:i + WORDS] = False           # a whole map
+        if tagged.any():
+            out[name] = _ranges(np.flatnonzero(tagged))
+    return out
+
+
+def bind_param_bytes(tensor_maps: dict, gmem, store: MapStore) -> None:
+    """Give every bound tensor-map parameter (and host-encoded map) its 128 bytes at its handle address, holding
+    its tokens: a kernel may copy them (ld.param/ld.global of the map, then st) to patch the copy."""
+    for addr, bound in tensor_maps.items():
+        if bound.error is None:
+            store.put(gmem.add_param(f"{bound.name} (tensor map)", addr, NBYTES), 0, store.new(bound))

@@ -40,7 +40,7 @@ def _replace_op(ctx, call, info):
             alloc, off = decode(w, addr, NBYTES, "generic", span, what)
             off = int(off)
             space = info.quals.get("space", "global")
-            if (alloc.space == "shared") != (space == "shared::cta"):
+            if alloc.readonly or (alloc.space == "shared") != (space == "shared::cta"):
                 raise EngineError("invalid_address", f"{what}: .{space} names a map in {alloc.space} memory "
                                                      f"({alloc.name})", span, address=addr)
             n = store.at(alloc, off, span, what)

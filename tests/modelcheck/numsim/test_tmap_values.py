@@ -102,3 +102,14 @@ def test_the_workspace_kernel_runs_like_numpy_and_its_stale_twin_does_not():
         assert res.termination == "completed", res.diagnostics
         # without the barrier the default schedule runs warp 1 first: it loads through the slot's stale map
         assert np.array_equal(res.outputs["out"], reference(inputs)["out"]) == same
+
+
+@pytest.mark.parametrize("via_buffer", [0, 1])
+def test_a_parameter_map_copied_to_a_workspace_and_edited(via_buffer):
+    template = TensorMap(X.reshape(-1), (32, 32), (128,), (32, 8), (1, 1), "float32")
+    inputs = {"x": X.copy(), "tmap": template.numpy(), "ws": np.zeros(16, np.int64), "out": np.zeros((8, 32), np.float32)}
+    res = _run("param_copy", inputs, VIA_BUFFER=via_buffer)
+    assert res.termination == "completed", res.diagnostics
+    np.testing.assert_array_equal(res.outputs["out"], X[8:16])
+    assert set(res.outputs["ws"].tensor_maps) == {0}      # the edited map, carried in the output
+
