@@ -251,7 +251,7 @@ class Engine:
                 out[name] = view
         if eng is not None and eng.map_store is not None:
             out = attach_output_maps(eng.map_store, eng.globals, out)
-            stray = stray_words(eng.map_store, eng.globals, names) if termination == "completed" else {}
+            stray = stray_words(eng.map_store, eng.globals, names, inputs) if termination == "completed" else {}
             if stray:
                 termination = "incomplete"
                 where = "; ".join(f"{n} bytes {r}" for n, r in stray.items())
