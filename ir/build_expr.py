@@ -325,7 +325,10 @@ class ExprBuilder:
                 # `T.address_of(tmap) + T.uint64(32)`): the pointer that many bytes further
                 return OpCall("tir.ptr_byte_offset", (ptr, ty.cast("int64", off)), None, "handle",
                               span=self.span(node))
-            # anything else (a difference, an offset from an unmodeled pointer): kept, not modeled when executed
+            if isinstance(ptr, Unsupported):
+                # arithmetic on an unmodeled value (a `T.Let` ...): named after that value's operation
+                return Unsupported(ptr.name, (a, b), dtype=ptr.dtype, span=self.span(node))
+            # anything else (a difference from a pointer): kept, not modeled when executed
             return Unsupported(f"pointer arithmetic '{node.op}' on a tensor map or computed pointer", (a, b),
                                span=self.span(node))
         self.number(a, node.left, f"'{node.op}'")

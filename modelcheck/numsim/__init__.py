@@ -16,7 +16,8 @@ from .errors import Diagnostic, EngineError, InputError, ResourceLimit, Unsuppor
 
 _LAZY = {"Engine": "engine", "NumSimResult": "engine", "run": "engine", "default_inputs": "inputs",
          "unmodeled_operations": "ops", "Schedule": "schedule", "Step": "schedule", "TensorMap": "tensormap",
-         "TensorMapError": "tensormap", "with_maps": "tensormap", "AccessRecord": "trace", "Halt": "trace", "Observer": "trace", "Site": "trace",
+         "TensorMapError": "tensormap", "with_maps": "tensormap", "AccessRecord": "trace", "Halt": "trace",
+         "Observer": "trace", "Site": "trace",
          "SyncEvent": "trace", "Trace": "trace"}
 
 
