@@ -75,6 +75,9 @@ class Chain:
                 return res.outputs, f"{name} ({g}) ran to completion"
             why = next((d.message for d in res.diagnostics if d.status != "review"), res.termination)
             notes.append(f"{name} ({g}) stopped ({res.termination}): {why[:200]}")
+            if any(d.details.get("reason") == "resource_limit" for d in res.diagnostics):
+                break       # out of budget: the other generation, the same program, would be too
+
         return None, "; ".join(notes) or f"{name}: no printed text"
 
     def inputs(self, frec: dict, func, inputs: dict, gen: str, depth: int = 0) -> tuple[dict, dict]:
