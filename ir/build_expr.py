@@ -322,8 +322,16 @@ class ExprBuilder:
         a, b = self.shared_number(node.left), self.shared_number(node.right)
         if node.op in "+-" and (_is_pointer_value(a) or _is_pointer_value(b)) \
                 and dt.is_integral(b.dtype if _is_pointer_value(a) else a.dtype):
-            # a byte offset from a tensor map's or a computed pointer's address (reading a descriptor's
-            # bytes, `T.address_of(tmap) + T.uint64(32)`): kept, and not modeled when executed
+            ptr, off = (a, b) if _is_pointer_value(a) else (b, a)
+            if node.op == "+" and isinstance(ptr, Var):
+                # a byte offset from a tensor map's or a pointer's address (reading a map's bytes to copy it,
+                # `T.address_of(tmap) + T.uint64(32)`): the pointer that many bytes further
+                return OpCall("tir.ptr_byte_offset", (ptr, ty.cast("int64", off)), None, "handle",
+                              span=self.span(node))
+            if isinstance(ptr, Unsupported):
+                # arithmetic on an unmodeled value (a `T.Let` ...): named after that value's operation
+                return Unsupported(ptr.name, (a, b), dtype=ptr.dtype, span=self.span(node))
+            # anything else (a difference from a pointer): kept, not modeled when executed
             return Unsupported(f"pointer arithmetic '{node.op}' on a tensor map or computed pointer", (a, b),
                                span=self.span(node))
         self.number(a, node.left, f"'{node.op}'")

@@ -87,14 +87,15 @@ def tensor_map_inputs(maps: dict, fill: str, rng) -> dict:
 def captured_inputs(cache: Path, cap: dict, func, pre_path: Path | None = None):
     """(inputs, problems) from what the library's own `run_test` passed to the kernel (benchmarks/corpus/
     capture.py): its arrays (the library's prepared data), its
-    scalars, and tensor maps over the bytes they describe.  Parameters bind by name; a lowered pointer
+    scalars, and tensor maps over the bytes they describe (parameters, and buffers the library filled with
+    descriptor words: `tensormap.with_maps`).  Parameters bind by name; a lowered pointer
     parameter `X_ptr` (or `X_handle`) takes the array of `X`."""
     import numpy as np
-    from modelcheck.numsim import TensorMap
     data = np.load(cache / cap["npz"])
     recorded = cap.get("buffers") or {}
     arrays = {k: _as_recorded(data[k], (recorded.get(k) or [None, None])[1]) for k in data.files}
     maps = cap.get("tensor_maps") or {}
+    held = cap.get("descriptor_buffers") or {}
     inputs, problems = {}, []
     host_maps: dict | None = None
     launch = HostLaunch(pre_path.with_name(pre_path.name.replace(".pre.py", ".host.py")), func.name) \
@@ -119,14 +120,11 @@ def captured_inputs(cache: Path, cap: dict, func, pre_path: Path | None = None):
             if "_missing" in enc:
                 problems.append(f"tensor-map parameter {name}: {enc['_missing']}")
                 continue
-            flat = _elements(arrays[enc["global_bytes"]][enc["byte_offset"]:], enc["dtype"])
-            inputs[name] = TensorMap(flat, enc["dims"], enc["strides"], enc["box"], enc["element_strides"],
-                                     enc["dtype"], swizzle=_SWIZZLES[enc["swizzle"]],
-                                     oob_fill="nan" if enc["oob_fill"] else "zero").numpy()
+            inputs[name] = _map_of(enc, arrays).numpy()
         elif name in arrays and not name.startswith("__"):
-            inputs[name] = _as_recorded(arrays[name], p.dtype)
+            inputs[name] = _held(_as_recorded(arrays[name], p.dtype), held.get(name), arrays)
         elif base and base in arrays:
-            inputs[name] = _as_recorded(arrays[base], p.dtype)
+            inputs[name] = _held(_as_recorded(arrays[base], p.dtype), held.get(base), arrays)
         elif name in cap.get("scalars", {}):
             inputs[name] = cap["scalars"][name]
         elif p.kind == "scalar" and launch is not None \
@@ -143,6 +141,22 @@ def captured_inputs(cache: Path, cap: dict, func, pre_path: Path | None = None):
         else:
             problems.append(f"parameter {name}: the library's call passed nothing the capture could bind to it")
     return inputs, problems
+
+
+def _held(arr, encs: list | None, arrays: dict):
+    """`arr`, holding as data the tensor maps of the descriptor words the library put in it (if any)."""
+    from modelcheck.numsim.tensormap import with_maps
+    if not encs:
+        return arr
+    return with_maps(arr, {enc["buffer_byte_offset"]: _map_of(enc, arrays) for enc in encs})
+
+
+def _map_of(enc: dict, arrays: dict):
+    """The TensorMap a recorded encode describes, over the captured bytes it points into."""
+    from modelcheck.numsim import TensorMap
+    flat = _elements(arrays[enc["global_bytes"]][enc["byte_offset"]:], enc["dtype"])
+    return TensorMap(flat, enc["dims"], enc["strides"], enc["box"], enc["element_strides"], enc["dtype"],
+                     swizzle=_SWIZZLES[enc["swizzle"]], oob_fill="nan" if enc["oob_fill"] else "zero")
 
 
 def host_map_inputs(pre_path: Path, arrays: dict, scalars: dict) -> dict:
@@ -317,6 +331,7 @@ def check_one(cache: Path, module: str, function: str, gen: str, stage: str) -> 
     import modelcheck
     from modelcheck.numsim.targets import TARGETS
     from benchmarks.corpus import census
+    from benchmarks.corpus.chain import Chain
 
     index = json.loads((cache / "index.json").read_text())
     mod = next(m for m in index["modules"] if m["module"] == module)
@@ -347,7 +362,8 @@ def check_one(cache: Path, module: str, function: str, gen: str, stage: str) -> 
     fills = ("library",) if "npz" in captured else tuple(SEEDS)
     rec["fills"] = list(fills)
     # buffers the test also passes to another of the module's kernels: on the GPU that launch may write them
-    # first, and the capture launches nothing (a finding on them is judged with that in mind)
+    # first, and the capture launches nothing; they are taken from NumSim's run of that launch when it completes
+    # (`inputs_from_chained_run`), else they stay as captured (a finding on them is judged with that in mind)
     others = {b: src for b, src in (captured.get("shared_with_unlaunched") or {}).items()
               if src.partition(".")[0] != function}
     if others:
@@ -368,6 +384,14 @@ def check_one(cache: Path, module: str, function: str, gen: str, stage: str) -> 
         if problems:
             rec["not_checked"] = problems
             break
+        if others and "npz" in captured:
+            # buffers an earlier launch writes (prologue -> main): from NumSim's run of that launch
+            chain = Chain(cache, mod, target, CHECK_SECONDS)
+            inputs, chained = chain.inputs(frec, func, inputs, gen)
+            rec["chained_launches"] = chained["launches"]
+            if chained["buffers"]:
+                rec["inputs_from_chained_run"] = chained["buffers"]
+                rec["inputs_from"] += "; buffers other launches write from NumSim's run of those launches"
         for checker in ("synccheck", "racecheck"):
             t1 = time.perf_counter()
             try:
@@ -501,6 +525,8 @@ def markdown_table(payload: dict) -> str:
     for (module, function), pair in sorted(rows.items()):
         src = next((r.get("inputs_from") for r in pair.values() if r.get("inputs_from")), "—")
         src = "library" if src and src.startswith("the library") else ("shapes" if src != "—" else src)
+        if any(r.get("inputs_from_chained_run") for r in pair.values()):
+            src += " + chained"
         lines.append(f"| {module} / {function} | {src} | {cell(pair.get('pre'))} | {cell(pair.get('lowered'))} | "
                      f"{stop(pair).replace('|', '/')} |")
     return "\n".join(lines) + "\n"

@@ -191,8 +191,10 @@ def cluster_memory(op: str, t: list[str], n: int, dtypes) -> OpInfo:
     if head == "tensormap_replace":
         _check_count(head, n, (2, 3), "tmap addr[, ord], value")
         specs = _ops(("addr", "addr"), *[(f"a{i}", "value", None) for i in range(n - 1)])
-        return _unsupported(_info(op, "tensormap.replace", "memory", specs, q, {"writes"}),
-                            "tensormap.replace (editing a tensor map in global memory) is not modeled")
+        info = _info(op, "tensormap.replace", "memory", specs, q, {"writes"})
+        if "tile" not in q or q.get("space", "global") not in ("global", "shared::cta"):
+            return _unsupported(info, "tensormap.replace is modeled in .tile mode on .global or .shared::cta maps")
+        return info
     specs = _ops(*[(f"r{i}", "value", None) for i in range(n)])
     return _unsupported(_info(op, "cp.reduce.async.bulk", "async_copy", specs, q, {"async", "reads", "writes"}),
                         "cp.reduce.async.bulk (a bulk reduction into global memory) is not modeled")

@@ -135,10 +135,7 @@ def _fence(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
 def _fence_tensormap(op: str, rest: list[str], n: int) -> OpInfo:
     """fence.proxy.tensormap::generic.release.scope (no operands) and .acquire.scope [addr], 128 (PTX ISA
     9.7.13.4; TVM 0.27 prints the size, a literal 128, or leaves it out).  They order generic-proxy writes of a
-    tensor map in global memory against the tensormap proxy's reads.  NumSim's tensor maps are kernel
-    parameters or host-encoded and never written through memory (a TMA naming a map in a global buffer, or
-    tensormap.replace, is reported unmodeled), so in the model these fences order nothing and are exact as
-    no-ops."""
+    tensor map in memory (tensormap.replace) against the tensormap proxy's reads (modelcheck/numsim/ops/tmap.py)."""
     q = _quals(rest[2:])
     q["proxykind"] = rest[1]
     if q.get("sem") == "acquire":

@@ -29,3 +29,20 @@ def tma_store(consts: dict) -> dict:
     tmap = TensorMap(out.reshape(-1), (gx, gy), (gx * 4,), (consts["BOX_X"], consts["BOX_Y"]), (1, 1), "float32",
                      "128B")
     return {"out": out, "tmap": tmap.numpy()}
+
+
+def tmap_workspace(consts: dict, seed: int = 13) -> dict:
+    """kernels/tmap_workspace.py: x (32 x 32) float32 random; `maps` holds two tensor maps as data: the
+    template at byte 0 (rows 0.. of x, 32 rows) and, at byte 128, the stale map a previous launch left in the
+    workspace slot (the same map: a kernel that loads through it without the edit gets rows 0..)."""
+    from modelcheck.numsim.tensormap import TensorMap, with_maps
+    x = np.random.default_rng(seed).standard_normal((32, 32)).astype(np.float32)
+    box = consts.get("BOX_Y", 8)
+    template = TensorMap(x.reshape(-1), (32, 32), (128,), (32, box), (1, 1), "float32")
+    maps = with_maps(np.zeros(32, np.int64), {0: template, 128: template})
+    return {"x": x, "maps": maps, "out": np.zeros((box, 32), np.float32)}
+
+
+def tmap_workspace_reference(inputs: dict) -> dict:
+    x = inputs["x"]
+    return {"out": x[8:16]}

@@ -94,6 +94,9 @@ _KINDS = [
     Kind("invalid_descriptor", ERROR,
          "fix the named field of the tensor map, shared-memory or instruction descriptor so it is valid and "
          "matches the op"),
+    Kind("tensormap_proxy_fence_missing", ERROR,
+         "after tensormap.replace, execute fence.proxy.tensormap::generic.release in the writing thread and "
+         "fence.proxy.tensormap::generic.acquire [map], 128 in the thread that issues the TMA"),
     Kind("invalid_address", ERROR, "take addresses only of shared or global buffers, not of local buffers"),
     Kind("tmem_access_outside_live_allocation", ERROR,
          "access TMEM only inside a live allocation; order the last access before the dealloc with a barrier"),

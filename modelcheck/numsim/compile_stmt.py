@@ -160,6 +160,9 @@ class Compiler:
         # handle lets a buffer may be declared on: a pointer the kernel computes, resolved when declared
         self.pointer_lets = {n.var.name for n in ir.walk(self.func.body) if isinstance(n, ir.Let)
                              and n.var.dtype == "handle"}
+        # and tensor maps: a buffer over a map's own bytes (scope "param") reads the tokens tmap_values gives them
+        self.pointer_lets |= {p.name for p in self.func.params if p.kind == "handle"}
+        self.pointer_lets |= {h.var.name for h in self.func.host if isinstance(h, ir.TensorMapEncode)}
         for b in decls:
             _check_modeled(b, b.data in self.pointer_lets)
             if b.data is None or b.data in self.pointer_lets:
@@ -878,11 +881,12 @@ def _launch_sized_dynamic_shared(func: ir.PrimFunc) -> bool:
 
 def _check_modeled(b: ir.Buffer, on_pointer: bool = False) -> None:
     """Buffers NumSim cannot lay out: an unmodeled layout, scope or element type -- never guessed.  A buffer on a
-    pointer the kernel computes (`on_pointer`) is placed when declared (numsim.pointers)."""
+    pointer the kernel computes or on a tensor map's bytes (`on_pointer`) is placed when declared
+    (numsim.pointers)."""
     if b.layout:
         raise UnsupportedTIRxError(f"buffer {b.name} with layout={b.layout}", b.span,
                                    "buffer layouts other than row-major are not modeled")
-    if b.scope == "param" or (b.scope == "pointer" and not on_pointer):
+    if b.scope in ("param", "pointer") and not on_pointer:
         what = "a tensor-map parameter's bytes" if b.scope == "param" else "a pointer the kernel computed"
         raise UnsupportedTIRxError(f"buffer {b.name}", b.span, f"a buffer over {what} is not modeled")
     if b.dtype not in V.NP_DTYPE:

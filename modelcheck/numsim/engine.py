@@ -27,6 +27,7 @@ from .memory import GlobalMemory, SharedMemory
 from .runtime import CTARuntime, EngineState, Scheduler, Warp, id_ranges
 from .schedule import Gate, GatedScheduler, GatedState, Schedule, ScheduleStuck
 from .tensormap import bind_host_maps, bind_tensor_maps, handle_scalars
+from .tmap_values import MapStore, attach_output_maps, bind_buffer_maps, bind_param_bytes, stray_words
 from .ops.wgmma import at_exit as wgmma_at_exit
 from .tmem import live_at_exit
 from .memory import SHARED_BASE
@@ -161,6 +162,9 @@ class Engine:
             eng.meter = meter
             eng.tensor_maps = bind_tensor_maps(func, inputs, gmem)   # may add global allocations: before first_id
             eng.tensor_maps.update(bind_host_maps(func, scalars, gmem, program.buffers_alloc))
+            eng.map_store = MapStore()
+            bind_buffer_maps(func, inputs, gmem, eng.map_store)     # maps held as data in buffer inputs
+            bind_param_bytes(eng.tensor_maps, gmem, eng.map_store)  # and the parameters' own bytes
             for info in program.buffers.values():
                 if info.space == "global":
                     eng.global_views[info.slot] = _view(gmem.allocs[info.alloc].data, info)
@@ -245,6 +249,18 @@ class Engine:
                 view = np.asarray(src).view()
                 view.flags.writeable = False
                 out[name] = view
+        if eng is not None and eng.map_store is not None:
+            out = attach_output_maps(eng.map_store, eng.globals, out)
+            stray = stray_words(eng.map_store, eng.globals, names, inputs) if termination == "completed" else {}
+            if stray:
+                termination = "incomplete"
+                where = "; ".join(f"{n} bytes {r}" for n, r in stray.items())
+                diagnostics.append(Diagnostic(
+                    "analysis_incomplete", Verdict.INCOMPLETE,
+                    f"the run left bytes of a tensor map outside any whole map ({where}): the kernel read a map's "
+                    f"bytes as numbers or copied part of one; the CUtensorMap byte layout is not modeled",
+                    None, {"reason": "unsupported_operation", "operation": "tensor-map bytes as data",
+                           "why": "the CUtensorMap byte layout is not modeled", "buffers": stray}))
         stats = dict(eng.stats) if eng is not None else dict(EngineState.EMPTY_STATS)
         stats["warp_instructions"] = sum(w.instr for w in warps)
         stats["wall_time_s"] = time.perf_counter() - t0

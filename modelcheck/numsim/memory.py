@@ -35,6 +35,7 @@ class Allocation:
     written: np.ndarray        # bool per byte
     all_written: bool = False  # fast path for the uninitialized-read check
     cta: int | None = None
+    readonly: bool = False     # a tensor-map parameter's bytes (param space)
 
     def contains(self, addr: int, size: int = 1) -> bool:
         return self.base <= addr and addr + size <= self.base + self.nbytes
@@ -139,6 +140,7 @@ class GlobalMemory:
     def __init__(self):
         self.allocs: dict[str, Allocation] = {}
         self._by_slot: dict[int, Allocation] = {}
+        self._params: dict[int, Allocation] = {}     # 256-aligned base -> a tensor-map parameter's bytes
 
     def add(self, name: str, array: np.ndarray, initialized: bool = True) -> Allocation:
         slot = len(self.allocs)
@@ -152,9 +154,19 @@ class GlobalMemory:
         self._by_slot[slot] = a
         return a
 
+    def add_param(self, name: str, base: int, nbytes: int) -> Allocation:
+        """The read-only bytes of a tensor-map parameter at its handle address `base` (256-aligned, below
+        GLOBAL_BASE: the kernel's parameter space, read through generic addresses)."""
+        data = np.zeros(nbytes, dtype=np.uint8)
+        a = Allocation(len(self.allocs), name, "global", base, nbytes, data, np.ones(nbytes, dtype=np.bool_),
+                       all_written=True, readonly=True)
+        self.allocs[name] = a
+        self._params[base] = a
+        return a
+
     def find(self, addr: int, size: int) -> Allocation | None:
         slot = (addr - GLOBAL_BASE) // GLOBAL_STRIDE
-        a = self._by_slot.get(slot)
+        a = self._by_slot.get(slot) if slot >= 0 else self._params.get(addr & ~0xFF)
         return a if a is not None and a.contains(addr, size) else None
 
 

@@ -27,7 +27,7 @@ def view_slot_name(buffer: str) -> str:
 
 def _target(w, addr: int):
     """The allocation (and its CTA runtime, None for global memory) holding byte `addr`, or (None, None)."""
-    if addr >= GLOBAL_BASE:
+    if addr >= GLOBAL_BASE or TMAP_PARAM_BASE <= addr < TMAP_PARAM_BASE + TMAP_PARAM_WINDOW:
         return w.eng.globals.find(addr, 1), None
     rt = w.rt
     if addr >= CLUSTER_WINDOW:

@@ -387,6 +387,7 @@ class EngineState:
         self.async_register_hazards: dict[tuple, dict] = {}
         self.async_id = 0
         self.clc = None                 # the launch scheduler of a kernel with try_cancel (ops/clc.py)
+        self.map_store = None           # tensor maps held as data in memory (tmap_values.MapStore)
         self.loop_budget = 1_000_000
         self.clock = 0
 

@@ -213,20 +213,46 @@ class TensorMap:
         validate(self.fields)
 
     def numpy(self) -> np.ndarray:
-        f = self.fields
-        pad = lambda seq, n: tuple(seq) + (0,) * (n - len(seq))   # noqa: E731
-        head = struct.pack(_FMT, MAGIC, f.rank, DTYPES.index(f.dtype), f.swizzle, f.oob_fill, f.global_address,
-                           f.base_nbytes, *pad(f.global_shape, 5), *pad(f.global_strides, 4),
-                           *pad(f.box_shape, 5), *pad(f.element_strides, 5))
-        out = np.zeros(HEADER + f.base_nbytes, dtype=np.uint8)
-        out[:len(head)] = np.frombuffer(head, dtype=np.uint8)
-        out[HEADER:] = self.base.reshape(-1).view(np.uint8)
-        tm = out.view(TensorMapArray)
-        tm.tensor_base = self.base
-        return tm
+        return encode_fields(self.fields, self.base)
 
     def __repr__(self) -> str:
         return f"TensorMap({self.fields.describe()})"
+
+
+def encode_fields(f: TensorMapFields, base: np.ndarray) -> TensorMapArray:
+    """The descriptor array of `f` over `base` (its globalAddress): the header, then a snapshot of base."""
+    pad = lambda seq, n: tuple(seq) + (0,) * (n - len(seq))   # noqa: E731
+    head = struct.pack(_FMT, MAGIC, f.rank, DTYPES.index(f.dtype), f.swizzle, f.oob_fill, f.global_address,
+                       f.base_nbytes, *pad(f.global_shape, 5), *pad(f.global_strides, 4),
+                       *pad(f.box_shape, 5), *pad(f.element_strides, 5))
+    out = np.zeros(HEADER + f.base_nbytes, dtype=np.uint8)
+    out[:len(head)] = np.frombuffer(head, dtype=np.uint8)
+    out[HEADER:] = base.reshape(-1).view(np.uint8)[:f.base_nbytes]
+    tm = out.view(TensorMapArray)
+    tm.tensor_base = base
+    return tm
+
+
+class MapBuffer(np.ndarray):
+    """A buffer input holding tensor maps as data (`with_maps`): `tensor_maps` = {byte offset: descriptor}."""
+
+    tensor_maps: dict | None = None
+
+    def __array_finalize__(self, obj):
+        self.tensor_maps = getattr(obj, "tensor_maps", None)
+
+
+def with_maps(array: np.ndarray, maps: dict) -> MapBuffer:
+    """`array` as a buffer input whose bytes at each offset of `maps` hold that tensor map (a `TensorMap` or its
+    descriptor): the 128 CUtensorMap bytes a kernel copies, patches with tensormap.replace or hands to a TMA.
+    The map itself is what the bytes hold (numsim/tmap_values.py), not an invented encoding."""
+    out = np.asarray(array).view(MapBuffer)
+    out.tensor_maps = {int(k): (v.numpy() if isinstance(v, TensorMap) else v) for k, v in maps.items()}
+    for off in out.tensor_maps:
+        if off < 0 or off % 64 or off + 128 > out.nbytes:
+            raise TensorMapError("offset", f"a tensor map at byte {off} of a {out.nbytes}-byte buffer: it must be "
+                                           f"64-byte aligned and hold all 128 bytes")
+    return out
 
 
 def decode(arr) -> TensorMapFields:
@@ -443,40 +469,48 @@ class BoundTensorMap:
 def bind_tensor_maps(func, inputs: dict, gmem) -> dict:
     """{handle value: BoundTensorMap} for every tensor-map parameter; see the module docstring."""
     handles = handle_scalars(func)
+    buffers = input_buffers(func, inputs)
+    return {addr: bind_descriptor(name, inputs.get(name), buffers, gmem) for name, addr in handles.items()}
+
+
+def input_buffers(func, inputs: dict) -> list:
+    """(name, first address, end) of each buffer input's array: where a descriptor's globalAddress may point."""
     buffers = []
     for p in func.params:
         v = inputs.get(p.name)
         if p.kind == "buffer" and isinstance(v, np.ndarray) and v.size:
             lo = int(v.__array_interface__["data"][0])
             buffers.append((p.name, lo, lo + int(v.nbytes)))
-    out = {}
-    for name, addr in handles.items():
-        arr = inputs.get(name)
-        if isinstance(arr, TensorMap):
-            arr = arr.numpy()
+    return buffers
+
+
+def bind_descriptor(name: str, arr, buffers: list, gmem) -> BoundTensorMap:
+    """One descriptor bound for a run: to the buffer input holding its base (pointer semantics), else to a global
+    allocation of its own holding its payload; a decode error is kept and reported at the op using it."""
+    if isinstance(arr, TensorMap):
+        arr = arr.numpy()
+    try:
+        f = decode(arr)
+    except TensorMapError as err:
+        return BoundTensorMap(name, error=err)
+    bound = BoundTensorMap(name, f)
+    live = getattr(arr, "tensor_base", None)
+    if live is not None and int(live.__array_interface__["data"][0]) != f.global_address:
+        live = None
+    for buf, lo, hi in buffers if live is not None else ():
+        if lo <= f.global_address and f.global_address + f.base_nbytes <= hi:
+            bound.alloc, bound.base_off = gmem.allocs[buf], f.global_address - lo
+            break
+    else:
         try:
-            f = decode(arr)
+            data = payload(arr, f.base_nbytes)
         except TensorMapError as err:
-            out[addr] = BoundTensorMap(name, error=err)
-            continue
-        bound = BoundTensorMap(name, f)
-        live = getattr(arr, "tensor_base", None)
-        if live is not None and int(live.__array_interface__["data"][0]) != f.global_address:
-            live = None
-        for buf, lo, hi in buffers if live is not None else ():
-            if lo <= f.global_address and f.global_address + f.base_nbytes <= hi:
-                bound.alloc, bound.base_off = gmem.allocs[buf], f.global_address - lo
-                break
+            bound.error = err
         else:
-            try:
-                data = payload(arr, f.base_nbytes)
-            except TensorMapError as err:
-                bound.error = err
-            else:
-                # 16-byte aligned like globalAddress: the allocation base is, and the offset is kept mod 16
-                pad = f.global_address % 16
-                buf = np.zeros(pad + data.size, dtype=np.uint8)
-                buf[pad:] = data
-                bound.alloc, bound.base_off = gmem.add(name, buf), pad
-        out[addr] = bound
-    return out
+            # 16-byte aligned like globalAddress: the allocation base is, and the offset is kept mod 16
+            pad = f.global_address % 16
+            buf = np.zeros(pad + data.size, dtype=np.uint8)
+            buf[pad:] = data
+            bound.alloc, bound.base_off = gmem.add(name if name not in gmem.allocs else f"{name}#{len(gmem.allocs)}",
+                                                   buf), pad
+    return bound

@@ -296,14 +296,17 @@ def decode(w, addr, size: int, space: str, span, what: str):
 
 def _tensor_map_bytes(addr: int, what: str, span) -> None:
     """A tensor-map parameter's own bytes exist on the device (a kernel may copy them to edit them with
-    tensormap.replace), but the model gives the handle an address and no bytes: the CUtensorMap encoding
-    is opaque.  So an access there is an unmodeled operation, not an out-of-bounds one."""
+    tensormap.replace); the model holds a bound map's 128 bytes as its tokens (tmap_values.bind_param_bytes).
+    Any other access in the handles' window (past the 128 bytes, or a map that failed to bind) is an
+    unmodeled operation, not an out-of-bounds one."""
     if TMAP_PARAM_BASE <= addr < TMAP_PARAM_BASE + TMAP_PARAM_WINDOW:
         raise EngineError("unsupported_operation", f"{what} at {addr:#x}: access to a tensor-map parameter's bytes "
                                                    "is not modeled (the CUtensorMap encoding is opaque)", span)
 
 
 def _find(w, addr: int, size: int, space: str, span=None):
+    if space != "shared" and TMAP_PARAM_BASE <= addr < TMAP_PARAM_BASE + TMAP_PARAM_WINDOW:
+        return w.eng.globals.find(addr, size)     # a tensor-map parameter's bytes (tmap_values.bind_param_bytes)
     if space == "shared" or (space == "generic" and addr < GLOBAL_BASE):
         if addr >= CLUSTER_WINDOW:
             # a shared::cluster address (mapa): the peer CTA's shared memory, recorded as the peer's allocation

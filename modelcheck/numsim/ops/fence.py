@@ -1,6 +1,8 @@
 """Fences: they change no state in NumSim; observers (race and causality checks) read the events."""
 from __future__ import annotations
 
+from .tmap import fence_tensormap
+
 
 def _fence(kind_of):
     def compile_(ctx, call, info):
@@ -18,7 +20,7 @@ HANDLERS = {
                                               {"space": info.quals.get("space", "all")})),
     "fence.acq_rel": _fence(lambda info: ("fence.acq_rel", {"scope": info.quals.get("scope", "gpu")})),
     "fence.sc": _fence(lambda info: ("fence.sc", {"scope": info.quals.get("scope", "gpu")})),
-    # the tensormap proxy reads only parameter or host-encoded maps in the model: nothing to order (ir.ops.sync)
-    "fence.proxy.tensormap": lambda ctx, call, info: ((lambda w: None), False),
+    # the tensormap proxy's fences on maps held in memory (ops/tmap.py)
+    "fence.proxy.tensormap": fence_tensormap,
     "cuda.thread_fence": _fence(lambda info: ("fence.sc", {"scope": "gpu"})),
 }

@@ -133,6 +133,8 @@ def _st(ctx, call, info):
         alloc, offs = decode(w, a, size * width, space, span, "st")
         if alloc is None:
             return
+        if alloc.readonly:
+            raise EngineError("invalid_address", f"st into {alloc.name}: a kernel parameter is read-only", span)
         _check_aligned(offs, size * width if width > 1 else size, span, "st", alloc)
         view = _typed_view(alloc, np_t)
         active = w.active()

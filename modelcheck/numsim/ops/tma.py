@@ -20,12 +20,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..descriptors import byte_runs
-from ..errors import EngineError, UnsupportedTIRxError
+from ..errors import EngineError
 from ..memory import CLUSTER_WINDOW, SHARED_BASE, cluster_address
 from ..sync import SyncError
-from ..tensormap import TensorMapError, box_plan, fill_bits, validate
+from ..tensormap import BoundTensorMap, TensorMapError, box_plan, fill_bits, validate
+from ..tmap_values import NBYTES, validate_replaced
 from . import name_of
-from .async_copy import _groups, _new_op
+from .access import _find
+from .async_copy import _groups, _new_op, _one_lane
 from .cluster import cluster_of
 from .mbarrier import barrier_of
 
@@ -38,19 +40,48 @@ def _at(value, lane):
     return int(value[lane]) if type(value) is np.ndarray else int(value)
 
 
-def tensor_map(w, value: int, span, what: str):
-    """The validated, bound tensor map a tensor-map operand names."""
+def tensor_map(w, value: int, span, what: str, lane: int = 0, site: int = -1):
+    """The validated, bound tensor map a tensor-map operand names: a parameter or host-encoded map, or a map
+    value held in global or shared memory (numsim/tmap_values.py)."""
     bound = getattr(w.eng, "tensor_maps", {}).get(int(value))
-    if bound is None and w.eng.globals.find(int(value), 128) is not None:
-        # PTX allows a tensor map in .global (a kernel or an earlier launch writes or patches a copy there, then
-        # fences the tensormap proxy); its 128 CUtensorMap bytes are opaque to the model, so the copy is not run
-        alloc = w.eng.globals.find(int(value), 128)
-        raise UnsupportedTIRxError(what, span, f"the tensor map is in global memory ({alloc.name} + "
-                                               f"{int(value) - alloc.base}), not a tensor-map parameter; a tensor "
-                                               f"map's bytes in memory (the CUtensorMap layout) are not modeled")
+    if bound is None and w.eng.map_store is not None:
+        alloc = _find(w, int(value), 1, "generic", span)
+        if alloc is not None and alloc.space == "shared":
+            raise EngineError("invalid_address", f"{what}: the tensor map at {int(value):#x} is in shared memory; a "
+                                                 f"TMA's tensor map is in .param, .const or .global (PTX ISA 5.5.8)",
+                              span, address=int(value))
+        if alloc is not None:
+            off = (int(value) % CLUSTER_WINDOW if alloc.space == "shared" else int(value)) - alloc.base
+            return _in_memory(w, alloc, off, int(value), span, what, lane, site)
     if bound is None:
         raise EngineError("invalid_descriptor", f"{what}: the tensor-map operand ({int(value):#x}) is not a "
                                                 f"tensor-map parameter of the kernel", span, field="tensor_map")
+    return _validated(bound, span, what)
+
+
+def _in_memory(w, alloc, off: int, addr: int, span, what: str, lane: int, site: int):
+    """A map value read from memory by lane `lane`'s TMA: the tensormap proxy's fences are checked, and the read of
+    its 128 bytes is recorded as the lane's generic read (its order after the writer is Racecheck's)."""
+    store = w.eng.map_store
+    n = store.at(alloc, off, span, what)
+    where = f"{alloc.name} + {off}"
+    store.check_use(n, w.gid, lane, addr, where, span, what)
+    w.eng.access(None, site, alloc, off, NBYTES, "read", lanes=_one_lane(lane), iters=tuple(w.iters), warp=w.gid,
+                 cta=w.cta)
+    src = store.values[n]
+    bound = BoundTensorMap(f"{src.name} (at {where})", src.fields, error=src.error, alloc=src.alloc,
+                           base_off=src.base_off)
+    if src.error is None and not src.validated:
+        try:
+            validate_replaced(src)
+            src.validated = True
+        except TensorMapError as e:
+            src.error = e
+    bound.error, bound.validated = src.error, src.validated
+    return _validated(bound, span, what)
+
+
+def _validated(bound, span, what: str):
     err = bound.error
     if err is None and not bound.validated:
         try:
@@ -147,7 +178,7 @@ def _g2s(ctx, call, info):
         eng = w.eng
         w.effects += 1
         for lane in _lanes(w):
-            bound = tensor_map(w, _at(tm_a, lane), span, what)
+            bound = tensor_map(w, _at(tm_a, lane), span, what, lane, site)
             coords = [_at(c, lane) for c in coords_a]
             nbytes = bound.fields.box_bytes
             for rt, dst, brt, baddr in _destinations(w, _at(dst_a, lane), _at(bar_a, lane),
@@ -252,7 +283,7 @@ def _s2g(ctx, call, info):
         groups = _groups(w, "bulk")
         w.effects += 1
         for lane in _lanes(w):
-            bound = tensor_map(w, _at(tm_a, lane), span, what)
+            bound = tensor_map(w, _at(tm_a, lane), span, what, lane, site)
             coords = [_at(c, lane) for c in coords_a]
             plan, s_alloc = _plan(w, bound, dims, coords, _at(src_a, lane), span, what)
             op = _new_op(w, "tma.s2g", lane, site)

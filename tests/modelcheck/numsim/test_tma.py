@@ -377,8 +377,9 @@ def test_tma_destination_outside_shared_memory_is_oob():
 
 
 def test_a_tensor_map_in_global_memory_is_incomplete_not_invalid():
-    # PTX allows the tensor-map operand in .global (a patched copy an earlier launch wrote); its CUtensorMap
-    # bytes are opaque, so the load is unmodeled, naming the op and its line, never an invalid_descriptor
+    # PTX allows the tensor-map operand in .global (a patched copy an earlier launch wrote); bytes that hold no
+    # map the run knows (the CUtensorMap layout is opaque) make the load unmodeled, naming the op and its line,
+    # never an invalid_descriptor (maps held as data: tests/modelcheck/numsim/test_tmap_values.py)
     from pathlib import Path
     path = Path(__file__).parent.parent.parent / "fixtures" / "numsim" / "tma_map_in_global.py"
     report = modelcheck.synccheck(modelcheck.load(path))
@@ -386,4 +387,4 @@ def test_a_tensor_map_in_global_memory_is_incomplete_not_invalid():
     assert [f.kind for f in report.findings] == ["analysis_incomplete"]
     message = report.findings[0].message
     assert "cp.async.bulk.tensor.1d" in message and f":{line_of(path, 'T.address_of(maps[0])')}:" in message
-    assert "in global memory (maps + 0)" in message
+    assert "the 128 bytes at maps + 0 hold no tensor map the model knows" in message
