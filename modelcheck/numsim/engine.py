@@ -31,6 +31,7 @@ from .ops.wgmma import at_exit as wgmma_at_exit
 from .tmem import live_at_exit
 from .memory import SHARED_BASE
 from .ops.clc import ClcScheduler, launch_gate
+from .residency import Residency
 from .sync import ClusterBarrier
 from .trace import Halt, RunInfo
 
@@ -59,14 +60,19 @@ class Engine:
 
     Budgets (numsim.budget): `max_steps` warp-instructions, `max_seconds` of wall clock and
     `max_memory_mb` the run may add, besides the per-loop `max_loop_iterations` and `max_polls`.
-    `target` (numsim.targets) gives the hardware launch limits."""
+    `target` (numsim.targets) gives the hardware launch limits and the CTAs resident at once
+    (`resident_ctas` overrides the latter: a larger grid runs in waves, numsim.residency)."""
 
     def __init__(self, func: ir.PrimFunc, *, max_polls: int = 1_000_000, max_loop_iterations: int = 1_000_000,
                  unsupported: str = "raise", max_steps: int = budget.DEFAULT_MAX_STEPS,
                  max_seconds: float = budget.DEFAULT_MAX_SECONDS,
                  max_memory_mb: float = budget.DEFAULT_MAX_MEMORY_MB, target: str | None = None,
-                 clc_resident: int = 1, clc_policy: str = "steal", clc_answers: tuple = ()):
+                 clc_resident: int = 1, clc_policy: str = "steal", clc_answers: tuple = (),
+                 resident_ctas: int | None = None):
         self.func = func
+        if resident_ctas is not None and resident_ctas < 1:
+            raise ValueError("resident_ctas must be at least 1")
+        self.resident_ctas = resident_ctas  # CTAs resident at once (None: the target's, numsim.residency)
         if clc_policy not in ("steal", "fail"):
             raise ValueError("clc_policy must be 'steal' or 'fail'")
         self.clc_resident = clc_resident    # clusters running at once under cluster launch control (ops/clc.py)
@@ -98,6 +104,14 @@ class Engine:
         block = dims(self.func.launch.block, "block")
         cluster = dims(self.func.launch.cluster, "cluster")
         return grid, block, cluster
+
+    def _residency(self, warps_per_cta: int, shared_bytes: int) -> tuple[int, str]:
+        """CTAs resident at once, and how that was decided (for messages)."""
+        if self.resident_ctas is not None:
+            return self.resident_ctas, f"{self.resident_ctas:,} CTA(s) resident at once, as asked"
+        t = self.target
+        n = targets.resident_ctas(t, warps_per_cta, shared_bytes)
+        return n, f"{t.sms} SMs x {n // t.sms} CTA(s) per SM on {t.name}"
 
     def meter(self) -> budget.Meter:
         """A fresh meter of this engine's budgets (a checker may share one between the run and its analysis)."""
@@ -145,11 +159,17 @@ class Engine:
             nthreads = block[0] * block[1] * block[2]
             nwarps = (nthreads + 31) // 32
             nctas = grid[0] * grid[1] * grid[2]
+            csize = cluster[0] * cluster[1] * cluster[2]
+            resident, per_sm = self._residency(nwarps, program.layout.total)
+            # a launch with cluster launch control has its own launch scheduler (ops/clc.py)
+            clc = any(s.op == "clusterlaunchcontrol.try_cancel" for s in program.sites)
+            waves = not clc and resident // csize < nctas // csize
+            held = min(nctas, max(resident // csize, 1) * csize) if waves else nctas
             meter.allocate(sum(int(np.asarray(inputs[p.name]).nbytes) for p in func.params if p.kind == "buffer"),
                            "copying the global buffers")
-            meter.allocate(nctas * (2 * program.layout.total + budget.CTA_BYTES + nwarps * budget.WARP_BYTES),
+            meter.allocate(nctas * (budget.CTA_BYTES + nwarps * budget.WARP_BYTES) + held * 2 * program.layout.total,
                            f"{nctas:,} CTA(s) of {nwarps} warp(s) with {program.layout.total:,} bytes of shared "
-                           f"memory each")
+                           f"memory each" + (f" ({held:,} resident at once)" if waves else ""))
             gmem = GlobalMemory()
             for p in func.params:
                 if p.kind == "buffer":
@@ -165,14 +185,17 @@ class Engine:
                 if info.space == "global":
                     eng.global_views[info.slot] = _view(gmem.allocs[info.alloc].data, info)
             first_id = len(gmem.allocs)
+
+            def make_shared(rt):
+                rt.shared = SharedMemory(rt.index, program.layout,
+                                         first_id + rt.index * max(len(program.layout.offsets), 1))
+                rt.views = [_view(rt.shared.allocs[i.alloc].data, i) for i in program.shared_infos]
             for bz in range(grid[2]):
                 for by in range(grid[1]):
                     for bx in range(grid[0]):
-                        index = len(ctas)
-                        shared = SharedMemory(index, program.layout,
-                                              first_id + index * max(len(program.layout.offsets), 1))
-                        rt = CTARuntime(index, (bx, by, bz), shared, nthreads)
-                        rt.views = [_view(shared.allocs[i.alloc].data, i) for i in program.shared_infos]
+                        rt = CTARuntime(len(ctas), (bx, by, bz), None, nthreads)
+                        if not waves:
+                            make_shared(rt)
                         for k in range(nwarps):
                             w = Warp(len(warps), rt, k, min(32, nthreads - 32 * k), block, eng, program.nslots)
                             rt.warps.append(w)
@@ -186,7 +209,11 @@ class Engine:
             started = True
             scheduler = (Scheduler if gate is None else GatedScheduler)(eng, warps, self.max_polls)
             body = program.body
-            if any(s.op == "clusterlaunchcontrol.try_cancel" for s in program.sites):
+            if waves:
+                eng.residency = Residency(eng, _clusters_in_order(ctas), resident // csize, per_sm, make_shared)
+                body = eng.residency.gate(body)
+                eng.residency.start()
+            if clc:
                 eng.clc = ClcScheduler(_clusters_in_order(ctas), self.clc_resident, self.clc_policy,
                                        self.clc_answers)
                 body = launch_gate(eng, body, eng.clc)
@@ -199,8 +226,13 @@ class Engine:
             diagnostics.append(Diagnostic(err.kind, Verdict.ERROR, err.message, err.span, details))
         except ResourceLimit as err:
             termination = "incomplete"
-            diagnostics.append(Diagnostic("analysis_incomplete", Verdict.INCOMPLETE, err.message, None,
-                                          {"reason": "resource_limit", "limit": err.limit, **err.details}))
+            message, details = err.message, {"reason": "resource_limit", "limit": err.limit, **err.details}
+            waiting = eng.residency.pending() if eng is not None and eng.residency is not None else 0
+            if waiting:
+                message += (f"; {waiting:,} CTA(s) were still waiting for a free SM (if a resident CTA waits for "
+                            f"one of them, the kernel hangs on hardware)")
+                details["ctas_not_launched"] = waiting
+            diagnostics.append(Diagnostic("analysis_incomplete", Verdict.INCOMPLETE, message, None, details))
         except UnsupportedTIRxError as err:
             if self.unsupported == "raise":
                 raise
@@ -240,7 +272,7 @@ class Engine:
                 raise ValueError(f"{name!r} is not a buffer parameter of {func.name}")
             src = inputs[name]
             if name in arrays:
-                out[name] = arrays[name].reshape(src.shape).copy()
+                out[name] = arrays[name].reshape(src.shape)    # the run's private copy: nothing else holds it
             else:           # the launch never started: memory is as the inputs left it
                 view = np.asarray(src).view()
                 view.flags.writeable = False
@@ -254,6 +286,10 @@ class Engine:
         stats["block"] = block if program is not None else None
         stats["cluster"] = cluster if program is not None else None
         stats["target"] = self.target.name
+        if eng is not None and eng.residency is not None:
+            r = eng.residency
+            stats["residency"] = {"resident_clusters": r.resident, "cluster_ctas": len(r.clusters[0]),
+                                  "peak_resident_clusters": r.peak, "launched_clusters": r.next}
         if eng is not None and eng.clc is not None:
             stats["clc"] = {"choices": list(eng.clc.choices), "forced": len(self.clc_answers),
                             "cancels": eng.clc.cancels}

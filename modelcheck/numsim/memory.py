@@ -56,6 +56,8 @@ class Allocation:
 
     def mark_words(self, index, size: int) -> None:
         """Mark whole aligned words (element indices of a `size`-byte view) as written."""
+        if self.all_written:
+            return
         views = self.__dict__.setdefault("_wview", {})
         v = views.get(size)
         if v is None:
@@ -141,7 +143,8 @@ class GlobalMemory:
     def add(self, name: str, array: np.ndarray, initialized: bool = True) -> Allocation:
         slot = len(self.allocs)
         data = array.reshape(-1).view(np.uint8)
-        written = np.full(data.size, initialized, dtype=np.bool_)
+        # a bound input is written everywhere: its flags are one shared True, no byte per byte of the buffer
+        written = np.broadcast_to(np.True_, (data.size,)) if initialized else np.zeros(data.size, dtype=np.bool_)
         a = Allocation(slot, name, "global", GLOBAL_BASE + slot * GLOBAL_STRIDE, data.size, data, written,
                        all_written=initialized)
         self.allocs[name] = a

@@ -339,6 +339,7 @@ class EngineState:
         self.async_register_hazards: dict[tuple, dict] = {}
         self.async_id = 0
         self.clc = None                 # the launch scheduler of a kernel with try_cancel (ops/clc.py)
+        self.residency = None           # the waves of a grid larger than the GPU holds (numsim.residency)
         self.loop_budget = 1_000_000
         self.clock = 0
 
