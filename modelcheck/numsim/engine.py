@@ -1,11 +1,12 @@
 """NumSim's entry point: `Engine(func, **limits).run(inputs, outputs, observers)`.
 
-A run binds copies of the inputs, compiles the kernel to closures once, lays out
-every CTA's shared memory, runs all warps of the grid under the deterministic
-scheduler, and returns a frozen `NumSimResult`: output copies, diagnostics, stats,
-why it stopped, and the verdict (error > incomplete > review > clean).  Missing
-bindings raise `InputError`; executing an unsupported operation raises
-`UnsupportedTIRxError` unless `unsupported="incomplete"` is asked for.
+A run binds copies of the inputs (a buffer the compiled kernel can only read -- never stored to, its
+address never taken -- is bound as a read-only view instead, and is that view in the outputs),
+compiles the kernel to closures once, gives each CTA its shared memory while it is resident
+(numsim.residency), runs all warps of the grid under the deterministic scheduler, and returns a
+frozen `NumSimResult`: outputs, diagnostics, stats, why it stopped, and the verdict (error >
+incomplete > review > clean).  Missing bindings raise `InputError`; executing an unsupported
+operation raises `UnsupportedTIRxError` unless `unsupported="incomplete"` is asked for.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from .inputs import bind_scalars, buffer_array, check_inputs, normalize, resolve
 from .memory import GlobalMemory, SharedMemory
 from .runtime import CTARuntime, EngineState, Scheduler, Warp, id_ranges
 from .schedule import Gate, GatedScheduler, GatedState, Schedule, ScheduleStuck
-from .tensormap import bind_host_maps, bind_tensor_maps, handle_scalars
+from .tensormap import TENSOR_MAPS, bind_host_maps, bind_tensor_maps, handle_scalars
 from .ops.wgmma import at_exit as wgmma_at_exit
 from .tmem import live_at_exit
 from .memory import SHARED_BASE
@@ -165,21 +166,27 @@ class Engine:
             clc = any(s.op == "clusterlaunchcontrol.try_cancel" for s in program.sites)
             waves = not clc and resident // csize < nctas // csize
             held = min(nctas, max(resident // csize, 1) * csize) if waves else nctas
-            meter.allocate(sum(int(np.asarray(inputs[p.name]).nbytes) for p in func.params if p.kind == "buffer"),
-                           "copying the global buffers")
+            # buffers the kernel only reads are bound as they are (host tensor maps may write theirs)
+            written = program.written_globals | {program.buffers_alloc(h.buffer) for h in func.host
+                                                 if isinstance(h, ir.TensorMapEncode)}
+            if TENSOR_MAPS in written:      # a map parameter may point into any buffer parameter
+                written |= {p.name for p in func.params if p.kind == "buffer"}
+            meter.allocate(sum(int(np.asarray(inputs[p.name]).nbytes) for p in func.params
+                               if p.kind == "buffer" and p.name in written), "copying the global buffers")
             meter.allocate(nctas * (budget.CTA_BYTES + nwarps * budget.WARP_BYTES) + held * 2 * program.layout.total,
                            f"{nctas:,} CTA(s) of {nwarps} warp(s) with {program.layout.total:,} bytes of shared "
                            f"memory each" + (f" ({held:,} resident at once)" if waves else ""))
             gmem = GlobalMemory()
             for p in func.params:
                 if p.kind == "buffer":
-                    arrays[p.name] = buffer_array(func, p, inputs[p.name], scalars)
+                    arrays[p.name] = buffer_array(func, p, inputs[p.name], scalars, copy=p.name in written)
                     gmem.add(p.name, arrays[p.name])
             eng = EngineState(gmem, program.sites, list(observers)) if gate is None else \
                 GatedState(gmem, program.sites, list(observers), gate)
             eng.loop_budget = self.max_loop_iterations
             eng.meter = meter
-            eng.tensor_maps = bind_tensor_maps(func, inputs, gmem)   # may add global allocations: before first_id
+            # may add global allocations: before first_id
+            eng.tensor_maps = bind_tensor_maps(func, inputs, gmem, written=TENSOR_MAPS in program.written_globals)
             eng.tensor_maps.update(bind_host_maps(func, scalars, gmem, program.buffers_alloc))
             for info in program.buffers.values():
                 if info.space == "global":
@@ -233,6 +240,15 @@ class Engine:
                             f"one of them, the kernel hangs on hardware)")
                 details["ctas_not_launched"] = waiting
             diagnostics.append(Diagnostic("analysis_incomplete", Verdict.INCOMPLETE, message, None, details))
+        except ValueError as err:
+            if "read-only" not in str(err):
+                raise
+            # a write into an input bound without a copy, which the compiler took for read-only: a NumSim
+            # defect, reported as one rather than changing the caller's array
+            termination = "incomplete"
+            diagnostics.append(Diagnostic("analysis_incomplete", Verdict.INCOMPLETE,
+                                          f"internal: a write reached an input NumSim bound read-only ({err})", None,
+                                          {"reason": "internal", "error": str(err)}))
         except UnsupportedTIRxError as err:
             if self.unsupported == "raise":
                 raise

@@ -273,12 +273,17 @@ def rebind(arr, tensor: np.ndarray, offset: int = 0) -> "TensorMapArray":
     return out
 
 
-def payload(arr, nbytes: int) -> np.ndarray:
+def payload(arr, nbytes: int, copy: bool = True) -> np.ndarray:
+    """The tensor bytes a descriptor array carries after its header (with `copy` False: a read-only view)."""
     raw = arr.numpy() if isinstance(arr, TensorMap) else arr
     raw = raw.reshape(-1).view(np.uint8)
     if raw.size < HEADER + nbytes:
         raise TensorMapError("descriptor", f"the descriptor array holds {raw.size - HEADER} payload bytes, its "
                                            f"header says {nbytes}")
+    if not copy:
+        view = raw[HEADER:HEADER + nbytes].view()
+        view.flags.writeable = False
+        return view
     return raw[HEADER:HEADER + nbytes].copy()
 
 
@@ -426,6 +431,10 @@ def bind_host_maps(func, scalars: dict, gmem, base_of) -> dict:
     return out
 
 
+# in Program.written_globals: some operation stores through a tensor map (no parameter has this name)
+TENSOR_MAPS = "<tensor maps>"
+
+
 class BoundTensorMap:
     """A tensor-map parameter of one run: its decoded fields (or the decode error) and its data."""
 
@@ -440,8 +449,10 @@ class BoundTensorMap:
         self.validated = False
 
 
-def bind_tensor_maps(func, inputs: dict, gmem) -> dict:
-    """{handle value: BoundTensorMap} for every tensor-map parameter; see the module docstring."""
+def bind_tensor_maps(func, inputs: dict, gmem, written: bool = True) -> dict:
+    """{handle value: BoundTensorMap} for every tensor-map parameter; see the module docstring.  `written`
+    False: no operation of the kernel stores through a tensor map, so a map's tensor bytes are bound without
+    a private copy (read-only, when globalAddress is 16-byte aligned as the allocation base is)."""
     handles = handle_scalars(func)
     buffers = []
     for p in func.params:
@@ -469,10 +480,14 @@ def bind_tensor_maps(func, inputs: dict, gmem) -> dict:
                 break
         else:
             try:
-                data = payload(arr, f.base_nbytes)
+                data = payload(arr, f.base_nbytes, copy=written or f.global_address % 16 != 0)
             except TensorMapError as err:
                 bound.error = err
             else:
+                if not data.flags.writeable:
+                    bound.alloc, bound.base_off = gmem.add(name, data), 0
+                    out[addr] = bound
+                    continue
                 # 16-byte aligned like globalAddress: the allocation base is, and the offset is kept mod 16
                 pad = f.global_address % 16
                 buf = np.zeros(pad + data.size, dtype=np.uint8)

@@ -23,7 +23,7 @@ from ..descriptors import byte_runs
 from ..errors import EngineError, UnsupportedTIRxError
 from ..memory import CLUSTER_WINDOW, SHARED_BASE, cluster_address
 from ..sync import SyncError
-from ..tensormap import TensorMapError, box_plan, fill_bits, validate
+from ..tensormap import TENSOR_MAPS, TensorMapError, box_plan, fill_bits, validate
 from . import name_of
 from .async_copy import _groups, _new_op
 from .cluster import cluster_of
@@ -221,6 +221,7 @@ def _s2g(ctx, call, info):
     site = ctx.site(call, "cp.async.bulk.tensor")
     span = call.span
     what = f"cp.async.bulk.tensor.{dims}d (shared -> global)"
+    ctx.cc.written_globals.add(TENSOR_MAPS)      # a store through a tensor map: maps' bytes get private copies
 
     def run(w):
         tm_a, src_a = tmap_fn(w), src_fn(w)

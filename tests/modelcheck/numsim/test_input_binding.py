@@ -1,0 +1,61 @@
+"""How NumSim binds inputs (numsim/engine.py, numsim/tensormap.py): a private copy of every buffer the kernel
+may write, a read-only view of one it can only read (never stored to, its address never taken), so a large
+read-only input costs no memory; a write the compiler did not foresee is reported, never made."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+import modelcheck
+from modelcheck import numsim
+from modelcheck.numsim import TensorMap, engine
+from modelcheck.numsim.memory import GlobalMemory
+from modelcheck.numsim.tensormap import bind_tensor_maps
+from tests.manifest import KERNELS
+
+FIX = Path(__file__).parent.parent.parent / "fixtures" / "numsim"
+
+
+def inputs():
+    return {"x": np.arange(64, dtype=np.int32), "out": np.zeros(64, np.int32), "flag": np.zeros(1, np.int32)}
+
+
+def test_a_buffer_the_kernel_only_reads_is_bound_without_a_copy():
+    func = modelcheck.load(FIX / "read_only_input.py").func
+    given = inputs()
+    res = numsim.run(func, given)
+    assert res.verdict == "clean", res.diagnostics
+    np.testing.assert_array_equal(res.outputs["out"], np.arange(64) * 2 + 1)
+    assert np.shares_memory(res.outputs["x"], given["x"]) and not res.outputs["x"].flags.writeable
+    for written in ("out", "flag"):               # stored to, or its address taken: private copies
+        assert not np.shares_memory(res.outputs[written], given[written])
+    assert res.outputs["flag"][0] == 1 and given["flag"][0] == 0
+    assert given["x"].flags.writeable             # the caller's array itself is untouched
+
+
+def test_a_write_the_compiler_did_not_foresee_is_reported_not_made(monkeypatch):
+    compile_ = engine.Compiler.compile
+
+    def forgetful(self):
+        program = compile_(self)
+        program.written_globals.clear()           # as if the compiler had missed every write
+        return program
+    monkeypatch.setattr(engine.Compiler, "compile", forgetful)
+    given = inputs()
+    res = numsim.run(modelcheck.load(FIX / "read_only_input.py").func, given)
+    assert res.termination == "incomplete"
+    (diag,) = res.diagnostics_of("analysis_incomplete")
+    assert diag.details["reason"] == "internal" and "read-only" in diag.message
+    assert not given["out"].any()
+
+
+def test_tensor_map_bytes_are_copied_only_when_the_kernel_stores_through_a_map():
+    func = modelcheck.load(KERNELS / "tma_copy_64b.py").func
+    src = np.arange(64 * 64, dtype=np.float32)
+    tmap = TensorMap(src, (64, 64), (256,), (16, 8), (1, 1), "float32", "64B").numpy()
+    for written in (False, True):
+        gmem = GlobalMemory()
+        (bound,) = bind_tensor_maps(func, {"tmap": tmap}, gmem, written=written).values()
+        assert bound.alloc.data.flags.writeable == written
+        assert np.shares_memory(bound.alloc.data, tmap) != written
