@@ -27,7 +27,7 @@ from .inputs import bind_scalars, buffer_array, check_inputs, normalize, resolve
 from .memory import GlobalMemory, SharedMemory
 from .runtime import CTARuntime, EngineState, Scheduler, Warp, id_ranges
 from .schedule import Gate, GatedScheduler, GatedState, Schedule, ScheduleStuck
-from .tensormap import TENSOR_MAPS, bind_host_maps, bind_tensor_maps, handle_scalars
+from .tensormap import TENSOR_MAPS, bind_host_maps, bind_tensor_maps, buffers_under, handle_scalars
 from .ops.wgmma import at_exit as wgmma_at_exit
 from .tmem import live_at_exit
 from .memory import SHARED_BASE
@@ -169,8 +169,10 @@ class Engine:
             # buffers the kernel only reads are bound as they are (host tensor maps may write theirs)
             written = program.written_globals | {program.buffers_alloc(h.buffer) for h in func.host
                                                  if isinstance(h, ir.TensorMapEncode)}
-            if TENSOR_MAPS in written:      # a map parameter may point into any buffer parameter
+            maps = {p.name for p in func.params if p.kind == "handle"} & written
+            if TENSOR_MAPS in written:      # a store through some map: it may point into any buffer parameter
                 written |= {p.name for p in func.params if p.kind == "buffer"}
+            written |= buffers_under(func, inputs, maps)     # the buffers stored-through maps point into
             meter.allocate(sum(int(np.asarray(inputs[p.name]).nbytes) for p in func.params
                                if p.kind == "buffer" and p.name in written), "copying the global buffers")
             meter.allocate(nctas * (budget.CTA_BYTES + nwarps * budget.WARP_BYTES) + held * 2 * program.layout.total,
@@ -186,7 +188,8 @@ class Engine:
             eng.loop_budget = self.max_loop_iterations
             eng.meter = meter
             # may add global allocations: before first_id
-            eng.tensor_maps = bind_tensor_maps(func, inputs, gmem, written=TENSOR_MAPS in program.written_globals)
+            eng.tensor_maps = bind_tensor_maps(func, inputs, gmem,
+                                               written=True if TENSOR_MAPS in written else maps)
             eng.tensor_maps.update(bind_host_maps(func, scalars, gmem, program.buffers_alloc))
             for info in program.buffers.values():
                 if info.space == "global":
@@ -235,9 +238,8 @@ class Engine:
             termination = "incomplete"
             message, details = err.message, {"reason": "resource_limit", "limit": err.limit, **err.details}
             waiting = eng.residency.pending() if eng is not None and eng.residency is not None else 0
-            if waiting:
-                message += (f"; {waiting:,} CTA(s) were still waiting for a free SM (if a resident CTA waits for "
-                            f"one of them, the kernel hangs on hardware)")
+            if eng is not None and eng.residency is not None and waiting:
+                message += eng.residency.stalled_note(meter.steps)
                 details["ctas_not_launched"] = waiting
             diagnostics.append(Diagnostic("analysis_incomplete", Verdict.INCOMPLETE, message, None, details))
         except ValueError as err:

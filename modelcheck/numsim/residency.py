@@ -64,6 +64,8 @@ class Residency:
         self.next = 0
         self.running = 0
         self.peak = 0
+        self.finished = 0                           # clusters exited
+        self.last_exit = 0                          # the meter's step count at the last exit (or the start)
         self.what = (f"await a free SM: launches when a resident CTA exits ({per_sm}; the CTAs before it in "
                      f"launch order hold them)")
 
@@ -98,7 +100,19 @@ class Residency:
             rt.shared = ReleasedShared(rt.index, kept)
             rt.views = []
         self.running -= 1
+        self.finished += 1
+        self.last_exit = eng.meter.steps if eng.meter is not None else 0
         self.start()
+
+    def stalled_note(self, steps: int) -> str:
+        """For a run stopped by a budget with CTAs not started yet: what residency says about it."""
+        waiting = self.pending()
+        note = f"; {waiting:,} CTA(s) had not started (waiting for a free SM), {self.finished:,} cluster(s) had exited"
+        since = steps - self.last_exit
+        if since * 2 > steps:        # most of the run went by without an exit: maybe waiting on a later CTA
+            note += (f", none in the last {since:,} warp-instructions (if a resident CTA waits for one that has "
+                     f"not started, the kernel hangs on hardware)")
+        return note
 
     def gate(self, program):
         """The per-warp program behind the launch: wait for the cluster's launch, run, count the exit."""

@@ -449,10 +449,34 @@ class BoundTensorMap:
         self.validated = False
 
 
-def bind_tensor_maps(func, inputs: dict, gmem, written: bool = True) -> dict:
-    """{handle value: BoundTensorMap} for every tensor-map parameter; see the module docstring.  `written`
-    False: no operation of the kernel stores through a tensor map, so a map's tensor bytes are bound without
-    a private copy (read-only, when globalAddress is 16-byte aligned as the allocation base is)."""
+def buffers_under(func, inputs: dict, maps) -> set[str]:
+    """The buffer parameters that tensor-map inputs `maps` point into: a map bound to the live array it was
+    encoded over is bound into the buffer parameter holding it (`bind_tensor_maps`), not to bytes of its own."""
+    out = set()
+    for name in maps:
+        arr = inputs.get(name)
+        live = getattr(arr, "tensor_base", None)
+        if live is None:
+            continue
+        try:
+            f = decode(arr.numpy() if isinstance(arr, TensorMap) else arr)
+        except TensorMapError:
+            continue
+        if int(live.__array_interface__["data"][0]) != f.global_address:
+            continue
+        for p in func.params:
+            v = inputs.get(p.name)
+            if p.kind == "buffer" and isinstance(v, np.ndarray) and v.size:
+                lo = int(v.__array_interface__["data"][0])
+                if lo <= f.global_address and f.global_address + f.base_nbytes <= lo + int(v.nbytes):
+                    out.add(p.name)
+    return out
+
+
+def bind_tensor_maps(func, inputs: dict, gmem, written=True) -> dict:
+    """{handle value: BoundTensorMap} for every tensor-map parameter; see the module docstring.  `written`:
+    the map parameters some operation stores through (True: any may be); another map's tensor bytes are
+    bound without a private copy (read-only, when globalAddress is 16-byte aligned as the allocation base is)."""
     handles = handle_scalars(func)
     buffers = []
     for p in func.params:
@@ -480,7 +504,8 @@ def bind_tensor_maps(func, inputs: dict, gmem, written: bool = True) -> dict:
                 break
         else:
             try:
-                data = payload(arr, f.base_nbytes, copy=written or f.global_address % 16 != 0)
+                stored = written is True or name in written
+                data = payload(arr, f.base_nbytes, copy=stored or f.global_address % 16 != 0)
             except TensorMapError as err:
                 bound.error = err
             else:

@@ -11,7 +11,7 @@ import modelcheck
 from modelcheck import numsim
 from modelcheck.numsim import TensorMap, engine
 from modelcheck.numsim.memory import GlobalMemory
-from modelcheck.numsim.tensormap import bind_tensor_maps
+from modelcheck.numsim.tensormap import bind_tensor_maps, buffers_under
 from tests.manifest import KERNELS
 
 FIX = Path(__file__).parent.parent.parent / "fixtures" / "numsim"
@@ -54,8 +54,19 @@ def test_tensor_map_bytes_are_copied_only_when_the_kernel_stores_through_a_map()
     func = modelcheck.load(KERNELS / "tma_copy_64b.py").func
     src = np.arange(64 * 64, dtype=np.float32)
     tmap = TensorMap(src, (64, 64), (256,), (16, 8), (1, 1), "float32", "64B").numpy()
-    for written in (False, True):
+    for written, copied in ((set(), False), ({"other_map"}, False), ({"tmap"}, True), (True, True)):
         gmem = GlobalMemory()
         (bound,) = bind_tensor_maps(func, {"tmap": tmap}, gmem, written=written).values()
-        assert bound.alloc.data.flags.writeable == written
-        assert np.shares_memory(bound.alloc.data, tmap) != written
+        assert bound.alloc.data.flags.writeable == copied
+        assert np.shares_memory(bound.alloc.data, tmap) != copied
+
+
+def test_a_buffer_a_stored_through_map_points_into_gets_a_copy():
+    func = modelcheck.load(KERNELS / "tma_copy_64b.py").func
+    src = np.arange(64 * 64, dtype=np.float32)
+    live = TensorMap(src, (64, 64), (256,), (16, 8), (1, 1), "float32", "64B")
+    inputs = {"src": src, "tmap": live.numpy(), "out": np.zeros(128, np.float32)}
+    assert buffers_under(func, inputs, {"tmap"}) == {"src"}
+    assert buffers_under(func, inputs, set()) == set()
+    inputs["tmap"] = np.array(live.numpy())          # a plain copy of the descriptor: bytes of its own
+    assert buffers_under(func, inputs, {"tmap"}) == set()

@@ -82,11 +82,13 @@ def test_waiting_for_a_cta_beyond_the_resident_wave_never_finishes():
     assert hang.termination == "incomplete"
     (diag,) = [d for d in hang.diagnostics if d.status == "incomplete"]
     assert diag.details["ctas_not_launched"] == 2 and "waiting for a free SM" in diag.message
+    assert "0 cluster(s) had exited, none in the last" in diag.message
     # the same on the default target: 300 CTAs of 200 KB, each waiting for CTA k + 150
     big = modelcheck.load(FIX / "wait_on_later_cta.py", CTAS=300, AHEAD=150).func
     report = modelcheck.synccheck(big, max_steps=200_000)
     assert report.verdict == "incomplete"
-    assert any("152 CTA(s) were still waiting for a free SM" in f.message for f in report.findings)
+    assert any("152 CTA(s) had not started" in f.message and "kernel hangs on hardware" in f.message
+               for f in report.findings)
 
 
 def test_a_cta_blocked_while_others_await_launch_is_a_deadlock_naming_both():
