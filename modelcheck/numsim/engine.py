@@ -23,7 +23,7 @@ from . import budget, registers_budget, targets
 from . import values as V
 from .compile_stmt import Compiler, _static
 from .errors import Diagnostic, EngineError, ResourceLimit, UnsupportedTIRxError
-from .inputs import bind_scalars, buffer_array, check_inputs, normalize, resolve_dims
+from .inputs import all_zero, bind_scalars, buffer_array, check_inputs, normalize, resolve_dims
 from .memory import GlobalMemory, SharedMemory
 from .runtime import CTARuntime, EngineState, Scheduler, Warp, id_ranges
 from .schedule import Gate, GatedScheduler, GatedState, Schedule, ScheduleStuck
@@ -173,8 +173,10 @@ class Engine:
             if TENSOR_MAPS in written:      # a store through some map: it may point into any buffer parameter
                 written |= {p.name for p in func.params if p.kind == "buffer"}
             written |= buffers_under(func, inputs, maps)     # the buffers stored-through maps point into
+            # (an all-zero buffer gets fresh zeros, whose pages the resident size counts as they are written)
             meter.allocate(sum(int(np.asarray(inputs[p.name]).nbytes) for p in func.params
-                               if p.kind == "buffer" and p.name in written), "copying the global buffers")
+                               if p.kind == "buffer" and p.name in written
+                               and not all_zero(np.asarray(inputs[p.name]))), "copying the global buffers")
             meter.allocate(nctas * (budget.CTA_BYTES + nwarps * budget.WARP_BYTES) + held * 2 * program.layout.total,
                            f"{nctas:,} CTA(s) of {nwarps} warp(s) with {program.layout.total:,} bytes of shared "
                            f"memory each" + (f" ({held:,} resident at once)" if waves else ""))

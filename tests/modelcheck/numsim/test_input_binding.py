@@ -34,6 +34,17 @@ def test_a_buffer_the_kernel_only_reads_is_bound_without_a_copy():
     assert given["x"].flags.writeable             # the caller's array itself is untouched
 
 
+def test_an_all_zero_output_gets_fresh_zeros_not_a_copy():
+    func = modelcheck.load(FIX / "read_only_input.py").func
+    given = inputs()
+    given["flag"] = np.array([-0.0], np.float32).view(np.int32)     # -0.0's bytes are not zero: copied
+    res = numsim.run(func, given)
+    assert res.outputs["out"].flags.writeable and not np.shares_memory(res.outputs["out"], given["out"])
+    np.testing.assert_array_equal(res.outputs["out"], np.arange(64) * 2 + 1)
+    assert res.outputs["flag"][0] == 1 and given["flag"][0] == np.array([-0.0], np.float32).view(np.int32)[0]
+    assert numsim.inputs.all_zero(np.zeros(4, np.float32)) and not numsim.inputs.all_zero(given["flag"])
+
+
 def test_a_write_the_compiler_did_not_foresee_is_reported_not_made(monkeypatch):
     compile_ = engine.Compiler.compile
 
