@@ -147,7 +147,9 @@ def _describe(p: ir.Param) -> str:
 
 def all_zero(value: np.ndarray) -> bool:
     """Every byte of a (C-contiguous) array is zero (-0.0 is not: its bytes are not)."""
-    return bool(value.flags.c_contiguous) and not value.reshape(-1).view(np.uint8).any()
+    if not isinstance(value, np.ndarray) or value.dtype.hasobject or not value.flags.c_contiguous:
+        return False          # not an array of plain values (the binding checks report what is wrong)
+    return not value.reshape(-1).view(np.uint8).any()
 
 
 def buffer_array(func: ir.PrimFunc, p: ir.Param, value, scalars: dict, copy: bool = True) -> np.ndarray:
