@@ -109,6 +109,15 @@ class AccessChunk:
         return out
 
 
+class AllocName:
+    """A released allocation's entry in the allocation table: what observers read of it."""
+
+    __slots__ = ("space", "id", "name")
+
+    def __init__(self, space: str, id_: int, name: str):
+        self.space, self.id, self.name = space, id_, name
+
+
 class AccessColumns:
     """The engine's access buffer; `rows` takes one `ROW_FIELDS` tuple per memory instruction."""
 
@@ -147,6 +156,15 @@ class AccessColumns:
 
     def pending(self) -> bool:
         return bool(self.rows or self.bulks or self.retired)
+
+    def release(self, allocs) -> None:
+        """Allocations whose memory is gone (a CTA exited under residency; flush first): their table entries
+        become bare names, so the table no longer keeps their bytes alive.  Observers read only a table
+        entry's space, id and name, and the table stays append-only."""
+        for a in allocs:
+            k = self.alloc_index.pop(id(a), None)
+            if k is not None:
+                self.allocs[k] = AllocName(a.space, a.id, a.name)
 
     def flush(self) -> None:
         """Hand what is buffered to the observers as one chunk."""

@@ -45,8 +45,12 @@ _ESCAPES = (_Break, _Continue, _Return)
 class Program:
     """A kernel compiled for one launch: `body(w)` is the generator every warp runs."""
 
-    def __init__(self, func, body, sites, buffers, layout, nslots, global_slot, shared_infos, unsupported=None):
+    def __init__(self, func, body, sites, buffers, layout, nslots, global_slot, shared_infos, unsupported=None,
+                 written_globals=None):
         self.func = func
+        # global buffer parameters the kernel may write: stored to, or their address taken (compiled code only;
+        # tensor maps are apart).  The others are bound without a private copy (Engine.run).
+        self.written_globals = set(written_globals or ())
         self.buffers_alloc = lambda name: buffers[name].alloc      # a buffer's global allocation name
         self.unsupported = unsupported or {}     # site -> (op name, why): operations outside the modeled set
         self.body = body
@@ -119,6 +123,7 @@ class Compiler:
         self._collect_buffers()
         # local buffers that an op writes asynchronously (numsim.registers): their accesses are checked
         self.async_destinations = async_destinations(func)
+        self.written_globals: set[str] = set()     # see Program.written_globals
         self.ops = OpContext(self)
         self.tail_whiles = _tail_whiles(func.body)
         self.exprs = ExprCompiler(func, self.constants, scalars, self.buffers, block, self.ops)
@@ -243,7 +248,7 @@ class Compiler:
                 except _Return:
                     pass
         return Program(self.func, entry, self.ops.sites, self.buffers, self.layout, len(self.exprs.slots),
-                       self.global_slot, self.shared_infos, self.ops.unsupported_sites)
+                       self.global_slot, self.shared_infos, self.ops.unsupported_sites, self.written_globals)
 
     def block(self, stmts):
         compiled = [self.stmt(s) for s in stmts]
@@ -291,7 +296,10 @@ class Compiler:
         if isinstance(v, ir.OpCall):
             fn, blocking = self.ops.compile_call(v)
         else:
+            written = set(self.written_globals)
             fn, blocking = self.exprs.expr(v), False
+            if isinstance(v, ir.Address):
+                self.written_globals = written    # `T.address_of(q[0])` alone: an address computed and dropped
         k = cost(v) - 1 if isinstance(v, ir.OpCall) else cost(v)
         if blocking:
             def run_gen(w):

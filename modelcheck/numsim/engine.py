@@ -1,11 +1,12 @@
 """NumSim's entry point: `Engine(func, **limits).run(inputs, outputs, observers)`.
 
-A run binds copies of the inputs, compiles the kernel to closures once, lays out
-every CTA's shared memory, runs all warps of the grid under the deterministic
-scheduler, and returns a frozen `NumSimResult`: output copies, diagnostics, stats,
-why it stopped, and the verdict (error > incomplete > review > clean).  Missing
-bindings raise `InputError`; executing an unsupported operation raises
-`UnsupportedTIRxError` unless `unsupported="incomplete"` is asked for.
+A run binds copies of the inputs (a buffer the compiled kernel can only read -- never stored to, its
+address never taken -- is bound as a read-only view instead, and is that view in the outputs),
+compiles the kernel to closures once, gives each CTA its shared memory while it is resident
+(numsim.residency), runs all warps of the grid under the deterministic scheduler, and returns a
+frozen `NumSimResult`: outputs, diagnostics, stats, why it stopped, and the verdict (error >
+incomplete > review > clean).  Missing bindings raise `InputError`; executing an unsupported
+operation raises `UnsupportedTIRxError` unless `unsupported="incomplete"` is asked for.
 """
 from __future__ import annotations
 
@@ -22,16 +23,17 @@ from . import budget, registers_budget, targets
 from . import values as V
 from .compile_stmt import Compiler, _static
 from .errors import Diagnostic, EngineError, ResourceLimit, UnsupportedTIRxError
-from .inputs import bind_scalars, buffer_array, check_inputs, normalize, resolve_dims
+from .inputs import all_zero, bind_scalars, buffer_array, check_inputs, normalize, resolve_dims
 from .memory import GlobalMemory, SharedMemory
 from .runtime import CTARuntime, EngineState, Scheduler, Warp, id_ranges
 from .schedule import Gate, GatedScheduler, GatedState, Schedule, ScheduleStuck
-from .tensormap import bind_host_maps, bind_tensor_maps, handle_scalars
+from .tensormap import TENSOR_MAPS, bind_host_maps, bind_tensor_maps, buffers_under, handle_scalars
 from .tmap_values import MapStore, attach_output_maps, bind_buffer_maps, bind_param_bytes, stray_words
 from .ops.wgmma import at_exit as wgmma_at_exit
 from .tmem import live_at_exit
 from .memory import SHARED_BASE
 from .ops.clc import ClcScheduler, launch_gate
+from .residency import Residency
 from .sync import ClusterBarrier
 from .trace import Halt, RunInfo
 
@@ -60,14 +62,19 @@ class Engine:
 
     Budgets (numsim.budget): `max_steps` warp-instructions, `max_seconds` of wall clock and
     `max_memory_mb` the run may add, besides the per-loop `max_loop_iterations` and `max_polls`.
-    `target` (numsim.targets) gives the hardware launch limits."""
+    `target` (numsim.targets) gives the hardware launch limits and the CTAs resident at once
+    (`resident_ctas` overrides the latter: a larger grid runs in waves, numsim.residency)."""
 
     def __init__(self, func: ir.PrimFunc, *, max_polls: int = 1_000_000, max_loop_iterations: int = 1_000_000,
                  unsupported: str = "raise", max_steps: int = budget.DEFAULT_MAX_STEPS,
                  max_seconds: float = budget.DEFAULT_MAX_SECONDS,
                  max_memory_mb: float = budget.DEFAULT_MAX_MEMORY_MB, target: str | None = None,
-                 clc_resident: int = 1, clc_policy: str = "steal", clc_answers: tuple = ()):
+                 clc_resident: int = 1, clc_policy: str = "steal", clc_answers: tuple = (),
+                 resident_ctas: int | None = None):
         self.func = func
+        if resident_ctas is not None and resident_ctas < 1:
+            raise ValueError("resident_ctas must be at least 1")
+        self.resident_ctas = resident_ctas  # CTAs resident at once (None: the target's, numsim.residency)
         if clc_policy not in ("steal", "fail"):
             raise ValueError("clc_policy must be 'steal' or 'fail'")
         self.clc_resident = clc_resident    # clusters running at once under cluster launch control (ops/clc.py)
@@ -99,6 +106,14 @@ class Engine:
         block = dims(self.func.launch.block, "block")
         cluster = dims(self.func.launch.cluster, "cluster")
         return grid, block, cluster
+
+    def _residency(self, warps_per_cta: int, shared_bytes: int) -> tuple[int, str]:
+        """CTAs resident at once, and how that was decided (for messages)."""
+        if self.resident_ctas is not None:
+            return self.resident_ctas, f"{self.resident_ctas:,} CTA(s) resident at once, as asked"
+        t = self.target
+        n = targets.resident_ctas(t, warps_per_cta, shared_bytes)
+        return n, f"{t.sms} SMs x {n // t.sms} CTA(s) per SM on {t.name}"
 
     def meter(self) -> budget.Meter:
         """A fresh meter of this engine's budgets (a checker may share one between the run and its analysis)."""
@@ -146,21 +161,38 @@ class Engine:
             nthreads = block[0] * block[1] * block[2]
             nwarps = (nthreads + 31) // 32
             nctas = grid[0] * grid[1] * grid[2]
-            meter.allocate(sum(int(np.asarray(inputs[p.name]).nbytes) for p in func.params if p.kind == "buffer"),
-                           "copying the global buffers")
-            meter.allocate(nctas * (2 * program.layout.total + budget.CTA_BYTES + nwarps * budget.WARP_BYTES),
+            csize = cluster[0] * cluster[1] * cluster[2]
+            resident, per_sm = self._residency(nwarps, program.layout.total)
+            # a launch with cluster launch control has its own launch scheduler (ops/clc.py)
+            clc = any(s.op == "clusterlaunchcontrol.try_cancel" for s in program.sites)
+            waves = not clc and resident // csize < nctas // csize
+            held = min(nctas, max(resident // csize, 1) * csize) if waves else nctas
+            # buffers the kernel only reads are bound as they are (host tensor maps may write theirs)
+            written = program.written_globals | {program.buffers_alloc(h.buffer) for h in func.host
+                                                 if isinstance(h, ir.TensorMapEncode)}
+            maps = {p.name for p in func.params if p.kind == "handle"} & written
+            if TENSOR_MAPS in written:      # a store through some map: it may point into any buffer parameter
+                written |= {p.name for p in func.params if p.kind == "buffer"}
+            written |= buffers_under(func, inputs, maps)     # the buffers stored-through maps point into
+            # (an all-zero buffer gets fresh zeros, whose pages the resident size counts as they are written)
+            meter.allocate(sum(int(np.asarray(inputs[p.name]).nbytes) for p in func.params
+                               if p.kind == "buffer" and p.name in written
+                               and not all_zero(np.asarray(inputs[p.name]))), "copying the global buffers")
+            meter.allocate(nctas * (budget.CTA_BYTES + nwarps * budget.WARP_BYTES) + held * 2 * program.layout.total,
                            f"{nctas:,} CTA(s) of {nwarps} warp(s) with {program.layout.total:,} bytes of shared "
-                           f"memory each")
+                           f"memory each" + (f" ({held:,} resident at once)" if waves else ""))
             gmem = GlobalMemory()
             for p in func.params:
                 if p.kind == "buffer":
-                    arrays[p.name] = buffer_array(func, p, inputs[p.name], scalars)
+                    arrays[p.name] = buffer_array(func, p, inputs[p.name], scalars, copy=p.name in written)
                     gmem.add(p.name, arrays[p.name])
             eng = EngineState(gmem, program.sites, list(observers)) if gate is None else \
                 GatedState(gmem, program.sites, list(observers), gate)
             eng.loop_budget = self.max_loop_iterations
             eng.meter = meter
-            eng.tensor_maps = bind_tensor_maps(func, inputs, gmem)   # may add global allocations: before first_id
+            # may add global allocations: before first_id
+            eng.tensor_maps = bind_tensor_maps(func, inputs, gmem,
+                                               written=True if TENSOR_MAPS in written else maps)
             eng.tensor_maps.update(bind_host_maps(func, scalars, gmem, program.buffers_alloc))
             eng.map_store = MapStore()
             bind_buffer_maps(func, inputs, gmem, eng.map_store)     # maps held as data in buffer inputs
@@ -169,14 +201,17 @@ class Engine:
                 if info.space == "global":
                     eng.global_views[info.slot] = _view(gmem.allocs[info.alloc].data, info)
             first_id = len(gmem.allocs)
+
+            def make_shared(rt):
+                rt.shared = SharedMemory(rt.index, program.layout,
+                                         first_id + rt.index * max(len(program.layout.offsets), 1))
+                rt.views = [_view(rt.shared.allocs[i.alloc].data, i) for i in program.shared_infos]
             for bz in range(grid[2]):
                 for by in range(grid[1]):
                     for bx in range(grid[0]):
-                        index = len(ctas)
-                        shared = SharedMemory(index, program.layout,
-                                              first_id + index * max(len(program.layout.offsets), 1))
-                        rt = CTARuntime(index, (bx, by, bz), shared, nthreads)
-                        rt.views = [_view(shared.allocs[i.alloc].data, i) for i in program.shared_infos]
+                        rt = CTARuntime(len(ctas), (bx, by, bz), None, nthreads)
+                        if not waves:
+                            make_shared(rt)
                         for k in range(nwarps):
                             w = Warp(len(warps), rt, k, min(32, nthreads - 32 * k), block, eng, program.nslots)
                             rt.warps.append(w)
@@ -190,7 +225,11 @@ class Engine:
             started = True
             scheduler = (Scheduler if gate is None else GatedScheduler)(eng, warps, self.max_polls)
             body = program.body
-            if any(s.op == "clusterlaunchcontrol.try_cancel" for s in program.sites):
+            if waves:
+                eng.residency = Residency(eng, _clusters_in_order(ctas), resident // csize, per_sm, make_shared)
+                body = eng.residency.gate(body)
+                eng.residency.start()
+            if clc:
                 eng.clc = ClcScheduler(_clusters_in_order(ctas), self.clc_resident, self.clc_policy,
                                        self.clc_answers)
                 body = launch_gate(eng, body, eng.clc)
@@ -203,8 +242,21 @@ class Engine:
             diagnostics.append(Diagnostic(err.kind, Verdict.ERROR, err.message, err.span, details))
         except ResourceLimit as err:
             termination = "incomplete"
-            diagnostics.append(Diagnostic("analysis_incomplete", Verdict.INCOMPLETE, err.message, None,
-                                          {"reason": "resource_limit", "limit": err.limit, **err.details}))
+            message, details = err.message, {"reason": "resource_limit", "limit": err.limit, **err.details}
+            waiting = eng.residency.pending() if eng is not None and eng.residency is not None else 0
+            if eng is not None and eng.residency is not None and waiting:
+                message += eng.residency.stalled_note(meter.steps)
+                details["ctas_not_launched"] = waiting
+            diagnostics.append(Diagnostic("analysis_incomplete", Verdict.INCOMPLETE, message, None, details))
+        except ValueError as err:
+            if "read-only" not in str(err):
+                raise
+            # a write into an input bound without a copy, which the compiler took for read-only: a NumSim
+            # defect, reported as one rather than changing the caller's array
+            termination = "incomplete"
+            diagnostics.append(Diagnostic("analysis_incomplete", Verdict.INCOMPLETE,
+                                          f"internal: a write reached an input NumSim bound read-only ({err})", None,
+                                          {"reason": "internal", "error": str(err)}))
         except UnsupportedTIRxError as err:
             if self.unsupported == "raise":
                 raise
@@ -244,7 +296,7 @@ class Engine:
                 raise ValueError(f"{name!r} is not a buffer parameter of {func.name}")
             src = inputs[name]
             if name in arrays:
-                out[name] = arrays[name].reshape(src.shape)     # the run's private copy (buffer_array)
+                out[name] = arrays[name].reshape(src.shape)    # the run's private copy: nothing else holds it
             else:           # the launch never started: memory is as the inputs left it
                 view = np.asarray(src).view()
                 view.flags.writeable = False
@@ -270,6 +322,10 @@ class Engine:
         stats["block"] = block if program is not None else None
         stats["cluster"] = cluster if program is not None else None
         stats["target"] = self.target.name
+        if eng is not None and eng.residency is not None:
+            r = eng.residency
+            stats["residency"] = {"resident_clusters": r.resident, "cluster_ctas": len(r.clusters[0]),
+                                  "peak_resident_clusters": r.peak, "launched_clusters": r.next}
         if eng is not None and eng.clc is not None:
             stats["clc"] = {"choices": list(eng.clc.choices), "forced": len(self.clc_answers),
                             "cancels": eng.clc.cancels}

@@ -145,8 +145,17 @@ def _describe(p: ir.Param) -> str:
     return f"{p.name} ({p.dtype} scalar)"
 
 
-def buffer_array(func: ir.PrimFunc, p: ir.Param, value, scalars: dict) -> np.ndarray:
-    """A private copy of a buffer input, checked against the parameter's dtype and size."""
+def all_zero(value: np.ndarray) -> bool:
+    """Every byte of a (C-contiguous) array is zero (-0.0 is not: its bytes are not)."""
+    if not isinstance(value, np.ndarray) or value.dtype.hasobject or not value.flags.c_contiguous:
+        return False          # not an array of plain values (the binding checks report what is wrong)
+    return not value.reshape(-1).view(np.uint8).any()
+
+
+def buffer_array(func: ir.PrimFunc, p: ir.Param, value, scalars: dict, copy: bool = True) -> np.ndarray:
+    """A private copy of a buffer input, checked against the parameter's dtype and size; with `copy` False
+    (a buffer the kernel only reads) a read-only view of it instead, so a write the compiler did not foresee
+    fails loudly rather than changing the caller's array."""
     if not isinstance(value, np.ndarray):
         raise InputError(f"input {p.name!r} must be a NumPy array ({p.dtype}), got {type(value).__name__}")
     want = np.dtype(V.NP_DTYPE[p.dtype])
@@ -161,7 +170,15 @@ def buffer_array(func: ir.PrimFunc, p: ir.Param, value, scalars: dict) -> np.nda
         numel *= int(v)
     if value.size != numel:
         raise InputError(f"input {p.name!r} has {value.size} elements, the kernel parameter has {numel}")
-    return np.array(value, copy=True, order="C").reshape(-1)
+    if copy and all_zero(value):
+        # fresh zeros instead of a copy: the OS maps their pages on first write, so an output buffer the
+        # kernel fills sparsely costs only the pages it writes
+        return np.zeros(value.size, dtype=value.dtype)
+    if copy or not value.flags.c_contiguous:
+        return np.array(value, copy=True, order="C").reshape(-1)
+    view = value.reshape(-1).view()
+    view.flags.writeable = False
+    return view
 
 
 def default_inputs(func: ir.PrimFunc, overrides: dict | None = None, seed: int = 0,

@@ -388,6 +388,7 @@ class EngineState:
         self.async_id = 0
         self.clc = None                 # the launch scheduler of a kernel with try_cancel (ops/clc.py)
         self.map_store = None           # tensor maps held as data in memory (tmap_values.MapStore)
+        self.residency = None           # the waves of a grid larger than the GPU holds (numsim.residency)
         self.loop_budget = 1_000_000
         self.clock = 0
 

@@ -7,6 +7,14 @@ opt-in attribute): 227 KB on compute capability 9.0 and 10.x, 163 KB on 8.0, 99 
 8.9 and 12.x.  TMEM (tcgen05) has 512 columns per CTA on sm_100 (PTX ISA, Tensor Memory).
 A launch outside them cannot start on the hardware: the engine reports
 `launch_exceeds_hardware_limits` before it runs anything.
+
+Residency (how many CTAs run at once, `resident_ctas`), from the same table: resident blocks per SM
+32 (8.0, 9.0, 10.x, 12.x), 16 (8.6), 24 (8.9); resident warps per SM 64 (8.0, 9.0, 10.x), 48 (8.6,
+8.9, 12.x); shared memory per SM 164 KB (8.0), 228 KB (9.0, 10.x), 100 KB (8.6, 8.9, 12.x), of
+which the driver reserves 1 KB per resident block.  The SM count is a property of the part, not
+of the capability: A100 108, A40 84, L40S 142, H100 SXM 132, B200 148, RTX 5090 170 (the part
+named per target; `Engine(resident_ctas=N)` models another).  Registers are not counted (the
+compiler's per-thread count is not in the kernel text), so the residency is an upper bound.
 """
 from __future__ import annotations
 
@@ -25,19 +33,24 @@ class Target:
     max_threads_per_block: int = 1024
     max_block: tuple = (1024, 1024, 64)
     max_grid: tuple = ((1 << 31) - 1, 65535, 65535)
+    sms: int = 148                       # streaming multiprocessors of the part named in the table
+    max_blocks_per_sm: int = 32
+    max_warps_per_sm: int = 64
+    shared_per_sm: int = 228 * KB
+    reserved_shared_per_block: int = 1 * KB
 
 
 TARGETS = {t.name: t for t in (
-    Target("sm_80", 163 * KB),
-    Target("sm_86", 99 * KB),
-    Target("sm_89", 99 * KB),
-    Target("sm_90", 227 * KB),
-    Target("sm_90a", 227 * KB),
-    Target("sm_100", 227 * KB, tmem_columns=512),
+    Target("sm_80", 163 * KB, sms=108, shared_per_sm=164 * KB),                          # A100
+    Target("sm_86", 99 * KB, sms=84, max_blocks_per_sm=16, max_warps_per_sm=48, shared_per_sm=100 * KB),  # A40
+    Target("sm_89", 99 * KB, sms=142, max_blocks_per_sm=24, max_warps_per_sm=48, shared_per_sm=100 * KB),  # L40S
+    Target("sm_90", 227 * KB, sms=132),                                                  # H100 SXM
+    Target("sm_90a", 227 * KB, sms=132),
+    Target("sm_100", 227 * KB, tmem_columns=512),                                        # B200
     Target("sm_100a", 227 * KB, tmem_columns=512),
     Target("sm_103a", 227 * KB, tmem_columns=512),
-    Target("sm_120", 99 * KB),
-    Target("sm_120a", 99 * KB),
+    Target("sm_120", 99 * KB, sms=170, max_warps_per_sm=48, shared_per_sm=100 * KB),     # RTX 5090
+    Target("sm_120a", 99 * KB, sms=170, max_warps_per_sm=48, shared_per_sm=100 * KB),
 )}
 DEFAULT_TARGET = "sm_100a"
 
@@ -69,6 +82,14 @@ def violations(t: Target, grid: tuple, block: tuple, shared_bytes: int) -> list[
         out.append(f"{shared_bytes:,} bytes of shared memory per block, above the limit of "
                    f"{t.max_shared_per_block:,} ({t.max_shared_per_block // KB} KB) on {t.name}")
     return out
+
+
+def resident_ctas(t: Target, warps_per_cta: int, shared_bytes: int) -> int:
+    """At most how many CTAs of this launch are resident on `t` at once (a launch within its limits: >= 1 per
+    SM): blocks, warps and shared memory per SM, times the SMs."""
+    per_sm = min(t.max_blocks_per_sm, t.max_warps_per_sm // max(warps_per_cta, 1),
+                 t.shared_per_sm // (shared_bytes + t.reserved_shared_per_block))
+    return max(per_sm, 1) * t.sms
 
 
 MAX_CLUSTER = 16     # CTAs per cluster: 8 portable, 16 with the non-portable-size attribute (sm_90+)

@@ -299,12 +299,17 @@ def rebind(arr, tensor: np.ndarray, offset: int = 0) -> "TensorMapArray":
     return out
 
 
-def payload(arr, nbytes: int) -> np.ndarray:
+def payload(arr, nbytes: int, copy: bool = True) -> np.ndarray:
+    """The tensor bytes a descriptor array carries after its header (with `copy` False: a read-only view)."""
     raw = arr.numpy() if isinstance(arr, TensorMap) else arr
     raw = raw.reshape(-1).view(np.uint8)
     if raw.size < HEADER + nbytes:
         raise TensorMapError("descriptor", f"the descriptor array holds {raw.size - HEADER} payload bytes, its "
                                            f"header says {nbytes}")
+    if not copy:
+        view = raw[HEADER:HEADER + nbytes].view()
+        view.flags.writeable = False
+        return view
     return raw[HEADER:HEADER + nbytes].copy()
 
 
@@ -452,6 +457,10 @@ def bind_host_maps(func, scalars: dict, gmem, base_of) -> dict:
     return out
 
 
+# in Program.written_globals: some operation stores through a tensor map (no parameter has this name)
+TENSOR_MAPS = "<tensor maps>"
+
+
 class BoundTensorMap:
     """A tensor-map parameter of one run: its decoded fields (or the decode error) and its data."""
 
@@ -466,11 +475,38 @@ class BoundTensorMap:
         self.validated = False
 
 
-def bind_tensor_maps(func, inputs: dict, gmem) -> dict:
-    """{handle value: BoundTensorMap} for every tensor-map parameter; see the module docstring."""
+def buffers_under(func, inputs: dict, maps) -> set[str]:
+    """The buffer parameters that tensor-map inputs `maps` point into: a map bound to the live array it was
+    encoded over is bound into the buffer parameter holding it (`bind_tensor_maps`), not to bytes of its own."""
+    out = set()
+    for name in maps:
+        arr = inputs.get(name)
+        live = getattr(arr, "tensor_base", None)
+        if live is None:
+            continue
+        try:
+            f = decode(arr.numpy() if isinstance(arr, TensorMap) else arr)
+        except TensorMapError:
+            continue
+        if int(live.__array_interface__["data"][0]) != f.global_address:
+            continue
+        for p in func.params:
+            v = inputs.get(p.name)
+            if p.kind == "buffer" and isinstance(v, np.ndarray) and v.size:
+                lo = int(v.__array_interface__["data"][0])
+                if lo <= f.global_address and f.global_address + f.base_nbytes <= lo + int(v.nbytes):
+                    out.add(p.name)
+    return out
+
+
+def bind_tensor_maps(func, inputs: dict, gmem, written=True) -> dict:
+    """{handle value: BoundTensorMap} for every tensor-map parameter; see the module docstring.  `written`:
+    the map parameters some operation stores through (True: any may be); another map's tensor bytes are
+    bound without a private copy (read-only, when globalAddress is 16-byte aligned as the allocation base is)."""
     handles = handle_scalars(func)
     buffers = input_buffers(func, inputs)
-    return {addr: bind_descriptor(name, inputs.get(name), buffers, gmem) for name, addr in handles.items()}
+    return {addr: bind_descriptor(name, inputs.get(name), buffers, gmem, stored=written is True or name in written)
+            for name, addr in handles.items()}
 
 
 def input_buffers(func, inputs: dict) -> list:
@@ -484,9 +520,10 @@ def input_buffers(func, inputs: dict) -> list:
     return buffers
 
 
-def bind_descriptor(name: str, arr, buffers: list, gmem) -> BoundTensorMap:
+def bind_descriptor(name: str, arr, buffers: list, gmem, stored: bool = True) -> BoundTensorMap:
     """One descriptor bound for a run: to the buffer input holding its base (pointer semantics), else to a global
-    allocation of its own holding its payload; a decode error is kept and reported at the op using it."""
+    allocation of its own holding its payload (`stored`: some operation may store through the map, so the payload
+    is a private copy; else a read-only view); a decode error is kept and reported at the op using it."""
     if isinstance(arr, TensorMap):
         arr = arr.numpy()
     try:
@@ -503,14 +540,19 @@ def bind_descriptor(name: str, arr, buffers: list, gmem) -> BoundTensorMap:
             break
     else:
         try:
-            data = payload(arr, f.base_nbytes)
+            # a map no operation stores through reads its bytes in place (a read-only view): no copy of a
+            # tensor of hundreds of MB; globalAddress not 16-byte aligned needs the padded copy below
+            data = payload(arr, f.base_nbytes, copy=stored or f.global_address % 16 != 0)
         except TensorMapError as err:
             bound.error = err
         else:
+            alloc_name = name if name not in gmem.allocs else f"{name}#{len(gmem.allocs)}"
+            if not data.flags.writeable:
+                bound.alloc, bound.base_off = gmem.add(alloc_name, data), 0
+                return bound
             # 16-byte aligned like globalAddress: the allocation base is, and the offset is kept mod 16
             pad = f.global_address % 16
             buf = np.zeros(pad + data.size, dtype=np.uint8)
             buf[pad:] = data
-            bound.alloc, bound.base_off = gmem.add(name if name not in gmem.allocs else f"{name}#{len(gmem.allocs)}",
-                                                   buf), pad
+            bound.alloc, bound.base_off = gmem.add(alloc_name, buf), pad
     return bound

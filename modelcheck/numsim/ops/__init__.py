@@ -82,6 +82,8 @@ class OpContext:
         return self.acc.memory_load(info, idx, site, span)
 
     def memory_store(self, info, idx, value, site, span):
+        if info.space == "global":
+            self.cc.written_globals.add(info.alloc)
         if info.space == "pointer":
             return pointers.store(info, idx, value, site, span)
         if info.space == "register_view":
@@ -90,6 +92,8 @@ class OpContext:
         return self.acc.memory_store(info, idx, value, site, span)
 
     def buffer_base(self, info):
+        if info.space == "global":
+            self.cc.written_globals.add(info.alloc)     # an address escapes: any op may write through it
         if info.space == "pointer":     # resolved when the buffer was declared, per warp
             return lambda w: w.env[info.slot]
         base = self.acc.base_address(info)

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import numpy as np
 
+import ir
+
 from ..descriptors import byte_runs
 from ..errors import EngineError
 from ..memory import CLUSTER_WINDOW, SHARED_BASE, cluster_address
 from ..sync import SyncError
-from ..tensormap import BoundTensorMap, TensorMapError, box_plan, fill_bits, validate
+from ..tensormap import TENSOR_MAPS, BoundTensorMap, TensorMapError, box_plan, fill_bits, validate
 from ..tmap_values import NBYTES, validate_replaced
 from . import name_of
 from .access import _find
@@ -275,6 +277,11 @@ def _s2g(ctx, call, info):
     site = ctx.site(call, "cp.async.bulk.tensor")
     span = call.span
     what = f"cp.async.bulk.tensor.{dims}d (shared -> global)"
+    # a store through a tensor map: that map's bytes get a private copy (every map's, when the operand does
+    # not name its parameter)
+    handles = {p.name for p in ctx.cc.func.params if p.kind == "handle"}
+    named = {n.name for n in ir.walk(ops[0]) if isinstance(n, ir.Var)} & handles
+    ctx.cc.written_globals.update(named or {TENSOR_MAPS})
 
     def run(w):
         tm_a, src_a = tmap_fn(w), src_fn(w)

@@ -1,0 +1,83 @@
+"""How NumSim binds inputs (numsim/engine.py, numsim/tensormap.py): a private copy of every buffer the kernel
+may write, a read-only view of one it can only read (never stored to, its address never taken), so a large
+read-only input costs no memory; a write the compiler did not foresee is reported, never made."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+import modelcheck
+from modelcheck import numsim
+from modelcheck.numsim import TensorMap, engine
+from modelcheck.numsim.memory import GlobalMemory
+from modelcheck.numsim.tensormap import bind_tensor_maps, buffers_under
+from tests.manifest import KERNELS
+
+FIX = Path(__file__).parent.parent.parent / "fixtures" / "numsim"
+
+
+def inputs():
+    return {"x": np.arange(64, dtype=np.int32), "out": np.zeros(64, np.int32), "flag": np.zeros(1, np.int32)}
+
+
+def test_a_buffer_the_kernel_only_reads_is_bound_without_a_copy():
+    func = modelcheck.load(FIX / "read_only_input.py").func
+    given = inputs()
+    res = numsim.run(func, given)
+    assert res.verdict == "clean", res.diagnostics
+    np.testing.assert_array_equal(res.outputs["out"], np.arange(64) * 2 + 1)
+    assert np.shares_memory(res.outputs["x"], given["x"]) and not res.outputs["x"].flags.writeable
+    for written in ("out", "flag"):               # stored to, or its address taken: private copies
+        assert not np.shares_memory(res.outputs[written], given[written])
+    assert res.outputs["flag"][0] == 1 and given["flag"][0] == 0
+    assert given["x"].flags.writeable             # the caller's array itself is untouched
+
+
+def test_an_all_zero_output_gets_fresh_zeros_not_a_copy():
+    func = modelcheck.load(FIX / "read_only_input.py").func
+    given = inputs()
+    given["flag"] = np.array([-0.0], np.float32).view(np.int32)     # -0.0's bytes are not zero: copied
+    res = numsim.run(func, given)
+    assert res.outputs["out"].flags.writeable and not np.shares_memory(res.outputs["out"], given["out"])
+    np.testing.assert_array_equal(res.outputs["out"], np.arange(64) * 2 + 1)
+    assert res.outputs["flag"][0] == 1 and given["flag"][0] == np.array([-0.0], np.float32).view(np.int32)[0]
+    assert numsim.inputs.all_zero(np.zeros(4, np.float32)) and not numsim.inputs.all_zero(given["flag"])
+
+
+def test_a_write_the_compiler_did_not_foresee_is_reported_not_made(monkeypatch):
+    compile_ = engine.Compiler.compile
+
+    def forgetful(self):
+        program = compile_(self)
+        program.written_globals.clear()           # as if the compiler had missed every write
+        return program
+    monkeypatch.setattr(engine.Compiler, "compile", forgetful)
+    given = inputs()
+    res = numsim.run(modelcheck.load(FIX / "read_only_input.py").func, given)
+    assert res.termination == "incomplete"
+    (diag,) = res.diagnostics_of("analysis_incomplete")
+    assert diag.details["reason"] == "internal" and "read-only" in diag.message
+    assert not given["out"].any()
+
+
+def test_tensor_map_bytes_are_copied_only_when_the_kernel_stores_through_a_map():
+    func = modelcheck.load(KERNELS / "tma_copy_64b.py").func
+    src = np.arange(64 * 64, dtype=np.float32)
+    tmap = TensorMap(src, (64, 64), (256,), (16, 8), (1, 1), "float32", "64B").numpy()
+    for written, copied in ((set(), False), ({"other_map"}, False), ({"tmap"}, True), (True, True)):
+        gmem = GlobalMemory()
+        (bound,) = bind_tensor_maps(func, {"tmap": tmap}, gmem, written=written).values()
+        assert bound.alloc.data.flags.writeable == copied
+        assert np.shares_memory(bound.alloc.data, tmap) != copied
+
+
+def test_a_buffer_a_stored_through_map_points_into_gets_a_copy():
+    func = modelcheck.load(KERNELS / "tma_copy_64b.py").func
+    src = np.arange(64 * 64, dtype=np.float32)
+    live = TensorMap(src, (64, 64), (256,), (16, 8), (1, 1), "float32", "64B")
+    inputs = {"src": src, "tmap": live.numpy(), "out": np.zeros(128, np.float32)}
+    assert buffers_under(func, inputs, {"tmap"}) == {"src"}
+    assert buffers_under(func, inputs, set()) == set()
+    inputs["tmap"] = np.array(live.numpy())          # a plain copy of the descriptor: bytes of its own
+    assert buffers_under(func, inputs, {"tmap"}) == set()
