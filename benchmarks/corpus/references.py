@@ -13,10 +13,17 @@ Semantics sources (public repositories, read with the project's search tool):
   = amax / format max, clamped at 1e-4, optionally rounded up to a power of two: `ceil_to_ue8m0`);
 - deepseek-ai/DeepGEMM `csrc/apis/layout.hpp`, `csrc/jit_kernels/impls/smxx_layout.hpp`: the SM100 scale
   layout (ue8m0 exponent bytes, four along K packed in an int32, MN-major, MN padded to 16 bytes);
+- fla-org/flash-linear-attention `fla/ops/utils/cumsum.py`: `chunk_local_cumsum` (a prefix sum along time
+  restarting every `chunk_size` tokens, chunks counted from each sequence's start, fp32 accumulation);
+- flashinfer-ai/flashinfer `flashinfer/fp4_quantization.py` (`nvfp4_quantize` -> `fp4_quantize`) with the
+  TensorRT-LLM conversion it wraps: NVFP4, 16-element blocks, e4m3 block scale = global_scale * amax / 6,
+  elements times global_scale / scale rounded to e2m1 (nearest, ties to even), the scales in cuBLAS's
+  128x4 block-scaling layout;
 - `get_num_sms`: the capture's device answers as a B200 (`cpu_env.NUM_SMS`, the number the build uses).
 """
 from __future__ import annotations
 
+import enum
 from typing import Any, Callable
 
 FP8_MAX = 448.0      # float8_e4m3fn's largest finite value
@@ -244,6 +251,93 @@ def align(x: int, y: int) -> int:
     return _align(x, y)
 
 
+def chunk_local_cumsum(g, chunk_size: int, reverse: bool = False, scale: float | None = None, cu_seqlens=None,
+                       head_first: bool = False, output_dtype=None, chunk_indices=None, **_ignored):
+    """FLA's `chunk_local_cumsum` (fla/ops/utils/cumsum.py): along time (dim 1, or dim 2 with head_first) of
+    g [B, T, H(, S)], the inclusive prefix sum (suffix sum with `reverse`) within each chunk of `chunk_size`
+    tokens; with `cu_seqlens` (B == 1) the chunks start at every sequence's first token.  Sums in fp32,
+    times `scale`, returned as `output_dtype` (FLA's default: fp32)."""
+    import torch
+    if chunk_size & (chunk_size - 1):
+        raise ValueError(f"chunk_local_cumsum: chunk_size {chunk_size} is not a power of two")
+    x = g.float().movedim(2 if head_first else 1, 1)   # [B, T, ...]
+    if cu_seqlens is not None and x.shape[0] != 1:
+        raise ValueError("chunk_local_cumsum: cu_seqlens needs batch size 1")
+    bounds = [int(v) for v in cu_seqlens.tolist()] if cu_seqlens is not None else [0, x.shape[1]]
+    out = torch.zeros_like(x)
+    for bos, eos in zip(bounds[:-1], bounds[1:]):
+        for start in range(bos, eos, chunk_size):
+            part = x[:, start:min(start + chunk_size, eos)]
+            summed = part.flip(1).cumsum(1).flip(1) if reverse else part.cumsum(1)
+            out[:, start:start + part.shape[1]] = summed
+    if scale is not None:
+        out = out * scale
+    return out.movedim(1, 2 if head_first else 1).to(output_dtype or torch.float32).contiguous()
+
+
+class SfLayout(enum.IntEnum):
+    """flashinfer's scale-factor layouts (`flashinfer.SfLayout`)."""
+    layout_128x4 = 0
+    layout_8x4 = 1
+    layout_linear = 2
+
+
+def _e2m1_rne_codes(v):
+    """e2m1 codes (sign in bit 3) of `v`, saturated to +-6, round to nearest with ties to the even code
+    (cvt.rn.satfinite.e2m1x2.f32)."""
+    import torch
+    table = torch.tensor(FP4_VALUES, dtype=torch.float32, device=v.device)
+    mag = v.abs().clamp_max(FP4_MAX).float()
+    dist = (mag[..., None] - table).abs()
+    best = dist.min(dim=-1, keepdim=True).values
+    nearest = dist == best
+    tie = nearest.sum(-1, keepdim=True) > 1
+    cand = nearest & (~tie | (torch.arange(8, device=v.device) % 2 == 0))   # a tie goes to the even code
+    code = cand.to(torch.int64).argmax(dim=-1)
+    negative = (v < 0) & (code != 0)
+    return (code | (negative.to(torch.int64) << 3)).to(torch.uint8)
+
+
+def sf_offset_128x4(row, col, sf_cols: int):
+    """Byte offset of scale (row, col) in the 128x4 layout: 128-row x 4-column tiles, K tiles fastest; in
+    a tile, row % 32 picks a 16-byte line, (row % 128) // 32 its 4-byte group, col % 4 the byte."""
+    k_tiles = _ceil_div(sf_cols, 4)
+    return ((row // 128) * k_tiles * 512 + (col // 4) * 512 + (row % 32) * 16 + ((row % 128) // 32) * 4
+            + col % 4)
+
+
+def nvfp4_quantize(a, a_global_sf, sfLayout=SfLayout.layout_128x4, do_shuffle: bool = False,   # noqa: N803
+                   sf_vec_size: int = 16, enable_pdl=None):
+    """flashinfer's `nvfp4_quantize` for a row-major [M, K] input: (uint8 [M, K / 2] e2m1 pairs, low nibble
+    first; uint8 e4m3 scales).  128x4 scales are [pad128(M) * pad4(K / 16)] bytes reshaped to rows of K / 16
+    (as flashinfer reshapes them); linear scales are [M, K / 16].  The device divides with an approximate
+    reciprocal; here the division is exact (a difference of at most an ulp before rounding)."""
+    import torch
+    if do_shuffle or int(sfLayout) == SfLayout.layout_8x4 or sf_vec_size != 16:
+        raise NotImplementedError("nvfp4_quantize: only the unshuffled 128x4 / linear layouts with 16-element "
+                                  "blocks are reproduced on the CPU")
+    m, k = a.shape
+    if k % sf_vec_size or a.stride(-1) != 1:
+        raise NotImplementedError("nvfp4_quantize: needs a row-major input with K a multiple of 16")
+    gsf = torch.as_tensor(a_global_sf, dtype=torch.float32).reshape(-1)[0].item()
+    blocks = a.float().reshape(m, k // sf_vec_size, sf_vec_size)
+    amax = blocks.abs().amax(dim=2)
+    sf = (gsf * (amax / FP4_MAX)).clamp_max(FP8_MAX).to(torch.float8_e4m3fn)
+    sf_f = sf.float()
+    scale = torch.where(sf_f != 0, gsf / torch.where(sf_f != 0, sf_f, torch.ones_like(sf_f)), torch.zeros_like(sf_f))
+    codes = _e2m1_rne_codes(blocks * scale.unsqueeze(2)).reshape(m, k // 2, 2)
+    packed = (codes[..., 0] | (codes[..., 1] << 4)).to(torch.uint8)
+    sf_bytes = sf.view(torch.uint8)
+    sf_cols = k // sf_vec_size
+    if int(sfLayout) == SfLayout.layout_linear:
+        return packed, sf_bytes.contiguous()
+    out = torch.zeros(_align(m, 128) * _align(sf_cols, 4), dtype=torch.uint8, device=a.device)
+    rows = torch.arange(m, device=a.device)[:, None].expand(m, sf_cols)
+    cols = torch.arange(sf_cols, device=a.device)[None, :].expand(m, sf_cols)
+    out[sf_offset_128x4(rows, cols, sf_cols).reshape(-1)] = sf_bytes.reshape(-1)
+    return packed, out.reshape(-1, sf_cols)
+
+
 _DEEP_GEMM_MATH = (per_token_cast_to_fp8, per_block_cast_to_fp8, per_channel_cast_to_fp8,
                    per_custom_dims_cast_to_fp8, per_token_cast_to_fp4, cast_back_from_fp4, ceil_div, align)
 _DEEP_GEMM_TOP = (get_num_sms, transform_sf_into_required_layout, get_mn_major_tma_aligned_packed_ue8m0_tensor,
@@ -256,6 +350,11 @@ for _f in _DEEP_GEMM_MATH:   # deep_gemm.utils re-exports its math module
         REGISTRY[f"{_prefix}.{_f.__name__}"] = _f
 for _f in _DEEP_GEMM_TOP:
     REGISTRY[f"deep_gemm.{_f.__name__}"] = _f
+for _prefix in ("flashinfer", "flashinfer.quantization", "flashinfer.fp4_quantization"):
+    REGISTRY[f"{_prefix}.nvfp4_quantize"] = nvfp4_quantize
+    REGISTRY[f"{_prefix}.SfLayout"] = SfLayout   # type: ignore[assignment]
+for _prefix in ("fla.ops.utils", "fla.ops.utils.cumsum"):
+    REGISTRY[f"{_prefix}.chunk_local_cumsum"] = chunk_local_cumsum
 
 
 def lookup(qualified: str) -> Callable[..., Any] | None:

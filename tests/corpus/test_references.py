@@ -116,3 +116,58 @@ def test_stand_in_modules_hand_out_the_registered_helpers_only():
     math = standins.stand_in_module("deep_gemm.utils.math", None)
     assert math.per_block_cast_to_fp8 is references.per_block_cast_to_fp8
     assert isinstance(dg.fp8_gemm_nt, standins.StandIn)   # the reference kernel itself stays a stand-in
+
+
+def test_chunk_local_cumsum_restarts_at_chunks_and_sequences():
+    g = torch.ones(1, 10, 2)
+    cu = torch.tensor([0, 3, 10])
+    out = references.chunk_local_cumsum(g, chunk_size=4, cu_seqlens=cu)
+    # sequence 1: tokens 0..2 (one chunk); sequence 2: tokens 3..6 and 7..9
+    assert out[0, :, 0].tolist() == [1, 2, 3, 1, 2, 3, 4, 1, 2, 3] and out.dtype == torch.float32
+    rev = references.chunk_local_cumsum(g, chunk_size=4, cu_seqlens=cu, reverse=True)
+    assert rev[0, :, 1].tolist() == [3, 2, 1, 4, 3, 2, 1, 3, 2, 1]
+    vec = torch.randn(2, 8, 3, 5)   # [B, T, H, S] without cu_seqlens: chunks per batch
+    got = references.chunk_local_cumsum(vec, chunk_size=4, scale=0.5)
+    want = vec.view(2, 2, 4, 3, 5).cumsum(2).view(2, 8, 3, 5) * 0.5
+    assert torch.allclose(got, want)
+    # the per-chunk differences give the increments back
+    assert torch.allclose(torch.diff(out[0, 3:7, 0]), g[0, 4:7, 0])
+
+
+def test_nvfp4_blocks_round_to_e2m1_with_e4m3_scales_in_the_128x4_layout():
+    g = torch.Generator().manual_seed(1)
+    m, k = 130, 64   # 2 row tiles, 4 scale columns
+    a = (torch.randn(m, k, generator=g) * 3).to(torch.bfloat16)
+    gsf = torch.tensor(448 * 6 / a.float().abs().max().item())
+    packed, sf = references.nvfp4_quantize(a, gsf)
+    assert packed.shape == (m, k // 2) and packed.dtype == torch.uint8
+    assert sf.shape == (256, 4) and sf.dtype == torch.uint8
+    flat = sf.reshape(-1)
+    table = torch.tensor(references.FP4_VALUES)
+    for row in (0, 31, 32, 127, 128, 129):
+        for col in range(4):
+            scale = flat[references.sf_offset_128x4(row, col, 4)].view(torch.float8_e4m3fn).float()
+            block = a[row, 16 * col:16 * col + 16].float()
+            # the block scale is global * amax / 6 rounded to e4m3 (3 mantissa bits)
+            want = gsf * block.abs().max() / 6
+            assert abs(scale - want) <= want * 2 ** -4
+            codes = packed[row, 8 * col:8 * col + 8]
+            vals = torch.stack((codes & 0xF, codes >> 4), -1).reshape(16).long()
+            got = table[vals & 7] * torch.where((vals & 8) != 0, -1.0, 1.0) * scale / gsf
+            # dequantized within half an e2m1 step (the largest step, 2 at the top, times the scale)
+            assert ((got - block).abs() <= scale / gsf + 1e-6).all()
+    # the layout's offsets cover a tile's 512 bytes exactly once
+    offs = {references.sf_offset_128x4(r, c, 4) for r in range(128) for c in range(4)}
+    assert offs == set(range(512))
+
+
+def test_nvfp4_ties_round_to_the_even_code():
+    codes = references._e2m1_rne_codes(torch.tensor([0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0, -5.0, 9.0]))
+    assert codes.tolist() == [0, 2, 2, 4, 4, 6, 6, 14, 7]
+
+
+def test_nvfp4_refuses_what_it_does_not_reproduce():
+    with pytest.raises(NotImplementedError):
+        references.nvfp4_quantize(torch.zeros(4, 32), torch.tensor(1.0), do_shuffle=True)
+    fi = standins.stand_in_module("flashinfer", None)
+    assert fi.nvfp4_quantize is references.nvfp4_quantize and fi.SfLayout.layout_128x4 == 0
