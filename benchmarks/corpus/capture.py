@@ -9,7 +9,8 @@ compares against a reference.  Here, for `CONFIGS[0]`:
   arguments (tensors, scalars, tensor-map descriptors) and launches nothing;
 - the CPU environment (benchmarks/corpus/cpu_env.py): `cuda` tensors live on the CPU in CUDA-aligned
   storage, `torch.cuda` answers as a B200 would without a driver, reference packages not installed
-  here are stand-ins whose values never become kernel arguments (benchmarks/corpus/standins.py);
+  here are stand-ins whose values never become kernel arguments (benchmarks/corpus/standins.py), except
+  the helpers tests build operands with that have a CPU implementation (benchmarks/corpus/references.py);
 - `runtime.cuTensorMapEncodeTiled` (TVM) and the CUDA driver's encode (cuda-python, ctypes) are CPU
   recorders, so host code that encodes tensor maps gives the exact encode arguments, tied to the
   captured tensor they point into by its data pointer.

@@ -31,6 +31,22 @@ def _ignored_comparison(assert_close):
     return compare
 
 
+class LiveViews:
+    """Weak references to tensors sharing one storage; calling it gives a live one (or None).  The newest
+    few are kept: a storage lives as long as any of its views does."""
+
+    KEEP = 8
+
+    def __init__(self, tensor):
+        self.refs = [weakref.ref(tensor)]
+
+    def add(self, tensor) -> None:
+        self.refs = [r for r in self.refs if r() is not None][-(self.KEEP - 1):] + [weakref.ref(tensor)]
+
+    def __call__(self):
+        return next((t for t in (r() for r in reversed(self.refs)) if t is not None), None)
+
+
 def cpu_torch(arch: str, storages: dict, taint: standins.Taint):
     """Enter a torch function mode that sends `cuda` tensors to the CPU (in fresh storage aligned as CUDA's
     allocator aligns it), turns ops on reference stand-ins into stand-ins (tainting a tensor one is written
@@ -101,7 +117,11 @@ def cpu_torch(arch: str, storages: dict, taint: standins.Taint):
                 known = False
             if not known:
                 # every tensor the test makes (weakly), so a tensor map's global address finds its bytes
-                storages[ptr] = weakref.ref(result)
+                storages[ptr] = LiveViews(result)
+            elif isinstance(ref, LiveViews):
+                # a view of a known storage: it may outlive the tensor registered first
+                # (`data = data.reshape(...).view(...)` drops the original)
+                ref.add(result)
             return result
 
     class _Props:

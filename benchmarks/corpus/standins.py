@@ -3,7 +3,8 @@
 - `StandIn`: a value of a reference package that is not installed here (flashinfer, cudnn, deep_gemm ...).
   Calls, attributes and items give further stand-ins and `a, b = ref(...)` unpacks into as many stand-ins
   as the statement names, so a test that merely *builds* its reference before launching still reaches
-  the launch.  A stand-in never becomes data: using one as a number raises `ReferenceUnavailable`, a torch
+  the launch.  A helper of such a package with a CPU implementation (benchmarks/corpus/references.py)
+  is handed out instead of a stand-in, so data the test builds with it is real.  A stand-in never becomes data: using one as a number raises `ReferenceUnavailable`, a torch
   op on one gives a stand-in, and a tensor a stand-in is written into is *tainted* (`Taint`): the capture
   refuses a kernel argument that is tainted, since its values were never built by the library.
 - `driver_module` / `CtypesDriver`: the CUDA driver's `cuTensorMapEncodeTiled` as the library's host code
@@ -56,7 +57,8 @@ class StandIn:
     def __getattr__(self, attr: str):
         if attr.startswith("__") and attr.endswith("__"):
             raise AttributeError(attr)
-        return StandIn(f"{self._name}.{attr}")
+        from benchmarks.corpus import references   # a helper with a CPU implementation is no stand-in
+        return references.lookup(f"{self._name}.{attr}") or StandIn(f"{self._name}.{attr}")
 
     def __setattr__(self, attr, value) -> None:
         pass
@@ -127,7 +129,8 @@ def stand_in_module(name: str, spec) -> types.ModuleType:
             raise AttributeError(attr)
         if f"{name}.{attr}" in DRIVER_MODULES:
             return importlib.import_module(f"{name}.{attr}")
-        return StandIn(f"{name}.{attr}")
+        from benchmarks.corpus import references
+        return references.lookup(f"{name}.{attr}") or StandIn(f"{name}.{attr}")
 
     module.__getattr__ = attribute   # type: ignore[method-assign]
     return module
