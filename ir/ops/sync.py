@@ -48,18 +48,11 @@ def _mbarrier(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
         return info
     if action in ("test_wait", "try_wait"):
         name = f"mbarrier.{action}" + (".parity" if "parity" in q else "")
-        if "parity" not in q:
-            # the phase named by the 64-bit state token an arrive on the same barrier returned
-            specs = _ops(("wait_complete", "dst", None), addr, ("state", "value", "uint64"),
-                         ("time_hint", "value", "uint32"))
-            _check_count(name, n, (3,) if action == "test_wait" else (3, 4), "wait_complete, addr, state[, time_hint]")
-            info = _info(op, name, "mbarrier", specs[:n], q, {"sync"})
-            if "phase_type::primary" in q or "phase_type::conditional" in q:
-                return _unsupported(info, "phase_type waits are not modeled")
-            return info
-        specs = _ops(("wait_complete", "dst", None), addr, ("phase", "value", "uint32"),
-                     ("time_hint", "value", "uint32"))
-        _check_count(name, n, (3,) if action == "test_wait" else (3, 4), "wait_complete, addr, phase[, time_hint]")
+        # without .parity: the phase named by the 64-bit state token an arrive on the same barrier returned
+        third = ("phase", "value", "uint32") if "parity" in q else ("state", "value", "uint64")
+        specs = _ops(("wait_complete", "dst", None), addr, third, ("time_hint", "value", "uint32"))
+        _check_count(name, n, (3,) if action == "test_wait" else (3, 4),
+                     f"wait_complete, addr, {third[0]}[, time_hint]")
         info = _info(op, name, "mbarrier", specs[:n], q, {"sync"})
         if "phase_type::primary" in q or "phase_type::conditional" in q:
             return _unsupported(info, "phase_type waits are not modeled")
