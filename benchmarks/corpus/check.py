@@ -97,7 +97,7 @@ def captured_inputs(cache: Path, cap: dict, func, pre_path: Path | None = None):
     maps = cap.get("tensor_maps") or {}
     held = cap.get("descriptor_buffers") or {}
     inputs, problems = {}, []
-    host_maps: dict | None = None
+    prelude: PreludeMaps | None = None
     launch = HostLaunch(pre_path.with_name(pre_path.name.replace(".pre.py", ".host.py")), func.name) \
         if pre_path is not None else None
     for position, p in enumerate(func.params):
@@ -107,14 +107,13 @@ def captured_inputs(cache: Path, cap: dict, func, pre_path: Path | None = None):
         if k is not None and pre_path is not None:
             # a tensor map the host encodes and passes at this position: the device function's names are the
             # lowering's own (`v`, `v_1`, ...) and may even equal a buffer's name (`v`), so never bind by name
-            if host_maps is None:
-                host_maps = host_map_inputs(pre_path, arrays, cap.get("scalars", {}))
-            encodes = list(host_maps.get("_order", []))
-            if k < len(encodes) and encodes[k] in host_maps:
-                inputs[name] = host_maps[encodes[k]]
+            prelude = prelude or PreludeMaps(pre_path, arrays, cap.get("scalars", {}))
+            var = prelude.order[k] if k < len(prelude.order) else None
+            if var in prelude.maps:
+                inputs[name] = prelude.maps[var]
             else:
-                problems.append(f"parameter {name}: the host passes its tensor map #{k}, which the pre-lowering "
-                                f"host prelude does not encode over captured buffers")
+                problems.append(f"parameter {name}: the host passes its tensor map #{k}, which "
+                                f"{prelude.why.get(var or '', 'the pre-lowering host prelude does not encode')}")
         elif name in maps or (base and base in maps and name not in arrays):
             enc = maps.get(name) or maps[base]
             if "_missing" in enc:
@@ -131,13 +130,13 @@ def captured_inputs(cache: Path, cap: dict, func, pre_path: Path | None = None):
                 and (value := launch.integer(position, cap.get("scalars", {}))) is not None:
             inputs[name] = value      # a value the lowered host computes (`cse_v1 = B * N`) from the scalars
         elif pre_path is not None and p.kind == "handle":
-            if host_maps is None:   # the lowered function takes the maps the pre-lowering host prelude encodes
-                host_maps = host_map_inputs(pre_path, arrays, cap.get("scalars", {}))
-            if name in host_maps and name != "_order":
-                inputs[name] = host_maps[name]
+            # the lowered function takes the maps the pre-lowering host prelude encodes, by name
+            prelude = prelude or PreludeMaps(pre_path, arrays, cap.get("scalars", {}))
+            if name in prelude.maps:
+                inputs[name] = prelude.maps[name]
             else:
                 problems.append(f"parameter {name}: neither the library's call nor the pre-lowering host prelude "
-                                f"gives it")
+                                f"gives it" + (f" (that map {prelude.why[name]})" if name in prelude.why else ""))
         else:
             problems.append(f"parameter {name}: the library's call passed nothing the capture could bind to it")
     return inputs, problems
@@ -159,28 +158,40 @@ def _map_of(enc: dict, arrays: dict):
                      swizzle=_SWIZZLES[enc["swizzle"]], oob_fill="nan" if enc["oob_fill"] else "zero")
 
 
-def host_map_inputs(pre_path: Path, arrays: dict, scalars: dict) -> dict:
-    """{map name: TensorMap descriptor} for the tensor maps the pre-lowering text's host prelude encodes over
-    the captured buffers: the lowered device function takes them as parameters of the same names."""
-    import ir
-    from modelcheck.numsim import TensorMap
-    from modelcheck.numsim.compile_stmt import _static
-    pre = ir.parse_file(pre_path)
-    out: dict = {"_order": [h.var.name for h in pre.host if isinstance(h, ir.TensorMapEncode)]}
-    for h in pre.host:
-        if not isinstance(h, ir.TensorMapEncode) or h.buffer not in arrays:
-            continue
-        vals = {}
-        for field in ("shape", "strides", "box", "elem_strides"):
-            vals[field] = [_static(e, pre.constant_values, scalars) for e in getattr(h, field)]
-        enums = [_static(e, pre.constant_values, scalars) for e in (h.swizzle, h.oob, h.byte_offset, h.cu_dtype)]
-        if any(v is None for vs in vals.values() for v in vs) or any(v is None for v in enums) or enums[3] != -1:
-            continue
-        flat = _elements(arrays[h.buffer].reshape(-1).view("uint8")[int(enums[2]):], h.dtype)
-        out[h.var.name] = TensorMap(flat, [int(v) for v in vals["shape"]], [int(v) for v in vals["strides"]],
-                                    [int(v) for v in vals["box"]], [int(v) for v in vals["elem_strides"]], h.dtype,
-                                    swizzle=_SWIZZLES[int(enums[0])], oob_fill="nan" if enums[1] else "zero").numpy()
-    return out
+class PreludeMaps:
+    """The tensor maps the pre-lowering text's host prelude encodes over the captured buffers: `order` (every
+    encode's map name, in the prelude's order), `maps` (name -> TensorMap descriptor) and `why` (name -> why
+    that map is not given: its buffer was not captured, an argument is not static, or the encode describes
+    more than the captured bytes -- the driver takes such a map, but its tensor is not here to bind)."""
+
+    def __init__(self, pre_path: Path, arrays: dict, scalars: dict):
+        import ir
+        from modelcheck.numsim import TensorMap
+        from modelcheck.numsim.compile_stmt import _static
+        from modelcheck.numsim.tensormap import TensorMapError
+        pre = ir.parse_file(pre_path)
+        encodes = [h for h in pre.host if isinstance(h, ir.TensorMapEncode)]
+        self.order: list[str] = [h.var.name for h in encodes]
+        self.maps: dict = {}
+        self.why: dict[str, str] = {}
+        for h in encodes:
+            if h.buffer not in arrays:
+                self.why[h.var.name] = f"is encoded over {h.buffer}, which the capture did not record"
+                continue
+            vals = {field: [_static(e, pre.constant_values, scalars) for e in getattr(h, field)]
+                    for field in ("shape", "strides", "box", "elem_strides")}
+            enums = [_static(e, pre.constant_values, scalars) for e in (h.swizzle, h.oob, h.byte_offset, h.cu_dtype)]
+            if any(v is None for vs in vals.values() for v in vs) or any(v is None for v in enums) or enums[3] != -1:
+                self.why[h.var.name] = "has an encode argument that is not a static value"
+                continue
+            flat = _elements(arrays[h.buffer].reshape(-1).view("uint8")[int(enums[2]):], h.dtype)
+            try:
+                self.maps[h.var.name] = TensorMap(
+                    flat, [int(v) for v in vals["shape"]], [int(v) for v in vals["strides"]],
+                    [int(v) for v in vals["box"]], [int(v) for v in vals["elem_strides"]], h.dtype,
+                    swizzle=_SWIZZLES[int(enums[0])], oob_fill="nan" if enums[1] else "zero").numpy()
+            except TensorMapError as err:
+                self.why[h.var.name] = f"is not a map over the captured {h.buffer}: {err}"
 
 
 _MAP_ALLOCA = re.compile(r"^\s*(\w+): T\.let\[T\.TensorMap\(\)\] = T\.tvm_stack_alloca\(\"tensormap\"", re.M)
