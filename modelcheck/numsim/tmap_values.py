@@ -4,9 +4,10 @@ PTX lets a tensor map live in `.global` (or be edited in `.shared::cta`) as a 12
 5.5.8, 9.7.9.27).  The CUtensorMap byte layout is undocumented, so the model does not invent it: the 16 8-byte
 words of a map in memory are *tokens* naming a map value of this run (`MapStore.values`: the decoded fields and
 the global allocation they describe) and the word's offset in it.  Every byte of a token carries that
-provenance: the low half is `n << 4 | i` (map n, word i) times an odd constant and the high half a 32-bit hash of
-the low half, so a word assembled from bytes of two maps, or of two offsets of one map, or changed by arithmetic,
-is no token (up to a 2**-32 chance per word; a single byte may coincide, and so be indistinguishable).
+provenance: the low half is `n << 4 | i` (map n, word i), xored and times an odd constant, and the high half a
+32-bit hash of the low half, so a word assembled from bytes of two maps, or of two offsets of one map, or
+changed by arithmetic, is no token (up to a 2**-32 chance per word; a single byte equal in both sources cannot
+be told apart).
 Any byte-exact copy -- `ld`/`st` of any width and in any pieces, through registers, shared or global memory,
 element copies, `cp.async.bulk` -- moves the bytes and so the map: the destination is that map when all 128
 bytes come from one map value at the same offsets.  A partial, misaligned, mixed or altered copy is no whole
@@ -35,20 +36,21 @@ from .tensormap import BoundTensorMap, TensorMapArray, TensorMapError, encode_fi
 WORDS = 16                # 128 bytes
 NBYTES = 8 * WORDS
 ALIGN = 64                # a tensor map in memory is 64-byte aligned (ptx-encodings §8.1)
-MAX_VALUES = 1 << 28      # n << 4 | i fits the token's low 32 bits
+MAX_VALUES = 1 << 27      # n << 4 | i fits the token's low 32 bits, below _FAR
 _SALT = np.uint32(0x4D43544D)   # "MCTM": the hash of 0 is not 0, so zeroed memory holds no token
 _INDEX = np.arange(WORDS, dtype=np.uint64)
-_LOW = np.uint64(0xFFFF_FFFF)
-# n << 4 | i times an odd constant (a bijection mod 2**32): every byte of the low half varies with the map and
-# the word, not only the first; _UNSPREAD is its inverse
-_SPREAD = np.uint64(0x9E3779B1)
-_UNSPREAD = np.uint64(pow(0x9E3779B1, -1, 1 << 32))
+_WORD = np.arange(WORDS, dtype=np.int64)
+# (n << 4 | i) ^ _FAR times an odd constant (a bijection mod 2**32): every byte of the low half varies with the
+# map and the word, not only the first; _UNSPREAD is its inverse
+_SPREAD = np.uint32(0x9E3779B1)
+_FAR = np.uint32(0xF000_0000)   # xored in first: a zero word decodes to map 0x0F000000, beyond any value
+_UNSPREAD = np.uint32(pow(0x9E3779B1, -1, 1 << 32))
 
 
 def _hash32(low: np.ndarray) -> np.ndarray:
     """murmur3's 32-bit finalizer of `low` ^ salt (uint32 arithmetic wraps): every output bit depends on every
     input bit, so a word with any byte from another map or offset fails the check w.h.p. (2**-32)."""
-    h = low.astype(np.uint32) ^ _SALT
+    h = low ^ _SALT
     h ^= h >> np.uint32(16)
     h *= np.uint32(0x85EBCA6B)
     h ^= h >> np.uint32(13)
@@ -58,18 +60,23 @@ def _hash32(low: np.ndarray) -> np.ndarray:
 
 
 def tokens(n: int) -> np.ndarray:
-    low = (((np.uint64(n << 4) | _INDEX) * _SPREAD) & _LOW).astype(np.uint64)
-    return ((_hash32(low).astype(np.uint64) << np.uint64(32)) | low).astype("<u8")
+    halves = np.empty((WORDS, 2), dtype="<u4")
+    halves[:, 0] = ((np.uint32(n << 4) | _INDEX.astype(np.uint32)) ^ _FAR) * _SPREAD
+    halves[:, 1] = _hash32(halves[:, 0])
+    return halves.reshape(-1).view("<u8")
 
 
 def decode(words: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(is a token of one of the `count` map values, map n, word index) per 8-byte word."""
-    words = np.asarray(words, dtype=np.uint64)
-    low = words & _LOW
-    v = (low * _UNSPREAD) & _LOW
-    n = (v >> np.uint64(4)).astype(np.int64)
-    ok = ((words >> np.uint64(32)) == _hash32(low).astype(np.uint64)) & (n < count)
-    return ok, n, (v & np.uint64(15)).astype(np.int64)
+    """(is a token of one of the `count` map values, map n, word index) per 8-byte word (little endian).  Only
+    words naming an existing value are hashed: in data (zeros included) that is almost none."""
+    halves = np.ascontiguousarray(words).view("<u4").reshape(-1, 2)
+    v = (halves[:, 0] * _UNSPREAD) ^ _FAR
+    n = v >> np.uint32(4)
+    ok = n < count
+    cand = np.flatnonzero(ok)
+    if cand.size:
+        ok[cand] = halves[cand, 1] == _hash32(halves[cand, 0])
+    return ok, n, v & np.uint32(15)
 
 
 class MapStore:
@@ -104,22 +111,15 @@ class MapStore:
             raise EngineError("oob", f"{what}: the 128-byte tensor map at {where} reaches past {alloc.name} "
                                      f"({alloc.nbytes} bytes)", span, address=alloc.base + off, size=NBYTES)
         ok, ns, idx = decode(alloc.data[off:off + NBYTES].view("<u8"), len(self.values))
+        if ok.all() and (ns == ns[0]).all() and (idx == _WORD).all():
+            return int(ns[0])                     # the common case: one whole map
         if not ok.any():
             raise UnsupportedTIRxError(what, span, f"the 128 bytes at {where} hold no tensor map the model knows "
                                                    f"(none was bound or copied there); the CUtensorMap byte layout "
                                                    f"is not modeled")
-        # the map most of the words come from at their own offsets (ties: the first)
-        placed = ns[ok & (idx == _INDEX.astype(np.int64))]
-        if placed.size:
-            vals, counts = np.unique(placed, return_counts=True)
-            n = int(vals[counts.argmax()])
-        else:
-            n = int(ns[ok][0])
-        if not (ok & (ns == n) & (idx == _INDEX.astype(np.int64))).all():
-            raise UnsupportedTIRxError(what, span, f"the 128 bytes at {where} are a partial, misaligned or altered "
-                                                   f"copy of a tensor map ({self.provenance(ok, ns, idx)}); "
-                                                   f"the CUtensorMap byte layout is not modeled")
-        return n
+        raise UnsupportedTIRxError(what, span, f"the 128 bytes at {where} are a partial, misaligned or altered copy "
+                                               f"of a tensor map ({self.provenance(ok, ns, idx)}); the CUtensorMap "
+                                               f"byte layout is not modeled")
 
     def name(self, n: int) -> str:
         return f"map #{n} ({self.values[n].name})"
@@ -133,7 +133,7 @@ class MapStore:
             if ok[k]:
                 while j < len(ok) and ok[j] and ns[j] == ns[k] and idx[j] == idx[j - 1] + 1:
                     j += 1
-                src = f"bytes {8 * idx[k]}-{8 * idx[j - 1] + 7} of {self.name(int(ns[k]))}"
+                src = f"bytes {8 * int(idx[k])}-{8 * int(idx[j - 1]) + 7} of {self.name(int(ns[k]))}"
             else:
                 while j < len(ok) and not ok[j]:
                     j += 1
