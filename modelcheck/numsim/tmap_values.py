@@ -37,7 +37,7 @@ WORDS = 16                # 128 bytes
 NBYTES = 8 * WORDS
 ALIGN = 64                # a tensor map in memory is 64-byte aligned (ptx-encodings §8.1)
 MAX_VALUES = 1 << 27      # n << 4 | i fits the token's low 32 bits, below _FAR
-_SALT = np.uint32(0x4D43544D)   # "MCTM": the hash of 0 is not 0, so zeroed memory holds no token
+_SALT = np.uint32(0x4D43544D)   # "MCTM", seeds the hash
 _INDEX = np.arange(WORDS, dtype=np.uint64)
 _WORD = np.arange(WORDS, dtype=np.int64)
 # (n << 4 | i) ^ _FAR times an odd constant (a bijection mod 2**32): every byte of the low half varies with the
@@ -117,9 +117,10 @@ class MapStore:
             raise UnsupportedTIRxError(what, span, f"the 128 bytes at {where} hold no tensor map the model knows "
                                                    f"(none was bound or copied there); the CUtensorMap byte layout "
                                                    f"is not modeled")
-        raise UnsupportedTIRxError(what, span, f"the 128 bytes at {where} are a partial, misaligned or altered copy "
-                                               f"of a tensor map ({self.provenance(ok, ns, idx)}); the CUtensorMap "
-                                               f"byte layout is not modeled")
+        # a partial, misaligned, mixed or altered copy: said first, as reports cut long reasons
+        raise UnsupportedTIRxError(what, span, f"the 128 bytes at {where} are no whole tensor map "
+                                               f"({self.provenance(ok, ns, idx)}); the CUtensorMap byte layout is "
+                                               f"not modeled")
 
     def name(self, n: int) -> str:
         return f"map #{n} ({self.values[n].name})"
