@@ -161,8 +161,10 @@ def _map_of(enc: dict, arrays: dict):
 class PreludeMaps:
     """The tensor maps the pre-lowering text's host prelude encodes over the captured buffers: `order` (every
     encode's map name, in the prelude's order), `maps` (name -> TensorMap descriptor) and `why` (name -> why
-    that map is not given: its buffer was not captured, an argument is not static, or the encode describes
-    more than the captured bytes -- the driver takes such a map, but its tensor is not here to bind)."""
+    that map is not given: its buffer was not captured, an argument is not static, or the encode breaks a
+    cuTensorMapEncodeTiled rule).  As for the pre-lowering prelude (tensormap.bind_host_maps), a map wider
+    than the captured bytes is given (`within_base=False`: the driver sees only a pointer, and a template whose
+    address the kernel patches is so on purpose); a TMA reaching past the bytes is `oob` at the op."""
 
     def __init__(self, pre_path: Path, arrays: dict, scalars: dict):
         import ir
@@ -189,7 +191,8 @@ class PreludeMaps:
                 self.maps[h.var.name] = TensorMap(
                     flat, [int(v) for v in vals["shape"]], [int(v) for v in vals["strides"]],
                     [int(v) for v in vals["box"]], [int(v) for v in vals["elem_strides"]], h.dtype,
-                    swizzle=_SWIZZLES[int(enums[0])], oob_fill="nan" if enums[1] else "zero").numpy()
+                    swizzle=_SWIZZLES[int(enums[0])], oob_fill="nan" if enums[1] else "zero",
+                    within_base=False).numpy()
             except TensorMapError as err:
                 self.why[h.var.name] = f"is not a map over the captured {h.buffer}: {err}"
 

@@ -13,6 +13,7 @@ Descriptor array (uint8, little endian) = a 256-byte header + a copy of `base`'s
     16  4  swizzle 0 none/1 32B/2 64B/3 128B   80 32  global_strides[4] (u64, bytes)
     20  4  oob fill 0 zero / 1 NaN       112 20  box_shape[5]         (u32)
                                          132 20  element_strides[5]   (u32)
+                                         152  4  flags: bit 0 the extent is not held to base
     256 .. the payload: a snapshot of base's bytes
 
 How the engine finds the data (`bind_tensor_maps`): like a real CUtensorMap, the
@@ -58,7 +59,7 @@ SWIZZLE_MASK = {0: 0, 1: 1, 2: 3, 3: 7}
 OOB_FILLS = {"zero": 0, "nan": 1}
 TMAP_PARAM_BASE = 0x7E00_0000_0000     # where tensor-map parameters "live" (param space, no data)
 TMAP_PARAM_WINDOW = 1 << 32            # 256 bytes per handle from TMAP_PARAM_BASE
-_FMT = "<8sIIII QQ 5Q 4Q 5I 5I"
+_FMT = "<8sIIII QQ 5Q 4Q 5I 5I I"
 
 
 class TensorMapError(ValueError):
@@ -112,6 +113,7 @@ class TensorMapFields:
     global_strides: tuple      # bytes, dims 1..rank-1
     box_shape: tuple
     element_strides: tuple
+    within_base: bool = True   # False: encoded as the driver does, the extent not held to base (see validate)
 
     @property
     def esz(self) -> int:
@@ -169,7 +171,7 @@ def validate(f: TensorMapFields, within_base: bool = True) -> None:
     if f.oob_fill == 1 and not f.dtype.startswith(("float", "bfloat")):
         raise TensorMapError("oob_fill", f"NaN fill needs a float element type, not {f.dtype}")
     extent = f.global_shape[0] * esz + sum((d - 1) * s for d, s in zip(f.global_shape[1:], f.global_strides))
-    if within_base and extent > f.base_nbytes:
+    if within_base and f.within_base and extent > f.base_nbytes:
         raise TensorMapError("global_shape", f"shape {list(f.global_shape)} with strides "
                                              f"{list(f.global_strides)} spans {extent} bytes, but base has "
                                              f"{f.base_nbytes}")
@@ -185,10 +187,12 @@ class TensorMapArray(np.ndarray):
 
 
 class TensorMap:
-    """A tiled TMA tensor map over `base` (a NumPy array); `.numpy()` is the bindable descriptor."""
+    """A tiled TMA tensor map over `base` (a NumPy array); `.numpy()` is the bindable descriptor.
+    `within_base=False` encodes as the driver does, which sees only a pointer: the extent may pass base's end
+    (a template whose address the kernel patches); a TMA reaching past it is then `oob` at the op."""
 
     def __init__(self, base, global_shape, global_strides, box_shape, element_strides, dtype, swizzle="none",
-                 oob_fill="zero"):
+                 oob_fill="zero", within_base=True):
         if not isinstance(base, np.ndarray):
             raise TensorMapError("base", f"base must be a NumPy array, got {type(base).__name__}")
         if not base.flags.c_contiguous:
@@ -209,7 +213,8 @@ class TensorMap:
         self.fields = TensorMapFields(rank, _dtype_name(dtype), _swizzle_code(swizzle), OOB_FILLS[oob_fill],
                                       int(base.__array_interface__["data"][0]), int(base.nbytes),
                                       tuple(int(x) for x in global_shape), tuple(int(x) for x in global_strides),
-                                      tuple(int(x) for x in box_shape), tuple(int(x) for x in element_strides))
+                                      tuple(int(x) for x in box_shape), tuple(int(x) for x in element_strides),
+                                      bool(within_base))
         validate(self.fields)
 
     def numpy(self) -> np.ndarray:
@@ -224,7 +229,7 @@ def encode_fields(f: TensorMapFields, base: np.ndarray) -> TensorMapArray:
     pad = lambda seq, n: tuple(seq) + (0,) * (n - len(seq))   # noqa: E731
     head = struct.pack(_FMT, MAGIC, f.rank, DTYPES.index(f.dtype), f.swizzle, f.oob_fill, f.global_address,
                        f.base_nbytes, *pad(f.global_shape, 5), *pad(f.global_strides, 4),
-                       *pad(f.box_shape, 5), *pad(f.element_strides, 5))
+                       *pad(f.box_shape, 5), *pad(f.element_strides, 5), 0 if f.within_base else 1)
     out = np.zeros(HEADER + f.base_nbytes, dtype=np.uint8)
     out[:len(head)] = np.frombuffer(head, dtype=np.uint8)
     out[HEADER:] = base.reshape(-1).view(np.uint8)[:f.base_nbytes]
@@ -269,7 +274,7 @@ def decode(arr) -> TensorMapFields:
                                            "bind TensorMap(...).numpy()")
     vals = struct.unpack(_FMT, bytes(raw[:size]))
     _, rank, dcode, swz, fill, addr, nbytes = vals[:7]
-    shape, strides, box, es = vals[7:12], vals[12:16], vals[16:21], vals[21:26]
+    shape, strides, box, es, flags = vals[7:12], vals[12:16], vals[16:21], vals[21:26], vals[26]
     if dcode >= len(DTYPES):
         raise TensorMapError("dtype", f"element type code {dcode} is unknown")
     if swz not in SWIZZLE_NAMES:
@@ -278,7 +283,7 @@ def decode(arr) -> TensorMapFields:
         raise TensorMapError("oob_fill", f"OOB fill code {fill} is not zero (0) or NaN (1)")
     r = max(1, min(rank, 5))
     return TensorMapFields(rank, DTYPES[dcode], swz, fill, addr, nbytes, tuple(shape[:r]), tuple(strides[:r - 1]),
-                           tuple(box[:r]), tuple(es[:r]))
+                           tuple(box[:r]), tuple(es[:r]), within_base=not flags & 1)
 
 
 def rebind(arr, tensor: np.ndarray, offset: int = 0) -> "TensorMapArray":

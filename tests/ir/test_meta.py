@@ -155,7 +155,7 @@ def test_reading_a_tensor_maps_bytes_as_numbers_is_incomplete():
     report = modelcheck.synccheck(func, inputs)
     assert report.verdict == "incomplete"
     [f] = [f for f in report.findings if f.kind == "analysis_incomplete"]
-    assert "bytes of a tensor map outside any whole map (out bytes 0-15)" in f.message
+    assert "bytes of a tensor map outside any whole map (out bytes 0-15 (bytes 32-47 of map #0 (tmap)))" in f.message
 
 
 def test_reading_a_tensor_map_at_its_own_address_is_incomplete_not_oob():
@@ -168,7 +168,7 @@ def test_reading_a_tensor_map_at_its_own_address_is_incomplete_not_oob():
         assert report.verdict == "incomplete", [f.message for f in report.findings]
         assert "oob" not in {f.kind for f in report.findings}
         [f] = [f for f in report.findings if f.kind == "analysis_incomplete"]
-        assert "(out bytes 0-31)" in f.message and "CUtensorMap byte layout is not modeled" in f.message
+        assert "(out bytes 0-31 (bytes 0-31 of map #0 (tmap)))" in f.message and "CUtensorMap byte layout is not modeled" in f.message
 
 
 def test_a_swizzled_tile_puts_each_element_where_the_hardware_does():
