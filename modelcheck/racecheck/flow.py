@@ -8,8 +8,8 @@ cross domains raises `CrossedDomains`), what barrier generations carry
 completions; named-barrier contributions -> resumers), async operations forked at issue and
 known after their completion is observed (a bulk store's source reads already at
 wait_group.read), warp syncs over their member lanes, a tcgen05.alloc's address store to every
-lane of its warp, fence.proxy.async (bridges per domain), fence.sc pairs whose order the run forces (`common.fence_sc.Tracker`), release
-stores/atomics -> acquire loads reading from them with covering scopes, and tcgen05
+lane of its warp, fence.proxy.async (bridges per domain), fence.sc pairs whose order the run forces
+(`common.fence_sc.Tracker`), release stores/atomics -> acquire loads reading from them with covering scopes, and tcgen05
 operations by their own ordering (`tcgen`).  `sync(ev)` applies one event; the analysis
 applies the events in seq order interleaved with the accesses that move knowledge
 (`publish`, `acquire_from_memory`).
