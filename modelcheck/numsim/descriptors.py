@@ -340,8 +340,9 @@ class BlockScaledInstrDescriptor:
             n=((v >> 17) & 0x3F) << 3, sf_type=(v >> 23) & 1, m=((v >> 24) & 0x1F) << 4, a_sf_id=(v >> 29) & 3,
             k_size=(v >> 31) & 1, reserved=(v & 3) | ((v >> 3) & 1) << 2 | ((v >> 6) & 1) << 3)
 
-    def validate(self, kind: str) -> int:
-        """Check the fields for a dense cta_group::1 MMA of `kind`; the number of elements per scale factor."""
+    def validate(self, kind: str, cta_group: int = 1) -> int:
+        """Check the fields for a dense MMA of `kind` (cta_group::1: M = 128; cta_group::2: M = 128 or 256); the
+        number of elements per scale factor."""
         if self.sparse:
             raise DescriptorError("sparse", "bit 2 (sparsity) is set on a dense tcgen05.mma")
         if self.reserved:
@@ -364,8 +365,10 @@ class BlockScaledInstrDescriptor:
                                              f"is not allowed for {kind}")
         if self.k_size:
             raise DescriptorUnsupported("k_size", "bit 31 selects K = 96 (sm_103a/sm_107a only); not modeled")
-        if self.m != 128:
-            raise DescriptorError("m", f"M = {self.m} (bits 24-28); a block-scaled cta_group::1 MMA needs M = 128")
+        ms = (128,) if cta_group == 1 else (128, 256)
+        if self.m not in ms:
+            raise DescriptorError("m", f"M = {self.m} (bits 24-28); a block-scaled cta_group::{cta_group} MMA needs "
+                                       f"M = {' or '.join(map(str, ms))}")
         if not 8 <= self.n <= 256:
             raise DescriptorError("n", f"N = {self.n} (bits 17-22 = {self.n >> 3}); needs 8..256 in steps of 8")
         return vecs[self.sf_type]

@@ -115,7 +115,7 @@ def _idesc(kind, scaled, ival, quals, span, what, cta_group=1):
             idesc.validate(kind, cta_group, ws="ws" in quals)
             return idesc, 0
         sdesc = BlockScaledInstrDescriptor.decode(ival)
-        vec = sdesc.validate(kind)
+        vec = sdesc.validate(kind, cta_group)
     except DescriptorError as err:
         raise descriptor_error(err, what, ival, span, "instruction") from None
     named = _vec_qualifier(quals, KIND_K[kind])
