@@ -112,6 +112,7 @@ class TensorMapFields:
     global_strides: tuple      # bytes, dims 1..rank-1
     box_shape: tuple
     element_strides: tuple
+    packed: int = 1            # map elements per stored byte along dim 0 (2: 16U4_ALIGN8B); dim 0 counts bytes
 
     @property
     def esz(self) -> int:
@@ -331,6 +332,8 @@ def box_plan(f: TensorMapFields, coords, dst: int) -> BoxPlan:
     shared offset = esz * linear(j) with dim 0 contiguous; then the swizzle XOR on the absolute address."""
     counts = f.box_counts
     esz = f.esz
+    if f.packed > 1:       # dim 0 of a packed map is stored in bytes; its coordinate counts elements
+        coords = (int(coords[0]) // f.packed,) + tuple(coords[1:])
     shape = tuple(reversed(counts))                 # C order: dim rank-1 outermost
     goff = np.zeros(shape, dtype=np.int64)
     inb = np.ones(shape, dtype=np.bool_)
@@ -380,6 +383,23 @@ _HOST_SWIZZLES = {0, 1, 2, 3}
 _CU_DTYPE_CODES = range(16)      # CU_TENSOR_MAP_DATA_TYPE_UINT8 .. _16U6_ALIGN16B
 
 
+# CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B: "copies '16 x U4' packed values to memory aligned as 8 bytes. There are no
+# gaps between packed values" (CUDA driver API, cuTensorMapEncodeTiled): the box lands densely, two elements per
+# byte, so the map is a byte map whose dim 0 (extent, box, coordinate) counts element pairs
+_CU_16U4_ALIGN8B = 13
+_PACKED_4BIT = ("float4_e2m1fn", "uint8")
+
+
+def _packed_bytes(name: str, shape: tuple, box: tuple, span) -> tuple[tuple, tuple]:
+    """Dim 0 of a 16U4_ALIGN8B map in bytes; an odd element count (a box or row ending mid-byte) is not
+    modeled."""
+    from .errors import UnsupportedTIRxError
+    if shape[0] % 2 or box[0] % 2:
+        raise UnsupportedTIRxError(f"tensor map {name}", span, f"a 16U4_ALIGN8B map with an odd dim-0 extent "
+                                                               f"({shape[0]}) or box ({box[0]}) is not modeled")
+    return (shape[0] // 2,) + shape[1:], (box[0] // 2,) + box[1:]
+
+
 def bind_host_maps(func, scalars: dict, gmem, base_of) -> dict:
     """{handle value: BoundTensorMap} for the tensor maps the host prelude encodes (`ir.TensorMapEncode`) over
     the kernel's own global buffers: the map refers to that buffer's allocation, so TMA loads read and stores
@@ -412,9 +432,11 @@ def bind_host_maps(func, scalars: dict, gmem, base_of) -> dict:
         cu_dtype = val(h.cu_dtype, "element type")
         if cu_dtype != -1 and cu_dtype not in _CU_DTYPE_CODES:
             raise invalid("dtype", f"{cu_dtype} is not a CUtensorMapDataType")
-        if h.dtype not in DTYPES or cu_dtype != -1:
+        packed = cu_dtype == _CU_16U4_ALIGN8B and h.dtype in _PACKED_4BIT
+        if not packed and (h.dtype not in DTYPES or cu_dtype != -1):
             raise UnsupportedTIRxError(f"tensor map {name} of {h.dtype}", h.span,
-                                       "this tensor-map element type (packed sub-byte, tf32 or a forced "
+                                       "this tensor-map element type (packed sub-byte other than "
+                                       "CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B, tf32 or another forced "
                                        "CUtensorMapDataType) is not modeled")
         interleave, swizzle = val(h.interleave, "interleave"), val(h.swizzle, "swizzle")
         l2, oob = val(h.l2, "L2 promotion"), val(h.oob, "oob fill")
@@ -441,10 +463,13 @@ def bind_host_maps(func, scalars: dict, gmem, base_of) -> dict:
         off = val(h.byte_offset, "base offset")
         if not 0 <= off < alloc.nbytes:
             raise invalid("base", f"the byte offset {off} is outside {h.buffer} ({alloc.nbytes} bytes)")
-        fields = TensorMapFields(rank, h.dtype, swizzle, oob, alloc.base + off, alloc.nbytes - off,
-                                 tuple(val(e, "shape") for e in h.shape), tuple(val(e, "stride") for e in h.strides),
-                                 tuple(val(e, "box") for e in h.box),
-                                 tuple(val(e, "element stride") for e in h.elem_strides))
+        shape = tuple(val(e, "shape") for e in h.shape)
+        box = tuple(val(e, "box") for e in h.box)
+        if packed:
+            shape, box = _packed_bytes(name, shape, box, h.span)
+        fields = TensorMapFields(rank, "uint8" if packed else h.dtype, swizzle, oob, alloc.base + off,
+                                 alloc.nbytes - off, shape, tuple(val(e, "stride") for e in h.strides), box,
+                                 tuple(val(e, "element stride") for e in h.elem_strides), 2 if packed else 1)
         try:
             # cuTensorMapEncodeTiled sees only a pointer, not its allocation: a map wider than the buffer
             # encodes fine (a template whose address is patched on the device does so on purpose)
