@@ -308,8 +308,9 @@ def _check_narrow(a_type: int, b_type: int, transpose_a: int, transpose_b: int) 
 # none), A/B format codes allowed.  kind::mxf4nvf4 takes UE8M0 factors per 32 or per 16 elements and UE4M3 per 16
 # (CUTLASS's blockscaled GEMM: "NVF4: A/B Float4E2M1FN + SF Float8E8M0FNU/Float8E4M3FN + sf_vec_size 16").
 SF_TYPES = {0: "float8_e4m3fn", 1: "float8_e8m0fnu"}
-SCALED_KINDS = {"kind::mxf8f6f4": ({1: (32,)}, None), "kind::mxf4": ({1: (32,)}, {1}),
-                "kind::mxf4nvf4": ({0: (16,), 1: (32, 16)}, {1})}
+SCALED_KINDS: dict[str, tuple[dict[int, tuple[int, ...]], set[int] | None]] = {
+    "kind::mxf8f6f4": ({1: (32,)}, None), "kind::mxf4": ({1: (32,)}, {1}),
+    "kind::mxf4nvf4": ({0: (16,), 1: (32, 16)}, {1})}
 
 
 @dataclass(frozen=True)
