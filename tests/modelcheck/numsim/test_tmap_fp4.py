@@ -42,3 +42,13 @@ def test_unmodeled_packed_boxes_are_named(consts, words):
     with pytest.raises(numsim.UnsupportedTIRxError, match=words):
         numsim.run(kernel.func, data)
     assert modelcheck.synccheck(kernel, data).verdict == "incomplete"
+
+
+def test_public_tensor_map_of_packed_elements_counts_bytes():
+    src = np.zeros(32 * 128, np.uint8)
+    tm = numsim.TensorMap(src, [256, 32], [128], [128, 16], [1, 1], "float4_e2m1fn")
+    f = numsim.tensormap.decode(tm.numpy())
+    assert (f.dtype, f.packed, f.global_shape, f.box_shape, f.box_bytes) == ("float4_e2m1fn", 2, (128, 32),
+                                                                            (64, 16), 1024)
+    with pytest.raises(numsim.TensorMapError, match="odd"):
+        numsim.TensorMap(src, [256, 32], [128], [127, 16], [1, 1], "float4_e2m1fn")
