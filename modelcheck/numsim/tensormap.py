@@ -399,10 +399,7 @@ _HOST_SWIZZLES = {0, 1, 2, 3}
 _CU_DTYPE_CODES = range(16)      # CU_TENSOR_MAP_DATA_TYPE_UINT8 .. _16U6_ALIGN16B
 
 
-# CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B: "copies '16 x U4' packed values to memory aligned as 8 bytes. There are no
-# gaps between packed values" (CUDA driver API, cuTensorMapEncodeTiled): the box lands densely, two elements per
-# byte, so the map is a byte map whose dim 0 (extent, box, coordinate) counts element pairs
-_CU_16U4_ALIGN8B = 13
+_CU_16U4_ALIGN8B = 13          # the forced type of packed 4-bit maps (see PACKED)
 _PACKED_4BIT = ("float4_e2m1fn", "uint8")
 
 
