@@ -39,7 +39,7 @@ from ..tmem import TmemError, next_alloc_id, record_cells, record_rows, tmem_of
 from . import require_full_warp
 from .async_copy import _new_op
 from .mbarrier import barrier_of
-from .pair import alloc2, check_even, dealloc2, pair_peer, relinquish2
+from .pair import alloc2, dealloc2, pair_peer, relinquish2
 from .memory import _from_register, _to_register
 from .tma import async_records
 
@@ -488,8 +488,7 @@ def _cp(ctx, call, info):
             rows, chunks, dests = cp_rows(shape, multicast)
         except DescriptorError as err:      # e.g. 64x128b without .warpx2 (the real parser rejects it too)
             raise UnsupportedTIRxError(what, span, err.message) from None
-        if pair:
-            check_even(w, what, span)
+        if pair:       # either CTA of the pair may issue it (no issuer rule for cp in the cited sources)
             ctas = [w.rt, pair_peer(w, what, span)]
         else:
             ctas = [w.rt]
