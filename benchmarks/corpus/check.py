@@ -183,14 +183,21 @@ class PreludeMaps:
             vals = {field: [_static(e, pre.constant_values, scalars) for e in getattr(h, field)]
                     for field in ("shape", "strides", "box", "elem_strides")}
             enums = [_static(e, pre.constant_values, scalars) for e in (h.swizzle, h.oob, h.byte_offset, h.cu_dtype)]
-            if any(v is None for vs in vals.values() for v in vs) or any(v is None for v in enums) or enums[3] != -1:
+            if any(v is None for vs in vals.values() for v in vs) or any(v is None for v in enums):
                 self.why[h.var.name] = "has an encode argument that is not a static value"
                 continue
-            flat = _elements(arrays[h.buffer].reshape(-1).view("uint8")[int(enums[2]):], h.dtype)
+            # a forced element type: only packed 4-bit (CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B) maps are modeled
+            packed = enums[3] == 13 and h.dtype in ("float4_e2m1fn", "uint8")
+            if enums[3] != -1 and not packed:
+                self.why[h.var.name] = f"forces CUtensorMapDataType {enums[3]}, which is not modeled"
+                continue
+            dtype = "float4_e2m1fn" if packed else h.dtype
+            flat = arrays[h.buffer].reshape(-1).view("uint8")[int(enums[2]):]
+            flat = flat if packed else _elements(flat, dtype)
             try:
                 self.maps[h.var.name] = TensorMap(
                     flat, [int(v) for v in vals["shape"]], [int(v) for v in vals["strides"]],
-                    [int(v) for v in vals["box"]], [int(v) for v in vals["elem_strides"]], h.dtype,
+                    [int(v) for v in vals["box"]], [int(v) for v in vals["elem_strides"]], dtype,
                     swizzle=_SWIZZLES[int(enums[0])], oob_fill="nan" if enums[1] else "zero",
                     within_base=False).numpy()
             except TensorMapError as err:

@@ -51,7 +51,11 @@ from .descriptors import swizzle as _swizzle
 MAGIC = b"MCTMAP\x00\x01"
 HEADER = 256
 DTYPES = ("uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64", "float16", "bfloat16",
-          "float32", "float64", "float8_e4m3fn", "float8_e5m2")
+          "float32", "float64", "float8_e4m3fn", "float8_e5m2", "float4_e2m1fn")
+# packed 4-bit elements as CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B moves them: "copies '16 x U4' packed values to
+# memory aligned as 8 bytes. There are no gaps between packed values" (CUDA driver API, cuTensorMapEncodeTiled).
+# Such a map is held as a byte map: dim 0's extent and box (and a copy's dim-0 coordinate) count element pairs.
+PACKED = {"float4_e2m1fn": 2}
 SWIZZLE_CODES = {"none": 0, "32B": 1, "64B": 2, "128B": 3}
 SWIZZLE_NAMES = {v: k for k, v in SWIZZLE_CODES.items()}
 SWIZZLE_SPAN = {0: None, 1: 32, 2: 64, 3: 128}
@@ -69,6 +73,10 @@ class TensorMapError(ValueError):
         super().__init__(f"tensor map {field}: {message}")
         self.field = field
         self.message = message
+
+
+class TensorMapUnmodeled(TensorMapError):
+    """A map the driver may accept but the model does not (reported `incomplete`, not invalid)."""
 
 
 def np_dtype(name: str) -> np.dtype:
@@ -116,8 +124,14 @@ class TensorMapFields:
     within_base: bool = True   # False: encoded as the driver does, the extent not held to base (see validate)
 
     @property
+    def packed(self) -> int:
+        """Map elements per stored byte along dim 0 (2 for packed 4-bit maps, whose dim 0 counts bytes)."""
+        return PACKED.get(self.dtype, 1)
+
+    @property
     def esz(self) -> int:
-        return np_dtype(self.dtype).itemsize
+        """Bytes per stored unit (a byte of two packed elements for a packed map)."""
+        return 1 if self.dtype in PACKED else np_dtype(self.dtype).itemsize
 
     @property
     def box_counts(self) -> tuple:
@@ -168,7 +182,7 @@ def validate(f: TensorMapFields, within_base: bool = True) -> None:
         raise TensorMapError("swizzle", f"the inner box is {inner} bytes, more than the {span}-byte span of "
                                         f"{SWIZZLE_NAMES[f.swizzle]} swizzle; shrink box_shape[0] to "
                                         f"{span // esz} or use a wider swizzle")
-    if f.oob_fill == 1 and not f.dtype.startswith(("float", "bfloat")):
+    if f.oob_fill == 1 and (not f.dtype.startswith(("float", "bfloat")) or f.dtype in PACKED):
         raise TensorMapError("oob_fill", f"NaN fill needs a float element type, not {f.dtype}")
     extent = f.global_shape[0] * esz + sum((d - 1) * s for d, s in zip(f.global_shape[1:], f.global_strides))
     if within_base and f.within_base and extent > f.base_nbytes:
@@ -210,7 +224,10 @@ class TensorMap:
         if oob_fill not in OOB_FILLS:
             raise TensorMapError("oob_fill", f"{oob_fill!r} is not 'zero' or 'nan'")
         self.base = base
-        self.fields = TensorMapFields(rank, _dtype_name(dtype), _swizzle_code(swizzle), OOB_FILLS[oob_fill],
+        dtype = _dtype_name(dtype)
+        if dtype in PACKED:           # extents and box in elements, as the driver takes them; held in bytes
+            global_shape, box_shape = packed_bytes(dtype, global_shape, box_shape)
+        self.fields = TensorMapFields(rank, dtype, _swizzle_code(swizzle), OOB_FILLS[oob_fill],
                                       int(base.__array_interface__["data"][0]), int(base.nbytes),
                                       tuple(int(x) for x in global_shape), tuple(int(x) for x in global_strides),
                                       tuple(int(x) for x in box_shape), tuple(int(x) for x in element_strides),
@@ -336,6 +353,8 @@ def box_plan(f: TensorMapFields, coords, dst: int) -> BoxPlan:
     shared offset = esz * linear(j) with dim 0 contiguous; then the swizzle XOR on the absolute address."""
     counts = f.box_counts
     esz = f.esz
+    if f.packed > 1:       # dim 0 of a packed map is stored in bytes; its coordinate counts elements
+        coords = (int(coords[0]) // f.packed,) + tuple(coords[1:])
     shape = tuple(reversed(counts))                 # C order: dim rank-1 outermost
     goff = np.zeros(shape, dtype=np.int64)
     inb = np.ones(shape, dtype=np.bool_)
@@ -385,6 +404,21 @@ _HOST_SWIZZLES = {0, 1, 2, 3}
 _CU_DTYPE_CODES = range(16)      # CU_TENSOR_MAP_DATA_TYPE_UINT8 .. _16U6_ALIGN16B
 
 
+_CU_16U4_ALIGN8B = 13          # the forced type of packed 4-bit maps (see PACKED)
+_PACKED_4BIT = ("float4_e2m1fn", "uint8")
+
+
+def packed_bytes(dtype: str, shape, box) -> tuple[tuple, tuple]:
+    """Dim 0 of a packed map in bytes; an odd element count (a row or box ending mid-byte) is not modeled
+    (`TensorMapUnmodeled`)."""
+    n = PACKED[dtype]
+    shape, box = tuple(int(x) for x in shape), tuple(int(x) for x in box)
+    if shape[0] % n or box[0] % n:
+        raise TensorMapUnmodeled("box_shape[0]", f"a map of packed {dtype} with an odd dim-0 extent ({shape[0]}) or "
+                                                 f"box ({box[0]}) is not modeled")
+    return (shape[0] // n,) + shape[1:], (box[0] // n,) + box[1:]
+
+
 def bind_host_maps(func, scalars: dict, gmem, base_of) -> dict:
     """{handle value: BoundTensorMap} for the tensor maps the host prelude encodes (`ir.TensorMapEncode`) over
     the kernel's own global buffers: the map refers to that buffer's allocation, so TMA loads read and stores
@@ -417,9 +451,11 @@ def bind_host_maps(func, scalars: dict, gmem, base_of) -> dict:
         cu_dtype = val(h.cu_dtype, "element type")
         if cu_dtype != -1 and cu_dtype not in _CU_DTYPE_CODES:
             raise invalid("dtype", f"{cu_dtype} is not a CUtensorMapDataType")
-        if h.dtype not in DTYPES or cu_dtype != -1:
+        packed = cu_dtype == _CU_16U4_ALIGN8B and h.dtype in _PACKED_4BIT
+        if not packed and (h.dtype not in DTYPES or h.dtype in PACKED or cu_dtype != -1):
             raise UnsupportedTIRxError(f"tensor map {name} of {h.dtype}", h.span,
-                                       "this tensor-map element type (packed sub-byte, tf32 or a forced "
+                                       "this tensor-map element type (packed sub-byte other than "
+                                       "CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B, tf32 or another forced "
                                        "CUtensorMapDataType) is not modeled")
         interleave, swizzle = val(h.interleave, "interleave"), val(h.swizzle, "swizzle")
         l2, oob = val(h.l2, "L2 promotion"), val(h.oob, "oob fill")
@@ -446,9 +482,15 @@ def bind_host_maps(func, scalars: dict, gmem, base_of) -> dict:
         off = val(h.byte_offset, "base offset")
         if not 0 <= off < alloc.nbytes:
             raise invalid("base", f"the byte offset {off} is outside {h.buffer} ({alloc.nbytes} bytes)")
-        fields = TensorMapFields(rank, h.dtype, swizzle, oob, alloc.base + off, alloc.nbytes - off,
-                                 tuple(val(e, "shape") for e in h.shape), tuple(val(e, "stride") for e in h.strides),
-                                 tuple(val(e, "box") for e in h.box),
+        shape = tuple(val(e, "shape") for e in h.shape)
+        box = tuple(val(e, "box") for e in h.box)
+        if packed:
+            try:
+                shape, box = packed_bytes("float4_e2m1fn", shape, box)
+            except TensorMapUnmodeled as err:
+                raise UnsupportedTIRxError(f"tensor map {name}", h.span, err.message) from None
+        fields = TensorMapFields(rank, "float4_e2m1fn" if packed else h.dtype, swizzle, oob, alloc.base + off,
+                                 alloc.nbytes - off, shape, tuple(val(e, "stride") for e in h.strides), box,
                                  tuple(val(e, "element stride") for e in h.elem_strides))
         try:
             # cuTensorMapEncodeTiled sees only a pointer, not its allocation: a map wider than the buffer

@@ -22,7 +22,7 @@ import numpy as np
 import ir
 
 from ..descriptors import byte_runs
-from ..errors import EngineError
+from ..errors import EngineError, UnsupportedTIRxError
 from ..memory import CLUSTER_WINDOW, SHARED_BASE, cluster_address
 from ..sync import SyncError
 from ..tensormap import TENSOR_MAPS, BoundTensorMap, TensorMapError, box_plan, fill_bits, validate
@@ -106,6 +106,9 @@ def _plan(w, bound, dims, coords, smem, span, what, rt=None):
     if smem % 16:
         raise EngineError("misaligned_address", f"{what}: shared address {smem:#x} is not 16-byte aligned", span,
                           address=smem)
+    if coords and int(coords[0]) % f.packed:
+        raise UnsupportedTIRxError(what, span, f"tensor map {bound.name} packs {f.packed} elements per byte; a box "
+                                               f"starting mid-byte (dim-0 coordinate {coords[0]}) is not modeled")
     plan = box_plan(f, coords, smem)
     goff = bound.base_off + plan.global_off[plan.inb]
     if goff.size and (int(goff.min()) < 0 or int(goff.max()) + plan.esz > bound.alloc.nbytes):
