@@ -12,7 +12,10 @@ their shape and dtype (a symbolic extent is bound from the configuration when a 
 has its name, else it is reported as unbound and the function is not checked); tensor-map
 parameters get `modelcheck.numsim.TensorMap` descriptors from the encode arguments the build
 recorded by running the kernel's own host code against a CPU `runtime.cuTensorMapEncodeTiled`
-(`tensor_maps` in the index), else the function is not checked and the record says why.
+(`tensor_maps` in the index), else the function is not checked and the record says why.  Where the capture
+failed, a module's launch recipe (benchmarks/corpus/recipes.py: what its host code passes, read from it) gives the
+extents, scalars and valid index data the configuration does not name; such rows say
+"inputs from the library's launch code (read)" instead of "captured".
 """
 from __future__ import annotations
 
@@ -281,12 +284,19 @@ def _host_int(expr: str, env: dict, lets: dict, depth: int = 0) -> int | None:
     return ev(tree)
 
 
-def make_inputs(func_rec: dict, config: dict, fill: str):
-    """(inputs, problems): arrays for buffer parameters, scalars from the config, tensor-map
-    descriptors from the recorded host-code encodes, or why a parameter cannot be given."""
+def make_inputs(func_rec: dict, config: dict, fill: str, recipe=None):
+    """(inputs, problems): arrays for buffer parameters, scalars from the config (or the module's launch
+    recipe, benchmarks/corpus/recipes.py), tensor-map descriptors from the recorded host-code encodes, or why a
+    parameter cannot be given.  A symbolic extent is a config key, a recipe value, or an expression over them
+    (`num_heads_kv * (total_rows + 1)`); a buffer the recipe builds (`data`: offsets, indices) gets its valid
+    contents in every fill."""
     import numpy as np
+    from benchmarks.corpus.recipes import RecipeError, evaluate
     rng = np.random.default_rng(0)
     inputs, problems = {}, []
+    env: dict = {k: v for k, v in config.items() if isinstance(v, (int, float, str, bool)) or v is None}
+    if recipe is not None:
+        env, problems = recipe.environment(env)
     maps = func_rec.get("tensor_maps") or {}
     if maps and "_missing" not in maps:
         inputs.update(tensor_map_inputs(maps, fill, rng))
@@ -295,22 +305,40 @@ def make_inputs(func_rec: dict, config: dict, fill: str):
         if kind == "buffer":
             shape = []
             for d in p.get("shape", []):
-                if isinstance(d, int):
-                    shape.append(d)
-                elif d in config and isinstance(config[d], int):
-                    shape.append(config[d])
+                value = d if isinstance(d, int) else env.get(d)
+                if not isinstance(value, int) and recipe is not None and not isinstance(d, int):
+                    try:
+                        value = evaluate(d, env)      # an extent printed as an expression over scalars
+                    except RecipeError:
+                        value = None
+                if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+                    shape.append(int(value))
                 else:
-                    problems.append(f"extent {d} of {name} is not bound by the configuration")
+                    where = "the configuration or the launch recipe" if recipe is not None else "the configuration"
+                    problems.append(f"extent {d} of {name} is not bound by {where}")
                     shape = None
                     break
             if shape is None:
                 continue
-            inputs[name] = _fill(shape, _dtype(p.get("dtype", "float32")), fill, rng)
+            arr = _fill(shape, _dtype(p.get("dtype", "float32")), fill, rng)
+            if recipe is not None and name in recipe.data:
+                try:
+                    built = np.asarray(evaluate(recipe.data[name], env)).astype(arr.dtype).reshape(-1)
+                except RecipeError as err:
+                    problems.append(f"launch recipe data {name}: {err}")
+                    continue
+                if built.size != arr.size:
+                    problems.append(f"launch recipe data {name}: {built.size} elements for a buffer of {arr.size}")
+                    continue
+                arr = built.reshape(shape)
+            inputs[name] = arr
         elif kind == "scalar":
-            if name in config and isinstance(config[name], (int, float)):
-                inputs[name] = config[name]
+            value = env.get(name)
+            if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+                inputs[name] = value.item() if isinstance(value, np.generic) else value
             else:
-                problems.append(f"scalar parameter {name} has no value in the configuration")
+                where = "the configuration or the launch recipe" if recipe is not None else "the configuration"
+                problems.append(f"scalar parameter {name} has no value in {where}")
         elif kind == "tensor_map":
             if name not in inputs:
                 why = maps.get("_missing", "no descriptor derived from the library's host code")
@@ -343,6 +371,7 @@ def check_one(cache: Path, module: str, function: str, gen: str, stage: str) -> 
     from modelcheck.numsim.targets import TARGETS
     from benchmarks.corpus import census
     from benchmarks.corpus.chain import Chain
+    from benchmarks.corpus.recipes import recipe_for
 
     index = json.loads((cache / "index.json").read_text())
     mod = next(m for m in index["modules"] if m["module"] == module)
@@ -368,7 +397,9 @@ def check_one(cache: Path, module: str, function: str, gen: str, stage: str) -> 
     func = ir.parse(text, path=str(cache / rel))
     config = {k: v for k, v in (mod.get("config") or {}).items() if k != "label"}
     captured = frec.get("captured") or {}
-    rec["inputs_from"] = "the library's run_test (captured)" if "npz" in captured else "configuration shapes"
+    recipe = recipe_for(module, function) if "npz" not in captured else None
+    rec["inputs_from"] = "the library's run_test (captured)" if "npz" in captured else \
+        f"the library's launch code (read): {recipe.source}" if recipe is not None else "configuration shapes"
     # the library's own data when it was captured (one run per checker), else zeros and random of the shapes
     fills = ("library",) if "npz" in captured else tuple(SEEDS)
     rec["fills"] = list(fills)
@@ -389,8 +420,8 @@ def check_one(cache: Path, module: str, function: str, gen: str, stage: str) -> 
             pre_path = cache / frec["pre"] if gen == "lowered" and frec.get("pre") else None
             inputs, problems = captured_inputs(cache, captured, func, pre_path)
         else:
-            inputs, problems = make_inputs(frec, config, fill)
-            if captured.get("why"):
+            inputs, problems = make_inputs(frec, config, fill, recipe)
+            if captured.get("why") and recipe is None:
                 problems.append(f"inputs not captured: {captured['why']}")
         if problems:
             rec["not_checked"] = problems
@@ -535,7 +566,8 @@ def markdown_table(payload: dict) -> str:
              "|---|---|---|---|---|"]
     for (module, function), pair in sorted(rows.items()):
         src = next((r.get("inputs_from") for r in pair.values() if r.get("inputs_from")), "—")
-        src = "library" if src and src.startswith("the library") else ("shapes" if src != "—" else src)
+        src = "library" if src and src.startswith("the library's run_test") else \
+            "read" if src and src.startswith("the library's launch code") else ("shapes" if src != "—" else src)
         if any(r.get("inputs_from_chained_run") for r in pair.values()):
             src += " + chained"
         lines.append(f"| {module} / {function} | {src} | {cell(pair.get('pre'))} | {cell(pair.get('lowered'))} | "

@@ -1,0 +1,163 @@
+"""Launch recipes: inputs for corpus functions whose capture failed, read from the library's own launch code.
+
+Where the library's `run_test` cannot run on the CPU (it needs a CUDA-only reference package before it
+launches anything), `capture.py` records nothing, and a function whose parameters have extents or scalars the
+configuration does not name gets no verdict.  The library's host code still says how each of them follows from
+the configuration (`prepare_data`, the launch wrapper's argument list).  A recipe writes that down, one entry
+per registry module in `RECIPES`, each citing the file and functions it was read from:
+
+- `let`: named intermediate values (evaluated in order), e.g. `q128 = roundup(seqlen_q, 128)`;
+- `values`: extents (`o_dim0`) and scalar parameters (`softmax_scale`) by name;
+- `data`: buffers whose contents must be valid (offsets, indices, schedules) and are built the way the host
+  code builds them -- with the builders below, each a documented small function, never random;
+- `functions`: the functions the entry covers (all of the module's when empty).
+
+Every expression is a Python expression over the configuration's keys, the `let` names, the builders and
+`sqrt`/`log2`/`LOG2_E`; `evaluate` accepts only names, constants, arithmetic, comparisons, conditionals,
+subscripts and calls of those helpers (no attributes), so an entry is data, not code.  A symbolic extent of the
+printed function (`num_heads_kv * (total_rows + 1)`) is evaluated the same way over the recipe's values.
+A new module needs one entry here, not new code (a new kind of index data needs one builder).
+"""
+from __future__ import annotations
+
+import ast
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+LOG2_E = math.log2(math.e)
+
+
+class RecipeError(ValueError):
+    """An expression of a recipe (or a printed extent) that cannot be evaluated: named in the problems."""
+
+
+# ----------------------------------------------------------------------------------------------- builders
+
+def roundup(x: int, m: int) -> int:
+    """x rounded up to a multiple of m."""
+    return (int(x) + m - 1) // m * m
+
+
+def cdiv(x: int, m: int) -> int:
+    return (int(x) + m - 1) // m
+
+
+def arange(n: int, dtype: str = "int32") -> np.ndarray:
+    """0, 1, ..., n-1 (payload indices the host code numbers in order)."""
+    return np.arange(int(n), dtype=dtype)
+
+
+def full(n: int, value: Any, dtype: str = "int32") -> np.ndarray:
+    return np.full(int(n), value, dtype=dtype)
+
+
+def cu_seqlens(lengths, dtype: str = "int32") -> np.ndarray:
+    """Cumulative sequence offsets [0, l0, l0 + l1, ...]: monotone, the last one the total."""
+    return np.concatenate([[0], np.cumsum([int(x) for x in lengths])]).astype(dtype)
+
+
+def seq_lens(text: Any) -> tuple:
+    """A configuration's sequence-length list, which the index stores as its repr string ("(1024, 1024)")."""
+    if isinstance(text, (list, tuple)):
+        return tuple(int(x) for x in text)
+    return tuple(int(x) for x in str(text).strip("()[] ").split(",") if x.strip())
+
+
+def concat(*parts) -> np.ndarray:
+    return np.concatenate([np.asarray(p).reshape(-1) for p in parts])
+
+
+HELPERS: dict[str, Any] = {"roundup": roundup, "cdiv": cdiv, "arange": arange, "full": full,
+                           "cu_seqlens": cu_seqlens, "seq_lens": seq_lens, "concat": concat,
+                           "sqrt": math.sqrt, "log2": math.log2, "LOG2_E": LOG2_E, "min": min, "max": max,
+                           "sum": sum, "len": len, "int": int, "float": float, "None": None,
+                           "True": True, "False": False}
+
+_ALLOWED = (ast.Expression, ast.Name, ast.Load, ast.Constant, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare,
+            ast.IfExp, ast.Call, ast.Subscript, ast.Tuple, ast.List, ast.keyword, ast.Slice,
+            ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
+
+
+def evaluate(expr: str, env: Mapping[str, Any]) -> Any:
+    """The value of `expr` over `env` and the helpers; RecipeError naming what is missing or not allowed."""
+    try:
+        tree = ast.parse(str(expr).strip(), mode="eval")
+    except SyntaxError as err:
+        raise RecipeError(f"`{expr}` is not an expression ({err.msg})") from None
+    for node in ast.walk(tree):
+        if not isinstance(node, _ALLOWED):
+            raise RecipeError(f"`{expr}`: {type(node).__name__} is not allowed in a recipe")
+        if isinstance(node, ast.Name) and node.id not in env and node.id not in HELPERS:
+            raise RecipeError(f"`{expr}`: {node.id} has no value (not in the configuration or the recipe)")
+    try:
+        return eval(compile(tree, "<recipe>", "eval"), {"__builtins__": {}}, {**HELPERS, **env})  # noqa: S307
+    except Exception as err:   # noqa: BLE001 -- an arithmetic failure is the recipe's, named
+        raise RecipeError(f"`{expr}`: {type(err).__name__}: {err}") from None
+
+
+# ----------------------------------------------------------------------------------------------- recipes
+
+@dataclass(frozen=True)
+class Recipe:
+    """How one module's launch code builds its kernels' arguments from the configuration (see the module doc)."""
+    source: str
+    values: Mapping[str, str]
+    let: Mapping[str, str] = field(default_factory=dict)
+    data: Mapping[str, str] = field(default_factory=dict)
+    functions: tuple[str, ...] = ()
+
+    def covers(self, function: str) -> bool:
+        return not self.functions or function in self.functions
+
+    def environment(self, config: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        """(name -> value for the configuration, the `let` names and every value; problems for those that fail)."""
+        env: dict[str, Any] = dict(config)
+        problems: list[str] = []
+        for table in (self.let, self.values):
+            for name, expr in table.items():
+                try:
+                    env[name] = evaluate(expr, env)
+                except RecipeError as err:
+                    problems.append(f"launch recipe value {name}: {err}")
+        return env, problems
+
+
+_BSA = "tirx_kernels/ported/cudnn/bsa/_block_sparse_attention_backward_sm100_{}/data.py"
+
+RECIPES: dict[str, Recipe] = {
+    # prepare_data: o = the forward's output (batch, heads, seqlen_q, 128) bf16, lse (batch, heads, seqlen_q)
+    # fp32; _workspace_layout: five fp32 planes of roundup8 rows; tirx_launch: sum_odo(o, do, lse, workspace),
+    # convert(workspace, dq, dk, dv, softmax_scale) with softmax_scale = 1/sqrt(128) unless configured
+    "cudnn_sm100_bsa_backward_blk64": Recipe(
+        source=_BSA.format("blk64") + ": prepare_data, _workspace_layout, _new_mutable_state, tirx_launch",
+        functions=("sum_odo", "convert"),
+        let={"n": "batch * num_heads", "q8": "roundup(seqlen_q, 8)", "k8": "roundup(seqlen_kv, 8)"},
+        values={"o_dim0": "n * seqlen_q * 128", "do_dim0": "n * seqlen_q * 128", "lse_dim0": "n * seqlen_q",
+                "workspace_dim0": "2 * n * q8 + n * q8 * 128 + 2 * n * k8 * 128",
+                "dq_dim0": "n * seqlen_q * 128", "dk_dim0": "n * seqlen_kv * 128", "dv_dim0": "n * seqlen_kv * 128",
+                "softmax_scale": "1 / sqrt(128) if softmax_scale is None else softmax_scale"}),
+    # the blk128 twin: planes of roundup128 rows and head_dim features; tirx_launch: preprocess(o, do, lse,
+    # workspace), postprocess(workspace, dq, softmax_scale) -- the one postprocess launch when the single
+    # q-group writes dK/dV directly (num_q_groups == 1, which get_kernel's bucket gives for this size)
+    "cudnn_sm100_bsa_backward_blk128": Recipe(
+        source=_BSA.format("blk128") + ": prepare_data, _workspace_layout, _new_mutable_state, tirx_launch",
+        functions=("preprocess", "postprocess"),
+        let={"n": "batch * num_heads", "q128": "roundup(seqlen_q, 128)", "k128": "roundup(seqlen_kv, 128)"},
+        values={"o_dim0": "n * seqlen_q * head_dim", "do_dim0": "n * seqlen_q * head_dim", "lse_dim0": "n * seqlen_q",
+                "workspace_dim0": "2 * n * q128 + n * q128 * head_dim + 2 * n * k128 * head_dim",
+                "output_dim0": "n * seqlen_q * head_dim",
+                "output_scale": "1 / sqrt(head_dim) if softmax_scale is None else softmax_scale"}),
+    # prepare_data ('unique' pattern): the rows of (index, value) pairs to sort in place; indices numbered
+    # arange(rows * k) % 1000003, values random; build_tirx_args passes (indices, values) flattened
+    "stable_sort_topk_by_value": Recipe(
+        source="tirx_kernels/ported/flashinfer/topk/stable_sort_topk_by_value.py: prepare_data, build_tirx_args",
+        values={}, data={"out_idx": "arange(num_rows * k) % 1000003"}),
+}
+
+
+def recipe_for(module: str, function: str) -> Recipe | None:
+    r = RECIPES.get(module)
+    return r if r is not None and r.covers(function) else None

@@ -1,0 +1,103 @@
+"""Launch recipes (benchmarks/corpus/recipes.py): inputs the library's launch code builds, written down per module,
+for corpus functions whose capture failed -- extents and scalars from the configuration, valid index data."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ir
+import modelcheck
+from benchmarks.corpus import check, recipes
+from benchmarks.corpus.check import make_inputs
+from benchmarks.corpus.recipes import RECIPES, Recipe, RecipeError, evaluate
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "recipes" / "csr_rows.pre.py"
+CONFIG = {"rows": 4, "per_row": 3, "width": 16}
+# the index record of the fixture's parameters, as benchmarks/corpus/build.py writes it
+FREC = {"function": "csr_rows", "pre": "m/csr_rows.pre.py", "captured": {"why": "run_test needs CUDA"},
+        "params": [{"name": "row_ptr", "kind": "buffer", "dtype": "int32", "shape": ["num_rows + 1"]},
+                   {"name": "cols", "kind": "buffer", "dtype": "int32", "shape": ["cols_dim0"]},
+                   {"name": "x", "kind": "buffer", "dtype": "float32", "shape": ["x_dim0"]},
+                   {"name": "out", "kind": "buffer", "dtype": "float32", "shape": ["num_rows"]},
+                   {"name": "num_rows", "kind": "scalar", "dtype": "PrimType"}]}
+RECIPE = Recipe(source="tests/fixtures/recipes/csr_rows.pre.py: its header",
+                let={"nnz": "rows * per_row"},
+                values={"num_rows": "rows", "cols_dim0": "nnz", "x_dim0": "width"},
+                data={"row_ptr": "cu_seqlens([per_row] * rows)", "cols": "arange(nnz) % width"})
+
+
+def test_recipe_binds_extents_scalars_and_valid_index_data():
+    inputs, problems = make_inputs(FREC, CONFIG, "random", RECIPE)
+    assert problems == []
+    assert inputs["num_rows"] == 4
+    assert inputs["row_ptr"].tolist() == [0, 3, 6, 9, 12]          # an extent printed as `num_rows + 1`
+    assert inputs["cols"].shape == (12,) and inputs["cols"].max() < 16
+    assert inputs["x"].shape == (16,) and inputs["out"].shape == (4,)
+    func = ir.parse_file(FIXTURE)
+    assert modelcheck.racecheck(func, inputs, max_seconds=30).verdict == "clean"
+    assert modelcheck.synccheck(func, inputs, max_seconds=30).verdict == "clean"
+
+
+def test_without_the_index_data_the_gather_reads_out_of_bounds():
+    """Why `data` exists: the harness's random fill of the CSR is not a CSR, and the checkers say so."""
+    inputs, problems = make_inputs(FREC, CONFIG, "random", Recipe(source="s", let=RECIPE.let, values=RECIPE.values))
+    assert problems == []
+    report = modelcheck.racecheck(ir.parse_file(FIXTURE), inputs, max_seconds=30)
+    assert report.verdict == "error" and {f.kind for f in report.findings} == {"oob"}
+
+
+def test_without_a_recipe_the_unbound_extents_are_named():
+    _, problems = make_inputs(FREC, CONFIG, "zeros")
+    assert "extent cols_dim0 of cols is not bound by the configuration" in problems
+    assert "scalar parameter num_rows has no value in the configuration" in problems
+
+
+def test_a_broken_recipe_is_a_named_problem_not_a_traceback():
+    bad = Recipe(source="s", values={"num_rows": "rows.bit_length()", "cols_dim0": "missing * 2", "x_dim0": "1/0"},
+                 data={"row_ptr": "arange(3)"})
+    _, problems = make_inputs(FREC, CONFIG, "zeros", bad)
+    text = "\n".join(problems)
+    assert "launch recipe value num_rows: `rows.bit_length()`: Attribute is not allowed" in text
+    assert "launch recipe value cols_dim0: `missing * 2`: missing has no value" in text
+    assert "launch recipe value x_dim0: `1/0`: ZeroDivisionError" in text
+    with pytest.raises(RecipeError, match="Attribute is not allowed"):
+        evaluate("().__class__", {})
+
+
+def test_check_one_says_the_inputs_were_read_from_the_launch_code(tmp_path, monkeypatch):
+    (tmp_path / "m").mkdir()
+    shutil.copy(FIXTURE, tmp_path / "m" / "csr_rows.pre.py")
+    index = {"modules": [{"module": "m", "arch": "sm_100a", "config": dict(CONFIG, label="c0"), "functions": [FREC]}]}
+    (tmp_path / "index.json").write_text(json.dumps(index))
+    monkeypatch.setitem(RECIPES, "m", RECIPE)
+    rec = check.check_one(tmp_path, "m", "csr_rows", "pre", "check")
+    assert rec["inputs_from"].startswith("the library's launch code (read): tests/fixtures/recipes/")
+    assert "not_checked" not in rec
+    assert rec["synccheck_zeros"]["verdict"] == rec["racecheck_random"]["verdict"] == "clean"
+    table = check.markdown_table({"rows": [dict(rec, parsed=True)]})
+    assert "| m / csr_rows | read |" in table
+
+
+@pytest.mark.parametrize("module", sorted(RECIPES))
+def test_every_entry_cites_its_source_and_uses_only_allowed_expressions(module):
+    r = RECIPES[module]
+    assert r.source.startswith("tirx_kernels/") and ".py: " in r.source
+    for expr in (*r.let.values(), *r.values.values(), *r.data.values()):
+        try:
+            evaluate(expr, {})
+        except RecipeError as err:
+            assert "has no value" in str(err) or "Error" in str(err), err    # names only: allowed nodes
+    site = Path.home() / ".cache/modelcheck/corpus-venv/lib/python3.11/site-packages"
+    if site.is_dir():
+        assert (site / r.source.partition(":")[0]).is_file(), r.source
+
+
+def test_builders():
+    assert recipes.cu_seqlens([2, 0, 3]).tolist() == [0, 2, 2, 5]
+    assert recipes.seq_lens("(1024, 1024)") == (1024, 1024)
+    assert recipes.roundup(129, 128) == 256 and recipes.cdiv(129, 128) == 2
+    assert np.array_equal(recipes.concat([1], np.array([2, 3])), [1, 2, 3])
