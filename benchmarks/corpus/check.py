@@ -97,8 +97,14 @@ def captured_inputs(cache: Path, cap: dict, func, pre_path: Path | None = None):
     data = np.load(cache / cap["npz"])
     recorded = cap.get("buffers") or {}
     arrays = {k: _as_recorded(data[k], (recorded.get(k) or [None, None])[1]) for k in data.files}
-    maps = cap.get("tensor_maps") or {}
-    held = cap.get("descriptor_buffers") or {}
+    return bind_params(func, arrays, cap.get("scalars", {}), cap.get("tensor_maps") or {},
+                       cap.get("descriptor_buffers") or {}, pre_path)
+
+
+def bind_params(func, arrays: dict, scalars: dict, maps: dict, held: dict, pre_path: Path | None = None):
+    """(inputs, problems): `func`'s parameters bound to the launch's arrays, scalars and tensor-map encodes, by
+    the pre-lowering names (a lowered `X_ptr` takes `X`; the lowered host's launch gives map positions and the
+    integers it computes from the scalars).  `maps` values are encode records or ready descriptors."""
     inputs, problems = {}, []
     prelude: PreludeMaps | None = None
     launch = HostLaunch(pre_path.with_name(pre_path.name.replace(".pre.py", ".host.py")), func.name) \
@@ -110,7 +116,7 @@ def captured_inputs(cache: Path, cap: dict, func, pre_path: Path | None = None):
         if k is not None and pre_path is not None:
             # a tensor map the host encodes and passes at this position: the device function's names are the
             # lowering's own (`v`, `v_1`, ...) and may even equal a buffer's name (`v`), so never bind by name
-            prelude = prelude or PreludeMaps(pre_path, arrays, cap.get("scalars", {}))
+            prelude = prelude or PreludeMaps(pre_path, arrays, scalars)
             var = prelude.order[k] if k < len(prelude.order) else None
             if var in prelude.maps:
                 inputs[name] = prelude.maps[var]
@@ -119,6 +125,9 @@ def captured_inputs(cache: Path, cap: dict, func, pre_path: Path | None = None):
                                 f"{prelude.why.get(var or '', 'the pre-lowering host prelude does not encode')}")
         elif name in maps or (base and base in maps and name not in arrays):
             enc = maps.get(name) or maps[base]
+            if not isinstance(enc, dict):
+                inputs[name] = enc               # a descriptor built already
+                continue
             if "_missing" in enc:
                 problems.append(f"tensor-map parameter {name}: {enc['_missing']}")
                 continue
@@ -127,14 +136,14 @@ def captured_inputs(cache: Path, cap: dict, func, pre_path: Path | None = None):
             inputs[name] = _held(_as_recorded(arrays[name], p.dtype), held.get(name), arrays)
         elif base and base in arrays:
             inputs[name] = _held(_as_recorded(arrays[base], p.dtype), held.get(base), arrays)
-        elif name in cap.get("scalars", {}):
-            inputs[name] = cap["scalars"][name]
+        elif name in scalars:
+            inputs[name] = scalars[name]
         elif p.kind == "scalar" and launch is not None \
-                and (value := launch.integer(position, cap.get("scalars", {}))) is not None:
+                and (value := launch.integer(position, scalars)) is not None:
             inputs[name] = value      # a value the lowered host computes (`cse_v1 = B * N`) from the scalars
         elif pre_path is not None and p.kind == "handle":
             # the lowered function takes the maps the pre-lowering host prelude encodes, by name
-            prelude = prelude or PreludeMaps(pre_path, arrays, cap.get("scalars", {}))
+            prelude = prelude or PreludeMaps(pre_path, arrays, scalars)
             if name in prelude.maps:
                 inputs[name] = prelude.maps[name]
             else:
@@ -348,6 +357,16 @@ def make_inputs(func_rec: dict, config: dict, fill: str, recipe=None):
     return inputs, problems
 
 
+def _lowered(func, frec: dict, inputs: dict, pre_path: Path):
+    """Inputs made by the pre-lowering parameter names, bound to the lowered function's own parameters (its
+    `X_ptr` handles, the integers its host computes, the maps at the host's positions) as captured ones are."""
+    kinds = {p["name"]: p.get("kind") for p in frec.get("params", [])}
+    arrays = {k: v for k, v in inputs.items() if kinds.get(k) == "buffer"}
+    scalars = {k: v for k, v in inputs.items() if kinds.get(k) == "scalar"}
+    maps = {k: v for k, v in inputs.items() if kinds.get(k) == "tensor_map"}
+    return bind_params(func, arrays, scalars, maps, {}, pre_path)
+
+
 def _findings(report) -> dict:
     kinds = sorted({f.kind for f in report.findings})
     unmodeled = next((f.details.get("operation") or f.message for f in report.findings
@@ -423,6 +442,8 @@ def check_one(cache: Path, module: str, function: str, gen: str, stage: str) -> 
             inputs, problems = make_inputs(frec, config, fill, recipe)
             if captured.get("why") and recipe is None:
                 problems.append(f"inputs not captured: {captured['why']}")
+            if recipe is not None and gen == "lowered" and frec.get("pre") and not problems:
+                inputs, problems = _lowered(func, frec, inputs, cache / frec["pre"])
         if problems:
             rec["not_checked"] = problems
             break

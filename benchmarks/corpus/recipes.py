@@ -27,6 +27,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from benchmarks.corpus.recipe_data import msa_plan
+
 LOG2_E = math.log2(math.e)
 
 
@@ -74,7 +76,7 @@ HELPERS: dict[str, Any] = {"roundup": roundup, "cdiv": cdiv, "arange": arange, "
                            "cu_seqlens": cu_seqlens, "seq_lens": seq_lens, "concat": concat,
                            "sqrt": math.sqrt, "log2": math.log2, "LOG2_E": LOG2_E, "min": min, "max": max,
                            "sum": sum, "len": len, "int": int, "float": float, "None": None,
-                           "True": True, "False": False}
+                           "True": True, "False": False, "msa_plan": msa_plan}
 
 _ALLOWED = (ast.Expression, ast.Name, ast.Load, ast.Constant, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare,
             ast.IfExp, ast.Call, ast.Subscript, ast.Tuple, ast.List, ast.keyword, ast.Slice,
@@ -156,6 +158,40 @@ RECIPES: dict[str, Recipe] = {
         source="tirx_kernels/ported/flashinfer/topk/stable_sort_topk_by_value.py: prepare_data, build_tirx_args",
         values={}, data={"out_idx": "arange(num_rows * k) % 1000003"}),
 }
+
+
+_MSA = "tirx_kernels/ported/msa/{}.py"
+_MSA_PLAN = ("msa_plan(batch=batch, seqlen_k=seqlen_k, seqlen_q=seqlen_q, blk_kv=blk_kv, head_kv=head_kv, "
+             "topk=topk, qhead_per_kv=qhead_per_kv, seqlen_pattern=seqlen_pattern)")
+RECIPES.update({
+    # prepare_data (the key->query CSR and cu_seqlens_k), make_outputs (zeroed schedule and count), tirx_args:
+    # (row_ptr, cu_seqlens_k, scheduler_metadata, work_count, total_rows, batches, target, capacity, head_kv, blk_kv)
+    "msa_sparse_prepare_flat_schedule_sm100": Recipe(
+        source=_MSA.format("sparse_prepare_flat_schedule") + ": prepare_data, make_outputs, tirx_args, "
+                                                             "target_q_per_cta, flat_schedule_capacity",
+        let={"plan": _MSA_PLAN},
+        values={"total_rows": "plan['total_rows']", "num_batches": "batch", "target": "plan['target']",
+                "work_capacity": "plan['work_capacity']", "num_heads_kv": "head_kv"},
+        data={"k2q_row_ptr": "plan['k2q_row_ptr']", "cu_seqlens_k": "plan['cu_seqlens_k']",
+              "scheduler_metadata": "full(work_capacity * 6, 0)", "work_count": "full(1, 0)"}),
+    # prepare_data (CSR, edge payload, work list, sizes), make_outputs (qsplit uninitialized, split_counts
+    # zeroed), tirx_args: (row_ptr, q_indices, metadata, work_count, qsplit, split_counts, cu_seqlens_q,
+    # total_rows, batches, capacity, nnz_capacity, total_q, head_kv, max_seqlen_q, topk)
+    "msa_sparse_prepare_fwd_split_atomic_sm100": Recipe(
+        source=_MSA.format("sparse_prepare_fwd_split_atomic") + ": prepare_data, _select_blocks, _work_items, "
+                                                                "make_outputs, tirx_args",
+        let={"plan": _MSA_PLAN},
+        values={"total_rows": "plan['total_rows']", "num_batches": "batch", "work_capacity": "plan['work_capacity']",
+                "nnz_capacity": "plan['nnz_capacity']", "total_q": "plan['total_q']", "num_heads_kv": "head_kv",
+                "max_seqlen_q": "plan['max_seqlen_q']",
+                "k2q_row_ptr_dim0": "head_kv * (plan['total_rows'] + 1)", "k2q_q_indices_dim0": "head_kv * nnz_capacity",
+                "scheduler_metadata_dim0": "work_capacity * 6", "work_count_dim0": "1",
+                "k2q_qsplit_indices_dim0": "head_kv * nnz_capacity", "split_counts_dim0": "total_q * head_kv",
+                "cu_seqlens_q_dim0": "batch + 1"},
+        data={"k2q_row_ptr": "plan['k2q_row_ptr']", "k2q_q_indices": "plan['k2q_q_indices']",
+              "scheduler_metadata": "plan['scheduler_metadata']", "work_count": "full(1, plan['work_count'])",
+              "split_counts": "full(total_q * head_kv, 0)", "cu_seqlens_q": "plan['cu_seqlens_q']"}),
+})
 
 
 def recipe_for(module: str, function: str) -> Recipe | None:
