@@ -61,11 +61,16 @@ def cu_seqlens(lengths, dtype: str = "int32") -> np.ndarray:
     return np.concatenate([[0], np.cumsum([int(x) for x in lengths])]).astype(dtype)
 
 
-def seq_lens(text: Any) -> tuple:
+def lengths(text: Any) -> tuple:
     """A configuration's sequence-length list, which the index stores as its repr string ("(1024, 1024)")."""
     if isinstance(text, (list, tuple)):
         return tuple(int(x) for x in text)
     return tuple(int(x) for x in str(text).strip("()[] ").split(",") if x.strip())
+
+
+def chunks(lengths, size: int) -> tuple[int, bool]:
+    """(whole `size`-token chunks over the sequences, whether every length is a multiple of `size`)."""
+    return sum(cdiv(x, size) for x in lengths), all(int(x) % size == 0 for x in lengths)
 
 
 def concat(*parts) -> np.ndarray:
@@ -73,7 +78,7 @@ def concat(*parts) -> np.ndarray:
 
 
 HELPERS: dict[str, Any] = {"roundup": roundup, "cdiv": cdiv, "arange": arange, "full": full,
-                           "cu_seqlens": cu_seqlens, "seq_lens": seq_lens, "concat": concat,
+                           "cu_seqlens": cu_seqlens, "lengths": lengths, "chunks": chunks, "concat": concat,
                            "sqrt": math.sqrt, "log2": math.log2, "LOG2_E": LOG2_E, "min": min, "max": max,
                            "sum": sum, "len": len, "int": int, "float": float, "None": None,
                            "True": True, "False": False, "msa_plan": msa_plan}
@@ -118,13 +123,25 @@ class Recipe:
         """(name -> value for the configuration, the `let` names and every value; problems for those that fail)."""
         env: dict[str, Any] = dict(config)
         problems: list[str] = []
+        failed: set[str] = set()
         for table in (self.let, self.values):
             for name, expr in table.items():
+                if _names(expr) & failed:
+                    failed.add(name)           # follows from a failure already named
+                    continue
                 try:
                     env[name] = evaluate(expr, env)
                 except RecipeError as err:
+                    failed.add(name)
                     problems.append(f"launch recipe value {name}: {err}")
         return env, problems
+
+
+def _names(expr: str) -> set[str]:
+    try:
+        return {n.id for n in ast.walk(ast.parse(str(expr).strip(), mode="eval")) if isinstance(n, ast.Name)}
+    except SyntaxError:
+        return set()
 
 
 _BSA = "tirx_kernels/ported/cudnn/bsa/_block_sparse_attention_backward_sm100_{}/data.py"
@@ -191,6 +208,26 @@ RECIPES.update({
         data={"k2q_row_ptr": "plan['k2q_row_ptr']", "k2q_q_indices": "plan['k2q_q_indices']",
               "scheduler_metadata": "plan['scheduler_metadata']", "work_count": "full(1, plan['work_count'])",
               "split_counts": "full(total_q * head_kv, 0)", "cu_seqlens_q": "plan['cu_seqlens_q']"}),
+})
+
+_KDA = "tirx_kernels/kda/kda_backward_packed.py"
+RECIPES.update({
+    # prepare_data: v, do (1, T, HV, D=128) bf16, g (1, T, HV, D) fp32, initial_state h0 and dht (N, HV, D, D)
+    # fp32, cu_seqlens int64 offsets of seq_lens; setup: range_parts = _range_parts(N * HV), range_entries =
+    # N * HV * range_parts, range_flags of range_entries words (+ 1 + total_chunks * HQ retry words when the
+    # mega dispatch runs: not (HQ == HV, HV % 8 == 0, whole chunks)); check_range passes (v, do, h0, dht, g,
+    # cu_seqlens, range_flags, range_entries)
+    "kda_backward_packed": Recipe(
+        source=_KDA + ": prepare_data, setup (check_range), _range_parts, _count_chunks",
+        functions=("guard",),
+        let={"lens": "lengths(seq_lens)", "N": "len(lens)", "T": "sum(lens)", "HV": "num_v_heads",
+             "parts": "min(16, max(1, cdiv(1024, N * HV)))", "entries": "N * HV * parts",
+             "mega": "not (num_qk_heads == HV and HV % 8 == 0 and chunks(lens, 64)[1])"},
+        values={"v_dim0": "T * HV * 128", "do_dim0": "T * HV * 128", "g_dim0": "T * HV * 128",
+                "h0_dim0": "N * HV * 128 * 128", "dht_dim0": "N * HV * 128 * 128", "cu_dim0": "N + 1",
+                "flags_dim0": "entries + (1 + chunks(lens, 64)[0] * num_qk_heads if mega else 0)",
+                "num_entries": "entries"},
+        data={"cu": "cu_seqlens(lens, 'int64')"}),
 })
 
 

@@ -98,6 +98,6 @@ def test_every_entry_cites_its_source_and_uses_only_allowed_expressions(module):
 
 def test_builders():
     assert recipes.cu_seqlens([2, 0, 3]).tolist() == [0, 2, 2, 5]
-    assert recipes.seq_lens("(1024, 1024)") == (1024, 1024)
+    assert recipes.lengths("(1024, 1024)") == (1024, 1024)
     assert recipes.roundup(129, 128) == 256 and recipes.cdiv(129, 128) == 2
     assert np.array_equal(recipes.concat([1], np.array([2, 3])), [1, 2, 3])
