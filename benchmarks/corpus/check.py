@@ -124,7 +124,7 @@ def bind_params(func, arrays: dict, scalars: dict, maps: dict, held: dict, pre_p
                 problems.append(f"parameter {name}: the host passes its tensor map #{k}, which "
                                 f"{prelude.why.get(var or '', 'the pre-lowering host prelude does not encode')}")
         elif name in maps or (base and base in maps and name not in arrays):
-            enc = maps.get(name) or maps[base]
+            enc = maps[name] if name in maps else maps[base]
             if not isinstance(enc, dict):
                 inputs[name] = enc               # a descriptor built already
                 continue
@@ -349,12 +349,50 @@ def make_inputs(func_rec: dict, config: dict, fill: str, recipe=None):
                 where = "the configuration or the launch recipe" if recipe is not None else "the configuration"
                 problems.append(f"scalar parameter {name} has no value in {where}")
         elif kind == "tensor_map":
+            if recipe is not None and name in recipe.maps:
+                continue                          # after the buffers: a map may read one of them
             if name not in inputs:
                 why = maps.get("_missing", "no descriptor derived from the library's host code")
                 problems.append(f"tensor-map parameter {name}: {why}")
         else:
             problems.append(f"parameter {name} of kind {kind} cannot be given")
+    if recipe is not None and recipe.maps:
+        encodes, why = recipe.encodes(env)
+        problems += why
+        inputs.update(_recipe_maps(encodes, inputs, fill, rng, problems))
     return inputs, problems
+
+
+def _recipe_maps(encodes: dict, inputs: dict, fill: str, rng, problems: list) -> dict:
+    """TensorMap descriptors of a recipe's encodes: over the named buffer parameter's array (the bytes the
+    kernel also reads or writes directly), else over one host tensor per name, shared by its maps."""
+    from modelcheck.numsim import TensorMap
+    from modelcheck.numsim.tensormap import DTYPES, TensorMapError
+    tensors: dict = {}
+    out = {}
+    for param, enc in encodes.items():
+        key = enc["tensor"]
+        if enc["dtype"] not in DTYPES:
+            problems.append(f"launch recipe map {param}: element type {enc['dtype']} is not modeled by NumSim's "
+                            f"tensor maps ({', '.join(DTYPES)})")
+            continue
+        if key in inputs:
+            base = inputs[key].reshape(-1).view("uint8")
+        elif "tensor_shape" in enc:
+            if key not in tensors:
+                tensors[key] = _fill(enc["tensor_shape"], _dtype(enc["tensor_dtype"]), fill, rng).reshape(-1)
+            base = tensors[key].view("uint8")
+        else:
+            problems.append(f"launch recipe map {param}: its tensor {key} is neither a buffer nor given a shape")
+            continue
+        try:
+            out[param] = TensorMap(_elements(base[enc["byte_offset"]:], enc["dtype"]), enc["dims"], enc["strides"],
+                                   enc["box"], enc["element_strides"], enc["dtype"],
+                                   swizzle=_SWIZZLES[enc["swizzle"]],
+                                   oob_fill="nan" if enc["oob_fill"] else "zero").numpy()
+        except (TensorMapError, KeyError) as err:
+            problems.append(f"launch recipe map {param}: {err}")
+    return out
 
 
 def _lowered(func, frec: dict, inputs: dict, pre_path: Path):

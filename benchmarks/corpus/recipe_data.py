@@ -73,3 +73,43 @@ def msa_plan(*, batch: int, seqlen_k: int, seqlen_q: int, blk_kv: int, head_kv: 
             "cu_seqlens_k": np.concatenate([[0], np.cumsum(seqlens_k)]).astype(np.int32),
             "cu_seqlens_q": np.concatenate([[0], np.cumsum(seqlens_q)]).astype(np.int32),
             "k2q_row_ptr": row_ptr, "k2q_q_indices": q_indices, "scheduler_metadata": metadata}
+
+
+def mqa_ks_ke(seq_len: int, seq_len_kv: int, disable_cp: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Per query, the first and one-past-last visible key (`ks`, `ke`) of `tirx_kernels/ported/deepgemm/
+    mqa_logits_fp8.py: _generate_ks_ke`: causal over the last `seq_len` keys, or with context parallelism the
+    two half-chunks of rank `cp_size // 3` of `cp_size = seq_len_kv // seq_len`."""
+    ks = np.zeros(seq_len, np.int32)
+    if disable_cp:
+        return ks, (np.arange(seq_len) + (seq_len_kv - seq_len)).astype(np.int32)
+    chunk, cp_size = seq_len // 2, seq_len_kv // seq_len
+    cp_id = cp_size // 3
+    ke = np.zeros(seq_len, np.int32)
+    ke[:chunk] = cp_id * chunk + np.arange(chunk)
+    ke[chunk: 2 * chunk] = (cp_size * 2 - 1 - cp_id) * chunk + np.arange(chunk)
+    return ks, ke
+
+
+def paged_block_table(batch: int, max_num_pages: int, num_pages: int) -> np.ndarray:
+    """`tirx_kernels/ported/deepgemm/paged_mqa_logits_fp8.py: _make_block_table`: batch b's pages are the page
+    ids rolled to start at b * max_num_pages (mod num_pages), the first max_num_pages of them."""
+    return np.stack([(b * max_num_pages + np.arange(max_num_pages)) % num_pages
+                     for b in range(batch)]).astype(np.int32)
+
+
+def paged_mqa_metadata(context_lens, split_kv: int, num_sms: int) -> np.ndarray:
+    """The work split DeepGEMM's `get_paged_mqa_logits_metadata` gives the paged MQA logits kernels (the library
+    calls the CUDA-only package; its format is what the library checks): [num_sms + 1, 2] rows of (q atom,
+    split) where SM i starts -- the sequences' `split_kv`-token segments dealt out evenly, the first
+    `segments % num_sms` SMs one more -- and a last row (number of q atoms, 0) that ends the schedule."""
+    lens = [int(x) for x in np.asarray(context_lens).reshape(-1)]
+    segs = [_cdiv(x, split_kv) for x in lens]
+    starts = np.concatenate([[0], np.cumsum(segs)])
+    per, extra = divmod(int(starts[-1]), num_sms)
+    meta = np.zeros((num_sms + 1, 2), np.int32)
+    for sm in range(num_sms):
+        first = sm * per + min(sm, extra)
+        q = int(np.searchsorted(starts, first, side="right") - 1)
+        meta[sm] = (q, first - starts[q]) if q < len(lens) else (len(lens), 0)
+    meta[num_sms] = (len(lens), 0)
+    return meta

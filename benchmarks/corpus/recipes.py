@@ -10,6 +10,11 @@ per registry module in `RECIPES`, each citing the file and functions it was read
 - `values`: extents (`o_dim0`) and scalar parameters (`softmax_scale`) by name;
 - `data`: buffers whose contents must be valid (offsets, indices, schedules) and are built the way the host
   code builds them -- with the builders below, each a documented small function, never random;
+- `maps`: tensor-map parameters, with the encode arguments the host code passes to
+  `runtime.cuTensorMapEncodeTiled` (`dtype`, `dims`, byte `strides`, `box`, `swizzle` code, `oob_fill`;
+  element strides 1) and the tensor it encodes over (`tensor`: a buffer parameter's name, whose array the map
+  then reads -- at `byte_offset` -- as on the GPU, or a host tensor of `shape` and `tensor_dtype`, shared by the
+  maps naming it);
 - `functions`: the functions the entry covers (all of the module's when empty).
 
 Every expression is a Python expression over the configuration's keys, the `let` names, the builders and
@@ -27,7 +32,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from benchmarks.corpus.recipe_data import msa_plan
+from benchmarks.corpus.recipe_data import mqa_ks_ke, msa_plan, paged_block_table, paged_mqa_metadata
 
 LOG2_E = math.log2(math.e)
 
@@ -73,15 +78,22 @@ def chunks(lengths, size: int) -> tuple[int, bool]:
     return sum(cdiv(x, size) for x in lengths), all(int(x) % size == 0 for x in lengths)
 
 
+def swizzle(row_bytes: int) -> int:
+    """The CUtensorMapSwizzle code of the 32/64/128-byte swizzle a host picks by a row's bytes."""
+    return {32: 1, 64: 2, 128: 3}[int(row_bytes)]
+
+
 def concat(*parts) -> np.ndarray:
     return np.concatenate([np.asarray(p).reshape(-1) for p in parts])
 
 
 HELPERS: dict[str, Any] = {"roundup": roundup, "cdiv": cdiv, "arange": arange, "full": full,
-                           "cu_seqlens": cu_seqlens, "lengths": lengths, "chunks": chunks, "concat": concat,
+                           "cu_seqlens": cu_seqlens, "lengths": lengths, "chunks": chunks, "swizzle": swizzle, "concat": concat,
                            "sqrt": math.sqrt, "log2": math.log2, "LOG2_E": LOG2_E, "min": min, "max": max,
                            "sum": sum, "len": len, "int": int, "float": float, "None": None,
-                           "True": True, "False": False, "msa_plan": msa_plan}
+                           "True": True, "False": False, "msa_plan": msa_plan,
+                           "mqa_ks_ke": mqa_ks_ke, "paged_block_table": paged_block_table,
+                           "paged_mqa_metadata": paged_mqa_metadata}
 
 _ALLOWED = (ast.Expression, ast.Name, ast.Load, ast.Constant, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare,
             ast.IfExp, ast.Call, ast.Subscript, ast.Tuple, ast.List, ast.keyword, ast.Slice,
@@ -114,6 +126,7 @@ class Recipe:
     values: Mapping[str, str]
     let: Mapping[str, str] = field(default_factory=dict)
     data: Mapping[str, str] = field(default_factory=dict)
+    maps: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     functions: tuple[str, ...] = ()
 
     def covers(self, function: str) -> bool:
@@ -135,6 +148,29 @@ class Recipe:
                     failed.add(name)
                     problems.append(f"launch recipe value {name}: {err}")
         return env, problems
+
+    def encodes(self, env: Mapping[str, Any]) -> tuple[dict[str, dict], list[str]]:
+        """(param -> encode record as `check.tensor_map_inputs` takes it, problems) for the entry's maps."""
+        out: dict[str, dict] = {}
+        problems: list[str] = []
+        for param, spec in self.maps.items():
+            try:
+                dims = [int(x) for x in evaluate(spec["dims"], env)]
+                enc = {"dtype": spec["dtype"], "dims": dims,
+                       "strides": [int(x) for x in evaluate(spec.get("strides", "()"), env)],
+                       "box": [int(x) for x in evaluate(spec["box"], env)],
+                       "element_strides": [1] * len(dims),
+                       "swizzle": int(evaluate(spec.get("swizzle", "0"), env)),
+                       "oob_fill": int(evaluate(spec.get("oob_fill", "0"), env)),
+                       "tensor": spec["tensor"],
+                       "byte_offset": int(evaluate(spec.get("byte_offset", "0"), env))}
+                if "shape" in spec:
+                    enc["tensor_shape"] = [int(x) for x in evaluate(spec["shape"], env)]
+                    enc["tensor_dtype"] = spec.get("tensor_dtype", spec["dtype"])
+                out[param] = enc
+            except (RecipeError, KeyError, TypeError, ValueError) as err:
+                problems.append(f"launch recipe map {param}: {err}")
+        return out, problems
 
 
 def _names(expr: str) -> set[str]:
@@ -228,6 +264,135 @@ RECIPES.update({
                 "flags_dim0": "entries + (1 + chunks(lens, 64)[0] * num_qk_heads if mega else 0)",
                 "num_entries": "entries"},
         data={"cu": "cu_seqlens(lens, 'int64')"}),
+})
+
+_DG = "tirx_kernels/ported/deepgemm/{}.py"
+_SWZ = "swizzle(head_dim)"      # txl.SW32B / SW64B / SW128B by the row's bytes
+RECIPES.update({
+    # MQALogitsFP8Config (block_q = 128 // num_heads, block_kv = 256, aligned_seq_len, logits_stride);
+    # prepare_data: q (seq_len, num_heads, head_dim) fp8, kv fp8 (seq_len_kv, head_dim) and its fp32 scales,
+    # weights (seq_len, num_heads) fp32, ks / ke (_generate_ks_ke), max_seqlen_k = 0 unless compressed;
+    # _logits_storage_shape; _build_tirx_tensor_maps (four encodes, in the parameters' order);
+    # _run_tirx_invocation: (seq_len, seq_len_kv, max_seqlen_k, aligned // block_q, logits.stride(0), ks, ke,
+    # logits, maps...)
+    "deepgemm_sm100_fp8_mqa_logits": Recipe(
+        source=_DG.format("mqa_logits_fp8") + ": MQALogitsFP8Config, prepare_data, _generate_ks_ke, "
+                                               "_logits_storage_shape, _build_tirx_tensor_maps, _run_tirx_invocation",
+        let={"block_q": "128 // num_heads", "block_kv": "256", "aligned": "roundup(seq_len, block_q)",
+             "kske": "mqa_ks_ke(seq_len, seq_len_kv, disable_cp)"},
+        values={"max_seqlen_k": "int(max(kske[1] - kske[0])) if compressed_logits else 0",
+                "logits_stride": "roundup(max_seqlen_k + block_kv, block_kv) if compressed_logits "
+                                 "else roundup(seq_len_kv + block_kv, 8)",
+                "num_q_blocks": "aligned // block_q", "cu_seq_len_k_start_dim0": "seq_len",
+                "cu_seq_len_k_end_dim0": "seq_len", "logits_flat_dim0": "aligned * logits_stride"},
+        data={"cu_seq_len_k_start": "kske[0]", "cu_seq_len_k_end": "kske[1]"},
+        maps={"kv_scales_map": {"tensor": "kv_scales", "shape": "(seq_len_kv,)", "dtype": "float32",
+                                "dims": "(seq_len_kv,)", "box": "(block_kv,)"},
+              "kv_map": {"tensor": "kv_fp8", "shape": "(seq_len_kv, head_dim)", "dtype": "uint8",
+                         "dims": "(head_dim, seq_len_kv)", "strides": "(head_dim,)", "box": "(head_dim, block_kv)",
+                         "swizzle": _SWZ},
+              "weights_map": {"tensor": "weights", "shape": "(seq_len, num_heads)", "dtype": "float32",
+                              "dims": "(num_heads, seq_len)", "strides": "(num_heads * 4,)",
+                              "box": "(num_heads, block_q)"},
+              "q_map": {"tensor": "q", "shape": "(seq_len * num_heads, head_dim)", "dtype": "uint8",
+                        "dims": "(head_dim, seq_len * num_heads)", "strides": "(head_dim,)",
+                        "box": "(head_dim, block_q * num_heads)", "swizzle": _SWZ}}),
+    # the FP4 twin (MQALogitsConfig): q and kv packed two values a byte (head_dim // 2 bytes a row, 64-byte
+    # swizzle), uint32 scale factors for q (seq_len, num_heads) and kv (seq_len_kv,); five maps in the
+    # parameters' order; no num_q_blocks argument; the compressed stride is align(max_seqlen_k, block_kv)
+    "deepgemm_sm100_fp4_mqa_logits": Recipe(
+        source=_DG.format("mqa_logits_fp4") + ": MQALogitsConfig, prepare_data, _generate_ks_ke, "
+                                               "_logits_storage_shape, _build_tirx_tensor_maps, _run_tirx_invocation",
+        let={"block_q": "128 // num_heads", "block_kv": "256", "aligned": "roundup(seq_len, block_q)",
+             "packed": "head_dim // 2", "kske": "mqa_ks_ke(seq_len, seq_len_kv, disable_cp)"},
+        values={"max_seqlen_k": "int(max(kske[1] - kske[0])) if compressed_logits else 0",
+                "logits_stride": "roundup(max_seqlen_k, block_kv) if compressed_logits "
+                                 "else roundup(seq_len_kv + block_kv, 8)",
+                "cu_seq_len_k_start_dim0": "seq_len", "cu_seq_len_k_end_dim0": "seq_len",
+                "logits_flat_dim0": "aligned * logits_stride"},
+        data={"cu_seq_len_k_start": "kske[0]", "cu_seq_len_k_end": "kske[1]"},
+        maps={"sf_kv_map": {"tensor": "sf_kv", "shape": "(seq_len_kv,)", "dtype": "uint32",
+                            "dims": "(seq_len_kv,)", "box": "(block_kv,)"},
+              "kv_map": {"tensor": "kv", "shape": "(seq_len_kv, packed)", "dtype": "uint8",
+                         "dims": "(packed, seq_len_kv)", "strides": "(packed,)", "box": "(packed, block_kv)",
+                         "swizzle": "swizzle(64)"},
+              "weights_map": {"tensor": "weights", "shape": "(seq_len, num_heads)", "dtype": "float32",
+                              "dims": "(num_heads, seq_len)", "strides": "(num_heads * 4,)",
+                              "box": "(num_heads, block_q)"},
+              "sf_q_map": {"tensor": "sf_q", "shape": "(seq_len, num_heads)", "dtype": "uint32",
+                           "dims": "(num_heads, seq_len)", "strides": "(num_heads * 4,)",
+                           "box": "(num_heads, block_q)"},
+              "q_map": {"tensor": "q", "shape": "(seq_len * num_heads, packed)", "dtype": "uint8",
+                        "dims": "(packed, seq_len * num_heads)", "strides": "(packed,)",
+                        "box": "(packed, block_q * num_heads)", "swizzle": "swizzle(64)"}}),
+    # PagedMQALogitsFP8Config (max_context_len, split_kv = 256, logits_stride); _prepare_data: q (batch, next_n,
+    # heads, head_dim) fp8, the fused KV cache (num_pages, page_size * (head_dim + 4)) bytes -- fp8 rows, then
+    # fp32 scales per page --, weights (batch * next_n, heads), context_lens (_make_context_lens: drawn in
+    # [page_size // 2, max_context_len]; here the maximum), block table (_make_block_table), the schedule
+    # (deep_gemm.get_paged_mqa_logits_metadata, see paged_mqa_metadata); _build_tirx_tensor_maps (2D/3D encodes
+    # of mega_moe spec._encode_tma_2d_desc / _encode_tma_3d_desc: box inner = swizzle bytes / element size);
+    # _run_tirx_invocation: (batch, logits_stride, block_table.stride(0), context_lens, logits, block_table,
+    # indices (empty when not varlen), schedule, maps q, kv, kv_scales, weights)
+    "deepgemm_sm100_fp8_paged_mqa_logits": Recipe(
+        source=_DG.format("paged_mqa_logits_fp8") + ": PagedMQALogitsFP8Config, _prepare_data, _make_context_lens, "
+                                                     "_make_block_table, _build_tirx_tensor_maps, _run_tirx_invocation",
+        let={"rows": "batch_size * next_n", "max_context": "max_num_pages * page_size",
+             "q_rows": "(2 if varlen or next_n >= 2 else 1)", "page_bytes": "page_size * (head_dim + 4)",
+             "lens": "full(rows, max_context)"},
+        values={"logits_stride": "roundup(max_context, 256)", "block_table_stride": "max_num_pages",
+                "context_lens_flat_dim0": "rows", "logits_flat_dim0": "rows * logits_stride",
+                "block_table_flat_dim0": "batch_size * max_num_pages", "indices_dim0": "batch_size",
+                "schedule_meta_flat_dim0": "(148 + 1) * 2"},
+        data={"context_lens_flat": "lens", "block_table_flat": "paged_block_table(batch_size, max_num_pages, num_pages)",
+              "indices": "arange(batch_size)", "schedule_meta_flat": "paged_mqa_metadata(lens, 256, 148)"},
+        maps={"tensor_map_q": {"tensor": "q", "shape": "(rows * num_heads * head_dim,)", "tensor_dtype": "uint8",
+                               "dtype": "float8_e4m3fn", "dims": "(head_dim, rows * num_heads)",
+                               "strides": "(head_dim,)", "box": "(128, q_rows * num_heads)", "swizzle": "swizzle(128)"},
+              "tensor_map_kv": {"tensor": "kv_cache", "shape": "(num_pages * page_bytes,)", "tensor_dtype": "uint8",
+                                "dtype": "float8_e4m3fn", "dims": "(head_dim, page_size, num_pages)",
+                                "strides": "(head_dim, page_bytes)", "box": "(128, page_size, 1)",
+                                "swizzle": "swizzle(128)"},
+              "tensor_map_kv_scales": {"tensor": "kv_cache", "shape": "(num_pages * page_bytes,)",
+                                       "tensor_dtype": "uint8", "dtype": "float32",
+                                       "byte_offset": "page_size * head_dim", "dims": "(page_size, num_pages)",
+                                       "strides": "(page_bytes,)", "box": "(page_size, 1)"},
+              "tensor_map_weights": {"tensor": "weights", "shape": "(rows, num_heads)", "dtype": "float32",
+                                     "dims": "(num_heads, rows)", "strides": "(num_heads * 4,)",
+                                     "box": "(num_heads, q_rows)"}}),
+    # the FP4 twin: q and the KV rows packed two values a byte (head_dim // 2 bytes, then 4 scale bytes a row
+    # in the fused cache); q and kv are encoded through the CUDA driver as CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B
+    # (code 13, _encode_fp4_packed_smem_tma_2d/3d_desc), sf_q / sf_kv / weights through TVM's encode
+    "deepgemm_sm100_fp4_paged_mqa_logits": Recipe(
+        source=_DG.format("paged_mqa_logits_fp4") + ": PagedMQALogitsFP4Config, _prepare_data, _make_context_lens, "
+                                                     "_make_block_table, _build_tirx_tensor_maps, "
+                                                     "_encode_fp4_packed_smem_tma_2d_desc, _run_tirx_invocation",
+        let={"rows": "batch_size * next_n", "max_context": "max_num_pages * page_size",
+             "q_rows": "(2 if varlen or next_n >= 2 else 1)", "packed": "head_dim // 2",
+             "page_bytes": "page_size * (head_dim // 2 + 4)", "lens": "full(rows, max_context)"},
+        values={"logits_stride": "roundup(max_context, 256)", "block_table_stride": "max_num_pages",
+                "context_lens_flat_dim0": "rows", "logits_flat_dim0": "rows * logits_stride",
+                "block_table_flat_dim0": "batch_size * max_num_pages", "indices_dim0": "batch_size",
+                "schedule_meta_flat_dim0": "(148 + 1) * 2"},
+        data={"context_lens_flat": "lens", "block_table_flat": "paged_block_table(batch_size, max_num_pages, num_pages)",
+              "indices": "arange(batch_size)", "schedule_meta_flat": "paged_mqa_metadata(lens, 256, 148)"},
+        maps={"tensor_map_q": {"tensor": "q", "shape": "(rows * num_heads * packed,)", "tensor_dtype": "uint8",
+                               "dtype": "16U4_ALIGN8B", "dims": "(head_dim, rows * num_heads)",
+                               "strides": "(packed,)", "box": "(head_dim, q_rows * num_heads)",
+                               "swizzle": "swizzle(packed)"},
+              "tensor_map_sf_q": {"tensor": "sf_q", "shape": "(rows, num_heads)", "dtype": "int32",
+                                  "dims": "(num_heads, rows)", "strides": "(num_heads * 4,)",
+                                  "box": "(num_heads, q_rows)"},
+              "tensor_map_kv": {"tensor": "kv_cache", "shape": "(num_pages * page_bytes,)", "tensor_dtype": "uint8",
+                                "dtype": "16U4_ALIGN8B", "dims": "(head_dim, page_size, num_pages)",
+                                "strides": "(packed, page_bytes)", "box": "(head_dim, page_size, 1)",
+                                "swizzle": "swizzle(packed)"},
+              "tensor_map_sf_kv": {"tensor": "kv_cache", "shape": "(num_pages * page_bytes,)", "tensor_dtype": "uint8",
+                                   "dtype": "int32", "byte_offset": "page_size * packed",
+                                   "dims": "(page_size, num_pages)", "strides": "(page_bytes,)",
+                                   "box": "(page_size, 1)"},
+              "tensor_map_weights": {"tensor": "weights", "shape": "(rows, num_heads)", "dtype": "float32",
+                                     "dims": "(num_heads, rows)", "strides": "(num_heads * 4,)",
+                                     "box": "(num_heads, q_rows)"}}),
 })
 
 

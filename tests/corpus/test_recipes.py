@@ -101,3 +101,42 @@ def test_builders():
     assert recipes.lengths("(1024, 1024)") == (1024, 1024)
     assert recipes.roundup(129, 128) == 256 and recipes.cdiv(129, 128) == 2
     assert np.array_equal(recipes.concat([1], np.array([2, 3])), [1, 2, 3])
+
+
+def test_msa_plan_is_a_valid_csr_within_its_capacities():
+    from benchmarks.corpus.recipe_data import msa_plan
+    plan = msa_plan(batch=3, seqlen_k=1024, seqlen_q=1024, blk_kv=128, head_kv=2, topk=4, qhead_per_kv=4,
+                    seqlen_pattern="varlen")
+    assert plan["seqlens_k"] == [1024, 768, 512] and plan["total_q"] == 2304
+    row_ptr = plan["k2q_row_ptr"]
+    assert row_ptr.shape == (2, plan["total_rows"] + 1) and (np.diff(row_ptr, axis=1) >= 0).all()
+    assert row_ptr[0, -1] == plan["nnz"] <= plan["nnz_capacity"]
+    q = plan["k2q_q_indices"][0, : plan["nnz"]]
+    assert q.min() >= 0 and q.max() < plan["max_seqlen_q"] and (plan["k2q_q_indices"][0, plan["nnz"]:] == -1).all()
+    work = plan["scheduler_metadata"][: plan["work_count"]]
+    assert plan["work_count"] <= plan["work_capacity"] and (work[:, 3] > 0).all() and (work[:, 3] <= plan["target"]).all()
+    assert plan["cu_seqlens_q"].tolist() == [0, 1024, 1792, 2304]
+
+
+def test_paged_schedule_deals_segments_to_sms_and_ends_at_the_batch():
+    from benchmarks.corpus.recipe_data import paged_block_table, paged_mqa_metadata
+    meta = paged_mqa_metadata([256, 600], 256, 3)          # 1 + 3 segments over 3 SMs: 2, 1, 1
+    assert meta.tolist() == [[0, 0], [1, 1], [1, 2], [2, 0]]
+    assert paged_block_table(2, 3, 4).tolist() == [[0, 1, 2], [3, 0, 1]]
+
+
+def test_recipe_maps_read_their_buffer_or_a_shared_host_tensor():
+    frec = {"params": [{"name": "x", "kind": "buffer", "dtype": "float32", "shape": ["n"]},
+                       {"name": "x_map", "kind": "tensor_map"}, {"name": "h_map", "kind": "tensor_map"},
+                       {"name": "bad_map", "kind": "tensor_map"}]}
+    recipe = Recipe(source="s", values={"n": "64"}, maps={
+        "x_map": {"tensor": "x", "dtype": "float32", "dims": "(16, 4)", "strides": "(64,)", "box": "(16, 2)"},
+        "h_map": {"tensor": "h", "shape": "(8, 8)", "dtype": "float32", "dims": "(8, 8)", "strides": "(32,)",
+                  "box": "(8, 8)", "byte_offset": "0"},
+        "bad_map": {"tensor": "h", "shape": "(8, 8)", "dtype": "16U4_ALIGN8B", "dims": "(8, 8)",
+                    "strides": "(32,)", "box": "(8, 8)"}})
+    inputs, problems = make_inputs(frec, {}, "zeros", recipe)
+    assert set(inputs) == {"x", "x_map", "h_map"}
+    assert problems == ["launch recipe map bad_map: element type 16U4_ALIGN8B is not modeled by NumSim's tensor "
+                        "maps (uint8, int8, uint16, int16, uint32, int32, uint64, int64, float16, bfloat16, float32, "
+                        "float64, float8_e4m3fn, float8_e5m2)"]
