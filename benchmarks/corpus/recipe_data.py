@@ -113,3 +113,50 @@ def paged_mqa_metadata(context_lens, split_kv: int, num_sms: int) -> np.ndarray:
         meta[sm] = (q, first - starts[q]) if q < len(lens) else (len(lens), 0)
     meta[num_sms] = (len(lens), 0)
     return meta
+
+
+def bsa_k2q(*, batch: int, heads: int, q_blocks: int, kv_blocks: int, maximum: int, bucket: int,
+            mode: str = "fixed") -> dict[str, Any]:
+    """The key->query block CSR the cuDNN block-sparse attention backward kernels read (`bucketed_offsets`
+    [batch * heads, groups, kv_blocks + 1], `bucketed_indices` [batch * heads, edge_stride]), inverted from the
+    query->key block index of `tirx_kernels/ported/cudnn/bsa/_block_sparse_attention_backward_sm100_blk64/data.py:
+    _make_metadata` (row r keeps blocks (7r + slot) % kv_blocks, the last block forced in).  The library builds
+    the inverse with cuDNN's CUDA-only `_build_bucketed_k2q_csr`; here it follows the kernels' reading
+    (kernel.py: `offsets_base = ((b * heads + h) * groups + group) * (tasks + 1)`, `begin + edge` indexes the
+    (b, h) row of indices): per group of `bucket` query blocks, per key block its query blocks in ascending
+    order, offsets running on along the row; `edge_stride` the longest row.  Only the `fixed` block-count mode
+    (every query block keeps `maximum` blocks)."""
+    if mode != "fixed":
+        raise ValueError(f"bsa_k2q: block_count_mode {mode!r} is not built (only 'fixed')")
+    rows = batch * heads * q_blocks
+    index = (np.arange(rows)[:, None] * 7 + np.arange(maximum)[None, :]) % kv_blocks
+    if 0 < maximum < kv_blocks:
+        index[~(index == kv_blocks - 1).any(axis=1), -1] = kv_blocks - 1
+    if q_blocks == 3 and maximum == 3 and kv_blocks == 4:
+        index[:] = (0, 1, 2)
+    index = index.reshape(batch * heads, q_blocks, maximum)
+    groups = _cdiv(q_blocks, bucket)
+    offsets = np.zeros((batch * heads, groups, kv_blocks + 1), np.int32)
+    edges: list[list[int]] = []
+    for bh in range(batch * heads):
+        row: list[int] = []
+        for g in range(groups):
+            blocks = range(g * bucket, min((g + 1) * bucket, q_blocks))
+            for t in range(kv_blocks):
+                offsets[bh, g, t] = len(row)
+                row.extend(qb for qb in blocks if t in index[bh, qb])
+            offsets[bh, g, kv_blocks] = len(row)
+        edges.append(row)
+    stride = max(1, max(len(r) for r in edges))
+    indices = np.zeros((batch * heads, stride), np.int32)
+    for bh, row in enumerate(edges):
+        indices[bh, : len(row)] = row
+    return {"offsets": offsets, "indices": indices, "edge_stride": stride, "groups": groups}
+
+
+def bsa_block_sizes(batch: int, seqlen_kv: int, block: int) -> np.ndarray:
+    """Tokens per key block (`data.py: prepare_data` of the blk64 backward): `block` each, the tail the rest."""
+    blocks = _cdiv(seqlen_kv, block)
+    sizes = np.full((batch, blocks), block, np.int32)
+    sizes[:, -1] = seqlen_kv - (blocks - 1) * block
+    return sizes

@@ -32,7 +32,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from benchmarks.corpus.recipe_data import mqa_ks_ke, msa_plan, paged_block_table, paged_mqa_metadata
+from benchmarks.corpus.recipe_data import (bsa_block_sizes, bsa_k2q, mqa_ks_ke, msa_plan, paged_block_table,
+                                           paged_mqa_metadata)
 
 LOG2_E = math.log2(math.e)
 
@@ -93,7 +94,8 @@ HELPERS: dict[str, Any] = {"roundup": roundup, "cdiv": cdiv, "arange": arange, "
                            "sum": sum, "len": len, "int": int, "float": float, "None": None,
                            "True": True, "False": False, "msa_plan": msa_plan,
                            "mqa_ks_ke": mqa_ks_ke, "paged_block_table": paged_block_table,
-                           "paged_mqa_metadata": paged_mqa_metadata}
+                           "paged_mqa_metadata": paged_mqa_metadata, "bsa_k2q": bsa_k2q,
+                           "bsa_block_sizes": bsa_block_sizes}
 
 _ALLOWED = (ast.Expression, ast.Name, ast.Load, ast.Constant, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare,
             ast.IfExp, ast.Call, ast.Subscript, ast.Tuple, ast.List, ast.keyword, ast.Slice,
@@ -182,29 +184,79 @@ def _names(expr: str) -> set[str]:
 
 _BSA = "tirx_kernels/ported/cudnn/bsa/_block_sparse_attention_backward_sm100_{}/data.py"
 
+
+def _bsa_map(tensor: str, seqlen: str, dim: str, box: str, swizzle) -> dict[str, str]:
+    """A bf16 map over a contiguous (batch, heads, seqlen, dim) tensor, as the bsa backward hosts encode them."""
+    return {"tensor": tensor, "shape": f"(batch, num_heads, {seqlen}, {dim})", "dtype": "bfloat16",
+            "dims": f"({dim}, {seqlen}, num_heads, batch)",
+            "strides": f"({dim} * 2, {seqlen} * {dim} * 2, num_heads * {seqlen} * {dim} * 2)",
+            "box": box, "swizzle": str(swizzle)}
+
 RECIPES: dict[str, Recipe] = {
     # prepare_data: o = the forward's output (batch, heads, seqlen_q, 128) bf16, lse (batch, heads, seqlen_q)
     # fp32; _workspace_layout: five fp32 planes of roundup8 rows; tirx_launch: sum_odo(o, do, lse, workspace),
     # convert(workspace, dq, dk, dv, softmax_scale) with softmax_scale = 1/sqrt(128) unless configured
     "cudnn_sm100_bsa_backward_blk64": Recipe(
-        source=_BSA.format("blk64") + ": prepare_data, _workspace_layout, _new_mutable_state, tirx_launch",
-        functions=("sum_odo", "convert"),
-        let={"n": "batch * num_heads", "q8": "roundup(seqlen_q, 8)", "k8": "roundup(seqlen_kv, 8)"},
+        source=_BSA.format("blk64") + ": prepare_data, _make_metadata, _workspace_layout, _new_mutable_state, "
+                                      "_build_tensor_maps, tirx_launch",
+        functions=("sum_odo", "bwd", "convert"),
+        let={"n": "batch * num_heads", "q8": "roundup(seqlen_q, 8)", "k8": "roundup(seqlen_kv, 8)",
+             "q_blocks": "cdiv(seqlen_q, 64)", "kvb": "cdiv(seqlen_kv, 64)",
+             "bucket": "bucket_size_blocks or (1024 if q_blocks >= 3000 else 1088 if q_blocks < 2048 else 1152)",
+             "csr": "bsa_k2q(batch=batch, heads=num_heads, q_blocks=q_blocks, kv_blocks=kvb, maximum=kv_blocks, "
+                    "bucket=bucket, mode=block_count_mode)"},
         values={"o_dim0": "n * seqlen_q * 128", "do_dim0": "n * seqlen_q * 128", "lse_dim0": "n * seqlen_q",
                 "workspace_dim0": "2 * n * q8 + n * q8 * 128 + 2 * n * k8 * 128",
                 "dq_dim0": "n * seqlen_q * 128", "dk_dim0": "n * seqlen_kv * 128", "dv_dim0": "n * seqlen_kv * 128",
-                "softmax_scale": "1 / sqrt(128) if softmax_scale is None else softmax_scale"}),
+                "bucketed_offsets_dim0": "n * csr['groups'] * (kvb + 1)",
+                "bucketed_indices_dim0": "n * csr['edge_stride']", "block_sizes_dim0": "batch * kvb",
+                "edge_stride": "csr['edge_stride']",
+                "softmax_scale": "1 / sqrt(128) if softmax_scale is None else softmax_scale"},
+        data={"bucketed_offsets": "csr['offsets']", "bucketed_indices": "csr['indices']",
+              "block_sizes": "bsa_block_sizes(batch, seqlen_kv, 64)"},
+        # _build_tensor_maps: load_map over (b, h, s, 128) bf16 -- dims (128, s, heads, batch), byte strides of
+        # axes 2, 1, 0, box (64, 64, 1, 1), 128B swizzle --; dq over the workspace's dq_acc plane (fp32)
+        maps={"q_map": _bsa_map("q", "seqlen_q", "128", "(64, 64, 1, 1)", 3),
+              "k_map": _bsa_map("k", "seqlen_kv", "128", "(64, 64, 1, 1)", 3),
+              "v_map": _bsa_map("v", "seqlen_kv", "128", "(64, 64, 1, 1)", 3),
+              "do_map": _bsa_map("do_in", "seqlen_q", "128", "(64, 64, 1, 1)", 3),
+              "dq_map": {"tensor": "workspace", "byte_offset": "2 * n * q8 * 4", "dtype": "float32",
+                         "dims": "(128, q8, num_heads, batch)",
+                         "strides": "(512, q8 * 512, num_heads * q8 * 512)", "box": "(32, 64, 1, 1)",
+                         "swizzle": "3"}}),
     # the blk128 twin: planes of roundup128 rows and head_dim features; tirx_launch: preprocess(o, do, lse,
     # workspace), postprocess(workspace, dq, softmax_scale) -- the one postprocess launch when the single
     # q-group writes dK/dV directly (num_q_groups == 1, which get_kernel's bucket gives for this size)
     "cudnn_sm100_bsa_backward_blk128": Recipe(
-        source=_BSA.format("blk128") + ": prepare_data, _workspace_layout, _new_mutable_state, tirx_launch",
-        functions=("preprocess", "postprocess"),
-        let={"n": "batch * num_heads", "q128": "roundup(seqlen_q, 128)", "k128": "roundup(seqlen_kv, 128)"},
+        source=_BSA.format("blk128") + ": prepare_data, _make_metadata, _workspace_layout, _new_mutable_state, "
+                                       "_build_tensor_maps, tirx_launch",
+        functions=("preprocess", "bwd", "postprocess"),
+        let={"n": "batch * num_heads", "q128": "roundup(seqlen_q, 128)", "k128": "roundup(seqlen_kv, 128)",
+             "q_blocks": "cdiv(seqlen_q, 128)", "kvb": "cdiv(seqlen_kv, 128)",
+             "bucket": "bucket_size_blocks or (256 if q_blocks >= 4096 and num_heads <= 1 else "
+                       "512 if q_blocks >= 2048 else 384)",
+             "csr": "bsa_k2q(batch=batch, heads=num_heads, q_blocks=q_blocks, kv_blocks=kvb, maximum=kv_blocks, "
+                    "bucket=bucket, mode=block_count_mode)",
+             "half": "head_dim // 2"},
         values={"o_dim0": "n * seqlen_q * head_dim", "do_dim0": "n * seqlen_q * head_dim", "lse_dim0": "n * seqlen_q",
                 "workspace_dim0": "2 * n * q128 + n * q128 * head_dim + 2 * n * k128 * head_dim",
                 "output_dim0": "n * seqlen_q * head_dim",
-                "output_scale": "1 / sqrt(head_dim) if softmax_scale is None else softmax_scale"}),
+                "output_scale": "1 / sqrt(head_dim) if softmax_scale is None else softmax_scale",
+                "dk_output_dim0": "n * seqlen_kv * head_dim", "dv_output_dim0": "n * seqlen_kv * head_dim",
+                "bucketed_offsets_dim0": "n * csr['groups'] * (kvb + 1)",
+                "bucketed_indices_dim0": "n * csr['edge_stride']", "edge_stride": "csr['edge_stride']",
+                "softmax_scale": "output_scale"},
+        data={"bucketed_offsets": "csr['offsets']", "bucketed_indices": "csr['indices']"},
+        # _build_tensor_maps (bhsd): dims (head_dim, s, heads, batch), box (features, 128, 1, 1), swizzle 128B
+        # for 64 features else 64B; dk / dv over the output tensors the launch also passes as dk/dv_output
+        maps={"q_map": _bsa_map("q", "seqlen_q", "head_dim", "(64, 128, 1, 1)", 3),
+              "k_map": _bsa_map("k", "seqlen_kv", "head_dim", "(64, 128, 1, 1)", 3),
+              "v_map": _bsa_map("v", "seqlen_kv", "head_dim", "(64, 128, 1, 1)", 3),
+              "do_map": _bsa_map("do_in", "seqlen_q", "head_dim", "(64, 128, 1, 1)", 3),
+              "dv_map": _bsa_map("dv_output", "seqlen_kv", "head_dim", "(half, 128, 1, 1)",
+                                 "3 if half == 64 else 2"),
+              "dk_map": _bsa_map("dk_output", "seqlen_kv", "head_dim", "(half, 128, 1, 1)",
+                                 "3 if half == 64 else 2")}),
     # prepare_data ('unique' pattern): the rows of (index, value) pairs to sort in place; indices numbered
     # arange(rows * k) % 1000003, values random; build_tirx_args passes (indices, values) flattened
     "stable_sort_topk_by_value": Recipe(
