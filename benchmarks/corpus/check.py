@@ -26,6 +26,8 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks.corpus.launch_inputs import lowered_inputs, make_inputs  # noqa: F401 -- make_inputs re-exported
+
 MARK = "@@CORPUS-RECORD@@"
 SEEDS = {"zeros": None, "random": 0}
 CHECK_SECONDS = 30.0     # each checker's time budget per function (past it: incomplete, named)
@@ -293,118 +295,6 @@ def _host_int(expr: str, env: dict, lets: dict, depth: int = 0) -> int | None:
     return ev(tree)
 
 
-def make_inputs(func_rec: dict, config: dict, fill: str, recipe=None):
-    """(inputs, problems): arrays for buffer parameters, scalars from the config (or the module's launch
-    recipe, benchmarks/corpus/recipes.py), tensor-map descriptors from the recorded host-code encodes, or why a
-    parameter cannot be given.  A symbolic extent is a config key, a recipe value, or an expression over them
-    (`num_heads_kv * (total_rows + 1)`); a buffer the recipe builds (`data`: offsets, indices) gets its valid
-    contents in every fill."""
-    import numpy as np
-    from benchmarks.corpus.recipes import RecipeError, evaluate
-    rng = np.random.default_rng(0)
-    inputs, problems = {}, []
-    env: dict = {k: v for k, v in config.items() if isinstance(v, (int, float, str, bool)) or v is None}
-    if recipe is not None:
-        env, problems = recipe.environment(env)
-    maps = func_rec.get("tensor_maps") or {}
-    if maps and "_missing" not in maps:
-        inputs.update(tensor_map_inputs(maps, fill, rng))
-    for p in func_rec.get("params", []):
-        name, kind = p["name"], p.get("kind")
-        if kind == "buffer":
-            shape = []
-            for d in p.get("shape", []):
-                value = d if isinstance(d, int) else env.get(d)
-                if not isinstance(value, int) and recipe is not None and not isinstance(d, int):
-                    try:
-                        value = evaluate(d, env)      # an extent printed as an expression over scalars
-                    except RecipeError:
-                        value = None
-                if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-                    shape.append(int(value))
-                else:
-                    where = "the configuration or the launch recipe" if recipe is not None else "the configuration"
-                    problems.append(f"extent {d} of {name} is not bound by {where}")
-                    shape = None
-                    break
-            if shape is None:
-                continue
-            arr = _fill(shape, _dtype(p.get("dtype", "float32")), fill, rng)
-            if recipe is not None and name in recipe.data:
-                try:
-                    built = np.asarray(evaluate(recipe.data[name], env)).astype(arr.dtype).reshape(-1)
-                except RecipeError as err:
-                    problems.append(f"launch recipe data {name}: {err}")
-                    continue
-                if built.size != arr.size:
-                    problems.append(f"launch recipe data {name}: {built.size} elements for a buffer of {arr.size}")
-                    continue
-                arr = built.reshape(shape)
-            inputs[name] = arr
-        elif kind == "scalar":
-            value = env.get(name)
-            if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
-                inputs[name] = value.item() if isinstance(value, np.generic) else value
-            else:
-                where = "the configuration or the launch recipe" if recipe is not None else "the configuration"
-                problems.append(f"scalar parameter {name} has no value in {where}")
-        elif kind == "tensor_map":
-            if recipe is not None and name in recipe.maps:
-                continue                          # after the buffers: a map may read one of them
-            if name not in inputs:
-                why = maps.get("_missing", "no descriptor derived from the library's host code")
-                problems.append(f"tensor-map parameter {name}: {why}")
-        else:
-            problems.append(f"parameter {name} of kind {kind} cannot be given")
-    if recipe is not None and recipe.maps:
-        encodes, why = recipe.encodes(env)
-        problems += why
-        inputs.update(_recipe_maps(encodes, inputs, fill, rng, problems))
-    return inputs, problems
-
-
-def _recipe_maps(encodes: dict, inputs: dict, fill: str, rng, problems: list) -> dict:
-    """TensorMap descriptors of a recipe's encodes: over the named buffer parameter's array (the bytes the
-    kernel also reads or writes directly), else over one host tensor per name, shared by its maps."""
-    from modelcheck.numsim import TensorMap
-    from modelcheck.numsim.tensormap import DTYPES, TensorMapError
-    tensors: dict = {}
-    out = {}
-    for param, enc in encodes.items():
-        key = enc["tensor"]
-        if enc["dtype"] not in DTYPES:
-            problems.append(f"launch recipe map {param}: element type {enc['dtype']} is not modeled by NumSim's "
-                            f"tensor maps ({', '.join(DTYPES)})")
-            continue
-        if key in inputs:
-            base = inputs[key].reshape(-1).view("uint8")
-        elif "tensor_shape" in enc:
-            if key not in tensors:
-                tensors[key] = _fill(enc["tensor_shape"], _dtype(enc["tensor_dtype"]), fill, rng).reshape(-1)
-            base = tensors[key].view("uint8")
-        else:
-            problems.append(f"launch recipe map {param}: its tensor {key} is neither a buffer nor given a shape")
-            continue
-        try:
-            out[param] = TensorMap(_elements(base[enc["byte_offset"]:], enc["dtype"]), enc["dims"], enc["strides"],
-                                   enc["box"], enc["element_strides"], enc["dtype"],
-                                   swizzle=_SWIZZLES[enc["swizzle"]],
-                                   oob_fill="nan" if enc["oob_fill"] else "zero").numpy()
-        except (TensorMapError, KeyError) as err:
-            problems.append(f"launch recipe map {param}: {err}")
-    return out
-
-
-def _lowered(func, frec: dict, inputs: dict, pre_path: Path):
-    """Inputs made by the pre-lowering parameter names, bound to the lowered function's own parameters (its
-    `X_ptr` handles, the integers its host computes, the maps at the host's positions) as captured ones are."""
-    kinds = {p["name"]: p.get("kind") for p in frec.get("params", [])}
-    arrays = {k: v for k, v in inputs.items() if kinds.get(k) == "buffer"}
-    scalars = {k: v for k, v in inputs.items() if kinds.get(k) == "scalar"}
-    maps = {k: v for k, v in inputs.items() if kinds.get(k) == "tensor_map"}
-    return bind_params(func, arrays, scalars, maps, {}, pre_path)
-
-
 def _findings(report) -> dict:
     kinds = sorted({f.kind for f in report.findings})
     unmodeled = next((f.details.get("operation") or f.message for f in report.findings
@@ -481,7 +371,7 @@ def check_one(cache: Path, module: str, function: str, gen: str, stage: str) -> 
             if captured.get("why") and recipe is None:
                 problems.append(f"inputs not captured: {captured['why']}")
             if recipe is not None and gen == "lowered" and frec.get("pre") and not problems:
-                inputs, problems = _lowered(func, frec, inputs, cache / frec["pre"])
+                inputs, problems = lowered_inputs(func, frec, inputs, cache / frec["pre"])
         if problems:
             rec["not_checked"] = problems
             break

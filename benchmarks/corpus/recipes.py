@@ -448,6 +448,39 @@ RECIPES.update({
 })
 
 
+def _fa_row5(tensor: str, rows: str) -> dict[str, str]:
+    """flash_attention_backward.py build_tensor_maps `row5`: (d/2, s, 2, h, b) fp16 over a (B, S, H, D) tensor."""
+    return {"tensor": tensor, "dtype": "float16", "dims": "(D // 2, S, 2, H, B)",
+            "strides": "(H * D * 2, D, D * 2, S * H * D * 2)", "box": f"(D // 2, {rows}, 2, 1, 1)", "swizzle": "3"}
+
+
+def _fa_col4(tensor: str, cols: str, rows: str) -> dict[str, str]:
+    """`col4`: (d, s, h, b) fp16 over a (B, S, H, D) tensor."""
+    return {"tensor": tensor, "dtype": "float16", "dims": "(D, S, H, B)",
+            "strides": "(H * D * 2, D * 2, S * H * D * 2)", "box": f"({cols}, {rows}, 1, 1)", "swizzle": "3"}
+
+
+_FA = "tirx_kernels/ported/flashattention/flash_attention_backward.py"
+RECIPES.update({
+    # _prepare_official_workload: Q, K, V, dO, dQ/dK/dV (B, S, H, D) fp16, LSE (B, H, S) fp32; setup: dpsum and
+    # LSE_log2 (B, H, S) fp32, dQ_acc (B, H, S, D) fp32, core_args (Q, K, V, dO, LSE_log2, dpsum, dK, dV, dQ_acc,
+    # the ten maps of build_tensor_maps over those tensors, in parameter order)
+    "flash_attention_backward_sm100": Recipe(
+        source=_FA + ": _prepare_official_workload, setup, build_tensor_maps",
+        let={"B": "batch_size", "S": "seq_len", "H": "num_heads", "D": "head_dim"},
+        values={"Q_g_dim0": "B * S * H * D", "K_g_dim0": "B * S * H * D", "V_g_dim0": "B * S * H * D",
+                "dO_g_dim0": "B * S * H * D", "LSE_g_dim0": "B * H * S", "dpsum_g_dim0": "B * H * S",
+                "dK_g_dim0": "B * S * H * D", "dV_g_dim0": "B * S * H * D", "dQ_acc_g_dim0": "B * H * S * D"},
+        maps={"q_row_map": _fa_row5("Q_g", "64"), "q_col_map": _fa_col4("Q_g", "D // 2", "128"),
+              "k_row_map": _fa_row5("K_g", "128"), "k_col_map": _fa_col4("K_g", "D // 2", "256"),
+              "v_row_map": _fa_row5("V_g", "128"), "do_row_map": _fa_row5("dO_g", "64"),
+              "do_col_map": _fa_col4("dO_g", "D // 2", "128"), "dk_map": _fa_col4("dK_g", "64", "128"),
+              "dv_map": _fa_col4("dV_g", "64", "128"),
+              "dq_map": {"tensor": "dQ_acc_g", "dtype": "float32", "dims": "(D, S, H, B)",
+                         "strides": "(D * 4, S * D * 4, H * S * D * 4)", "box": "(D, 8, 1, 1)"}}),
+})
+
+
 def recipe_for(module: str, function: str) -> Recipe | None:
     r = RECIPES.get(module)
     return r if r is not None and r.covers(function) else None
