@@ -71,8 +71,9 @@ def make_inputs(func_rec: dict, config: dict, fill: str, recipe=None):
                 problems.append(f"tensor-map parameter {name}: {why}")
         else:
             problems.append(f"parameter {name} of kind {kind} cannot be given")
-    if recipe is not None and recipe.maps:
-        encodes, why = recipe.encodes(env)
+    wanted = {p["name"] for p in func_rec.get("params", []) if p.get("kind") == "tensor_map"}
+    if recipe is not None and wanted & set(recipe.maps):
+        encodes, why = recipe.encodes(env, wanted)
         problems += why
         inputs.update(_recipe_maps(encodes, inputs, fill, rng, problems))
     return inputs, problems

@@ -151,11 +151,13 @@ class Recipe:
                     problems.append(f"launch recipe value {name}: {err}")
         return env, problems
 
-    def encodes(self, env: Mapping[str, Any]) -> tuple[dict[str, dict], list[str]]:
-        """(param -> encode record as `check.tensor_map_inputs` takes it, problems) for the entry's maps."""
+    def encodes(self, env: Mapping[str, Any], params=None) -> tuple[dict[str, dict], list[str]]:
+        """(param -> encode record, problems) for the entry's maps (those among `params` when given)."""
         out: dict[str, dict] = {}
         problems: list[str] = []
         for param, spec in self.maps.items():
+            if params is not None and param not in params:
+                continue
             try:
                 dims = [int(x) for x in evaluate(spec["dims"], env)]
                 enc = {"dtype": spec["dtype"], "dims": dims,

@@ -140,3 +140,11 @@ def test_recipe_maps_read_their_buffer_or_a_shared_host_tensor():
     assert problems == ["launch recipe map bad_map: element type 16U4_ALIGN8B is not modeled by NumSim's tensor "
                         "maps (uint8, int8, uint16, int16, uint32, int32, uint64, int64, float16, bfloat16, float32, "
                         "float64, float8_e4m3fn, float8_e5m2)"]
+
+
+def test_a_function_gets_only_the_maps_among_its_parameters():
+    frec = {"params": [{"name": "x", "kind": "buffer", "dtype": "float32", "shape": [64]}]}
+    recipe = Recipe(source="s", values={}, maps={"x_map": {"tensor": "x", "dtype": "float32", "dims": "(64,)",
+                                                           "box": "(16,)"}})
+    inputs, problems = make_inputs(frec, {}, "zeros", recipe)
+    assert problems == [] and set(inputs) == {"x"}
