@@ -160,3 +160,24 @@ def bsa_block_sizes(batch: int, seqlen_kv: int, block: int) -> np.ndarray:
     sizes = np.full((batch, blocks), block, np.int32)
     sizes[:, -1] = seqlen_kv - (blocks - 1) * block
     return sizes
+
+
+def flex_full_plan(*, rows: int, kv_blocks: int, capacity: int) -> dict[str, np.ndarray]:
+    """A cuDNN flex-attention mask plan for the `full` mask pattern, in the layout the library's flex kernels read
+    (`tirx_kernels/ported/cudnn/flex_attention/forward_sm103.py`, `load_tile_metadata` / `sparse_id`: per plan row
+    the counts of full and partial key blocks, their offsets into the index arrays and the block ids).  The
+    library gets it from cuDNN's CUDA-only `create_mask_plan`; with a full mask every row sees all `kv_blocks`
+    blocks as full blocks and none partial, which is what is built here (index arrays padded to `capacity`)."""
+    full_index = np.zeros(capacity, np.int32)
+    full_index[: rows * kv_blocks] = np.tile(np.arange(kv_blocks), rows)
+    return {"full_count": np.full(rows, kv_blocks, np.int32),
+            "full_offset": (np.arange(rows + 1) * kv_blocks).astype(np.int32), "full_index": full_index,
+            "partial_count": np.zeros(rows, np.int32), "partial_offset": np.zeros(rows + 1, np.int32),
+            "partial_index": np.zeros(capacity, np.int32)}
+
+
+def flex_work(*, batch: int, heads: int, q_blocks: int) -> np.ndarray:
+    """The forward work queue (`fwd_work_desc`, four ints a record: q block, head, batch, unused) with one record
+    per (batch, head, q block) -- every tile once, as `load_work_descriptor` reads them."""
+    return np.array([(q, h, b, 0) for b in range(batch) for h in range(heads) for q in range(q_blocks)],
+                    np.int32).reshape(-1)

@@ -32,8 +32,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from benchmarks.corpus.recipe_data import (bsa_block_sizes, bsa_k2q, mqa_ks_ke, msa_plan, paged_block_table,
-                                           paged_mqa_metadata)
+from benchmarks.corpus.recipe_data import (bsa_block_sizes, bsa_k2q, flex_full_plan, flex_work, mqa_ks_ke,
+                                           msa_plan, paged_block_table, paged_mqa_metadata)
 
 LOG2_E = math.log2(math.e)
 
@@ -95,7 +95,8 @@ HELPERS: dict[str, Any] = {"roundup": roundup, "cdiv": cdiv, "arange": arange, "
                            "True": True, "False": False, "msa_plan": msa_plan,
                            "mqa_ks_ke": mqa_ks_ke, "paged_block_table": paged_block_table,
                            "paged_mqa_metadata": paged_mqa_metadata, "bsa_k2q": bsa_k2q,
-                           "bsa_block_sizes": bsa_block_sizes}
+                           "bsa_block_sizes": bsa_block_sizes, "flex_full_plan": flex_full_plan,
+                           "flex_work": flex_work}
 
 _ALLOWED = (ast.Expression, ast.Name, ast.Load, ast.Constant, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare,
             ast.IfExp, ast.Call, ast.Subscript, ast.Tuple, ast.List, ast.keyword, ast.Slice,
@@ -480,6 +481,25 @@ RECIPES.update({
               "dv_map": _fa_col4("dV_g", "64", "128"),
               "dq_map": {"tensor": "dQ_acc_g", "dtype": "float32", "dims": "(D, S, H, B)",
                          "strides": "(D * 4, S * D * 4, H * S * D * 4)", "box": "(D, 8, 1, 1)"}}),
+})
+
+RECIPES.update({
+    # _make_kernel (qstage1_1cta: one 128-row q tile per plan row; scheduled heads = hq unless pack_gqa; plan rows
+    # = mask_heads * total_m_blocks, max_blocks = kv_blocks), prepare_data (the plan of cudnn's create_mask_plan,
+    # padded to plan_item_capacity; zero sequence_desc for the fixed layout; scale = head_dim ** -0.5 unless
+    # configured), _tirx_launch (..., softmax_scale * _LOG2_E).  Only the `full` mask, fixed layout.
+    "cudnn_sm103_flex_attention_forward": Recipe(
+        source="tirx_kernels/ported/cudnn/flex_attention/forward_sm103.py: _make_kernel, prepare_data, _tirx_launch",
+        let={"q_blocks": "cdiv(seqlen_q, 128)", "rows": "mask_heads * batch * q_blocks",
+             "plan": "flex_full_plan(rows=rows, kv_blocks=cdiv(seqlen_kv, 128), capacity=rows * kv_blocks) "
+                     "if mask_pattern == 'full' and layout == 'fixed' and variant == 'qstage1_1cta' else None"},
+        values={"softmax_scale_log2": "(head_dim ** -0.5 if softmax_scale is None else softmax_scale) * LOG2_E"},
+        data={"partial_count": "plan['partial_count']", "partial_offset": "plan['partial_offset']",
+              "partial_index": "plan['partial_index']", "full_count": "plan['full_count']",
+              "full_offset": "plan['full_offset']", "full_index": "plan['full_index']",
+              "sequence_desc": "full(batch * 8, 0)",
+              "fwd_work_desc": "flex_work(batch=batch, heads=num_kv_heads if pack_gqa else num_q_heads, "
+                               "q_blocks=q_blocks)"}),
 })
 
 

@@ -148,3 +148,11 @@ def test_a_function_gets_only_the_maps_among_its_parameters():
                                                            "box": "(16,)"}})
     inputs, problems = make_inputs(frec, {}, "zeros", recipe)
     assert problems == [] and set(inputs) == {"x"}
+
+
+def test_flex_full_plan_sees_every_block_as_full_and_the_queue_every_tile_once():
+    from benchmarks.corpus.recipe_data import flex_full_plan, flex_work
+    plan = flex_full_plan(rows=2, kv_blocks=3, capacity=8)
+    assert plan["full_count"].tolist() == [3, 3] and plan["full_offset"].tolist() == [0, 3, 6]
+    assert plan["full_index"].tolist() == [0, 1, 2, 0, 1, 2, 0, 0] and not plan["partial_count"].any()
+    assert flex_work(batch=1, heads=2, q_blocks=1).tolist() == [0, 0, 0, 0, 0, 1, 0, 0]
