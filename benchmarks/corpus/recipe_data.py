@@ -181,3 +181,38 @@ def flex_work(*, batch: int, heads: int, q_blocks: int) -> np.ndarray:
     per (batch, head, q block) -- every tile once, as `load_work_descriptor` reads them."""
     return np.array([(q, h, b, 0) for b in range(batch) for h in range(heads) for q in range(q_blocks)],
                     np.int32).reshape(-1)
+
+
+def flex_causal_plan(*, lengths, heads: int, tile: int = 128) -> dict[str, np.ndarray]:
+    """A cuDNN flex-attention plan of the causal mask (queries and keys of each sequence aligned), cta_group 1,
+    one mask shared by the heads, in the layout `tirx_kernels/ported/cudnn/flex_attention/forward_hd256_sm100.py`
+    reads (`load_work_metadata`, the partial-then-full block walk, the per-row 128-bit keep masks of
+    `mask_payload`): per q tile m, key block m is partial (its keep bits: column <= row, column < length) and the
+    blocks before it full.  `sequence_desc` (8 ints a sequence: q and k begin, lengths, first plan row) and the
+    work queue (q tile, head, sequence, valid rows) list every tile once.  The library gets the plan from cuDNN's
+    CUDA-only `create_mask_plan`."""
+    rows = [(b, m) for b, n in enumerate(lengths) for m in range(_cdiv(n, tile))]
+    cnt_p, cnt_f, idx_p, idx_f, payload = [], [], [], [], []
+    for b, m in rows:
+        n = lengths[b]
+        cnt_p.append(1)
+        idx_p.append(m)
+        cnt_f.append(m)
+        idx_f.extend(range(m))
+        r = m * tile + np.arange(tile)[:, None]
+        c = m * tile + np.arange(tile)[None, :]
+        keep = (c <= r) & (c < n)
+        words = (keep.reshape(tile, tile // 32, 32) * (1 << np.arange(32, dtype=np.uint64))).sum(axis=2)
+        payload.append(words.astype(np.uint32))
+    off = np.concatenate([[0], np.cumsum(cnt_p)]).astype(np.int32)
+    off_f = np.concatenate([[0], np.cumsum(cnt_f)]).astype(np.int32)
+    seq, start = [], 0
+    for n in lengths:
+        seq.append((0, 0, n, n, start, 0, 0, 0))
+        start += _cdiv(n, tile)
+    work = [(m, h, b, min(tile, lengths[b] - m * tile)) for h in range(heads) for b, m in rows]
+    return {"mask_block_cnt": np.array(cnt_p, np.int32), "mask_block_offset": off,
+            "mask_block_idx": np.array(idx_p, np.int32), "full_block_cnt": np.array(cnt_f, np.int32),
+            "full_block_offset": off_f, "full_block_idx": np.array(idx_f or [0], np.int32),
+            "mask_payload": np.concatenate(payload).reshape(-1), "sequence_desc": np.array(seq, np.int32).reshape(-1),
+            "fwd_work_desc": np.array(work, np.int32).reshape(-1)}

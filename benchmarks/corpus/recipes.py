@@ -32,7 +32,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from benchmarks.corpus.recipe_data import (bsa_block_sizes, bsa_k2q, flex_full_plan, flex_work, mqa_ks_ke,
+from benchmarks.corpus.recipe_data import (bsa_block_sizes, bsa_k2q, flex_causal_plan, flex_full_plan, flex_work,
+                                           mqa_ks_ke,
                                            msa_plan, paged_block_table, paged_mqa_metadata)
 
 LOG2_E = math.log2(math.e)
@@ -96,7 +97,7 @@ HELPERS: dict[str, Any] = {"roundup": roundup, "cdiv": cdiv, "arange": arange, "
                            "mqa_ks_ke": mqa_ks_ke, "paged_block_table": paged_block_table,
                            "paged_mqa_metadata": paged_mqa_metadata, "bsa_k2q": bsa_k2q,
                            "bsa_block_sizes": bsa_block_sizes, "flex_full_plan": flex_full_plan,
-                           "flex_work": flex_work}
+                           "flex_work": flex_work, "flex_causal_plan": flex_causal_plan}
 
 _ALLOWED = (ast.Expression, ast.Name, ast.Load, ast.Constant, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare,
             ast.IfExp, ast.Call, ast.Subscript, ast.Tuple, ast.List, ast.keyword, ast.Slice,
@@ -500,6 +501,30 @@ RECIPES.update({
               "sequence_desc": "full(batch * 8, 0)",
               "fwd_work_desc": "flex_work(batch=batch, heads=num_kv_heads if pack_gqa else num_q_heads, "
                                "q_blocks=q_blocks)"}),
+    # _lengths_for_config (fixed: one sequence of `seqlen`), prepare_data: q, k, v (batch, seqlen, heads, 256),
+    # out alike, lse (batch, hq, seqlen), dummy cu_q / cu_k (batch + 1 zeros) in the fixed layout, the plan of
+    # create_mask_plan (see flex_causal_plan), softmax_scale = 1 / 16; _tirx_launch passes (..., scale *
+    # _LOG2_E, scale).  Only the causal mask, fixed layout, cta_group 1, one mask for all heads.
+    "cudnn_sm100_flex_attention_forward_hd256": Recipe(
+        source="tirx_kernels/ported/cudnn/flex_attention/forward_hd256_sm100.py: _lengths_for_config, "
+               "_make_kernel, prepare_data, _tirx_launch",
+        let={"B": "1", "plan": "flex_causal_plan(lengths=[seqlen], heads=num_q_heads) if mask == 'causal' and "
+                               "sequence_mode == 'fixed' and cta_group_size == 1 and not per_head_mask else None"},
+        values={"q_dim0": "B * seqlen * num_q_heads * 256", "k_dim0": "B * seqlen * num_kv_heads * 256",
+                "v_dim0": "B * seqlen * num_kv_heads * 256", "out_dim0": "B * seqlen * num_q_heads * 256",
+                "lse_dim0": "B * num_q_heads * seqlen", "cu_q_dim0": "B + 1", "cu_k_dim0": "B + 1",
+                "sequence_desc_dim0": "len(plan['sequence_desc'])", "mask_block_cnt_dim0": "len(plan['mask_block_cnt'])",
+                "mask_block_offset_dim0": "len(plan['mask_block_offset'])",
+                "mask_block_idx_dim0": "len(plan['mask_block_idx'])", "full_block_cnt_dim0": "len(plan['full_block_cnt'])",
+                "full_block_offset_dim0": "len(plan['full_block_offset'])",
+                "full_block_idx_dim0": "len(plan['full_block_idx'])", "mask_payload_dim0": "len(plan['mask_payload'])",
+                "fwd_work_desc_dim0": "len(plan['fwd_work_desc'])", "softmax_scale": "1 / 16",
+                "softmax_scale_log2": "LOG2_E / 16"},
+        data={"cu_q": "full(B + 1, 0)", "cu_k": "full(B + 1, 0)", "sequence_desc": "plan['sequence_desc']",
+              "mask_block_cnt": "plan['mask_block_cnt']", "mask_block_offset": "plan['mask_block_offset']",
+              "mask_block_idx": "plan['mask_block_idx']", "full_block_cnt": "plan['full_block_cnt']",
+              "full_block_offset": "plan['full_block_offset']", "full_block_idx": "plan['full_block_idx']",
+              "mask_payload": "plan['mask_payload']", "fwd_work_desc": "plan['fwd_work_desc']"}),
 })
 
 

@@ -156,3 +156,15 @@ def test_flex_full_plan_sees_every_block_as_full_and_the_queue_every_tile_once()
     assert plan["full_count"].tolist() == [3, 3] and plan["full_offset"].tolist() == [0, 3, 6]
     assert plan["full_index"].tolist() == [0, 1, 2, 0, 1, 2, 0, 0] and not plan["partial_count"].any()
     assert flex_work(batch=1, heads=2, q_blocks=1).tolist() == [0, 0, 0, 0, 0, 1, 0, 0]
+
+
+def test_flex_causal_plan_marks_the_diagonal_block_partial_with_causal_keep_bits():
+    from benchmarks.corpus.recipe_data import flex_causal_plan
+    plan = flex_causal_plan(lengths=[129], heads=2)
+    assert plan["mask_block_cnt"].tolist() == [1, 1] and plan["mask_block_idx"].tolist() == [0, 1]
+    assert plan["full_block_cnt"].tolist() == [0, 1] and plan["full_block_offset"].tolist() == [0, 0, 1]
+    words = plan["mask_payload"].reshape(2, 128, 4)
+    assert words[0, 0].tolist() == [1, 0, 0, 0] and words[0, 127].tolist() == [0xFFFFFFFF] * 4
+    assert words[1, 0].tolist() == [1, 0, 0, 0] and words[1, 5].tolist() == [1, 0, 0, 0]   # column 128 only
+    assert plan["fwd_work_desc"].reshape(-1, 4).tolist() == [[0, 0, 0, 128], [1, 0, 0, 1], [0, 1, 0, 128],
+                                                             [1, 1, 0, 1]]
