@@ -35,7 +35,7 @@ def make_inputs(func_rec: dict, config: dict, fill: str, recipe=None):
                         value = evaluate(d, env)      # an extent printed as an expression over scalars
                     except RecipeError:
                         value = None
-                if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+                if isinstance(value, (int, np.integer)):
                     shape.append(int(value))
                 else:
                     where = "the configuration or the launch recipe" if recipe is not None else "the configuration"
@@ -58,8 +58,9 @@ def make_inputs(func_rec: dict, config: dict, fill: str, recipe=None):
             inputs[name] = arr
         elif kind == "scalar":
             value = env.get(name)
-            if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
-                inputs[name] = value.item() if isinstance(value, np.generic) else value
+            if isinstance(value, (int, float, np.integer, np.floating)):    # a bool flag passes as 0/1
+                inputs[name] = value.item() if isinstance(value, np.generic) else \
+                    int(value) if isinstance(value, bool) else value
             else:
                 where = "the configuration or the launch recipe" if recipe is not None else "the configuration"
                 problems.append(f"scalar parameter {name} has no value in {where}")
