@@ -148,8 +148,8 @@ class Compiler:
     def _collect_buffers(self) -> None:
         """Every buffer's place: parameters in global memory (under the parameter's name, reached by the
         buffer's name), shared allocations laid out in declaration order, aliases at their root's offset.  A
-        shared root is as large as its largest alias reaches (a zero-length dynamic pool `alloc_buffer((0,), ...,
-        scope="shared.dyn")` that views carve up)."""
+        zero-length dynamic pool `alloc_buffer((0,), ..., scope="shared.dyn")` that views carve up is as large as its
+        largest alias reaches; a sized root keeps its declared size."""
         views = 0   # global view slots: one per parameter and per alias of one
         for p in self.func.params:
             if p.kind == "buffer":
@@ -204,7 +204,11 @@ class Compiler:
             elif b.scope in ("shared", "shared.dyn"):
                 slot = len(self.shared_infos)
                 info = BufferInfo(b.name, "shared", b.dtype, shape, b.name, 0, slot, b.span)
-                size = max(nbytes(info), extents.get(b.name, 0))
+                # a zero-length (launch-sized) pool is as large as its views reach; a sized one is the launch's
+                # shared memory as declared -- a view declared past its end does not enlarge it, and an access
+                # there is out of bounds, as on the GPU
+                declared = nbytes(info)
+                size = declared if declared else extents.get(b.name, 0)
                 self.layout.add(b.name, size, b.align)
                 if b.scope == "shared.dyn" and info.numel == 0 and _launch_sized_dynamic_shared(self.func):
                     launch_sized = b.name
@@ -227,6 +231,12 @@ class Compiler:
                     # a flat view's bound is the pool's end: its indices carry the offset lowering folded in
                     room = grown - info.offset
                     info.numel = max(info.numel, room * 8 // info.bits if info.bits else room // info.itemsize)
+        for info in self.shared_infos:
+            room = self.layout.sizes.get(info.alloc, 0) - info.offset
+            if info.alloc != info.name and nbytes(info) > room:
+                # a view declared past its pool's end: its elements there are outside the launch's shared memory
+                room = max(room, 0)
+                info.numel = room * 8 // info.bits if info.bits else room // info.itemsize
 
     # ------------------------------------------------------------------ program
     def compile(self) -> Program:
