@@ -90,9 +90,12 @@ def _recipe_maps(encodes: dict, inputs: dict, fill: str, rng, problems: list) ->
     out = {}
     for param, enc in encodes.items():
         key = enc["tensor"]
-        if enc["dtype"] not in DTYPES:
+        # CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B (13): 4-bit elements packed two a byte, as a float4_e2m1fn map
+        packed = enc["dtype"] == "16U4_ALIGN8B"
+        dtype = "float4_e2m1fn" if packed else enc["dtype"]
+        if dtype not in DTYPES:
             problems.append(f"launch recipe map {param}: element type {enc['dtype']} is not modeled by NumSim's "
-                            f"tensor maps ({', '.join(DTYPES)})")
+                            f"tensor maps ({', '.join(DTYPES)}, 16U4_ALIGN8B)")
             continue
         if enc["swizzle"] not in _SWIZZLES:
             problems.append(f"launch recipe map {param}: swizzle code {enc['swizzle']} is not modeled by NumSim's "
@@ -108,8 +111,9 @@ def _recipe_maps(encodes: dict, inputs: dict, fill: str, rng, problems: list) ->
             problems.append(f"launch recipe map {param}: its tensor {key} is neither a buffer nor given a shape")
             continue
         try:
-            out[param] = TensorMap(_elements(base[enc["byte_offset"]:], enc["dtype"]), enc["dims"], enc["strides"],
-                                   enc["box"], enc["element_strides"], enc["dtype"],
+            flat = base[enc["byte_offset"]:]
+            out[param] = TensorMap(flat if packed else _elements(flat, dtype), enc["dims"], enc["strides"],
+                                   enc["box"], enc["element_strides"], dtype,
                                    swizzle=_SWIZZLES[enc["swizzle"]],
                                    oob_fill="nan" if enc["oob_fill"] else "zero").numpy()
         except (TensorMapError, KeyError) as err:

@@ -128,18 +128,20 @@ def test_paged_schedule_deals_segments_to_sms_and_ends_at_the_batch():
 def test_recipe_maps_read_their_buffer_or_a_shared_host_tensor():
     frec = {"params": [{"name": "x", "kind": "buffer", "dtype": "float32", "shape": ["n"]},
                        {"name": "x_map", "kind": "tensor_map"}, {"name": "h_map", "kind": "tensor_map"},
-                       {"name": "bad_map", "kind": "tensor_map"}]}
+                       {"name": "bad_map", "kind": "tensor_map"}, {"name": "fp4_map", "kind": "tensor_map"}]}
     recipe = Recipe(source="s", values={"n": "64"}, maps={
         "x_map": {"tensor": "x", "dtype": "float32", "dims": "(16, 4)", "strides": "(64,)", "box": "(16, 2)"},
         "h_map": {"tensor": "h", "shape": "(8, 8)", "dtype": "float32", "dims": "(8, 8)", "strides": "(32,)",
                   "box": "(8, 8)", "byte_offset": "0"},
-        "bad_map": {"tensor": "h", "shape": "(8, 8)", "dtype": "16U4_ALIGN8B", "dims": "(8, 8)",
-                    "strides": "(32,)", "box": "(8, 8)"}})
+        "bad_map": {"tensor": "h", "shape": "(8, 8)", "dtype": "16U6_ALIGN16B", "dims": "(8, 8)",
+                    "strides": "(32,)", "box": "(8, 8)"},
+        "fp4_map": {"tensor": "p", "shape": "(256,)", "tensor_dtype": "uint8", "dtype": "16U4_ALIGN8B",
+                    "dims": "(64, 8)", "strides": "(32,)", "box": "(64, 8)"}})
     inputs, problems = make_inputs(frec, {}, "zeros", recipe)
-    assert set(inputs) == {"x", "x_map", "h_map"}
-    assert problems == ["launch recipe map bad_map: element type 16U4_ALIGN8B is not modeled by NumSim's tensor "
+    assert set(inputs) == {"x", "x_map", "h_map", "fp4_map"}
+    assert problems == ["launch recipe map bad_map: element type 16U6_ALIGN16B is not modeled by NumSim's tensor "
                         "maps (uint8, int8, uint16, int16, uint32, int32, uint64, int64, float16, bfloat16, float32, "
-                        "float64, float8_e4m3fn, float8_e5m2)"]
+                        "float64, float8_e4m3fn, float8_e5m2, float4_e2m1fn, 16U4_ALIGN8B)"]
 
 
 def test_a_function_gets_only_the_maps_among_its_parameters():
