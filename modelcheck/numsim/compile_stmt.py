@@ -109,8 +109,9 @@ def _or(a, b):
 
 class Compiler:
     def __init__(self, func: ir.PrimFunc, scalars: dict, block: tuple[int, int, int], hold_sites=None,
-                 shared_limit: int | None = None):
+                 shared_limit: int | None = None, wrap_op=None):
         self.func = func
+        self.wrap_op = wrap_op                # (info, fn, blocking) -> fn for every op (numsim.cohort), or None
         self.shared_limit = shared_limit      # the target's shared memory per CTA (sizes a launch-sized pool)
         # sites a forced schedule names (numsim.schedule): statements holding one wait for their turn
         self.hold_sites = hold_sites

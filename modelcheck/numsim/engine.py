@@ -234,8 +234,11 @@ class Engine:
                 for rt in ctas if waves else ():
                     make_shared(rt)
                 written_ids = {gmem.allocs[n].id for n in program.written_globals if n in gmem.allocs}
-                cohort_stats = cohort.run_cohorts(eng, ctas, program.body, self.cohorts, self.max_polls,
-                                                  program.nslots, written_ids)
+                batched = Compiler(func, scalars, block, None, shared_limit=self.target.max_shared_per_block,
+                                   wrap_op=cohort.wrap_op).compile()
+                dtypes = {i.slot: i.dtype for i in batched.buffers.values() if i.space == "local"}
+                cohort_stats = cohort.run_cohorts(eng, ctas, program.body, batched.body, self.cohorts,
+                                                  self.max_polls, batched.nslots, written_ids, dtypes)
             else:
                 cohort_stats = {"off": off}
                 scheduler = (Scheduler if gate is None else GatedScheduler)(eng, warps, self.max_polls)

@@ -25,7 +25,16 @@ def _branches_inputs(seed: int = 0, ctas: int = 40, threads: int = 48) -> dict:
             "acc": np.zeros(n, np.int32), "per_cta": np.zeros(ctas, np.int32)}
 
 
+def _warp_math_inputs(seed: int = 1, ctas: int = 12) -> dict:
+    rng = np.random.default_rng(seed)
+    n = ctas * 128
+    return {"x": rng.standard_normal(n).astype(np.float32), "c": rng.standard_normal(ctas).astype(np.float32),
+            "y": np.zeros(n, np.float32), "z": np.zeros(n, np.uint16), "lead": np.zeros(n, np.float32)}
+
+
 FIXTURES = {
+    "grid_register_holes": lambda: {"x": np.arange(6 * 32, dtype=np.float32), "y": np.zeros(6 * 32, np.float32)},
+    "grid_warp_math": _warp_math_inputs,
     "grid_branches": _branches_inputs,
     "grid_neighbours": lambda: {"x": np.arange(24 * 32, dtype=np.int32), "y": np.zeros(25 * 32, np.int32)},
     "grid_oob": lambda: {"x": np.arange(20 * 64, dtype=np.int32), "out": np.zeros(20 * 64, np.int32)},
@@ -83,8 +92,10 @@ def test_fixture_grids_run_the_same_in_cohorts(name, size):
     runs = _both(func, FIXTURES[name], size)
     _assert_same(runs)
     stats = runs[1][0].stats.get("cohorts")
-    if name == "grid_branches":
-        assert stats["split"] == 0 and stats["ctas_in_cohorts"] == 40     # divergence alone never splits
+    if name in ("grid_branches", "grid_warp_math"):
+        assert stats["split"] == 0 and stats["ctas_in_cohorts"] == runs[0][0].stats["ctas"]   # divergence: no split
+    elif name == "grid_register_holes":
+        assert stats["split"] > 0 and runs[0][0].diagnostics_of("uninitialized_read")
     elif name == "grid_neighbours":
         assert stats["ctas_in_cohorts"] == 0 and stats["split"] > 0       # every cohort conflicts: rolled back
     else:
@@ -106,7 +117,7 @@ def test_random_grids_and_data_run_the_same_in_cohorts(seed, size, ctas, threads
     _assert_same(_both(func, lambda: _branches_inputs(seed, ctas, threads), size))
 
 
-@pytest.mark.parametrize("name", ["grid_branches", "grid_neighbours", "grid_oob"])
+@pytest.mark.parametrize("name", sorted(FIXTURES))
 def test_checkers_find_the_same_in_cohorts(name, monkeypatch):
     func = modelcheck.load(FIX / f"{name}.py").func
     plain = modelcheck.check(func, FIXTURES[name]())
@@ -146,8 +157,8 @@ def test_manifest_kernels_run_the_same_in_cohorts(name, entry):
 def test_cohorts_are_off_by_default_and_say_why_they_do_not_apply():
     func = modelcheck.load(FIX / "grid_branches.py").func
     assert "cohorts" not in numsim.Engine(func).run(_branches_inputs()).stats
-    shuffles = modelcheck.load(Path(__file__).parent.parent.parent / "fixtures" / "numsim" / "shuffles.py").func
-    res = numsim.Engine(shuffles, cohorts=4, unsupported="incomplete").run(numsim.default_inputs(shuffles, {}))
-    assert res.stats["cohorts"]["off"].startswith(("operation", "local", "statement", "expression"))
+    flow = modelcheck.load(Path(__file__).parent.parent.parent / "fixtures" / "numsim" / "control_flow.py").func
+    res = numsim.Engine(flow, cohorts=4, unsupported="incomplete").run(numsim.default_inputs(flow, {}))
+    assert res.stats["cohorts"] == {"off": "statement While"}
     with pytest.raises(ValueError):
         numsim.Engine(func, cohorts=-1)
