@@ -548,6 +548,10 @@ def _try_cohort(eng, group: list, body, nslots: int, written: set, dtypes: dict)
     except Exception as err:          # an engine error (or a defect): the per-CTA run reports it as it would
         ceng.rollback()
         return f"{type(err).__name__} in the cohort"
+    finally:
+        for cw in cws:                # a warp and its registers refer to each other: the run keeps gc off
+            cw.local = {}
+            cw.env = []
     # commit: the events CTA by CTA, warp by warp, as the per-CTA engine delivers them
     for r, rt in enumerate(group):
         by_warp: list[list] = [[] for _ in range(nwarps)]
