@@ -34,7 +34,9 @@ Exactness by construction: run, check, commit -- or roll back and run per CTA.
   conflict, an engine error (the per-CTA run must report the CTA and lane it reports), an uninitialized read
   note, or any operation reaching beyond the subset (`_Split`) rolls the cohort's stores back and runs its
   CTAs with the per-CTA engine, which then reports what it always did.  A budget (ResourceLimit) ends the
-  run as incomplete, as it would per CTA (the events of the unfinished cohort are not delivered).
+  run as incomplete, as it would per CTA, but not at the same point: the events of the unfinished cohort
+  are not delivered, and the step budget is charged k warp-instructions per cohort instruction (more than
+  the per-CTA run when CTA rows diverge).  Budgets never turn a verdict into clean or error.
 - Observers see exactly the per-CTA events: access records are buffered per (CTA, warp) while the cohort
   runs, split by row (offsets, lanes; a row with no active lane gives none), and delivered on commit CTA by
   CTA, warp by warp, through the engine's own `access` -- the same records, in the same order, with the same
@@ -264,7 +266,10 @@ class _CohortEng:
         alloc = getattr(alloc, "real", alloc)
         self.records[r].append(("access", w.index, tuple(w.iters), m, site, alloc, off, size, kind, proxy, order,
                                 scope))
-        if alloc.id in self.written:
+        if alloc.id not in self.written:
+            if kind != "read":
+                raise _Split(f"a store to {alloc.name}, which the compiler did not list as written")
+        else:
             self.footprint.add(alloc, r, off if m is None or type(off) is not np.ndarray else off[m], size,
                                kind != "read")
 
