@@ -209,7 +209,8 @@ class ExprCompiler:
                 else:
                     t, f = ft(w), ff(w)
                 if type(t) is not np.ndarray and type(f) is not np.ndarray:
-                    return np.where(c, V.as_vec(t, dtype), V.as_vec(f, dtype))
+                    npd = V.NP_DTYPE[dtype]     # (c's length: a warp's 32 lanes, or a CTA cohort's)
+                    return np.where(c, np.full(c.shape, t, dtype=npd), np.full(c.shape, f, dtype=npd))
                 return np.where(c, t, f).astype(V.NP_DTYPE[dtype])
             if lazy:
                 return ft(w) if c else ff(w)
@@ -339,7 +340,7 @@ def _logical(is_and, fa, fb):
 def _under(fn, w, lanes):
     """`fn(w)` evaluated for the active lanes in `lanes` only (0 when no lane is left)."""
     saved = w.mask
-    m = (V.FULL if saved is None else saved) & lanes
+    m = (w.FULL if saved is None else saved) & lanes
     if not m.any():
         return 0
     w.mask = m

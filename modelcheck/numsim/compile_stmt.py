@@ -109,8 +109,9 @@ def _or(a, b):
 
 class Compiler:
     def __init__(self, func: ir.PrimFunc, scalars: dict, block: tuple[int, int, int], hold_sites=None,
-                 shared_limit: int | None = None):
+                 shared_limit: int | None = None, wrap_op=None):
         self.func = func
+        self.wrap_op = wrap_op                # (info, fn, blocking) -> fn for every op (numsim.cohort), or None
         self.shared_limit = shared_limit      # the target's shared memory per CTA (sizes a launch-sized pool)
         # sites a forced schedule names (numsim.schedule): statements holding one wait for their turn
         self.hold_sites = hold_sites
@@ -556,7 +557,7 @@ def _next_iteration(w, loop: Loop, start_mask) -> bool:
     """Lanes for the next iteration: all that entered it except those that broke out."""
     if loop.brk is None and loop.cont is None:
         return True
-    lanes = V.FULL if start_mask is None else start_mask
+    lanes = w.FULL if start_mask is None else start_mask
     if loop.brk is not None:
         lanes = lanes & ~loop.brk
     loop.cont = None
@@ -684,7 +685,7 @@ def _escaped(w, lanes, exc) -> None:
 
 def _after_divergence(w, saved):
     loop = w.loops[-1] if w.loops else None
-    remaining = V.FULL.copy() if saved is None else saved.copy()
+    remaining = w.FULL.copy() if saved is None else saved.copy()
     if loop is not None:
         if loop.brk is not None:
             remaining &= ~loop.brk
@@ -703,7 +704,7 @@ def _left_loop(w, saved) -> None:
     returned, so the warp leaves the enclosing code too)."""
     if w.exited is None:
         return
-    remaining = (V.FULL if saved is None else saved) & ~w.exited
+    remaining = (w.FULL if saved is None else saved) & ~w.exited
     if not np.count_nonzero(remaining):
         raise _Return
     w.mask = remaining
@@ -711,7 +712,7 @@ def _left_loop(w, saved) -> None:
 
 def _divergent_if(w, c, then_fn, else_fn):
     saved = w.mask
-    active = V.FULL if saved is None else saved
+    active = w.FULL if saved is None else saved
     t = active & c
     escaped = False
     if np.count_nonzero(t):
@@ -738,7 +739,7 @@ def _divergent_if(w, c, then_fn, else_fn):
 
 def _divergent_if_gen(w, c, then_fn, then_b, else_fn, else_b):
     saved = w.mask
-    active = V.FULL if saved is None else saved
+    active = w.FULL if saved is None else saved
     t = active & c
     f = active & ~c if else_fn is not None else None
     if np.count_nonzero(t) and f is not None and np.count_nonzero(f):

@@ -19,7 +19,7 @@ import numpy as np
 import ir
 
 from ..common.verdict import Verdict
-from . import budget, registers_budget, targets
+from . import budget, cohort, registers_budget, targets
 from . import values as V
 from .compile_expr import nbytes
 from .compile_stmt import Compiler, _static
@@ -71,8 +71,11 @@ class Engine:
                  max_seconds: float = budget.DEFAULT_MAX_SECONDS,
                  max_memory_mb: float = budget.DEFAULT_MAX_MEMORY_MB, target: str | None = None,
                  clc_resident: int = 1, clc_policy: str = "steal", clc_answers: tuple = (),
-                 resident_ctas: int | None = None):
+                 resident_ctas: int | None = None, cohorts: int = 0):
         self.func = func
+        if cohorts < 0:
+            raise ValueError("cohorts must be at least 0")
+        self.cohorts = cohorts              # > 1: run up to this many CTAs as one cohort (numsim.cohort; off: 0)
         if resident_ctas is not None and resident_ctas < 1:
             raise ValueError("resident_ctas must be at least 1")
         self.resident_ctas = resident_ctas  # CTAs resident at once (None: the target's, numsim.residency)
@@ -145,6 +148,7 @@ class Engine:
         eng = None
         program = None
         started = False
+        cohort_stats: dict | None = None
         gc_was = gc.isenabled()
         try:
             host_values(func, scalars)           # the host prelude's integer bindings and assertions
@@ -224,18 +228,32 @@ class Engine:
             for observer in observers:
                 observer.on_start(info)
             started = True
-            scheduler = (Scheduler if gate is None else GatedScheduler)(eng, warps, self.max_polls)
-            body = program.body
-            if waves:
-                eng.residency = Residency(eng, _clusters_in_order(ctas), resident // csize, per_sm, make_shared)
-                body = eng.residency.gate(body)
-                eng.residency.start()
-            if clc:
-                eng.clc = ClcScheduler(_clusters_in_order(ctas), self.clc_resident, self.clc_policy,
-                                       self.clc_answers)
-                body = launch_gate(eng, body, eng.clc)
+            off = cohort.eligible(func, program, cluster, gate is not None, clc) if self.cohorts > 1 else "off"
             gc.disable()   # the cyclic GC scanning a growing trace costs ~10% (engineering measurements §1)
-            scheduler.run(body)
+            if off is None:
+                # warps run to their end in CTA order here: waves change nothing a cohort-capable kernel shows
+                for rt in ctas if waves else ():
+                    make_shared(rt)
+                written_ids = {gmem.allocs[n].id for n in program.written_globals if n in gmem.allocs}
+                batched = Compiler(func, scalars, block, None, shared_limit=self.target.max_shared_per_block,
+                                   wrap_op=cohort.wrap_op).compile()
+                dtypes = {i.slot: i.dtype for i in batched.buffers.values() if i.space == "local"}
+                cohort_stats = cohort.run_cohorts(eng, ctas, program.body, batched.body, self.cohorts,
+                                                  self.max_polls, batched.nslots, written_ids, dtypes)
+            else:
+                cohort_stats = {"off": off}
+                scheduler = (Scheduler if gate is None else GatedScheduler)(eng, warps, self.max_polls)
+                body = program.body
+                if waves:
+                    eng.residency = Residency(eng, _clusters_in_order(ctas), resident // csize, per_sm,
+                                              make_shared)
+                    body = eng.residency.gate(body)
+                    eng.residency.start()
+                if clc:
+                    eng.clc = ClcScheduler(_clusters_in_order(ctas), self.clc_resident, self.clc_policy,
+                                           self.clc_answers)
+                    body = launch_gate(eng, body, eng.clc)
+                scheduler.run(body)
             eng.finish_accesses()       # the last access records, inside the run's error handling
         except EngineError as err:
             termination = "error"
@@ -323,6 +341,8 @@ class Engine:
         stats["block"] = block if program is not None else None
         stats["cluster"] = cluster if program is not None else None
         stats["target"] = self.target.name
+        if self.cohorts > 1 and cohort_stats is not None:
+            stats["cohorts"] = cohort_stats
         if eng is not None and eng.residency is not None:
             r = eng.residency
             stats["residency"] = {"resident_clusters": r.resident, "cluster_ctas": len(r.clusters[0]),

@@ -96,6 +96,7 @@ class Loop:
 
 
 class Warp:
+    FULL = V.FULL     # every lane of the warp's lane vectors (numsim.cohort: every lane of a CTA cohort)
     __slots__ = ("gid", "cta", "index", "nthreads", "mask", "full_mask", "env", "local", "tid", "tid_yz", "lane",
                  "warp_base", "block_idx", "iters", "rt", "eng", "effects", "loops", "status", "waiting",
                  "last_poll", "groups", "gen", "async_state", "instr", "instr_seen", "async_regs", "exited")
@@ -135,7 +136,7 @@ class Warp:
 
     def active(self) -> np.ndarray:
         """The active-lane mask as a bool vector."""
-        return V.FULL if self.mask is None else self.mask
+        return self.FULL if self.mask is None else self.mask
 
     def active_count(self) -> int:
         return 32 if self.mask is None else int(np.count_nonzero(self.mask))

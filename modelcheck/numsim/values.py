@@ -91,11 +91,12 @@ def wrap_int(value: int, dtype: str) -> int:
     return ((value + half) & ((1 << bits) - 1)) - half
 
 
-def as_vec(v, dtype: str) -> np.ndarray:
-    """The lane vector of `v` (broadcasting a uniform value, a 0-d array included)."""
+def as_vec(v, dtype: str, n: int = WARP) -> np.ndarray:
+    """The lane vector of `v` (broadcasting a uniform value, a 0-d array included) of `n` lanes (a warp's 32,
+    or a CTA cohort's: numsim.cohort)."""
     if type(v) is np.ndarray and v.ndim:
         return v if v.dtype == NP_DTYPE[dtype] else v.astype(NP_DTYPE[dtype])
-    return np.full(WARP, v, dtype=NP_DTYPE[dtype])
+    return np.full(n, v, dtype=NP_DTYPE[dtype])
 
 
 def cast(value, src: str, dst: str):

@@ -145,6 +145,8 @@ class OpContext:
         if handler is None:
             return self.unsupported(call, call.op, _pending_reason(info)), False
         fn, blocking = handler(self, call, info)
+        if self.cc.wrap_op is not None:       # a CTA cohort's program (numsim.cohort)
+            fn = self.cc.wrap_op(info, fn, blocking)
         if call.pred is not None:
             fn = _predicated(self.expr(call.pred), fn, blocking)
         return fn, blocking
@@ -190,7 +192,8 @@ def _register_setter(exprs, info, indices):
             vals[flat] = v
         else:
             old = vals[flat]
-            vals[flat] = np.where(w.mask, V.as_vec(v, dtype), V.as_vec(0 if old is None else old, dtype))
+            n = w.mask.size
+            vals[flat] = np.where(w.mask, V.as_vec(v, dtype, n), V.as_vec(0 if old is None else old, dtype, n))
     return set_
 
 

@@ -71,8 +71,8 @@ class Accessors:
                 lane = _first_bad_lane(bad)
                 raise oob("read", "local " + info.name, i[lane], lane, 0, span)
             safe = np.where(active, i, 0)
-            mat = _matrix(vals, dtype, w, site, info.name)
-            return mat[safe, V.LANES]
+            mat = _matrix(vals, dtype, w, site, info.name, active.size)
+            return mat[safe, np.arange(active.size)]
         return load
 
     def local_store(self, info, idx, value, span, site=None):
@@ -95,15 +95,16 @@ class Accessors:
                     vals[i] = v
                 else:
                     old = vals[i]
-                    vals[i] = np.where(w.mask, V.as_vec(v, dtype),
-                                       V.as_vec(0 if old is None else old, dtype))
+                    n = w.mask.size
+                    vals[i] = np.where(w.mask, V.as_vec(v, dtype, n),
+                                       V.as_vec(0 if old is None else old, dtype, n))
                 return
             active = w.active()
             bad = ((i < 0) | (i >= numel)) & active
             if bad.any():
                 lane = _first_bad_lane(bad)
                 raise oob("write", "local " + info.name, i[lane], lane, 0, span)
-            mat = _matrix(vals, dtype, None, None, info.name)
+            mat = _matrix(vals, dtype, None, None, info.name, active.size)
             lanes = np.flatnonzero(active)
             mat[i[lanes], lanes] = V.as_vec(v, dtype)[lanes]
             for k in set(int(x) for x in i[lanes]):
@@ -244,9 +245,9 @@ def _lane0(w) -> int:
     return 0 if w.mask is None else int(np.flatnonzero(w.mask)[0]) if w.mask.any() else 0
 
 
-def _matrix(vals, dtype, w, site, name) -> np.ndarray:
-    """Per-lane values of a local buffer as an (elements, 32) array."""
-    mat = np.zeros((len(vals), 32), dtype=V.NP_DTYPE[dtype])
+def _matrix(vals, dtype, w, site, name, lanes: int = 32) -> np.ndarray:
+    """Per-lane values of a local buffer as an (elements, lanes) array (a CTA cohort's lanes: numsim.cohort)."""
+    mat = np.zeros((len(vals), lanes), dtype=V.NP_DTYPE[dtype])
     for k, v in enumerate(vals):
         if v is None:
             if w is not None:
