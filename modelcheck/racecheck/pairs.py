@@ -191,7 +191,7 @@ class Shadow:
         counts = np.diff(units.lane_start)
         row = np.repeat(np.arange(nlive, nlive + n, dtype=np.int32), counts)
         lane, off = units.lane.astype(np.int8), units.offset
-        key, size = units.key[row], units.size[row]
+        key, size = np.repeat(units.key[nlive:], counts), np.repeat(units.size[nlive:], counts)   # (= [row])
         self._granules(key, off, size, nkeys)
         # allocations nobody has written: their accesses wait, unexpanded, for a first write (per record: a
         # record's lanes share its allocation; records without lanes touch nothing)
@@ -219,9 +219,14 @@ class Shadow:
             key = units.key[row]
         # entries: one per granule of each lane's access, in record order
         gran = self.gran[key]
-        per = size // gran
-        first = off // gran
-        gid = (key << GID_SHIFT) | (first * gran)            # each lane's first granule
+        if not (self.gran & (self.gran - 1)).any():
+            # power-of-two granules (the usual case): shifts and masks, not divisions
+            shift = (np.frexp(self.gran.astype(np.float64))[1] - 1)[key]
+            per = size >> shift
+            gid = (key << GID_SHIFT) | (off & -gran)          # each lane's first granule
+        else:
+            per = size // gran
+            gid = (key << GID_SHIFT) | (off // gran * gran)
         if (per != 1).any():
             if not per.all():                                  # (an empty access covers no granule)
                 some_bytes = per > 0
