@@ -99,6 +99,12 @@ def as_vec(v, dtype: str, n: int = WARP) -> np.ndarray:
     return np.full(n, v, dtype=NP_DTYPE[dtype])
 
 
+# array casts that cannot raise a floating-point flag: exact widenings, and float32 -> bfloat16 (ml_dtypes rounds
+# in software, same exponent range: inf and NaN pass through)
+_QUIET_CASTS = frozenset({("bfloat16", "float32"), ("float16", "float32"), ("float32", "bfloat16"),
+                          ("bfloat16", "float64"), ("float16", "float64"), ("float32", "float64")})
+
+
 def cast(value, src: str, dst: str):
     """TIR Cast: ints wrap, float -> int truncates toward zero, NaN/inf -> int is 0."""
     if src == dst:
@@ -112,6 +118,8 @@ def cast(value, src: str, dst: str):
                 v = np.where(np.isfinite(v), v, 0)
                 # wrap like a C conversion of an in-range value; out-of-range saturates nowhere, so wrap
                 return (v.astype(np.int64) if dst != "uint64" else v.astype(np.uint64)).astype(NP_DTYPE[dst])
+        if (src, dst) in _QUIET_CASTS or (dt.is_integral(src) and dt.is_integral(dst)):
+            return value.astype(NP_DTYPE[dst])      # (an errstate costs more than a 32-lane cast)
         with np.errstate(over="ignore", invalid="ignore"):
             return value.astype(NP_DTYPE[dst])
     if dst == "bool":

@@ -50,7 +50,8 @@ class _Chunk:
     """What the analysis knows while it handles one chunk."""
 
     __slots__ = ("units", "pairs", "nlive", "strong", "pcol", "known", "known_bridged", "known_issuer", "cross",
-                 "cross_any", "async_prior_any", "tc_prior_any", "prior_tc", "wu", "wcur", "xdom")
+                 "cross_any", "async_prior_any", "tc_prior_any", "prior_tc", "prior_bits", "cur_bits", "need_bridged",
+                 "wu", "wcur", "xdom")
 
     units: Units
     pairs: Any              # pairs.Pairs of this chunk
@@ -61,6 +62,9 @@ class _Chunk:
     known_bridged: np.ndarray
     known_issuer: np.ndarray
     cross: np.ndarray       # per pair: the two accesses are of different proxies
+    prior_bits: np.ndarray  # per pair, of the earlier access: 1 async proxy, 2 async op, 4 tcgen05, 8 bulk write
+    cur_bits: np.ndarray    # per pair, of the later access: 1 async proxy, bits 1-2 its proxy domain (units.DOMAIN_*)
+    need_bridged: np.ndarray  # per pair: judged on bridged knowledge (`known_bridged` is gathered only there)
     cross_any: np.ndarray
     async_prior_any: np.ndarray
     tc_prior_any: np.ndarray
@@ -245,11 +249,18 @@ class Analysis(Observer):
         c.known = np.zeros(npairs, dtype=np.int32)
         c.known_bridged = np.zeros(npairs, dtype=np.int32)
         c.known_issuer = np.zeros(npairs, dtype=np.int32)
-        # the earlier access's proxy, asyncness and tcgen05-ness as bits of one per-record code: one gather per pair
+        # the earlier access's proxy, asyncness, tcgen05-ness and bulk-write-ness as bits of one per-record code: one
+        # gather per pair; the later access's proxy and proxy domain, repeated over its pairs (they are grouped by
+        # it, in order: no gather)
         code = (U.proxy.astype(np.uint8) & 1) | ((U.actor >= 0).astype(np.uint8) << 1) \
-            | ((U.tc > 0).astype(np.uint8) << 2)
-        pf = code[pr]
-        c.cross = (pf & 1) != U.proxy[cr]
+            | ((U.tc > 0).astype(np.uint8) << 2) | (U.bulk_write.astype(np.uint8) << 3)
+        pf = c.prior_bits = code[pr]
+        cur = (U.proxy[c.nlive:].astype(np.uint8) & 1) | (U.domain[c.nlive:].astype(np.uint8) << 1)
+        cc = c.cur_bits = np.repeat(cur, np.diff(P.start))
+        c.cross = (pf & 1) != (cc & 1)
+        # judged on bridged knowledge: different proxies on shared or global bytes, except a bulk copy's own
+        # destination read generically (its completion bridges it)
+        c.need_bridged = c.cross & ((cc & 6) != 0) & ~(((pf & 8) != 0) & ((cc & 1) == 0))
         c.prior_tc = (pf & 4) != 0
         # per chunk record, the bits some pair it closes has (pairs are grouped by their record: one reduceat)
         bits = (pf & 6) | c.cross
@@ -336,21 +347,18 @@ class Analysis(Observer):
         q = np.arange(total) + np.repeat(s - (np.cumsum(cnt) - cnt), cnt)
         lanes, cols = P.cur_lane[q], c.pcol[q]
         c.known[q] = w.known(lanes, cols)
-        run = None
         if c.cross_any[sel].any():
-            run = np.repeat(np.arange(sel.size), cnt)
-            uq = sel[run]
-            m = c.cross_any[uq]
-            dom = c.units.domain[c.nlive + uq]
-            for d, name in DOMAIN_NAMES.items():
-                mm = m & (dom == d)
-                if mm.any():
-                    c.known_bridged[q[mm]] = w.known(lanes[mm], cols[mm], name)
+            m = np.flatnonzero(c.need_bridged[q])
+            if m.size:
+                dom = c.cur_bits[q[m]] >> 1
+                for d, name in DOMAIN_NAMES.items():
+                    mm = m[dom == d]
+                    if mm.size:
+                        c.known_bridged[q[mm]] = w.known(lanes[mm], cols[mm], name)
         if c.async_prior_any[sel].any():
-            if run is None:
-                run = np.repeat(np.arange(sel.size), cnt)
-            m = c.async_prior_any[sel[run]]
-            c.known_issuer[q[m]] = w.known(lanes[m], self.fl.issuer_col[cols[m]])
+            m = _maybe_unordered_async(c, q)
+            if m.size:
+                c.known_issuer[q[m]] = w.known(lanes[m], self.fl.issuer_col[cols[m]])
         if c.xdom is not None:
             _unknown(c, q)
 
@@ -465,17 +473,19 @@ class Analysis(Observer):
                 # tcgen05 against tcgen05: ordered only by tcgen05 ordering (pipelines, waits, thread fences)
                 tc_table, where = take(lambda op: flow.tc.fork[op][0], sel)
                 c.known[q[sel]] = tc_table[where, cols[sel]]
-        dom = U.domain[nlive + recs]
-        for d, name in DOMAIN_NAMES.items():
-            sel = (c.cross_any[recs] & (dom == d))[run]
-            if sel.any():
-                b_table, where = take(lambda op, name=name: flow.fork[op][1][name], sel)
-                c.known_bridged[q[sel]] = b_table[where, cols[sel]]
-        sel = c.async_prior_any[recs][run]
-        if sel.any():
-            cc = cols[sel]
-            issuer = np.where(flow.issuer_seq[cc] < seq[run][sel], flow.issuer_col[cc], cc)
-            c.known_issuer[q[sel]] = table[inv[sel], issuer]
+        need = c.need_bridged[q]
+        if need.any():
+            dom = c.cur_bits[q] >> 1
+            for d, name in DOMAIN_NAMES.items():
+                sel = need & (dom == d)
+                if sel.any():
+                    b_table, where = take(lambda op, name=name: flow.fork[op][1][name], sel)
+                    c.known_bridged[q[sel]] = b_table[where, cols[sel]]
+        m = _maybe_unordered_async(c, q)
+        if m.size:
+            cc = cols[m]
+            issuer = np.where(flow.issuer_seq[cc] < seq[run[m]], flow.issuer_col[cc], cc)
+            c.known_issuer[q[m]] = table[inv[m], issuer]
         if c.xdom is not None:
             _unknown(c, q)
 
@@ -498,6 +508,20 @@ class Analysis(Observer):
         flow.forget([op for op in flow.retired if op not in alive])
         flow.collect()
         flow.compact()
+
+
+def _maybe_unordered_async(c: _Chunk, q: np.ndarray) -> np.ndarray:
+    """Positions in `q` of the pairs with an async earlier access that knowledge (gathered so far, bridged where
+    judged so) leaves unordered: only a race's witness reads `known_issuer`, and a race is such a pair."""
+    a = np.flatnonzero((c.prior_bits[q] & 2) != 0)
+    if not a.size:
+        return a
+    qa = q[a]
+    known = c.known[qa]
+    bridged = c.need_bridged[qa]
+    if bridged.any():
+        known = np.where(bridged, np.minimum(known, c.known_bridged[qa]), known)
+    return a[known < c.units.stamp[c.pairs.prior[qa]]]
 
 
 def _unknown(c: _Chunk, q: np.ndarray) -> None:

@@ -70,12 +70,10 @@ def judge(an, c) -> list:
         return []
     pr, cr = P.prior, P.current
     # what knowing the earlier access takes, per record first (records are far fewer than pairs)
-    stamp = np.where(U.actor >= 0, U.stamp, U.epoch_at)[pr]
+    stamp = np.where(U.actor >= 0, U.stamp, U.epoch_at).astype(np.int32)[pr]     # (epochs, like `known`)
     known = c.known
     if c.cross_any.any():
-        bridged = np.minimum(known, c.known_bridged)
-        own_dest = U.bulk_write[pr] & (U.proxy == 0)[cr]
-        known = np.where(c.cross & (U.domain != 0)[cr] & ~own_dest, bridged, known)
+        known = np.where(c.need_bridged, np.minimum(known, c.known_bridged), known)
     # the remaining rules only ever add order: apply them to the pairs knowledge leaves unordered
     bad = np.flatnonzero(known < stamp)
     if not bad.size:

@@ -138,16 +138,31 @@ class Shadow:
             return
         cur = self.gran[key]
         safe = np.maximum(cur, 1)
-        # accesses the granule does not divide (it divides gcd(offset, size) iff it divides both)
-        odd = np.flatnonzero((cur == 0) | (off % safe != 0) | (size % safe != 0))
+        both = off | size
+        # accesses the granule does not divide (it divides gcd(offset, size) iff it divides both); granules are
+        # almost always powers of two, where a mask tests that without a division
+        if not (self.gran & (self.gran - 1)).any():
+            odd = np.flatnonzero((cur == 0) | ((both & (safe - 1)) != 0))
+        else:
+            odd = np.flatnonzero((cur == 0) | (off % safe != 0) | (size % safe != 0))
         if not odd.size:
             return
-        key, g = key[odd], np.gcd(off[odd], size[odd])
-        order = stable_order(key, nkeys)
-        ks = key[order]
-        bounds = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])
-        keys = ks[bounds]
-        merged = np.maximum(np.gcd(self.gran[keys], np.gcd.reduceat(g[order], bounds)), 1)
+        key, size, both = key[odd], size[odd], both[odd]
+        if (size > 0).all() and not (size & (size - 1)).any():
+            # power-of-two sizes: gcd(offset, size) is the lowest set bit of offset | size, and a gcd of powers
+            # of two their minimum: per allocation, the lowest bit present (no gcd, no sort)
+            low = np.frexp((both & -both).astype(np.float64))[1] - 1
+            present = np.bincount(key * 64 + low, minlength=nkeys * 64).reshape(nkeys, 64) > 0
+            keys = np.flatnonzero(present.any(axis=1))
+            new = np.left_shift(1, present[keys].argmax(axis=1)).astype(np.int64)
+        else:
+            g = np.gcd(off[odd], size)
+            order = stable_order(key, nkeys)
+            ks = key[order]
+            bounds = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])
+            keys = ks[bounds]
+            new = np.gcd.reduceat(g[order], bounds)
+        merged = np.maximum(np.gcd(self.gran[keys], new), 1)
         old = self.gran[keys].copy()
         self.gran[keys] = merged
         for k, was, now in zip(keys.tolist(), old.tolist(), merged.tolist()):
@@ -176,7 +191,7 @@ class Shadow:
         counts = np.diff(units.lane_start)
         row = np.repeat(np.arange(nlive, nlive + n, dtype=np.int32), counts)
         lane, off = units.lane.astype(np.int8), units.offset
-        key, size = units.key[row], units.size[row]
+        key, size = np.repeat(units.key[nlive:], counts), np.repeat(units.size[nlive:], counts)   # (= [row])
         self._granules(key, off, size, nkeys)
         # allocations nobody has written: their accesses wait, unexpanded, for a first write (per record: a
         # record's lanes share its allocation; records without lanes touch nothing)
@@ -204,9 +219,14 @@ class Shadow:
             key = units.key[row]
         # entries: one per granule of each lane's access, in record order
         gran = self.gran[key]
-        per = size // gran
-        first = off // gran
-        gid = (key << GID_SHIFT) | (first * gran)            # each lane's first granule
+        if not (self.gran & (self.gran - 1)).any():
+            # power-of-two granules (the usual case): shifts and masks, not divisions
+            shift = (np.frexp(self.gran.astype(np.float64))[1] - 1)[key]
+            per = size >> shift
+            gid = (key << GID_SHIFT) | (off & -gran)          # each lane's first granule
+        else:
+            per = size // gran
+            gid = (key << GID_SHIFT) | (off // gran * gran)
         if (per != 1).any():
             if not per.all():                                  # (an empty access covers no granule)
                 some_bytes = per > 0
