@@ -17,7 +17,7 @@ from .errors import Diagnostic, EngineError, InputError, ResourceLimit, Unsuppor
 _LAZY = {"Engine": "engine", "NumSimResult": "engine", "run": "engine", "default_inputs": "inputs",
          "unmodeled_operations": "ops", "Schedule": "schedule", "Step": "schedule", "TensorMap": "tensormap",
          "TensorMapError": "tensormap", "with_maps": "tensormap", "AccessRecord": "trace", "Halt": "trace",
-         "Observer": "trace", "Site": "trace",
+         "Observer": "trace", "Site": "trace", "CHECK_COHORT": "cohort",
          "SyncEvent": "trace", "Trace": "trace"}
 
 
@@ -31,4 +31,5 @@ def __getattr__(name):
 
 __all__ = ["budget", "targets", "run", "Engine", "NumSimResult", "Diagnostic", "EngineError", "InputError",
            "ResourceLimit", "UnsupportedTIRxError", "default_inputs", "unmodeled_operations", "AccessRecord", "Halt",
-           "Observer", "Site", "SyncEvent", "Trace", "TensorMap", "TensorMapError", "with_maps", "Schedule", "Step"]
+           "Observer", "Site", "SyncEvent", "Trace", "CHECK_COHORT", "TensorMap", "TensorMapError", "with_maps",
+           "Schedule", "Step"]

@@ -1,4 +1,5 @@
-"""CTA cohorts: the same warp of k CTAs run as one (issues 14, 19).  Off by default (`Engine(cohorts=k)`).
+"""CTA cohorts: the same warp of k CTAs run as one (issues 14, 19).  `Engine(cohorts=k)`; off by default in
+NumSim's own API, on in the checkers (`CHECK_COHORT`): the run they observe is the per-CTA one either way.
 
 Design
 ------
@@ -73,6 +74,9 @@ from .errors import ResourceLimit
 from .ops import misc, ptx_math, warp as warp_ops
 from .runtime import DONE, Scheduler, Warp
 
+# the cohort size Synccheck and Racecheck run with: the same events as per CTA (below), a production grid's
+# Python overhead shared by 64 CTAs (1,600 x 4 warps: 147 s -> 25 s CPU), and a roll-back costs at most 64 CTAs
+CHECK_COHORT = 64
 ELEMENT_SITES = frozenset({"element load global", "element store global", "element load local",
                            "element store local"})
 # ops whose closures compute lane by lane on vectors of any length (reviewed: no 32-lane constant)

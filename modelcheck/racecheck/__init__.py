@@ -105,7 +105,7 @@ def _run(func, inputs, limits: dict, whole: bool):
     strict, causality = StrictProtocol(CHECKER), Causality(CHECKER)
     causality.record_clocks = False
     effects = UnobservedEffects(CHECKER)
-    engine = numsim.Engine(func, unsupported="incomplete", **limits)
+    engine = numsim.Engine(func, unsupported="incomplete", cohorts=numsim.CHECK_COHORT, **limits)
     meter = engine.meter()
     analysis = Analysis(meter, whole_grid=whole)
     res = engine.run(inputs, observers=(strict, causality, effects, analysis), meter=meter)

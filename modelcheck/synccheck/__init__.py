@@ -78,7 +78,8 @@ def phase_a(func, inputs=None, *, build_programs: bool = True, clc_answers: tupl
     effects = UnobservedEffects(CHECKER)
     trace = numsim.Trace()
     trace.wants_accesses = False
-    engine = numsim.Engine(func, unsupported="incomplete", clc_answers=clc_answers, **limits)
+    engine = numsim.Engine(func, unsupported="incomplete", clc_answers=clc_answers, cohorts=numsim.CHECK_COHORT,
+                           **limits)
     try:
         res = engine.run(inputs, observers=(strict, causality, effects, trace))
     except numsim.InputError as err:
