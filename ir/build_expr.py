@@ -53,6 +53,10 @@ _EXTERN_MATH = {f"{m}f": m for m in ("exp", "exp2", "exp10", "log", "log2", "log
 _EXTERN_MATH.update({f"__{m}f": m for m in ("exp", "exp10", "log", "log2", "log10", "sin", "cos", "tan", "pow")})
 _EXTERN_MATH.update({"nearbyintf": "nearbyint", "rintf": "nearbyint"})
 _EXTERN_MATH_F64 = {m: m for m in set(_EXTERN_MATH.values())}
+# CUDA integer intrinsics TVM's lowering prints as `T.call_pure_extern("uint32", "__popc", x)`: the TIRx
+# bit count of the operand taken as the function's parameter type (CUDA Math API, integer intrinsics)
+_EXTERN_BITS = {"__popc": ("popcount", "uint32"), "__popcll": ("popcount", "uint64"),
+                "__clz": ("clz", "uint32"), "__clzll": ("clz", "uint64")}
 
 # names that only make sense in a specific statement position
 STATEMENT_ONLY = {"alloc_tensor", "alloc_buffer", "decl_buffer", "decl_tensor", "alloc_local", "alloc_shared",
@@ -255,7 +259,7 @@ class ExprBuilder:
             if b is not None and b.kind in (LET, PARAM) and b.bound_expr().dtype == "handle":
                 return replace(b.bound_expr(), span=self.span(node))
         if isinstance(node, sx.Attr) and node.attr == "data":
-            return self.address(node.value, ctx)
+            return self.address(_strip_source(node.value), ctx)
         if not isinstance(node, sx.Subscript):
             raise self.error(f"{ctx} takes a buffer element such as buf[i]", node)
         buf, indices = self.element(node)
@@ -297,10 +301,11 @@ class ExprBuilder:
         raise self.error(f"'{node.id}' is a {b.describe()}, not a value", node)
 
     def _Attr(self, node: sx.Attr) -> Expr:
-        if node.attr == "data" and isinstance(node.value, sx.Name):
-            b = self.scope.lookup(node.value.id)
+        inner = _strip_source(node.value) if node.attr == "data" else node.value
+        if node.attr == "data" and isinstance(inner, sx.Name):
+            b = self.scope.lookup(inner.id)
             if b is not None and b.kind == BUFFER:     # `buf.data`: the buffer's address
-                return self.address(node.value, "a buffer's data")
+                return self.address(inner, "a buffer's data")
         path = self.namespace_path(node)
         if path is not None:
             raise self.error(f"'T.{'.'.join(path)}' is not a value", node,
@@ -680,6 +685,11 @@ class ExprBuilder:
         dtype = self.dtype(node.args[0], f"T.{name} result type")
         fname = node.args[1].value
         operands = [self.expr(a) for a in node.args[2:]]
+        if fname in _EXTERN_BITS and len(operands) == 1 and _is_integer(operands[0].dtype) \
+                and _is_integer(dtype):
+            op, param = _EXTERN_BITS[fname]
+            count = self.intrinsic("tir." + op, [ty.cast(param, operands[0], self.span(node))], node)
+            return ty.cast(dtype, count, self.span(node))
         table = _EXTERN_MATH_F64 if dtype == "float64" else _EXTERN_MATH if dtype == "float32" else {}
         math_name = table.get(fname)
         if math_name is None or any(o.dtype != dtype for o in operands):
@@ -828,8 +838,10 @@ class ExprBuilder:
             return self.isfinite(operand, span) if name == "isfinite" else self.isinf(operand, span)
         if name in ("call_pure_extern", "call_extern"):
             return self.extern_call(name, node)
-        if name in _MATH:
+        if name in _MATH or name in ("popcount", "clz"):
             operands, _ = self.args(node)
+            if name in ("popcount", "clz") and (len(operands) != 1 or not _is_integer(operands[0].dtype)):
+                raise self.error(f"T.{name} takes one integer", node)
             return self.intrinsic("tir." + name, operands, node)
         if name in ("gpu_warp_shuffle", "tvm_storage_sync", "isnullptr", "tvm_warp_activemask"):
             operands, _ = self.args(node)
@@ -903,6 +915,15 @@ def _float_literal(node: sx.Node) -> float | None:
     if isinstance(node, sx.Num) and isinstance(node.value, float):
         return sign * node.value
     return None
+
+
+def _is_integer(dtype: str) -> bool:
+    return dt.is_int(dtype) or dt.is_uint(dtype)
+
+
+def _strip_source(node: sx.Node) -> sx.Node:
+    """`x.source` is the buffer behind `x` (apache-tvm 0.27 prints a scalar's address as `x.source.data`)."""
+    return node.value if isinstance(node, sx.Attr) and node.attr == "source" else node
 
 
 def _is_one(e: Expr) -> bool:

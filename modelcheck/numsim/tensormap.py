@@ -349,6 +349,21 @@ def box_plan(f: TensorMapFields, coords, dst: int) -> BoxPlan:
     return BoxPlan(goff.reshape(-1), inb.reshape(-1), smem, esz)
 
 
+def gather4_plan(f: TensorMapFields, coords, dst: int) -> BoxPlan:
+    """Element addressing of a `.tile::gather4` load (PTX ISA 9.7.9.27, tensor copy modes): coords are the column
+    (dim 0) and four row indices (dim 1) of a rank-2 map; each row brings box[0] elements from its column on, and
+    the four rows land one after the other at shared `dst` (row k at dst + k * box[0] * esz), then the swizzle
+    XOR on the absolute address, as a 4-row box would."""
+    esz, width = f.esz, f.box_shape[0]
+    x = int(coords[0]) + np.arange(width, dtype=np.int64)
+    rows = np.array([int(r) for r in coords[1:5]], dtype=np.int64)
+    goff = (rows[:, None] * f.global_strides[0] + x[None, :] * esz).reshape(-1)
+    inb = ((rows[:, None] >= 0) & (rows[:, None] < f.global_shape[1]) & (x[None, :] >= 0)
+           & (x[None, :] < f.global_shape[0])).reshape(-1)
+    soff = np.arange(4 * width, dtype=np.int64) * esz
+    return BoxPlan(goff, inb, _swizzle(int(dst) + soff, SWIZZLE_MASK[f.swizzle]), esz)
+
+
 def fill_bits(f: TensorMapFields) -> int:
     """The bit pattern written for an OOB element: zero, or a quiet NaN of the element type (model choice)."""
     if f.oob_fill == 0:

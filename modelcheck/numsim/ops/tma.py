@@ -22,10 +22,10 @@ import numpy as np
 import ir
 
 from ..descriptors import byte_runs
-from ..errors import EngineError
+from ..errors import EngineError, UnsupportedTIRxError
 from ..memory import CLUSTER_WINDOW, SHARED_BASE, cluster_address
 from ..sync import SyncError
-from ..tensormap import TENSOR_MAPS, BoundTensorMap, TensorMapError, box_plan, fill_bits, validate
+from ..tensormap import TENSOR_MAPS, BoundTensorMap, TensorMapError, box_plan, fill_bits, gather4_plan, validate
 from ..tmap_values import NBYTES, validate_replaced
 from . import name_of
 from .access import _find
@@ -97,8 +97,13 @@ def _validated(bound, span, what: str):
     return bound
 
 
-def _plan(w, bound, dims, coords, smem, span, what, rt=None):
+def _plan(w, bound, dims, coords, smem, span, what, rt=None, gather4=False):
     f = bound.fields
+    if gather4 and f.rank == 2 and f.box_shape[1] != 1:
+        # the four rows are the box's rows: a map whose box spans several rows is outside what we modeled
+        raise UnsupportedTIRxError(what, span, f".tile::gather4 through tensor map {bound.name}, whose box has "
+                                               f"{f.box_shape[1]} rows (modeled: a one-row box, each of the four "
+                                               f"row coordinates bringing one row)")
     if f.rank != dims:
         raise EngineError("invalid_descriptor", f"{what}: tensor map {bound.name} has rank {f.rank}, but the op is "
                                                 f"cp.async.bulk.tensor.{dims}d; use a {f.rank}d copy or a rank-{dims} "
@@ -106,7 +111,7 @@ def _plan(w, bound, dims, coords, smem, span, what, rt=None):
     if smem % 16:
         raise EngineError("misaligned_address", f"{what}: shared address {smem:#x} is not 16-byte aligned", span,
                           address=smem)
-    plan = box_plan(f, coords, smem)
+    plan = gather4_plan(f, coords, smem) if gather4 else box_plan(f, coords, smem)
     goff = bound.base_off + plan.global_off[plan.inb]
     if goff.size and (int(goff.min()) < 0 or int(goff.max()) + plan.esz > bound.alloc.nbytes):
         # in bounds of the map but past its allocation (a host-encoded map is not checked against it)
@@ -117,7 +122,8 @@ def _plan(w, bound, dims, coords, smem, span, what, rt=None):
     lo, hi = int(plan.smem_addr.min()), int(plan.smem_addr.max()) + plan.esz
     alloc = (rt or w.rt).shared.find(lo, hi - lo)
     if alloc is None:
-        raise EngineError("oob", f"{what}: the {f.box_bytes}-byte box at shared [{lo:#x}, {hi:#x}) is outside every "
+        raise EngineError("oob", f"{what}: the {plan.inb.size * plan.esz}-byte box at shared [{lo:#x}, {hi:#x}) is "
+                                 f"outside every "
                                  f"shared allocation", span, address=lo, size=hi - lo)
     return plan, alloc
 
@@ -162,16 +168,19 @@ def async_records(eng, op, alloc, offsets, esz, kind):
 
 def _g2s(ctx, call, info):
     dims = int(info.quals["dims"])
+    gather4 = "tile::gather4" in info.quals
+    ncoords = 5 if gather4 else dims      # gather4: a column and four rows
     ops = call.operands
     dst_fn, tmap_fn = ctx.expr(ops[0]), ctx.expr(ops[1])
-    coord_fns = [ctx.expr(o) for o in ops[2:2 + dims]]
-    bar_fn = ctx.expr(ops[2 + dims])
+    coord_fns = [ctx.expr(o) for o in ops[2:2 + ncoords]]
+    bar_fn = ctx.expr(ops[2 + ncoords])
     multicast = "multicast::cluster" in info.quals
     pair = "cta_group::2" in info.quals
-    mask_fn = ctx.expr(ops[3 + dims]) if multicast else None
+    mask_fn = ctx.expr(ops[3 + ncoords]) if multicast else None
     site = ctx.site(call, "cp.async.bulk.tensor")
     span = call.span
-    what = f"cp.async.bulk.tensor.{dims}d (global -> shared{'::cluster' if multicast else ''})"
+    what = (f"cp.async.bulk.tensor.{dims}d{'.tile::gather4' if gather4 else ''} "
+            f"(global -> shared{'::cluster' if multicast else ''})")
 
     def run(w):
         dst_a, tm_a, bar_a = dst_fn(w), tmap_fn(w), bar_fn(w)
@@ -182,10 +191,10 @@ def _g2s(ctx, call, info):
         for lane in _lanes(w):
             bound = tensor_map(w, _at(tm_a, lane), span, what, lane, site)
             coords = [_at(c, lane) for c in coords_a]
-            nbytes = bound.fields.box_bytes
             for rt, dst, brt, baddr in _destinations(w, _at(dst_a, lane), _at(bar_a, lane),
                                                      None if mask_a is None else _at(mask_a, lane), span, what, pair):
-                plan, d_alloc = _plan(w, bound, dims, coords, dst, span, what, rt)
+                plan, d_alloc = _plan(w, bound, dims, coords, dst, span, what, rt, gather4)
+                nbytes = plan.inb.size * plan.esz      # the whole box, filled elements included
                 bar = barrier_of(w, cluster_address(brt.cluster_rank, baddr) if brt is not w.rt else baddr, span,
                                  what, remote=True)
                 try:
