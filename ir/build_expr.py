@@ -270,7 +270,11 @@ class ExprBuilder:
         method = getattr(self, "_" + type(node).__name__, None)
         if method is None:
             raise self.error(f"{type(node).__name__.lower()} is not a TIRx expression", node)
-        return method(node)
+        try:
+            return method(node)
+        except _VectorOperand as v:
+            # arithmetic, a comparison or a cast of a vector value: kept, named, not modeled when executed
+            return Unsupported(f"{v.what} on a {v.dtype} vector value", (), v.dtype, span=self.span(node))
 
     def _Num(self, node: sx.Num) -> Expr:
         if isinstance(node.value, float):
@@ -325,6 +329,7 @@ class ExprBuilder:
             raise self.error(f"operator '{node.op}' is not supported in TIRx", node,
                              hint="write the product out, or use T.pow for floats" if node.op == "**" else "")
         a, b = self.shared_number(node.left), self.shared_number(node.right)
+        _scalar(f"'{node.op}'", a, b)
         if node.op in "+-" and (_is_pointer_value(a) or _is_pointer_value(b)) \
                 and dt.is_integral(b.dtype if _is_pointer_value(a) else a.dtype):
             ptr, off = (a, b) if _is_pointer_value(a) else (b, a)
@@ -389,6 +394,7 @@ class ExprBuilder:
             v = -node.operand.value
             return Const(v, dt.literal_int_dtype(v), span=self.span(node))
         a = self.expr(node.operand)
+        _scalar(f"'{node.op}'", a)
         self.number(a, node.operand, f"'{node.op}'", address_ok=node.op == "not", void_ok=node.op == "not")
         if node.op == "-":
             return ty.neg(a, self.span(node))
@@ -398,6 +404,7 @@ class ExprBuilder:
 
     def _BoolOp(self, node: sx.BoolOp) -> Expr:
         values = [self.number(self.expr(v), v, f"'{node.op}'", address_ok=True) for v in node.values]
+        _scalar(f"'{node.op}'", *values)
         out = values[0]
         for v in values[1:]:
             out = ty.binop(node.op, out, v, self.span(node))
@@ -412,6 +419,7 @@ class ExprBuilder:
         left = self.number(self.expr(left_node), left_node, "a comparison", address_ok=True)
         for op, rhs_node in zip(node.ops, node.comparators):
             rhs = self.number(self.expr(rhs_node), rhs_node, "a comparison", address_ok=True)
+            _scalar("a comparison", left, rhs)
             terms.append(ty.binop(op, left, rhs, self.span(node), self.is_literal(left_node),
                                   self.is_literal(rhs_node)))
             left, left_node = rhs, rhs_node
@@ -915,6 +923,20 @@ def _float_literal(node: sx.Node) -> float | None:
     if isinstance(node, sx.Num) and isinstance(node.value, float):
         return sign * node.value
     return None
+
+
+class _VectorOperand(Exception):
+    """A vector value (uint32x4 ...) met where a number is needed: the enclosing expression is not modeled."""
+
+    def __init__(self, what: str, dtype: str):
+        super().__init__(what)
+        self.what, self.dtype = what, dtype
+
+
+def _scalar(what: str, *operands: Expr) -> None:
+    for e in operands:
+        if e.dtype in dt.VECTOR_TYPES:
+            raise _VectorOperand(what, e.dtype)
 
 
 def _is_integer(dtype: str) -> bool:

@@ -350,7 +350,7 @@ def box_plan(f: TensorMapFields, coords, dst: int) -> BoxPlan:
 
 
 def gather4_plan(f: TensorMapFields, coords, dst: int) -> BoxPlan:
-    """Element addressing of a `.tile::gather4` load (PTX ISA 9.7.9.27, tensor copy modes): coords are the column
+    """Element addressing of a `.tile::gather4` load (PTX ISA §9.7.9.27.1.2, §5.5): coords are the column
     (dim 0) and four row indices (dim 1) of a rank-2 map; each row brings box[0] elements from its column on, and
     the four rows land one after the other at shared `dst` (row k at dst + k * box[0] * esz), then the swizzle
     XOR on the absolute address, as a 4-row box would."""
