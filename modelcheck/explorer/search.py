@@ -332,7 +332,7 @@ def search(model: Model, max_states: int = 200_000, max_transitions: int = 2_000
                 return SearchResult("protocol_error", len(parent), transitions, witness(state, t), err.message,
                                     err.rule)
             succ[t] = nxt
-            child_sleep = frozenset()
+            child_sleep: frozenset = frozenset()
             if sleep_sets:
                 # with W warps one state has up to W transitions and W^2 independence checks, each a step of
                 # a W-warp state: the budget is checked as they go, not only between states
