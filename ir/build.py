@@ -904,7 +904,7 @@ class _Builder:
                     scope = root.scope
                 if elem_offset is not None:
                     e = self.ex.int_expr(elem_offset, "elem_offset")
-                    offset = _add_offset(offset, ty.binop("*", ty.cast("int64", e), Const(dt.nbytes(dtype), "int64")))
+                    offset = _add_offset(offset, _elem_bytes(ty.cast("int64", e), dtype))
                 if byte_offset_node is not None:
                     offset = _add_offset(offset, ty.cast("int64", self.ex.int_expr(byte_offset_node, "byte_offset")))
             elif elem_offset is not None or byte_offset_node is not None:
@@ -942,8 +942,8 @@ class _Builder:
                     scope = root.scope
                 elem = kw.pop("elem_offset", None)
                 if elem is not None:
-                    offset = _add_offset(offset, ty.binop("*", ty.cast("int64", self.ex.int_expr(elem, "elem_offset")),
-                                                          Const(dt.nbytes(dtype), "int64")))
+                    offset = _add_offset(offset, _elem_bytes(ty.cast("int64", self.ex.int_expr(elem, "elem_offset")),
+                                                             dtype))
             buf = self.declare(target, (Const(1, "int32"),), dtype, scope, call, data, offset)
             self.mark_scalar(target)
         else:  # local_scalar
@@ -997,7 +997,7 @@ class _Builder:
                     term = ty.binop("*", ty.cast("int64", i), st)
                     elems = term if elems is None else ty.binop("+", elems, term)
                 # a subscript has at least one index
-                offset = ty.binop("*", cast(Expr, elems), Const(dt.nbytes(root.dtype), "int64"))
+                offset = _elem_bytes(cast(Expr, elems), root.dtype)
                 return root, _add_offset(root.byte_offset, offset)
             node = inner
         if isinstance(node, sx.Attr) and node.attr == "source":      # a view's underlying buffer
@@ -1037,17 +1037,42 @@ class _Builder:
         else:
             dtype = root.dtype
             shape = tuple(self.ex.int_expr(a, "a view extent") for a in self.splat(args))
-        buf = self.declare(target, shape, dtype, root.scope, call, root.data or root.name, root.byte_offset,
-                           root.align, self.view_layout(root))
+        sw = self.swizzled_view(root, shape, dtype) if root.name in self.ex.swizzled and dtype != root.dtype else None
+        if sw is not None:      # flat, as the root is; accesses index it through the carried-over swizzle
+            buf = self.declare(target, (Const(sw.numel, "int32"),), dtype, root.scope, call, root.data or root.name,
+                               root.byte_offset, root.align, "")
+            self.ex.swizzled[buf.name] = (shape, sw)
+        else:
+            buf = self.declare(target, shape, dtype, root.scope, call, root.data or root.name, root.byte_offset,
+                               root.align, self.view_layout(root))
         if root.name in self.data_offsets:      # a view shares its root's data pointer
             self.data_offsets[buf.name] = self.data_offsets[root.name]
         return [DeclBuffer(buf, span=span)]
 
     def view_layout(self, root: Buffer) -> str:
-        """A view keeps its root's layout; a view of a swizzled buffer is not modeled (never read row-major)."""
+        """A view keeps its root's layout; a view of a swizzled buffer that `swizzled_view` cannot carry over is not
+        modeled (never read row-major)."""
         if root.name in self.ex.swizzled:
             return f'T.view_of_swizzled("{root.name}")'      # printable, and never read row-major
         return root.layout
+
+    def swizzled_view(self, root: Buffer, shape, dtype: str) -> layouts.Swizzle | None:
+        """The swizzle of a dtype view of a swizzled root with the identity tile: the same bytes, so the same
+        16-byte units move; only the elements per unit (P) change with the width ratio.  None otherwise."""
+        declared, sw = self.ex.swizzled[root.name]
+        old, new = dt.bits(root.dtype), dt.bits(dtype)
+        if sw.tile_shape is not None or (new > old and new // old > 1 << sw.per_element):
+            return None
+        shift = (old // new).bit_length() - 1 if new <= old else 1 - (new // old).bit_length()
+        p = sw.per_element + shift
+        numel = sw.numel * old // new
+        total = 1
+        for e in shape:
+            v = self.const_value(e)
+            if v is None:
+                return None
+            total *= v
+        return layouts.Swizzle(p, sw.swizzle_len, sw.atom_len, None, None, numel) if total == numel else None
 
     def layout(self, node) -> str:
         """A buffer's `layout=`: "" for none (row-major), else its text (checked where the buffer is used)."""
@@ -1095,6 +1120,14 @@ def _loop_dtype(a: str, b: str) -> str:
         return a
     bits = max(dt.bits(a), dt.bits(b))
     return f"{'u' if dt.is_uint(a) or dt.is_uint(b) else ''}int{bits}"
+
+
+def _elem_bytes(elems: Expr, dtype: str) -> Expr:
+    """Bytes of `elems` elements of `dtype` (int64 IR); sub-byte elements pack (e.g. two float4 per byte)."""
+    bits = dt.bits(dtype)
+    if bits % 8 == 0 or dtype == "bool":
+        return ty.binop("*", elems, Const(dt.nbytes(dtype), "int64"))
+    return ty.binop("//", ty.binop("*", elems, Const(bits, "int64")), Const(8, "int64"))
 
 
 def _add_offset(base: Expr, extra: Expr) -> Expr:

@@ -12,7 +12,10 @@ their shape and dtype (a symbolic extent is bound from the configuration when a 
 has its name, else it is reported as unbound and the function is not checked); tensor-map
 parameters get `modelcheck.numsim.TensorMap` descriptors from the encode arguments the build
 recorded by running the kernel's own host code against a CPU `runtime.cuTensorMapEncodeTiled`
-(`tensor_maps` in the index), else the function is not checked and the record says why.
+(`tensor_maps` in the index), else the function is not checked and the record says why.  Where the capture
+failed, a module's launch recipe (benchmarks/corpus/recipes.py: what its host code passes, read from it) gives the
+extents, scalars and valid index data the configuration does not name; such rows say
+"inputs from the library's launch code (read)" instead of "captured".
 """
 from __future__ import annotations
 
@@ -22,6 +25,8 @@ import re
 import sys
 import time
 from pathlib import Path
+
+from benchmarks.corpus.launch_inputs import lowered_inputs, make_inputs  # noqa: F401 -- make_inputs re-exported
 
 MARK = "@@CORPUS-RECORD@@"
 SEEDS = {"zeros": None, "random": 0}
@@ -94,8 +99,14 @@ def captured_inputs(cache: Path, cap: dict, func, pre_path: Path | None = None):
     data = np.load(cache / cap["npz"])
     recorded = cap.get("buffers") or {}
     arrays = {k: _as_recorded(data[k], (recorded.get(k) or [None, None])[1]) for k in data.files}
-    maps = cap.get("tensor_maps") or {}
-    held = cap.get("descriptor_buffers") or {}
+    return bind_params(func, arrays, cap.get("scalars", {}), cap.get("tensor_maps") or {},
+                       cap.get("descriptor_buffers") or {}, pre_path)
+
+
+def bind_params(func, arrays: dict, scalars: dict, maps: dict, held: dict, pre_path: Path | None = None):
+    """(inputs, problems): `func`'s parameters bound to the launch's arrays, scalars and tensor-map encodes, by
+    the pre-lowering names (a lowered `X_ptr` takes `X`; the lowered host's launch gives map positions and the
+    integers it computes from the scalars).  `maps` values are encode records or ready descriptors."""
     inputs, problems = {}, []
     prelude: PreludeMaps | None = None
     launch = HostLaunch(pre_path.with_name(pre_path.name.replace(".pre.py", ".host.py")), func.name) \
@@ -107,7 +118,7 @@ def captured_inputs(cache: Path, cap: dict, func, pre_path: Path | None = None):
         if k is not None and pre_path is not None:
             # a tensor map the host encodes and passes at this position: the device function's names are the
             # lowering's own (`v`, `v_1`, ...) and may even equal a buffer's name (`v`), so never bind by name
-            prelude = prelude or PreludeMaps(pre_path, arrays, cap.get("scalars", {}))
+            prelude = prelude or PreludeMaps(pre_path, arrays, scalars)
             var = prelude.order[k] if k < len(prelude.order) else None
             if var in prelude.maps:
                 inputs[name] = prelude.maps[var]
@@ -115,7 +126,10 @@ def captured_inputs(cache: Path, cap: dict, func, pre_path: Path | None = None):
                 problems.append(f"parameter {name}: the host passes its tensor map #{k}, which "
                                 f"{prelude.why.get(var or '', 'the pre-lowering host prelude does not encode')}")
         elif name in maps or (base and base in maps and name not in arrays):
-            enc = maps.get(name) or maps[base]
+            enc = maps[name] if name in maps else maps[base]
+            if not isinstance(enc, dict):
+                inputs[name] = enc               # a descriptor built already
+                continue
             if "_missing" in enc:
                 problems.append(f"tensor-map parameter {name}: {enc['_missing']}")
                 continue
@@ -124,14 +138,14 @@ def captured_inputs(cache: Path, cap: dict, func, pre_path: Path | None = None):
             inputs[name] = _held(_as_recorded(arrays[name], p.dtype), held.get(name), arrays)
         elif base and base in arrays:
             inputs[name] = _held(_as_recorded(arrays[base], p.dtype), held.get(base), arrays)
-        elif name in cap.get("scalars", {}):
-            inputs[name] = cap["scalars"][name]
+        elif name in scalars:
+            inputs[name] = scalars[name]
         elif p.kind == "scalar" and launch is not None \
-                and (value := launch.integer(position, cap.get("scalars", {}))) is not None:
+                and (value := launch.integer(position, scalars)) is not None:
             inputs[name] = value      # a value the lowered host computes (`cse_v1 = B * N`) from the scalars
         elif pre_path is not None and p.kind == "handle":
             # the lowered function takes the maps the pre-lowering host prelude encodes, by name
-            prelude = prelude or PreludeMaps(pre_path, arrays, cap.get("scalars", {}))
+            prelude = prelude or PreludeMaps(pre_path, arrays, scalars)
             if name in prelude.maps:
                 inputs[name] = prelude.maps[name]
             else:
@@ -161,8 +175,10 @@ def _map_of(enc: dict, arrays: dict):
 class PreludeMaps:
     """The tensor maps the pre-lowering text's host prelude encodes over the captured buffers: `order` (every
     encode's map name, in the prelude's order), `maps` (name -> TensorMap descriptor) and `why` (name -> why
-    that map is not given: its buffer was not captured, an argument is not static, or the encode describes
-    more than the captured bytes -- the driver takes such a map, but its tensor is not here to bind)."""
+    that map is not given: its buffer was not captured, an argument is not static, or the encode breaks a
+    cuTensorMapEncodeTiled rule).  As for the pre-lowering prelude (tensormap.bind_host_maps), a map wider
+    than the captured bytes is given (`within_base=False`: the driver sees only a pointer, and a template whose
+    address the kernel patches is so on purpose); a TMA reaching past the bytes is `oob` at the op."""
 
     def __init__(self, pre_path: Path, arrays: dict, scalars: dict):
         import ir
@@ -181,15 +197,23 @@ class PreludeMaps:
             vals = {field: [_static(e, pre.constant_values, scalars) for e in getattr(h, field)]
                     for field in ("shape", "strides", "box", "elem_strides")}
             enums = [_static(e, pre.constant_values, scalars) for e in (h.swizzle, h.oob, h.byte_offset, h.cu_dtype)]
-            if any(v is None for vs in vals.values() for v in vs) or any(v is None for v in enums) or enums[3] != -1:
+            if any(v is None for vs in vals.values() for v in vs) or any(v is None for v in enums):
                 self.why[h.var.name] = "has an encode argument that is not a static value"
                 continue
-            flat = _elements(arrays[h.buffer].reshape(-1).view("uint8")[int(enums[2]):], h.dtype)
+            # a forced element type: only packed 4-bit (CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B) maps are modeled
+            packed = enums[3] == 13 and h.dtype in ("float4_e2m1fn", "uint8")
+            if enums[3] != -1 and not packed:
+                self.why[h.var.name] = f"forces CUtensorMapDataType {enums[3]}, which is not modeled"
+                continue
+            dtype = "float4_e2m1fn" if packed else h.dtype
+            flat = arrays[h.buffer].reshape(-1).view("uint8")[int(enums[2]):]
+            flat = flat if packed else _elements(flat, dtype)
             try:
                 self.maps[h.var.name] = TensorMap(
                     flat, [int(v) for v in vals["shape"]], [int(v) for v in vals["strides"]],
-                    [int(v) for v in vals["box"]], [int(v) for v in vals["elem_strides"]], h.dtype,
-                    swizzle=_SWIZZLES[int(enums[0])], oob_fill="nan" if enums[1] else "zero").numpy()
+                    [int(v) for v in vals["box"]], [int(v) for v in vals["elem_strides"]], dtype,
+                    swizzle=_SWIZZLES[int(enums[0])], oob_fill="nan" if enums[1] else "zero",
+                    within_base=False).numpy()
             except TensorMapError as err:
                 self.why[h.var.name] = f"is not a map over the captured {h.buffer}: {err}"
 
@@ -281,45 +305,6 @@ def _host_int(expr: str, env: dict, lets: dict, depth: int = 0) -> int | None:
     return ev(tree)
 
 
-def make_inputs(func_rec: dict, config: dict, fill: str):
-    """(inputs, problems): arrays for buffer parameters, scalars from the config, tensor-map
-    descriptors from the recorded host-code encodes, or why a parameter cannot be given."""
-    import numpy as np
-    rng = np.random.default_rng(0)
-    inputs, problems = {}, []
-    maps = func_rec.get("tensor_maps") or {}
-    if maps and "_missing" not in maps:
-        inputs.update(tensor_map_inputs(maps, fill, rng))
-    for p in func_rec.get("params", []):
-        name, kind = p["name"], p.get("kind")
-        if kind == "buffer":
-            shape = []
-            for d in p.get("shape", []):
-                if isinstance(d, int):
-                    shape.append(d)
-                elif d in config and isinstance(config[d], int):
-                    shape.append(config[d])
-                else:
-                    problems.append(f"extent {d} of {name} is not bound by the configuration")
-                    shape = None
-                    break
-            if shape is None:
-                continue
-            inputs[name] = _fill(shape, _dtype(p.get("dtype", "float32")), fill, rng)
-        elif kind == "scalar":
-            if name in config and isinstance(config[name], (int, float)):
-                inputs[name] = config[name]
-            else:
-                problems.append(f"scalar parameter {name} has no value in the configuration")
-        elif kind == "tensor_map":
-            if name not in inputs:
-                why = maps.get("_missing", "no descriptor derived from the library's host code")
-                problems.append(f"tensor-map parameter {name}: {why}")
-        else:
-            problems.append(f"parameter {name} of kind {kind} cannot be given")
-    return inputs, problems
-
-
 def _findings(report) -> dict:
     kinds = sorted({f.kind for f in report.findings})
     unmodeled = next((f.details.get("operation") or f.message for f in report.findings
@@ -343,6 +328,7 @@ def check_one(cache: Path, module: str, function: str, gen: str, stage: str) -> 
     from modelcheck.numsim.targets import TARGETS
     from benchmarks.corpus import census
     from benchmarks.corpus.chain import Chain
+    from benchmarks.corpus.recipes import recipe_for
 
     index = json.loads((cache / "index.json").read_text())
     mod = next(m for m in index["modules"] if m["module"] == module)
@@ -368,7 +354,9 @@ def check_one(cache: Path, module: str, function: str, gen: str, stage: str) -> 
     func = ir.parse(text, path=str(cache / rel))
     config = {k: v for k, v in (mod.get("config") or {}).items() if k != "label"}
     captured = frec.get("captured") or {}
-    rec["inputs_from"] = "the library's run_test (captured)" if "npz" in captured else "configuration shapes"
+    recipe = recipe_for(module, function) if "npz" not in captured else None
+    rec["inputs_from"] = "the library's run_test (captured)" if "npz" in captured else \
+        f"the library's launch code (read): {recipe.source}" if recipe is not None else "configuration shapes"
     # the library's own data when it was captured (one run per checker), else zeros and random of the shapes
     fills = ("library",) if "npz" in captured else tuple(SEEDS)
     rec["fills"] = list(fills)
@@ -389,9 +377,11 @@ def check_one(cache: Path, module: str, function: str, gen: str, stage: str) -> 
             pre_path = cache / frec["pre"] if gen == "lowered" and frec.get("pre") else None
             inputs, problems = captured_inputs(cache, captured, func, pre_path)
         else:
-            inputs, problems = make_inputs(frec, config, fill)
-            if captured.get("why"):
+            inputs, problems = make_inputs(frec, config, fill, recipe)
+            if captured.get("why") and recipe is None:
                 problems.append(f"inputs not captured: {captured['why']}")
+            if recipe is not None and gen == "lowered" and frec.get("pre") and not problems:
+                inputs, problems = lowered_inputs(func, frec, inputs, cache / frec["pre"])
         if problems:
             rec["not_checked"] = problems
             break
@@ -535,7 +525,8 @@ def markdown_table(payload: dict) -> str:
              "|---|---|---|---|---|"]
     for (module, function), pair in sorted(rows.items()):
         src = next((r.get("inputs_from") for r in pair.values() if r.get("inputs_from")), "—")
-        src = "library" if src and src.startswith("the library") else ("shapes" if src != "—" else src)
+        src = "library" if src and src.startswith("the library's run_test") else \
+            "read" if src and src.startswith("the library's launch code") else ("shapes" if src != "—" else src)
         if any(r.get("inputs_from_chained_run") for r in pair.values()):
             src += " + chained"
         lines.append(f"| {module} / {function} | {src} | {cell(pair.get('pre'))} | {cell(pair.get('lowered'))} | "

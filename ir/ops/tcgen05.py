@@ -22,9 +22,9 @@ def _tcgen05(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
         q["cta_group"] = "2"
 
     def maybe_v2(info: OpInfo) -> OpInfo:
-        # cta_group::2 is modeled for the pair-collective lifecycle, mma and commit; cp and shift copy into the
-        # peer's TMEM in layouts the cited sources do not give
-        if two_cta and info.name in ("tcgen05.cp", "tcgen05.shift"):
+        # cta_group::2 is modeled for the pair-collective lifecycle, mma, cp and commit; shift moves rows of the
+        # peer's TMEM in a layout the cited sources do not give
+        if two_cta and info.name == "tcgen05.shift":
             return _unsupported(info, f"{info.name}.cta_group::2 is not modeled")
         return info
 

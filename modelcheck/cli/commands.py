@@ -73,11 +73,18 @@ class Job:
         if getattr(self.args, "config", None):
             raise UsageError("--config KEY=VALUE configures a `package.module:NAME` target; a kernel file takes "
                              "--const NAME=V")
-        probe = load(self.path, kernel_name=name)
-        consts, self.scalars = split_consts(probe.func, parse_consts(getattr(self.args, "const", [])),
-                                            parse_consts(getattr(self.args, "dim", []), "--dim"))
+        given = parse_consts(getattr(self.args, "const", []))
+        dims = parse_consts(getattr(self.args, "dim", []), "--dim")
+        try:    # usually every --const is a module constant: one build (a build is most of a small check's parse)
+            kernel = load(self.path, kernel_name=name, **given)
+        except UsageError:      # some name a scalar parameter or a dimension (or nothing): a plain build sorts them
+            probe = load(self.path, kernel_name=name)
+            consts, self.scalars = split_consts(probe.func, given, dims)
+            kernel = load(self.path, kernel_name=name, **consts) if consts else probe
+        else:
+            consts, self.scalars = split_consts(kernel.func, given, dims)
         self.consts = consts
-        self.kernel = load(self.path, kernel_name=name, **consts) if consts else probe
+        self.kernel = kernel
         return self._plan_inputs(self.kernel, with_inputs)
 
     def _load_module(self, name, with_inputs: bool) -> Loaded:

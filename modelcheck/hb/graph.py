@@ -18,7 +18,8 @@ lanes travel along them:
 Lanes matter because there is no implicit order between the lanes of a warp: an
 elected lane's arrive releases only that lane's history, and a wait acquires only
 for the lanes that executed it.  A node with a `joins` mask (a warp sync) orders its
-member lanes with each other.  An async copy is not a transit node (`transit=False`):
+member lanes with each other; one with `fans` (a tcgen05.alloc) orders those lanes before
+all of its lanes.  An async copy is not a transit node (`transit=False`):
 its issue orders the issuer's history before the copy's accesses, and its completion
 publishes the copy's own accesses, but not the issuer's history (checker-semantics §5.4
 rule 6); a `tcgen05.commit` does publish its issuer's history at the commit, and so does
@@ -286,6 +287,8 @@ class _Builder:
                 attrs[extra] = d[extra]
         if kind == "warp_sync":
             attrs["joins"] = int(d.get("membermask", FULL)) & mask
+        elif kind == "tcgen05.alloc":
+            attrs["fans"] = 1 & mask     # lane 0's address store reaches every lane of the warp (racecheck/flow.py)
         if kind == "mbarrier.init":
             self.epoch[(ev.barrier[1], ev.barrier[2])] = int(d.get("epoch", 0))
         attrs["label"] = self._label(kind, ev, attrs)

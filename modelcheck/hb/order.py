@@ -3,7 +3,8 @@
 Assumes a `HappensBefore` from `graph.from_trace`.  A search state is (node, lane): a
 lane of a warp-level node, or lane -1 at a lane-less node (generation, async operation,
 completion).  Edges move states as their `lane_map` says (see `graph`); a node with a
-`joins` mask (warp sync) lets any member lane continue as every member lane.  An issue
+`joins` mask (warp sync) lets any member lane continue as every member lane, a `fans` mask
+(tcgen05.alloc) lets those lanes continue as every lane of the node.  An issue
 edge into an async operation with `transit=False` reaches the state (op, -2): an end
 point, so the issuer's history does not flow on into the operation's completion.
 
@@ -104,13 +105,15 @@ def successors(g, state):
 
 
 def _arrive(g, v, lane, kind):
-    """Reaching (v, lane); at a warp sync every member lane is reached with it."""
+    """Reaching (v, lane); at a warp sync every member lane is reached with it, at a `fans` node
+    (tcgen05.alloc) every lane of the node from a fanning lane."""
     yield (v, lane), kind
-    joins = g.nodes[v].get("joins", 0)
+    d = g.nodes[v]
+    joins = d.get("joins", 0) | (d.get("mask", 0) if (d.get("fans", 0) >> lane) & 1 else 0)
     if joins and (joins >> lane) & 1:
         for m in lanes_in(joins):
             if m != lane:
-                yield (v, m), "warp_sync"
+                yield (v, m), "warp_sync" if d.get("joins") else "alloc_store"
 
 
 def expand(g, states) -> tuple:
@@ -218,6 +221,8 @@ def reachable(hb, starts, gates=()) -> dict:
         joins = d.get("joins", 0)
         if joins and mask & joins:
             mask |= joins
+        if mask & d.get("fans", 0):
+            mask |= d["mask"] & _LANES
         while True:
             have = reach.setdefault(node, [0] * nphase)
             new = mask & ~have[phase]

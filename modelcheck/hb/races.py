@@ -210,6 +210,9 @@ def _reaching(hb, ends) -> set:
         joins = g.nodes[node].get("joins", 0)
         if joins and lane >= 0 and (joins >> lane) & 1:
             here = [(node, m) for m in range(32) if (joins >> m) & 1]
+        fans = g.nodes[node].get("fans", 0)
+        if fans and lane >= 0 and (g.nodes[node].get("mask", 0) >> lane) & 1:
+            here += [(node, m) for m in range(32) if (fans >> m) & 1 and (node, m) not in here]
         for v, m in here:
             if (v, m) not in seen:
                 seen.add((v, m))

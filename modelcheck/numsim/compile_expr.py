@@ -25,14 +25,16 @@ _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
 class BufferInfo:
     """Static facts about one buffer for this run (shapes resolved to ints)."""
 
-    __slots__ = ("name", "space", "dtype", "np_dtype", "itemsize", "shape", "strides", "numel", "alloc",
+    __slots__ = ("name", "space", "dtype", "np_dtype", "itemsize", "bits", "shape", "strides", "numel", "alloc",
                  "offset", "slot", "span")
 
     def __init__(self, name, space, dtype, shape, alloc, offset, slot, span):
         self.name = name
         self.space = space                       # "global" | "shared" | "local"
         self.dtype = dtype
-        self.np_dtype = np.dtype(V.NP_DTYPE[dtype])
+        # sub-byte elements (float4_e2m1fn, two per byte) are stored as bytes; only their addresses are modeled
+        self.bits = ir.dtypes.bits(dtype) if dtype in ir.dtypes.SUBBYTE_TYPES else 0
+        self.np_dtype = np.dtype(np.uint8 if self.bits else V.NP_DTYPE[dtype])
         self.itemsize = self.np_dtype.itemsize if dtype != "bool" else 1
         self.shape = shape
         strides, acc = [], 1
@@ -237,6 +239,8 @@ class ExprCompiler:
     # ------------------------------------------------------------------ memory
     def _Load(self, e: ir.Load):
         info = self.buffers[e.buffer]
+        if info.bits:
+            return self.ops.unsupported(e, f"load of {info.name}", subbyte_access(info))
         idx = self.flat_index(info, e.indices)
         site = self.ops.site(e, "element load " + info.space)
         if info.space == "local":
@@ -275,6 +279,8 @@ class ExprCompiler:
         idx = self.flat_index(info, e.indices)
         base_fn = self.ops.buffer_base(info)
         size = info.itemsize
+        if info.bits:
+            return _subbyte_address(info, idx, base_fn, e.span)
 
         def address(w):
             i = idx(w)
@@ -292,6 +298,30 @@ class ExprCompiler:
 
     def _Unsupported(self, e: ir.Unsupported):
         return self.ops.unsupported(e, e.name, "not in the modeled set of operations")
+
+
+def nbytes(info: BufferInfo) -> int:
+    """Bytes a buffer covers (sub-byte elements packed)."""
+    return (info.numel * info.bits + 7) // 8 if info.bits else info.numel * info.itemsize
+
+
+def subbyte_access(info: BufferInfo) -> str:
+    return f"loads and stores of {info.dtype} elements ({8 // info.bits} per byte) are not modeled; their addresses are"
+
+
+def _subbyte_address(info: BufferInfo, idx, base_fn, span):
+    """`&buf[i]` of packed sub-byte elements: the byte holding element i, which must start a byte."""
+    bits = info.bits
+
+    def address(w):
+        i = idx(w)
+        if type(i) is np.ndarray:
+            i = i.astype(np.int64)
+        if np.any((i * bits) % 8):
+            raise UnsupportedTIRxError(f"address of {info.name}", span, f"an element of {info.dtype} that does not "
+                                                                        f"start a byte has no byte address")
+        return base_fn(w) + (i * bits) // 8
+    return address
 
 
 def _logical(is_and, fa, fb):

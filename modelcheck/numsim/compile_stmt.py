@@ -17,7 +17,7 @@ import ir
 from . import pointers
 from . import values as V
 from .budget import CHECK_EVERY
-from .compile_expr import BufferInfo, ExprCompiler
+from .compile_expr import BufferInfo, ExprCompiler, nbytes, subbyte_access
 from .errors import EngineError, ResourceLimit, UnsupportedTIRxError
 from .memory import SharedLayout
 from .ops import OpContext, async_destinations
@@ -148,8 +148,8 @@ class Compiler:
     def _collect_buffers(self) -> None:
         """Every buffer's place: parameters in global memory (under the parameter's name, reached by the
         buffer's name), shared allocations laid out in declaration order, aliases at their root's offset.  A
-        shared root is as large as its largest alias reaches (a zero-length dynamic pool `alloc_buffer((0,), ...,
-        scope="shared.dyn")` that views carve up)."""
+        zero-length dynamic pool `alloc_buffer((0,), ..., scope="shared.dyn")` that views carve up is as large as its
+        largest alias reaches; a sized root keeps its declared size."""
         views = 0   # global view slots: one per parameter and per alias of one
         for p in self.func.params:
             if p.kind == "buffer":
@@ -179,7 +179,7 @@ class Compiler:
                                            "alias offsets must be constants or scalar parameters")
             placed[b.name] = (root_name, base + int(offset))
             if root_name in extents:
-                size = _numel(self._shape(b)) * _itemsize(b.dtype)
+                size = _nbytes(_numel(self._shape(b)), b.dtype)
                 extents[root_name] = max(extents[root_name], base + int(offset) + size)
         local_slot = 0
         launch_sized = None
@@ -204,7 +204,11 @@ class Compiler:
             elif b.scope in ("shared", "shared.dyn"):
                 slot = len(self.shared_infos)
                 info = BufferInfo(b.name, "shared", b.dtype, shape, b.name, 0, slot, b.span)
-                size = max(info.numel * info.itemsize, extents.get(b.name, 0))
+                # a zero-length (launch-sized) pool is as large as its views reach; a sized one is the launch's
+                # shared memory as declared -- a view declared past its end does not enlarge it, and an access
+                # there is out of bounds, as on the GPU
+                declared = nbytes(info)
+                size = declared if declared else extents.get(b.name, 0)
                 self.layout.add(b.name, size, b.align)
                 if b.scope == "shared.dyn" and info.numel == 0 and _launch_sized_dynamic_shared(self.func):
                     launch_sized = b.name
@@ -225,7 +229,14 @@ class Compiler:
             for info in self.shared_infos:
                 if info.alloc == last and len(info.shape) == 1:
                     # a flat view's bound is the pool's end: its indices carry the offset lowering folded in
-                    info.numel = max(info.numel, (grown - info.offset) // info.itemsize)
+                    room = grown - info.offset
+                    info.numel = max(info.numel, room * 8 // info.bits if info.bits else room // info.itemsize)
+        for info in self.shared_infos:
+            room = self.layout.sizes.get(info.alloc, 0) - info.offset
+            if info.alloc != info.name and nbytes(info) > room:
+                # a view declared past its pool's end: its elements there are outside the launch's shared memory
+                room = max(room, 0)
+                info.numel = room * 8 // info.bits if info.bits else room // info.itemsize
 
     # ------------------------------------------------------------------ program
     def compile(self) -> Program:
@@ -314,6 +325,8 @@ class Compiler:
 
     def _Store(self, s: ir.Store):
         info = self.buffers[s.buffer]
+        if info.bits:
+            return self.ops.unsupported(s, f"store to {info.name}", subbyte_access(info)), False
         idx = self.exprs.flat_index(info, s.indices)
         value = self.exprs.expr(s.value)
         if info.space == "local":
@@ -897,7 +910,7 @@ def _check_modeled(b: ir.Buffer, on_pointer: bool = False) -> None:
     if b.scope in ("param", "pointer") and not on_pointer:
         what = "a tensor-map parameter's bytes" if b.scope == "param" else "a pointer the kernel computed"
         raise UnsupportedTIRxError(f"buffer {b.name}", b.span, f"a buffer over {what} is not modeled")
-    if b.dtype not in V.NP_DTYPE:
+    if b.dtype not in V.NP_DTYPE and b.dtype not in ir.dtypes.SUBBYTE_TYPES:
         raise UnsupportedTIRxError(f"buffer {b.name} of {b.dtype}", b.span, f"{b.dtype} elements are not modeled")
 
 
@@ -906,6 +919,11 @@ def _numel(shape) -> int:
     for x in shape:
         n *= x
     return n
+
+
+def _nbytes(numel: int, dtype: str) -> int:
+    bits = ir.dtypes.bits(dtype)
+    return (numel * bits + 7) // 8 if dtype in ir.dtypes.SUBBYTE_TYPES else numel * _itemsize(dtype)
 
 
 def _itemsize(dtype: str) -> int:

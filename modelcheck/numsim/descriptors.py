@@ -304,10 +304,13 @@ def _check_narrow(a_type: int, b_type: int, transpose_a: int, transpose_b: int) 
                                                            f"(MN-major is for E4M3/E5M2 only)")
 
 
-# block-scaled kinds: (scale format code -> elements per scale factor), A/B format codes allowed
+# block-scaled kinds: (scale format code -> elements per scale factor allowed, the first when the instruction names
+# none), A/B format codes allowed.  kind::mxf4nvf4 takes UE8M0 factors per 32 or per 16 elements and UE4M3 per 16
+# (CUTLASS's blockscaled GEMM: "NVF4: A/B Float4E2M1FN + SF Float8E8M0FNU/Float8E4M3FN + sf_vec_size 16").
 SF_TYPES = {0: "float8_e4m3fn", 1: "float8_e8m0fnu"}
-SCALED_KINDS = {"kind::mxf8f6f4": ({1: 32}, None), "kind::mxf4": ({1: 32}, {1}),
-                "kind::mxf4nvf4": ({0: 16, 1: 32}, {1})}
+SCALED_KINDS: dict[str, tuple[dict[int, tuple[int, ...]], set[int] | None]] = {
+    "kind::mxf8f6f4": ({1: (32,)}, None), "kind::mxf4": ({1: (32,)}, {1}),
+    "kind::mxf4nvf4": ({0: (16,), 1: (32, 16)}, {1})}
 
 
 @dataclass(frozen=True)
@@ -340,8 +343,9 @@ class BlockScaledInstrDescriptor:
             n=((v >> 17) & 0x3F) << 3, sf_type=(v >> 23) & 1, m=((v >> 24) & 0x1F) << 4, a_sf_id=(v >> 29) & 3,
             k_size=(v >> 31) & 1, reserved=(v & 3) | ((v >> 3) & 1) << 2 | ((v >> 6) & 1) << 3)
 
-    def validate(self, kind: str) -> int:
-        """Check the fields for a dense cta_group::1 MMA of `kind`; the number of elements per scale factor."""
+    def validate(self, kind: str, cta_group: int = 1) -> tuple[int, ...]:
+        """Check the fields for a dense MMA of `kind` (cta_group::1: M = 128; cta_group::2: M = 128 or 256); the
+        numbers of elements per scale factor the scale format allows."""
         if self.sparse:
             raise DescriptorError("sparse", "bit 2 (sparsity) is set on a dense tcgen05.mma")
         if self.reserved:
@@ -364,8 +368,10 @@ class BlockScaledInstrDescriptor:
                                              f"is not allowed for {kind}")
         if self.k_size:
             raise DescriptorUnsupported("k_size", "bit 31 selects K = 96 (sm_103a/sm_107a only); not modeled")
-        if self.m != 128:
-            raise DescriptorError("m", f"M = {self.m} (bits 24-28); a block-scaled cta_group::1 MMA needs M = 128")
+        ms = (128,) if cta_group == 1 else (128, 256)
+        if self.m not in ms:
+            raise DescriptorError("m", f"M = {self.m} (bits 24-28); a block-scaled cta_group::{cta_group} MMA needs "
+                                       f"M = {' or '.join(map(str, ms))}")
         if not 8 <= self.n <= 256:
             raise DescriptorError("n", f"N = {self.n} (bits 17-22 = {self.n >> 3}); needs 8..256 in steps of 8")
         return vecs[self.sf_type]

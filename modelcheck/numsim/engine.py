@@ -21,6 +21,7 @@ import ir
 from ..common.verdict import Verdict
 from . import budget, registers_budget, targets
 from . import values as V
+from .compile_expr import nbytes
 from .compile_stmt import Compiler, _static
 from .errors import Diagnostic, EngineError, ResourceLimit, UnsupportedTIRxError
 from .inputs import all_zero, bind_scalars, buffer_array, check_inputs, normalize, resolve_dims
@@ -447,11 +448,13 @@ def _namer(layout, shared_infos):
 
 
 def _view(data: np.ndarray, info) -> np.ndarray:
-    nbytes = info.numel * info.itemsize
-    raw = data[info.offset:info.offset + nbytes]
-    if raw.size < nbytes:
-        raise EngineError("oob", f"buffer {info.name} ({nbytes} B at offset {info.offset}) does not fit its "
+    size = nbytes(info)
+    raw = data[info.offset:info.offset + size]
+    if raw.size < size:
+        raise EngineError("oob", f"buffer {info.name} ({size} B at offset {info.offset}) does not fit its "
                                  f"allocation {info.alloc}", info.span)
+    if info.bits:            # packed sub-byte elements: their bytes (element access is not modeled)
+        return raw
     return raw.view(V.NP_DTYPE[info.dtype]) if info.dtype != "bool" else raw.view(np.bool_)
 
 

@@ -13,6 +13,7 @@ Descriptor array (uint8, little endian) = a 256-byte header + a copy of `base`'s
     16  4  swizzle 0 none/1 32B/2 64B/3 128B   80 32  global_strides[4] (u64, bytes)
     20  4  oob fill 0 zero / 1 NaN       112 20  box_shape[5]         (u32)
                                          132 20  element_strides[5]   (u32)
+                                         152  4  flags: bit 0 the extent is not held to base
     256 .. the payload: a snapshot of base's bytes
 
 How the engine finds the data (`bind_tensor_maps`): like a real CUtensorMap, the
@@ -50,7 +51,11 @@ from .descriptors import swizzle as _swizzle
 MAGIC = b"MCTMAP\x00\x01"
 HEADER = 256
 DTYPES = ("uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64", "float16", "bfloat16",
-          "float32", "float64", "float8_e4m3fn", "float8_e5m2")
+          "float32", "float64", "float8_e4m3fn", "float8_e5m2", "float4_e2m1fn")
+# packed 4-bit elements as CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B moves them: "copies '16 x U4' packed values to
+# memory aligned as 8 bytes. There are no gaps between packed values" (CUDA driver API, cuTensorMapEncodeTiled).
+# Such a map is held as a byte map: dim 0's extent and box (and a copy's dim-0 coordinate) count element pairs.
+PACKED = {"float4_e2m1fn": 2}
 SWIZZLE_CODES = {"none": 0, "32B": 1, "64B": 2, "128B": 3}
 SWIZZLE_NAMES = {v: k for k, v in SWIZZLE_CODES.items()}
 SWIZZLE_SPAN = {0: None, 1: 32, 2: 64, 3: 128}
@@ -58,7 +63,7 @@ SWIZZLE_MASK = {0: 0, 1: 1, 2: 3, 3: 7}
 OOB_FILLS = {"zero": 0, "nan": 1}
 TMAP_PARAM_BASE = 0x7E00_0000_0000     # where tensor-map parameters "live" (param space, no data)
 TMAP_PARAM_WINDOW = 1 << 32            # 256 bytes per handle from TMAP_PARAM_BASE
-_FMT = "<8sIIII QQ 5Q 4Q 5I 5I"
+_FMT = "<8sIIII QQ 5Q 4Q 5I 5I I"
 
 
 class TensorMapError(ValueError):
@@ -68,6 +73,10 @@ class TensorMapError(ValueError):
         super().__init__(f"tensor map {field}: {message}")
         self.field = field
         self.message = message
+
+
+class TensorMapUnmodeled(TensorMapError):
+    """A map the driver may accept but the model does not (reported `incomplete`, not invalid)."""
 
 
 def np_dtype(name: str) -> np.dtype:
@@ -112,10 +121,17 @@ class TensorMapFields:
     global_strides: tuple      # bytes, dims 1..rank-1
     box_shape: tuple
     element_strides: tuple
+    within_base: bool = True   # False: encoded as the driver does, the extent not held to base (see validate)
+
+    @property
+    def packed(self) -> int:
+        """Map elements per stored byte along dim 0 (2 for packed 4-bit maps, whose dim 0 counts bytes)."""
+        return PACKED.get(self.dtype, 1)
 
     @property
     def esz(self) -> int:
-        return np_dtype(self.dtype).itemsize
+        """Bytes per stored unit (a byte of two packed elements for a packed map)."""
+        return 1 if self.dtype in PACKED else np_dtype(self.dtype).itemsize
 
     @property
     def box_counts(self) -> tuple:
@@ -166,10 +182,10 @@ def validate(f: TensorMapFields, within_base: bool = True) -> None:
         raise TensorMapError("swizzle", f"the inner box is {inner} bytes, more than the {span}-byte span of "
                                         f"{SWIZZLE_NAMES[f.swizzle]} swizzle; shrink box_shape[0] to "
                                         f"{span // esz} or use a wider swizzle")
-    if f.oob_fill == 1 and not f.dtype.startswith(("float", "bfloat")):
+    if f.oob_fill == 1 and (not f.dtype.startswith(("float", "bfloat")) or f.dtype in PACKED):
         raise TensorMapError("oob_fill", f"NaN fill needs a float element type, not {f.dtype}")
     extent = f.global_shape[0] * esz + sum((d - 1) * s for d, s in zip(f.global_shape[1:], f.global_strides))
-    if within_base and extent > f.base_nbytes:
+    if within_base and f.within_base and extent > f.base_nbytes:
         raise TensorMapError("global_shape", f"shape {list(f.global_shape)} with strides "
                                              f"{list(f.global_strides)} spans {extent} bytes, but base has "
                                              f"{f.base_nbytes}")
@@ -185,10 +201,12 @@ class TensorMapArray(np.ndarray):
 
 
 class TensorMap:
-    """A tiled TMA tensor map over `base` (a NumPy array); `.numpy()` is the bindable descriptor."""
+    """A tiled TMA tensor map over `base` (a NumPy array); `.numpy()` is the bindable descriptor.
+    `within_base=False` encodes as the driver does, which sees only a pointer: the extent may pass base's end
+    (a template whose address the kernel patches); a TMA reaching past it is then `oob` at the op."""
 
     def __init__(self, base, global_shape, global_strides, box_shape, element_strides, dtype, swizzle="none",
-                 oob_fill="zero"):
+                 oob_fill="zero", within_base=True):
         if not isinstance(base, np.ndarray):
             raise TensorMapError("base", f"base must be a NumPy array, got {type(base).__name__}")
         if not base.flags.c_contiguous:
@@ -206,10 +224,14 @@ class TensorMap:
         if oob_fill not in OOB_FILLS:
             raise TensorMapError("oob_fill", f"{oob_fill!r} is not 'zero' or 'nan'")
         self.base = base
-        self.fields = TensorMapFields(rank, _dtype_name(dtype), _swizzle_code(swizzle), OOB_FILLS[oob_fill],
+        dtype = _dtype_name(dtype)
+        if dtype in PACKED:           # extents and box in elements, as the driver takes them; held in bytes
+            global_shape, box_shape = packed_bytes(dtype, global_shape, box_shape)
+        self.fields = TensorMapFields(rank, dtype, _swizzle_code(swizzle), OOB_FILLS[oob_fill],
                                       int(base.__array_interface__["data"][0]), int(base.nbytes),
                                       tuple(int(x) for x in global_shape), tuple(int(x) for x in global_strides),
-                                      tuple(int(x) for x in box_shape), tuple(int(x) for x in element_strides))
+                                      tuple(int(x) for x in box_shape), tuple(int(x) for x in element_strides),
+                                      bool(within_base))
         validate(self.fields)
 
     def numpy(self) -> np.ndarray:
@@ -224,7 +246,7 @@ def encode_fields(f: TensorMapFields, base: np.ndarray) -> TensorMapArray:
     pad = lambda seq, n: tuple(seq) + (0,) * (n - len(seq))   # noqa: E731
     head = struct.pack(_FMT, MAGIC, f.rank, DTYPES.index(f.dtype), f.swizzle, f.oob_fill, f.global_address,
                        f.base_nbytes, *pad(f.global_shape, 5), *pad(f.global_strides, 4),
-                       *pad(f.box_shape, 5), *pad(f.element_strides, 5))
+                       *pad(f.box_shape, 5), *pad(f.element_strides, 5), 0 if f.within_base else 1)
     out = np.zeros(HEADER + f.base_nbytes, dtype=np.uint8)
     out[:len(head)] = np.frombuffer(head, dtype=np.uint8)
     out[HEADER:] = base.reshape(-1).view(np.uint8)[:f.base_nbytes]
@@ -269,7 +291,7 @@ def decode(arr) -> TensorMapFields:
                                            "bind TensorMap(...).numpy()")
     vals = struct.unpack(_FMT, bytes(raw[:size]))
     _, rank, dcode, swz, fill, addr, nbytes = vals[:7]
-    shape, strides, box, es = vals[7:12], vals[12:16], vals[16:21], vals[21:26]
+    shape, strides, box, es, flags = vals[7:12], vals[12:16], vals[16:21], vals[21:26], vals[26]
     if dcode >= len(DTYPES):
         raise TensorMapError("dtype", f"element type code {dcode} is unknown")
     if swz not in SWIZZLE_NAMES:
@@ -278,7 +300,7 @@ def decode(arr) -> TensorMapFields:
         raise TensorMapError("oob_fill", f"OOB fill code {fill} is not zero (0) or NaN (1)")
     r = max(1, min(rank, 5))
     return TensorMapFields(rank, DTYPES[dcode], swz, fill, addr, nbytes, tuple(shape[:r]), tuple(strides[:r - 1]),
-                           tuple(box[:r]), tuple(es[:r]))
+                           tuple(box[:r]), tuple(es[:r]), within_base=not flags & 1)
 
 
 def rebind(arr, tensor: np.ndarray, offset: int = 0) -> "TensorMapArray":
@@ -331,6 +353,8 @@ def box_plan(f: TensorMapFields, coords, dst: int) -> BoxPlan:
     shared offset = esz * linear(j) with dim 0 contiguous; then the swizzle XOR on the absolute address."""
     counts = f.box_counts
     esz = f.esz
+    if f.packed > 1:       # dim 0 of a packed map is stored in bytes; its coordinate counts elements
+        coords = (int(coords[0]) // f.packed,) + tuple(coords[1:])
     shape = tuple(reversed(counts))                 # C order: dim rank-1 outermost
     goff = np.zeros(shape, dtype=np.int64)
     inb = np.ones(shape, dtype=np.bool_)
@@ -347,21 +371,6 @@ def box_plan(f: TensorMapFields, coords, dst: int) -> BoxPlan:
     soff = np.arange(n, dtype=np.int64) * esz
     smem = _swizzle(int(dst) + soff, SWIZZLE_MASK[f.swizzle])
     return BoxPlan(goff.reshape(-1), inb.reshape(-1), smem, esz)
-
-
-def gather4_plan(f: TensorMapFields, coords, dst: int) -> BoxPlan:
-    """Element addressing of a `.tile::gather4` load (PTX ISA §9.7.9.27.1.2, §5.5): coords are the column
-    (dim 0) and four row indices (dim 1) of a rank-2 map; each row brings box[0] elements from its column on, and
-    the four rows land one after the other at shared `dst` (row k at dst + k * box[0] * esz), then the swizzle
-    XOR on the absolute address, as a 4-row box would."""
-    esz, width = f.esz, f.box_shape[0]
-    x = int(coords[0]) + np.arange(width, dtype=np.int64)
-    rows = np.array([int(r) for r in coords[1:5]], dtype=np.int64)
-    goff = (rows[:, None] * f.global_strides[0] + x[None, :] * esz).reshape(-1)
-    inb = ((rows[:, None] >= 0) & (rows[:, None] < f.global_shape[1]) & (x[None, :] >= 0)
-           & (x[None, :] < f.global_shape[0])).reshape(-1)
-    soff = np.arange(4 * width, dtype=np.int64) * esz
-    return BoxPlan(goff, inb, _swizzle(int(dst) + soff, SWIZZLE_MASK[f.swizzle]), esz)
 
 
 def fill_bits(f: TensorMapFields) -> int:
@@ -393,6 +402,21 @@ def handle_scalars(func) -> dict:
 # CUtensorMapSwizzle codes modeled (NONE, 32B, 64B, 128B) and CUtensorMapFloatOOBfill (NONE = zeros, NAN)
 _HOST_SWIZZLES = {0, 1, 2, 3}
 _CU_DTYPE_CODES = range(16)      # CU_TENSOR_MAP_DATA_TYPE_UINT8 .. _16U6_ALIGN16B
+
+
+_CU_16U4_ALIGN8B = 13          # the forced type of packed 4-bit maps (see PACKED)
+_PACKED_4BIT = ("float4_e2m1fn", "uint8")
+
+
+def packed_bytes(dtype: str, shape, box) -> tuple[tuple, tuple]:
+    """Dim 0 of a packed map in bytes; an odd element count (a row or box ending mid-byte) is not modeled
+    (`TensorMapUnmodeled`)."""
+    n = PACKED[dtype]
+    shape, box = tuple(int(x) for x in shape), tuple(int(x) for x in box)
+    if shape[0] % n or box[0] % n:
+        raise TensorMapUnmodeled("box_shape[0]", f"a map of packed {dtype} with an odd dim-0 extent ({shape[0]}) or "
+                                                 f"box ({box[0]}) is not modeled")
+    return (shape[0] // n,) + shape[1:], (box[0] // n,) + box[1:]
 
 
 def bind_host_maps(func, scalars: dict, gmem, base_of) -> dict:
@@ -427,9 +451,11 @@ def bind_host_maps(func, scalars: dict, gmem, base_of) -> dict:
         cu_dtype = val(h.cu_dtype, "element type")
         if cu_dtype != -1 and cu_dtype not in _CU_DTYPE_CODES:
             raise invalid("dtype", f"{cu_dtype} is not a CUtensorMapDataType")
-        if h.dtype not in DTYPES or cu_dtype != -1:
+        packed = cu_dtype == _CU_16U4_ALIGN8B and h.dtype in _PACKED_4BIT
+        if not packed and (h.dtype not in DTYPES or h.dtype in PACKED or cu_dtype != -1):
             raise UnsupportedTIRxError(f"tensor map {name} of {h.dtype}", h.span,
-                                       "this tensor-map element type (packed sub-byte, tf32 or a forced "
+                                       "this tensor-map element type (packed sub-byte other than "
+                                       "CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B, tf32 or another forced "
                                        "CUtensorMapDataType) is not modeled")
         interleave, swizzle = val(h.interleave, "interleave"), val(h.swizzle, "swizzle")
         l2, oob = val(h.l2, "L2 promotion"), val(h.oob, "oob fill")
@@ -456,9 +482,15 @@ def bind_host_maps(func, scalars: dict, gmem, base_of) -> dict:
         off = val(h.byte_offset, "base offset")
         if not 0 <= off < alloc.nbytes:
             raise invalid("base", f"the byte offset {off} is outside {h.buffer} ({alloc.nbytes} bytes)")
-        fields = TensorMapFields(rank, h.dtype, swizzle, oob, alloc.base + off, alloc.nbytes - off,
-                                 tuple(val(e, "shape") for e in h.shape), tuple(val(e, "stride") for e in h.strides),
-                                 tuple(val(e, "box") for e in h.box),
+        shape = tuple(val(e, "shape") for e in h.shape)
+        box = tuple(val(e, "box") for e in h.box)
+        if packed:
+            try:
+                shape, box = packed_bytes("float4_e2m1fn", shape, box)
+            except TensorMapUnmodeled as err:
+                raise UnsupportedTIRxError(f"tensor map {name}", h.span, err.message) from None
+        fields = TensorMapFields(rank, "float4_e2m1fn" if packed else h.dtype, swizzle, oob, alloc.base + off,
+                                 alloc.nbytes - off, shape, tuple(val(e, "stride") for e in h.strides), box,
                                  tuple(val(e, "element stride") for e in h.elem_strides))
         try:
             # cuTensorMapEncodeTiled sees only a pointer, not its allocation: a map wider than the buffer

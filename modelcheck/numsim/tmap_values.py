@@ -3,12 +3,19 @@
 PTX lets a tensor map live in `.global` (or be edited in `.shared::cta`) as a 128-byte opaque object (PTX ISA
 5.5.8, 9.7.9.27).  The CUtensorMap byte layout is undocumented, so the model does not invent it: the 16 8-byte
 words of a map in memory are *tokens* naming a map value of this run (`MapStore.values`: the decoded fields and
-the global allocation they describe).  Word i of map n is `TAG << 32 | n << 4 | i`.  Any byte-exact copy --
-`ld`/`st` of any width through registers, element copies, `cp.async.bulk` -- moves the tokens and so the map; a
-partial, misaligned or altered copy leaves words that are no whole map, and a TMA or `tensormap.replace`
-through them is `incomplete` naming the op (never a guess).  Bytes without tokens (stale, never written) are
-not a map the model knows: also `incomplete`.  Model limit: a kernel that computes with the token words (as
-numbers) instead of copying them is not detected unless the result is used as a map.
+the global allocation they describe) and the word's offset in it.  Every byte of a token carries that
+provenance: the low half is `n << 4 | i` (map n, word i), xored and times an odd constant, and the high half a
+32-bit hash of the low half, so a word assembled from bytes of two maps, or of two offsets of one map, or
+changed by arithmetic, is no token (up to a 2**-32 chance per word; a single byte equal in both sources cannot
+be told apart).
+Any byte-exact copy -- `ld`/`st` of any width and in any pieces, through registers, shared or global memory,
+element copies, `cp.async.bulk` -- moves the bytes and so the map: the destination is that map when all 128
+bytes come from one map value at the same offsets.  A partial, misaligned, mixed or altered copy is no whole
+map, and a TMA or `tensormap.replace` through it is `incomplete` naming the op and saying where each byte range
+came from (never a guess); so is a field written by a plain store, which presumes the layout.  Bytes without
+tokens (stale, never written) are not a map the model knows: also `incomplete`.  Model limit: a kernel that
+computes with the token words (as numbers) instead of copying them is not detected unless the result is used
+as a map or left in an output buffer.
 
 The tensormap proxy (PTX ISA 9.7.13.4, fence.proxy.tensormap::generic): a map written through the generic proxy
 (`tensormap.replace` here) must be released by the writer (`.release`) and acquired at its address by the thread
@@ -23,18 +30,53 @@ from dataclasses import replace as _replace
 
 import numpy as np
 
-from .errors import EngineError, UnsupportedTIRxError
+from .errors import EngineError, ResourceLimit, UnsupportedTIRxError
 from .tensormap import BoundTensorMap, TensorMapArray, TensorMapError, encode_fields, validate
 
-TAG = 0x4D43544D          # "MCTM"
 WORDS = 16                # 128 bytes
 NBYTES = 8 * WORDS
 ALIGN = 64                # a tensor map in memory is 64-byte aligned (ptx-encodings §8.1)
+MAX_VALUES = 1 << 27      # n << 4 | i fits the token's low 32 bits, below _FAR
+_SALT = np.uint32(0x4D43544D)   # "MCTM", seeds the hash
 _INDEX = np.arange(WORDS, dtype=np.uint64)
+_WORD = np.arange(WORDS, dtype=np.int64)
+# (n << 4 | i) ^ _FAR times an odd constant (a bijection mod 2**32): every byte of the low half varies with the
+# map and the word, not only the first; _UNSPREAD is its inverse
+_SPREAD = np.uint32(0x9E3779B1)
+_FAR = np.uint32(0xF000_0000)   # xored in first: a zero word decodes to map 0x0F000000, beyond any value
+_UNSPREAD = np.uint32(pow(0x9E3779B1, -1, 1 << 32))
+
+
+def _hash32(low: np.ndarray) -> np.ndarray:
+    """murmur3's 32-bit finalizer of `low` ^ salt (uint32 arithmetic wraps): every output bit depends on every
+    input bit, so a word with any byte from another map or offset fails the check w.h.p. (2**-32)."""
+    h = low ^ _SALT
+    h ^= h >> np.uint32(16)
+    h *= np.uint32(0x85EBCA6B)
+    h ^= h >> np.uint32(13)
+    h *= np.uint32(0xC2B2AE35)
+    h ^= h >> np.uint32(16)
+    return h
 
 
 def tokens(n: int) -> np.ndarray:
-    return (np.uint64(TAG << 32) | np.uint64(n << 4) | _INDEX).astype("<u8")
+    halves = np.empty((WORDS, 2), dtype="<u4")
+    halves[:, 0] = ((np.uint32(n << 4) | _INDEX.astype(np.uint32)) ^ _FAR) * _SPREAD
+    halves[:, 1] = _hash32(halves[:, 0])
+    return halves.reshape(-1).view("<u8")
+
+
+def decode(words: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(is a token of one of the `count` map values, map n, word index) per 8-byte word (little endian).  Only
+    words naming an existing value are hashed: in data (zeros included) that is almost none."""
+    halves = np.ascontiguousarray(words).view("<u4").reshape(-1, 2)
+    v = (halves[:, 0] * _UNSPREAD) ^ _FAR
+    n = v >> np.uint32(4)
+    ok = n < count
+    cand = np.flatnonzero(ok)
+    if cand.size:
+        ok[cand] = halves[cand, 1] == _hash32(halves[cand, 0])
+    return ok, n, v & np.uint32(15)
 
 
 class MapStore:
@@ -47,6 +89,8 @@ class MapStore:
         self.acquired: dict[tuple[int, int], dict[int, int]] = {}   # (warp, lane) -> {address: value acquired}
 
     def new(self, bound: BoundTensorMap, writer: tuple[int, int] | None = None) -> int:
+        if len(self.values) >= MAX_VALUES:
+            raise ResourceLimit("tensor_maps", f"the run made more than {MAX_VALUES} tensor-map values")
         self.values.append(bound)
         n = len(self.values) - 1
         if writer is not None:
@@ -66,20 +110,42 @@ class MapStore:
         if off + NBYTES > alloc.nbytes:
             raise EngineError("oob", f"{what}: the 128-byte tensor map at {where} reaches past {alloc.name} "
                                      f"({alloc.nbytes} bytes)", span, address=alloc.base + off, size=NBYTES)
-        words = alloc.data[off:off + NBYTES].view("<u8")
-        tagged = (words >> np.uint64(32)) == np.uint64(TAG)
-        if not tagged.any():
+        ok, ns, idx = decode(alloc.data[off:off + NBYTES].view("<u8"), len(self.values))
+        if ok.all() and (ns == ns[0]).all() and (idx == _WORD).all():
+            return int(ns[0])                     # the common case: one whole map
+        if not ok.any():
             raise UnsupportedTIRxError(what, span, f"the 128 bytes at {where} hold no tensor map the model knows "
                                                    f"(none was bound or copied there); the CUtensorMap byte layout "
                                                    f"is not modeled")
-        first = int(np.flatnonzero(tagged)[0])
-        n = (int(words[first] >> np.uint64(4)) & 0x0FFF_FFFF)
-        bad = np.flatnonzero(words != tokens(n))
-        if bad.size or n >= len(self.values):
-            raise UnsupportedTIRxError(what, span, f"the 128 bytes at {where} are a partial, misaligned or altered "
-                                                   f"copy of a tensor map (bytes {_ranges(bad)} are not the map's); "
-                                                   f"the CUtensorMap byte layout is not modeled")
-        return n
+        # a partial, misaligned, mixed or altered copy: said first, as reports cut long reasons
+        raise UnsupportedTIRxError(what, span, f"the 128 bytes at {where} are no whole tensor map "
+                                               f"({self.provenance(ok, ns, idx)}); the CUtensorMap byte layout is "
+                                               f"not modeled")
+
+    def name(self, n: int) -> str:
+        return f"map #{n} ({self.values[n].name})"
+
+    def sources(self, ok, ns, idx) -> list[tuple[int, int, str]]:
+        """Runs of consecutive words by where their bytes came from: (first word, end word, "bytes 0-63 of map
+        #2 (q_map)" or "no map's bytes ...")."""
+        out, k = [], 0
+        while k < len(ok):
+            j = k + 1
+            if ok[k]:
+                while j < len(ok) and ok[j] and ns[j] == ns[k] and idx[j] == idx[j - 1] + 1:
+                    j += 1
+                src = f"bytes {8 * int(idx[k])}-{8 * int(idx[j - 1]) + 7} of {self.name(int(ns[k]))}"
+            else:
+                while j < len(ok) and not ok[j]:
+                    j += 1
+                src = "no map's bytes (never copied there, computed, or pieced from other maps or offsets)"
+            out.append((k, j, src))
+            k = j
+        return out
+
+    def provenance(self, ok, ns, idx) -> str:
+        """"bytes 0-63 are bytes 0-63 of map #2 (q_map); bytes 64-127 are no map's bytes (...)"."""
+        return "; ".join(f"bytes {8 * k}-{8 * j - 1} are {src}" for k, j, src in self.sources(ok, ns, idx))
 
     def release(self, warp: int, lanes) -> None:
         for n, (wid, lane) in list(self.writer.items()):
@@ -108,18 +174,6 @@ class MapStore:
                               f"{lane} did not execute fence.proxy.tensormap::generic.acquire on its address after "
                               f"the modification before using it", span, address=addr, warp=warp, lane=lane,
                               missing="acquire")
-
-
-def _ranges(words) -> str:
-    """Byte ranges of 8-byte word indices: [8, 9, 10] -> "64-87"."""
-    out, start = [], None
-    for k, w in enumerate(words.tolist()):
-        if start is None:
-            start = w
-        if k + 1 == len(words) or words[k + 1] != w + 1:
-            out.append(f"{8 * start}-{8 * w + 7}")
-            start = None
-    return ", ".join(out)
 
 
 # --------------------------------------------------------------------------- tensormap.replace
@@ -175,8 +229,8 @@ def output_maps(store: MapStore, allocs: dict, out: dict) -> dict:
         if name not in out or alloc.nbytes < NBYTES:
             continue
         words = alloc.data[: alloc.nbytes - alloc.nbytes % 8].view("<u8")
-        hits = np.flatnonzero(((words >> np.uint64(32)) == np.uint64(TAG)) & ((words & np.uint64(15)) == 0))
-        for i in hits.tolist():
+        ok, _, idx = decode(words, len(store.values))
+        for i in np.flatnonzero(ok & (idx == 0)).tolist():
             off = 8 * i
             try:
                 n = store.at(alloc, off, None, "")
@@ -222,9 +276,10 @@ def attach_output_maps(store: MapStore, gmem, out: dict) -> dict:
 
 
 def stray_words(store: MapStore, gmem, names, inputs: dict | None = None) -> dict:
-    """{buffer: byte ranges} of map words left in output buffers outside any whole map: a kernel read a map's
-    bytes as numbers, or copied or patched part of one -- results that depend on the undocumented CUtensorMap
-    layout, which the model does not give (the run is incomplete, not a guess)."""
+    """{buffer: where} of map bytes left in output buffers outside any whole map, each run of them said with its
+    source ("bytes 8-63 (bytes 8-63 of map #0 (b))"): a kernel read a map's bytes as numbers, or copied or patched
+    part of one -- results that depend on the undocumented CUtensorMap layout, which the model does not give (the
+    run is incomplete, not a guess)."""
     out: dict[str, str] = {}
     if not store.values:
         return out
@@ -233,7 +288,7 @@ def stray_words(store: MapStore, gmem, names, inputs: dict | None = None) -> dic
         if alloc is None or alloc.nbytes < 8:
             continue
         words = alloc.data[: alloc.nbytes - alloc.nbytes % 8].view("<u8")
-        tagged = (words >> np.uint64(32)) == np.uint64(TAG)
+        tagged, ns, idx = decode(words, len(store.values))
         if not tagged.any():
             continue
         given = (inputs or {}).get(name)
@@ -241,14 +296,30 @@ def stray_words(store: MapStore, gmem, names, inputs: dict | None = None) -> dic
             # a word the input already held there is data that merely looks like a token
             before = np.ascontiguousarray(given).reshape(-1).view(np.uint8)[: words.size * 8].view("<u8")
             tagged &= words != before
-        for i in np.flatnonzero(tagged & ((words & np.uint64(15)) == 0)).tolist():
+        for i in np.flatnonzero(tagged & (idx == 0)).tolist():
             try:
                 store.at(alloc, 8 * i, None, "")
             except (EngineError, UnsupportedTIRxError):
                 continue
             tagged[i:i + WORDS] = False           # a whole map
-        if tagged.any():
-            out[name] = _ranges(np.flatnonzero(tagged))
+        runs = []
+        for lo, hi in _runs(np.flatnonzero(tagged)):
+            parts = store.sources(tagged[lo:hi + 1], ns[lo:hi + 1], idx[lo:hi + 1])
+            src = "; ".join(t if len(parts) == 1 else f"{8 * (lo + k)}-{8 * (lo + j) - 1}: {t}" for k, j, t in parts)
+            runs.append(f"{8 * lo}-{8 * hi + 7} ({src})")
+        if runs:
+            out[name] = ", ".join(runs)
+    return out
+
+
+def _runs(words) -> list[tuple[int, int]]:
+    """Runs of consecutive word indices: [1, 2, 3, 9] -> [(1, 3), (9, 9)]."""
+    out: list[tuple[int, int]] = []
+    for w in words.tolist():
+        if out and out[-1][1] == w - 1:
+            out[-1] = (out[-1][0], w)
+        else:
+            out.append((w, w))
     return out
 
 

@@ -7,9 +7,9 @@ cross domains raises `CrossedDomains`), what barrier generations carry
 (mbarrier arrive -> generation -> wait, per lane; relaxed waits take only async
 completions; named-barrier contributions -> resumers), async operations forked at issue and
 known after their completion is observed (a bulk store's source reads already at
-wait_group.read), warp syncs over their member lanes, fence.proxy.async (bridges per
-domain), fence.sc pairs whose order the run forces (`common.fence_sc.Tracker`), release
-stores/atomics -> acquire loads reading from them with covering scopes, and tcgen05
+wait_group.read), warp syncs over their member lanes, a tcgen05.alloc's address store to every
+lane of its warp, fence.proxy.async (bridges per domain), fence.sc pairs whose order the run forces
+(`common.fence_sc.Tracker`), release stores/atomics -> acquire loads reading from them with covering scopes, and tcgen05
 operations by their own ordering (`tcgen`).  `sync(ev)` applies one event; the analysis
 applies the events in seq order interleaved with the accesses that move knowledge
 (`publish`, `acquire_from_memory`).
@@ -317,6 +317,13 @@ class Flow:
                 self._acquire(p, w, mask, ordinary=d.get("order", "acquire") != "relaxed")
         elif kind == "warp_sync":
             self._warp_sync(w, mask, d.get("membermask", 0xFFFFFFFF))
+        elif kind == "tcgen05.alloc":
+            # the address store (lane 0's write) is seen by every lane of the allocating warp once the
+            # .sync.aligned instruction returns: PTX ISA 9.7.16.7.1's own example reads it with a plain
+            # ld.shared in that warp.  Lane 0's column up to this epoch (the store, and any access since
+            # the warp's last sync) reaches the other lanes; their own accesses are not joined.
+            w.k.learn_columns(mask, np.array([w.col0]), w.epoch)
+            w.epoch += 1
         elif kind == "fence.proxy.async":
             w.fence_proxy(mask, _FENCE_DOMAINS.get(d.get("space", "all"), ("shared", "global")))
         elif kind == "fence.sc":

@@ -137,7 +137,11 @@ def _arrive(ctx, call, info):
     tx = ops[1] if expect_tx else (lambda w: 0)
     kind = "mbarrier.arrive"
     order = info.quals.get("sem", "release")
-    remote = info.quals.get("space") == "shared::cluster"
+    # a peer's barrier: the .shared::cluster form, or the sink form (no state) with no state space -- PTX writes
+    # it `mbarrier.arrive{.sem}{.scope}{.shared::cluster}.b64 _, [addr]`, and a generic address may name the
+    # shared::cluster window; a form that returns a state, or says .shared::cta, acts on its own CTA only
+    space = info.quals.get("space", "")
+    remote = space == "shared::cluster" or (not space and state is None)
     site = ctx.site(call, info.name)
     span = call.span
 

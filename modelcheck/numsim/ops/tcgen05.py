@@ -39,7 +39,7 @@ from ..tmem import TmemError, next_alloc_id, record_cells, record_rows, tmem_of
 from . import require_full_warp
 from .async_copy import _new_op
 from .mbarrier import barrier_of
-from .pair import alloc2, dealloc2, relinquish2
+from .pair import alloc2, dealloc2, pair_peer, relinquish2
 from .memory import _from_register, _to_register
 from .tma import async_records
 
@@ -476,9 +476,10 @@ def _cp(ctx, call, info):
     t_fn, d_fn = (ctx.expr(o) for o in call.operands)
     shape = info.quals["shape"]
     multicast = next((m for m in _MULTICAST if m in info.quals), None)
+    pair = info.quals.get("cta_group") == "2"
     site = ctx.site(call, "tcgen05.cp")
     span = call.span
-    what = f"tcgen05.cp.{shape}" + (f".{multicast}" if multicast else "")
+    what = f"tcgen05.cp{'.cta_group::2' if pair else ''}.{shape}" + (f".{multicast}" if multicast else "")
 
     def run(w):
         t_all, d_all = t_fn(w), d_fn(w)
@@ -487,6 +488,10 @@ def _cp(ctx, call, info):
             rows, chunks, dests = cp_rows(shape, multicast)
         except DescriptorError as err:      # e.g. 64x128b without .warpx2 (the real parser rejects it too)
             raise UnsupportedTIRxError(what, span, err.message) from None
+        if pair:       # either CTA of the pair may issue it (no issuer rule for cp in the cited sources)
+            ctas = [w.rt, pair_peer(w, what, span)]
+        else:
+            ctas = [w.rt]
         for lane in lanes_of(w):
             taddr, dval = at(t_all, lane) & 0xFFFFFFFF, at(d_all, lane)
             desc = smem_descriptor(dval, what, span)
@@ -494,32 +499,45 @@ def _cp(ctx, call, info):
                 addrs = matrix_addresses(desc, rows, chunks, 16, False)
             except DescriptorError as err:
                 raise descriptor_error(err, what, dval, span, "shared-memory matrix") from None
-            parts = smem_footprint(w, addrs, 16, span, what)
             l0, c0 = tmem_split(taddr)
             tlanes = np.concatenate([l0 + d for d in dests])
             cols = np.arange(c0, c0 + 4 * chunks)
-            tm = tmem_of(w.rt)
-            try:
-                alloc = tm.covering(tlanes, cols, what)
-            except TmemError as err:
-                raise tmem_error(err, span) from None
-
-            def complete(op, addrs=addrs, parts=parts, l0=l0, c0=c0, alloc=alloc, tm=tm, tlanes=tlanes, cols=cols):
+            # cta_group::2: each CTA of the pair copies its own shared memory at the descriptor's address into its
+            # own TMEM at taddr (docs/semantics.md#cta-pairs-cta_group2)
+            targets = []
+            for rt in ctas:
+                parts = smem_footprint(w, addrs, 16, span, what, rt)
+                tm = tmem_of(rt)
                 try:
-                    tm.covering(tlanes, cols, what)
+                    alloc = tm.covering(tlanes, cols, f"{what} (CTA rank {rt.cluster_rank})" if pair else what)
                 except TmemError as err:
-                    raise tmem_error(err, span, warp=op.warp) from None
-                pool = w.rt.shared.pool
-                idx = (addrs.reshape(-1, 1) - SHARED_BASE + np.arange(16)).reshape(-1)
-                data = pool[idx].reshape(rows, chunks * 16).view("<u4")
+                    raise tmem_error(err, span) from None
+                targets.append((rt, parts, tm, alloc))
+
+            def complete(op, addrs=addrs, l0=l0, c0=c0, tlanes=tlanes, cols=cols, targets=targets):
                 eng = w.eng
-                for a, offs in parts:
-                    async_records(eng, op, a, offs, 16, "read")
-                for d in dests:
-                    tm.cells[np.ix_(l0 + d, cols)] = data
-                    record_rows(eng, op.site, alloc, l0 + d, c0, 4 * chunks, "write", op)
+                idx = (addrs.reshape(-1, 1) - SHARED_BASE + np.arange(16)).reshape(-1)
+                for rt, parts, tm, alloc in targets:
+                    if pair and rt.exited:
+                        raise EngineError("cluster_exit_while_peer_access", f"{what} (issued by warp {op.warp} of "
+                                                                            f"CTA {op.cta}) completes after CTA "
+                                                                            f"{rt.index} exited", span,
+                                          peer_cta=rt.index, warp=op.warp)
+                    try:
+                        tm.covering(tlanes, cols, what)
+                    except TmemError as err:
+                        raise tmem_error(err, span, warp=op.warp) from None
+                    data = rt.shared.pool[idx].reshape(rows, chunks * 16).view("<u4")
+                    for a, offs in parts:
+                        async_records(eng, op, a, offs, 16, "read")
+                    for d in dests:
+                        tm.cells[np.ix_(l0 + d, cols)] = data
+                        record_rows(eng, op.site, alloc, l0 + d, c0, 4 * chunks, "write", op)
                 _complete_event(eng, op)
-            _issue(w, "tcgen05.cp", lane, site, {"taddr": taddr, "shape": shape, "allocation": alloc.id}, complete)
+            details = {"taddr": taddr, "shape": shape, "allocation": targets[0][3].id}
+            if pair:
+                details.update(cta_group=2, peer_allocation=targets[1][3].id, peer_cta=targets[1][0].index)
+            _issue(w, "tcgen05.cp", lane, site, details, complete)
     return run, False
 
 

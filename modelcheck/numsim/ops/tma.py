@@ -21,11 +21,12 @@ import numpy as np
 
 import ir
 
-from ..descriptors import byte_runs
+from ..descriptors import byte_runs, swizzle
 from ..errors import EngineError, UnsupportedTIRxError
 from ..memory import CLUSTER_WINDOW, SHARED_BASE, cluster_address
 from ..sync import SyncError
-from ..tensormap import TENSOR_MAPS, BoundTensorMap, TensorMapError, box_plan, fill_bits, gather4_plan, validate
+from ..tensormap import (SWIZZLE_MASK, TENSOR_MAPS, BoundTensorMap, BoxPlan, TensorMapError, TensorMapFields, box_plan,
+                         fill_bits, validate)
 from ..tmap_values import NBYTES, validate_replaced
 from . import name_of
 from .access import _find
@@ -111,6 +112,9 @@ def _plan(w, bound, dims, coords, smem, span, what, rt=None, gather4=False):
     if smem % 16:
         raise EngineError("misaligned_address", f"{what}: shared address {smem:#x} is not 16-byte aligned", span,
                           address=smem)
+    if coords and int(coords[0]) % f.packed:
+        raise UnsupportedTIRxError(what, span, f"tensor map {bound.name} packs {f.packed} elements per byte; a box "
+                                               f"starting mid-byte (dim-0 coordinate {coords[0]}) is not modeled")
     plan = gather4_plan(f, coords, smem) if gather4 else box_plan(f, coords, smem)
     goff = bound.base_off + plan.global_off[plan.inb]
     if goff.size and (int(goff.min()) < 0 or int(goff.max()) + plan.esz > bound.alloc.nbytes):
@@ -126,6 +130,22 @@ def _plan(w, bound, dims, coords, smem, span, what, rt=None, gather4=False):
                                  f"outside every "
                                  f"shared allocation", span, address=lo, size=hi - lo)
     return plan, alloc
+
+
+def gather4_plan(f: TensorMapFields, coords, dst: int) -> BoxPlan:
+    """Element addressing of a `.tile::gather4` load (PTX ISA §9.7.9.27.1.2, §5.5): coords are the column
+    (dim 0) and four row indices (dim 1) of a rank-2 map; each row brings box[0] elements from its column on, and
+    the four rows land one after the other at shared `dst` (row k at dst + k * box[0] * esz), then the swizzle
+    XOR on the absolute address, as a 4-row box would."""
+    esz, width = f.esz, f.box_shape[0]
+    col = int(coords[0]) // f.packed       # a packed map's dim 0 is stored in bytes (see box_plan)
+    x = col + np.arange(width, dtype=np.int64)
+    rows = np.array([int(r) for r in coords[1:5]], dtype=np.int64)
+    goff = (rows[:, None] * f.global_strides[0] + x[None, :] * esz).reshape(-1)
+    inb = ((rows[:, None] >= 0) & (rows[:, None] < f.global_shape[1]) & (x[None, :] >= 0)
+           & (x[None, :] < f.global_shape[0])).reshape(-1)
+    soff = np.arange(4 * width, dtype=np.int64) * esz
+    return BoxPlan(goff, inb, swizzle(int(dst) + soff, SWIZZLE_MASK[f.swizzle]), esz)
 
 
 def _byte_index(offsets: np.ndarray, esz: int) -> np.ndarray:

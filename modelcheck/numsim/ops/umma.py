@@ -115,10 +115,11 @@ def _idesc(kind, scaled, ival, quals, span, what, cta_group=1):
             idesc.validate(kind, cta_group, ws="ws" in quals)
             return idesc, 0
         sdesc = BlockScaledInstrDescriptor.decode(ival)
-        vec = sdesc.validate(kind)
+        allowed = sdesc.validate(kind, cta_group)
     except DescriptorError as err:
         raise descriptor_error(err, what, ival, span, "instruction") from None
     named = _vec_qualifier(quals, KIND_K[kind])
+    vec = allowed[0] if named is None or named not in allowed else named
     if named is not None and named != vec:
         raise EngineError("invalid_descriptor", f"{what}: instruction descriptor {ival:#010x}: sf_type: scale format "
                                                 f"{SF_TYPES[sdesc.sf_type]} scales blocks of {vec} elements, but the "

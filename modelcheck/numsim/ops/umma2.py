@@ -11,22 +11,28 @@ allocation of the CTA that owns it, so Racecheck judges the peer's accesses to i
 With A in Tensor Memory (the ts form) each CTA's half of A is rows 0-127 of its own TMEM at the instruction's
 address (each CTA provides its (M/2, K) half of A, as the tilus `tcgen05.mma` documentation gives it; the pair's
 allocation has the same columns in both), K-major as for cta_group::1.  Numerics as for cta_group::1
-(ops/umma.py).  Not modeled (`incomplete`): M = 128 (its per-CTA D layout is not in the cited sources), block
-scaling.
+(ops/umma.py).
+
+Block scaling (kind::mxf8f6f4 / mxf4 / mxf4nvf4, ss form): each CTA's data path computes its half of D from its
+half of A, scaled by the factors of A's rows in its own TMEM (the cta_group::1 layout, rows 0-127 of the half), and
+all N columns of B, scaled by B's factors in its own TMEM (the cta_group::1 layout over all N): A's factors are
+split over the pair like A, B's are held whole by each CTA (model choice, docs/semantics.md#cta-pairs-cta_group2).
+Not modeled (`incomplete`): M = 128 (its per-CTA D layout is not in the cited sources), block scaling with A in
+TMEM.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .. import narrow
-from ..descriptors import KIND_K, tmem_split
+from ..descriptors import KIND_K, SF_TYPES, tmem_split
 from ..errors import EngineError, UnsupportedTIRxError
 from ..tmem import TmemError, record_rows, tmem_of
 from .async_copy import _new_op
 from .pair import check_even, pair_peer
 from .tcgen05 import at, lanes_of, tc_state, tmem_error
 from .tma import async_records
-from .umma import _idesc, _operand, _values, tmem_a
+from .umma import _idesc, _operand, _scaled, _sf_source, _values, tmem_a
 
 
 def pair_mma(ctx, call, info):
@@ -35,10 +41,14 @@ def pair_mma(ctx, call, info):
     what = f"tcgen05.mma.cta_group::2.{kind}"
     span = call.span
     ts = info.quals["form"] == "ts"
-    if "block_scale" in info.quals:
-        raise UnsupportedTIRxError(what, span, "cta_group::2 is modeled without block scaling")
+    scaled = "block_scale" in info.quals
+    if scaled:
+        what += ".block_scale"
+        if ts:
+            raise UnsupportedTIRxError(what, span, "A in Tensor Memory with block scaling is not modeled")
     d_fn, a_fn, b_fn, i_fn = (ctx.expr(o) for o in ops[:4])
-    mask_fns = [ctx.expr(o) for o in ops[4:-1]]
+    mask_fns = [] if scaled else [ctx.expr(o) for o in ops[4:-1]]
+    sf_fns = [ctx.expr(o) for o in ops[4:6]] if scaled else []
     en_fn = ctx.expr(ops[-1])
     site = ctx.site(call, "tcgen05.mma")
     kdim = KIND_K[kind]
@@ -49,10 +59,11 @@ def pair_mma(ctx, call, info):
         peer = pair_peer(w, what, span)
         d_all, a_all, b_all, i_all, en_all = d_fn(w), a_fn(w), b_fn(w), i_fn(w), en_fn(w)
         masks_all = [f(w) for f in mask_fns]
+        sf_all = [f(w) for f in sf_fns]
         w.effects += 1
         for lane in lanes_of(w):
             ival = at(i_all, lane) & 0xFFFFFFFF
-            idesc, _ = _idesc(kind, False, ival, info.quals, span, what, 2)
+            idesc, vec = _idesc(kind, scaled, ival, info.quals, span, what, 2)
             m, n = idesc.m, idesc.n
             if m != 256:
                 raise UnsupportedTIRxError(what, span, f"M = {m}: cta_group::2 is modeled for M = 256 (M = 128 "
@@ -64,6 +75,7 @@ def pair_mma(ctx, call, info):
                                   field="n", descriptor="instruction")
             a_dtype, b_dtype = idesc.operand_dtypes(kind)
             esz = (4 if kind == "kind::tf32" else 2) if wide else 1
+            sa, sb = (at(f, lane) & 0xFFFFFFFF for f in sf_all) if scaled else (0, 0)
             kk = kdim if wide else narrow.row_bytes(a_dtype, kdim)
             kb = kdim if wide else narrow.row_bytes(b_dtype, kdim)
             taddr = at(d_all, lane) & 0xFFFFFFFF
@@ -86,7 +98,13 @@ def pair_mma(ctx, call, info):
                     a_src = _operand(w, at(a_all, lane), 128, kk, esz, bool(idesc.transpose_a), span, what + " A",
                                      rt)
                 b_src = _operand(w, at(b_all, lane), n // 2, kb, esz, bool(idesc.transpose_b), span, what + " B", rt)
-                halves.append((rt, tm, d_alloc, a_src, b_src))
+                sf = None
+                if scaled:
+                    where = f" (CTA rank {rt.cluster_rank})"
+                    sf = (vec, SF_TYPES[idesc.sf_type], idesc.a_sf_id, idesc.b_sf_id,
+                          _sf_source(tm, sa, 128, span, what + " scale factors A" + where),
+                          _sf_source(tm, sb, n, span, what + " scale factors B" + where))
+                halves.append((rt, tm, d_alloc, a_src, b_src, sf))
             disabled = np.zeros(256, dtype=np.bool_)
             for q, mf in enumerate(masks_all):
                 bits = at(mf, lane) & 0xFFFFFFFF
@@ -99,7 +117,7 @@ def pair_mma(ctx, call, info):
                 "cta_group": 2,
                 "d_tmem": taddr, "m": m, "n": n, "accumulate": accumulate, "allocation": halves[0][2].id,
                 "peer_allocation": halves[1][2].id, "peer_cta": peer.index})
-            shape = (n, kdim, esz, a_dtype, b_dtype, idesc.d_type == 0)
+            shape = (n, kdim, esz, a_dtype, b_dtype, not scaled and idesc.d_type == 0)
             w.eng.enqueue(_complete(w, op, idesc, shape, halves, d_cols, disabled, accumulate, ts, span, what))
     return run, False
 
@@ -129,7 +147,7 @@ def _complete(w, op, idesc, shape, halves, d_cols, disabled, accumulate, ts, spa
     d_lanes = np.arange(128)
 
     def complete():
-        for rt, tm, _, _, _ in halves:
+        for rt, tm, *_ in halves:
             if rt.exited:
                 raise EngineError("cluster_exit_while_peer_access", f"{what} (issued by warp {op.warp} of CTA "
                                                                     f"{op.cta}) completes after CTA {rt.index} exited",
@@ -139,7 +157,7 @@ def _complete(w, op, idesc, shape, halves, d_cols, disabled, accumulate, ts, spa
             except TmemError as err:
                 raise tmem_error(err, span, warp=op.warp) from None
         a_parts, b_parts = [], []
-        for rt, tm, _, a_src, (b_index, b_allocs) in halves:
+        for rt, tm, _, a_src, (b_index, b_allocs), _ in halves:
             pool = rt.shared.pool
             if ts:
                 _, cells = a_src
@@ -161,8 +179,12 @@ def _complete(w, op, idesc, shape, halves, d_cols, disabled, accumulate, ts, spa
             a = -a
         if idesc.negate_b:
             b = -b
-        acc = a @ b.T
-        for h, (_rt, tm, d_alloc, _, _) in enumerate(halves):
+        if halves[0][5] is not None:      # block-scaled: each CTA's factors scale its half of A and all of B
+            acc = np.vstack([_scaled(eng, op, tm, sf, 128, n, kdim, a[128 * h:128 * h + 128], b)
+                             for h, (_rt, tm, _, _, _, sf) in enumerate(halves)])
+        else:
+            acc = a @ b.T
+        for h, (_rt, tm, d_alloc, *_) in enumerate(halves):
             rows = acc[128 * h:128 * h + 128]
             block = np.ix_(d_lanes, d_cols)
             if accumulate:

@@ -27,6 +27,8 @@ TWINS = ["race_atomic_vs_plain", "race_bulk_reload_no_fence", "race_bulk_store_n
          # tcgen05: commit coverage, pipelined issue order, before/after_thread_sync fences across warps
          "race_tcgen05_handoff_no_after_fence", "race_tcgen05_mma_smem_reuse", "race_tmem_ld_st_no_wait",
          "race_tmem_dealloc_reader", "tmem_double_dealloc",
+         # tcgen05.alloc: its address store reaches every lane of the allocating warp, no other warp
+         "race_tmem_alloc_slot_unpublished",
          # st.async: its store ordered by the peer's phase, and its complete-tx a release of the issuer's history
          "st_async_read_before_wait", "st_async_note_after_store"]
 _ENTRIES = dict(entries())

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+import ir
 import modelcheck
 from modelcheck import numsim
 from modelcheck.numsim.memory import CLUSTER_WINDOW, cluster_address, split_cluster
@@ -101,6 +102,13 @@ def test_an_aligned_cluster_arrive_needs_the_whole_warp():
 def test_a_local_arrive_on_a_peer_barrier_is_an_invalid_address():
     d = only(run(FIX / "local_arrive_remote.py"), "invalid_address")
     assert "shared::cluster" in d.message and d.span.line == 21
+
+
+def test_a_generic_sink_arrive_reaches_the_peer_barrier():
+    """No state space and no state (`mbarrier.arrive.b64 _, [addr]`): the address may be in the shared::cluster
+    window (PTX's sink form leaves .shared::cluster optional), so each CTA's wait completes on its peer's arrival."""
+    r = modelcheck.synccheck(ir.parse_file(FIX / "generic_arrive_remote.py"))
+    assert r.verdict == "clean", [f.message for f in r.findings]
 
 
 def test_a_read_of_an_exited_peer_is_an_error_of_the_run():

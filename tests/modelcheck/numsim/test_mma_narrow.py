@@ -119,6 +119,7 @@ def test_f8f6f4_negate_a_and_f16_accumulator():
     (2, "mxf4", "float4_e2m1fn", "float4_e2m1fn", "float8_e8m0fnu", 32, 2, 0),
     (3, "mxf4nvf4", "float4_e2m1fn", "float4_e2m1fn", "float8_e4m3fn", 16, 0, 0),
     (4, "mxf4nvf4", "float4_e2m1fn", "float4_e2m1fn", "float8_e4m3fn", 16, 0, 0),
+    (3, "mxf4nvf4", "float4_e2m1fn", "float4_e2m1fn", "float8_e8m0fnu", 16, 0, 0),     # UE8M0 per 16 (NVF4)
 ])
 def test_block_scaled_matches_numpy(mode, kind, a_t, b_t, sf_t, vec, a_id, b_id):
     rng = np.random.default_rng(mode + a_id)
@@ -143,7 +144,7 @@ def test_block_scaled_matches_numpy(mode, kind, a_t, b_t, sf_t, vec, a_id, b_id)
 
 @pytest.mark.parametrize("mode, value, field", [
     (1, idesc(128, 64, 0, 0, scaled=True, sf=0), "sf_type"),        # mxf8f6f4 takes UE8M0 only
-    (3, idesc(128, 64, 1, 1, scaled=True, sf=1), "sf_type"),        # scale_vec::4X needs UE4M3 (16-element blocks)
+    (2, idesc(128, 64, 1, 1, scaled=True, sf=0), "sf_type"),        # mxf4 takes UE8M0 only
     (2, idesc(128, 64, 1, 1, scaled=True, sf=1, a_id=1), "a_sf_id"),  # 2X: ids 0 or 2
     (1, idesc(64, 64, 0, 0, scaled=True), "m"),
     (0, idesc(128, 64, 3, 0) | 1 << 15, "transpose_a"),             # fp6 must be K-major

@@ -376,6 +376,21 @@ def test_tma_destination_outside_shared_memory_is_oob():
     assert d.kind == "oob" and d.span.line == line_of(KERNELS / "tma_copy_128b.py", TMA_LOAD)
 
 
+def test_a_map_encoded_as_the_driver_does_may_pass_its_base_and_a_tma_past_it_is_oob():
+    # cuTensorMapEncodeTiled sees only a pointer: a template wider than its placeholder allocation encodes
+    # (within_base=False, as a host prelude's encode), and only a TMA that reaches past the memory is an error
+    k = modelcheck.load(KERNELS / "tma_copy_128b.py")
+    c = k.constants
+    inputs = builder("tma", "tma_copy")(c)
+    half = inputs["src"].reshape(-1)[: inputs["src"].size // 2].copy()
+    args = (half, (c["GX"], c["GY"]), (c["GX"] * 4,), (c["BOX_X"], c["BOX_Y"]), (1, 1), "float32", "128B")
+    with pytest.raises(TensorMapError, match="global_shape"):
+        TensorMap(*args)
+    inputs["tmap"] = TensorMap(*args, within_base=False).numpy()
+    (d,) = numsim.run(k.func, inputs).diagnostics
+    assert d.kind == "oob" and d.span.line == line_of(KERNELS / "tma_copy_128b.py", TMA_LOAD)
+
+
 def test_a_tensor_map_in_global_memory_is_incomplete_not_invalid():
     # PTX allows the tensor-map operand in .global (a patched copy an earlier launch wrote); bytes that hold no
     # map the run knows (the CUtensorMap layout is opaque) make the load unmodeled, naming the op and its line,

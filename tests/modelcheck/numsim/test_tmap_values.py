@@ -9,7 +9,9 @@ import pytest
 
 import modelcheck
 from modelcheck import numsim
-from modelcheck.numsim.tensormap import MapBuffer, TensorMap, TensorMapError, with_maps
+from modelcheck.numsim.memory import GlobalMemory
+from modelcheck.numsim.tensormap import BoundTensorMap, MapBuffer, TensorMap, TensorMapError, with_maps
+from modelcheck.numsim.tmap_values import MapStore, decode, stray_words, tokens
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "tmap"
 X = np.arange(32 * 32, dtype=np.float32).reshape(32, 32)
@@ -38,7 +40,7 @@ def test_a_partial_or_altered_copy_is_incomplete_at_the_tma(consts):
     res = _run("partial_copy", _inputs(32), **consts)
     assert res.termination == "incomplete"
     (diag,) = [d for d in res.diagnostics if d.kind == "analysis_incomplete"]
-    assert "partial, misaligned or altered copy" in diag.message and diag.span.line == 35
+    assert "are no whole tensor map (bytes 0-" in diag.message and diag.span.line == 35
 
 
 def test_bytes_that_hold_no_map_are_incomplete_not_a_guess():
@@ -113,3 +115,62 @@ def test_a_parameter_map_copied_to_a_workspace_and_edited(via_buffer):
     np.testing.assert_array_equal(res.outputs["out"], X[8:16])
     assert set(res.outputs["ws"].tensor_maps) == {0}      # the edited map, carried in the output
 
+
+
+# --------------------------------------------------------------------------- byte provenance
+
+def _two_maps() -> dict:
+    t = TensorMap(X.reshape(-1), (32, 32), (128,), (32, 8), (1, 1), "float32")
+    t2 = TensorMap(-X.reshape(-1), (32, 32), (128,), (32, 8), (1, 1), "float32")
+    # the workspace starts as numbers, none of them a map's bytes
+    return {"x": X.copy(), "tmap": t.numpy(), "tmap2": t2.numpy(), "ws": np.full(16, 0x0123456789, np.int64),
+            "out": np.zeros((8, 32), np.float32)}
+
+
+@pytest.mark.parametrize("consts", [{}, {"VIA_SHARED": 1}, {"VIA_SHARED": 1, "BYTES": 1}])
+def test_a_map_copied_piecewise_is_that_map(consts):
+    res = _run("piecewise_copy", _two_maps(), **consts)
+    assert res.termination == "completed", res.diagnostics
+    np.testing.assert_array_equal(res.outputs["out"], X[8:16])
+    assert set(res.outputs["ws"].tensor_maps) == {0}
+
+
+@pytest.mark.parametrize("consts, where", [
+    ({"PIECES": 4}, "bytes 0-63 are bytes 0-63 of map #0 (tmap); bytes 64-127 are no map's bytes"),
+    ({"OTHER": 1}, "bytes 32-47 are bytes 32-47 of map #1 (tmap2); bytes 48-127 are bytes 48-127 of map #0"),
+    # the high half of word 2 from word 3's: equal bytes under a constant tag, distinct under the hash
+    ({"VIA_SHARED": 1, "SWAP": 1}, "bytes 16-23 are no map's bytes"),
+])
+def test_a_half_mixed_or_shifted_copy_is_incomplete_saying_where_its_bytes_came_from(consts, where):
+    res = _run("piecewise_copy", _two_maps(), **consts)
+    assert res.termination == "incomplete"
+    (diag,) = [d for d in res.diagnostics if d.kind == "analysis_incomplete"]
+    replace = next(k + 1 for k, text in enumerate((FIXTURES / "piecewise_copy.py").read_text().splitlines())
+                   if "tensormap_replace" in text)
+    assert where in diag.message and diag.span.line == replace, diag.message
+
+
+def test_every_byte_of_a_token_names_its_map_and_offset():
+    a, b = tokens(0).view(np.uint8), tokens(1).view(np.uint8)
+    ok, n, i = decode(tokens(1), 2)
+    assert ok.all() and (n == 1).all() and (i == np.arange(16)).all()
+    assert not decode(tokens(1), 1)[0].any()               # no such value in this run
+    assert not decode(np.zeros(16, np.uint64), 2)[0].any()  # zeroed memory holds no map
+    for k in range(8):                                      # any one byte from the other map, or another word
+        mixed = a.copy()
+        mixed[8 + k] = b[8 + k]
+        assert not decode(mixed.view("<u8"), 2)[0][1]
+        shifted = a.copy()
+        shifted[8 + k] = a[16 + k]
+        assert not decode(shifted.view("<u8"), 2)[0][1]
+
+
+def test_stray_map_bytes_left_in_an_output_say_whose_they_are():
+    gmem = GlobalMemory()
+    gmem.add("ws", np.zeros(32, np.int64))
+    store = MapStore()
+    n = store.new(BoundTensorMap("b"))      # only its name is used here
+    ws = gmem.allocs["ws"].data.view("<u8")
+    ws[1:8] = tokens(n)[1:8]          # a map's words 1-7, its word 0 patched by a plain store (left as data)
+    ws[16:32] = tokens(n)             # a whole map: not stray
+    assert stray_words(store, gmem, ["ws"]) == {"ws": "8-63 (bytes 8-63 of map #0 (b))"}

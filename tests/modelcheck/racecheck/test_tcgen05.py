@@ -21,6 +21,7 @@ MMA = "T.ptx.tcgen05.mma.cta_group__1.kind__f16("
 LD_X1 = 'T.ptx["tcgen05.ld.sync.aligned.32x32b.x1.b32"]'
 ST_X1 = 'T.ptx["tcgen05.st.sync.aligned.32x32b.x1.b32"]'
 DEALLOC = "T.ptx.tcgen05.dealloc.cta_group__1.sync.aligned.b32("
+ALLOC = "T.ptx.tcgen05.alloc.cta_group__1.sync.aligned.shared__cta.b32("
 
 
 def _inputs(name: str, kernel):
@@ -109,6 +110,22 @@ def test_dealloc_while_loads_are_in_flight_is_a_race():
     assert_points_at(d["prior"], name, f"{LD_X1}(reg[0], taddr)", op="tcgen05.ld", access="read")
     assert_points_at(d["current"], name, DEALLOC, warp=0, op="tcgen05.dealloc", access="write")
     assert race(name + "_fixed").verdict == "clean"
+
+
+def test_alloc_address_store_reaches_its_own_warp_only():
+    """PTX ISA 9.7.16.7.1: the allocating warp reads the slot right after tcgen05.alloc (the ISA's own
+    example); another warp needs synchronization to see the weak store of the address."""
+    name = "race_tmem_alloc_slot_unpublished"
+    rep = race(name)
+    f = only(rep)
+    assert f.message == ("unordered write/read on smem slot:[0, 4) ... execution ordering failure: "
+                         "no synchronization edge orders the actors")
+    d = f.details
+    assert_points_at(d["prior"], name, ALLOC, warp=0, lane=0, access="write")
+    assert_points_at(d["current"], name, "out[tx] = slot[0] + x[tx]", warp=1, access="read")
+    # lanes 1-31 of warp 0 read the slot without a warp_sync: not a race (this failed before the fix)
+    fixed = race(name + "_fixed")
+    assert fixed.verdict == "clean", fixed.format()
 
 
 def test_cross_warpgroup_tmem_handoff_needs_after_thread_sync():

@@ -64,7 +64,9 @@ def test_cta_group_2_classification():
     alloc = ir.ops.classify("tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32", ("uint32", "uint32"))
     assert alloc.supported and alloc.quals["cta_group"] == "2"
     cp = ir.ops.classify("tcgen05.cp.cta_group::2.128x256b", ("uint32", "uint64"))
-    assert not cp.supported and "cta_group::2" in cp.why_unsupported
+    assert cp.supported and cp.quals["cta_group"] == "2"
+    shift = ir.ops.classify("tcgen05.shift.cta_group::2.down", ("uint32",))
+    assert not shift.supported and "cta_group::2" in shift.why_unsupported
     q = ir.ops.classify("clusterlaunchcontrol.query_cancel.get_first_ctaid::y.b32.b128", ("uint32", "uint128"))
     assert q.supported and q.quals["query"] == "get_first_ctaid::y"
 

@@ -1,0 +1,39 @@
+# Fixed twin of race_tmem_alloc_slot_unpublished.py.  Warp 0's own lanes read the
+# TMEM base from `slot` right after tcgen05.alloc, with no warp_sync: the alloc is
+# .sync.aligned, and PTX ISA 9.7.16.7.1's own example reads the slot with a plain
+# ld.shared in the allocating warp, so every lane of that warp sees the address
+# (docs/semantics.md, tcgen05.alloc).  Warp 1 reads it only after the CTA barrier,
+# which publishes the store to the other warps.
+from tvm_tirx.script import tirx as T
+
+NCOLS = 32
+
+
+@T.function
+def race_tmem_alloc_slot_unpublished_fixed(x: T.Tensor((64,), T.uint32), out: T.Tensor((64,), T.uint32)):
+    with T.device_entry():
+        with T.launch_thread("blockIdx.x", 1) as bx:
+            with T.launch_thread("threadIdx.x", 64) as tx:
+                slot = T.alloc_tensor(ty_args=[T.Tensor((1,), T.uint32, scope="shared")])
+                reg = T.alloc_tensor(ty_args=[T.Tensor((1,), T.uint32, scope="local")])
+                warp: T.let[T.int32] = tx // 32
+                if warp == 0:
+                    T.ptx.tcgen05.alloc.cta_group__1.sync.aligned.shared__cta.b32(slot.ptr_to([0]), T.uint32(NCOLS))
+                    taddr: T.let[T.uint32] = slot[0]
+                    reg[0] = x[tx] * T.uint32(3)
+                    T.ptx["tcgen05.st.sync.aligned.32x32b.x1.b32"](taddr, reg[0])
+                    T.ptx.tcgen05.wait__st.sync.aligned()
+                    T.ptx["tcgen05.ld.sync.aligned.32x32b.x1.b32"](reg[0], taddr)
+                    T.ptx.tcgen05.wait__ld.sync.aligned()
+                    out[tx] = reg[0] + T.uint32(1)
+                    T.ptx.tcgen05.relinquish_alloc_permit.cta_group__1.sync.aligned()
+                T.ptx.tcgen05.fence__before_thread_sync()
+                T.cuda.cta_sync()
+                T.ptx.tcgen05.fence__after_thread_sync()
+                if warp == 1:
+                    out[tx] = slot[0] + x[tx]
+                T.ptx.tcgen05.fence__before_thread_sync()
+                T.cuda.cta_sync()
+                if warp == 0:
+                    T.ptx.tcgen05.fence__after_thread_sync()
+                    T.ptx.tcgen05.dealloc.cta_group__1.sync.aligned.b32(slot[0], T.uint32(NCOLS))
