@@ -15,9 +15,9 @@ FIXTURE = Path(__file__).resolve().parents[3] / "fixtures" / "tma" / "gather4.py
 GY, GX, BOX_X, X0 = 40, 48, 16, 8
 
 
-def _inputs(rows):
+def _inputs(rows, box_x=BOX_X):
     src = np.arange(GY * GX, dtype=np.float32).reshape(GY, GX)
-    return {"src": src, "rows": np.array(rows, dtype=np.int32), "out": np.zeros(4 * BOX_X, np.float32)}
+    return {"src": src, "rows": np.array(rows, dtype=np.int32), "out": np.zeros(4 * box_x, np.float32)}
 
 
 def _expected(rows):
@@ -34,6 +34,20 @@ def test_gather4_brings_the_four_rows_in_order():
     rows = [7, 2, 31, 2]
     res = numsim.run(ir.parse_file(FIXTURE), _inputs(rows))
     np.testing.assert_array_equal(res.outputs["out"], _expected(rows))
+
+
+def test_the_128b_swizzle_permutes_each_row_as_in_a_four_row_box():
+    """Row k's 16-byte chunk c lands at chunk c ^ k (128B swizzle, 128-byte rows, 1024-aligned tile)."""
+    rows = [5, 0, 17, 33]
+    kernel = modelcheck.load(str(FIXTURE), SWIZZLE=3, BOX_X=32)
+    res = numsim.run(kernel.func, _inputs(rows, 32))
+    src = _inputs(rows, 32)["src"]
+    want = np.zeros((4, 32), np.float32)
+    for k, r in enumerate(rows):
+        for j in range(32):
+            chunk, word = divmod(j, 4)
+            want[k, (chunk ^ k) * 4 + word] = src[r, X0 + j]
+    np.testing.assert_array_equal(res.outputs["out"].reshape(4, 32), want)
 
 
 def test_rows_outside_the_tensor_are_zero_filled_and_counted():
