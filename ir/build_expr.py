@@ -53,6 +53,10 @@ _EXTERN_MATH = {f"{m}f": m for m in ("exp", "exp2", "exp10", "log", "log2", "log
 _EXTERN_MATH.update({f"__{m}f": m for m in ("exp", "exp10", "log", "log2", "log10", "sin", "cos", "tan", "pow")})
 _EXTERN_MATH.update({"nearbyintf": "nearbyint", "rintf": "nearbyint"})
 _EXTERN_MATH_F64 = {m: m for m in set(_EXTERN_MATH.values())}
+# CUDA integer intrinsics TVM's lowering prints as `T.call_pure_extern("uint32", "__popc", x)`: the TIRx
+# bit count of the operand taken as the function's parameter type (CUDA Math API, integer intrinsics)
+_EXTERN_BITS = {"__popc": ("popcount", "uint32"), "__popcll": ("popcount", "uint64"),
+                "__clz": ("clz", "uint32"), "__clzll": ("clz", "uint64")}
 
 # names that only make sense in a specific statement position
 STATEMENT_ONLY = {"alloc_tensor", "alloc_buffer", "decl_buffer", "decl_tensor", "alloc_local", "alloc_shared",
@@ -255,7 +259,7 @@ class ExprBuilder:
             if b is not None and b.kind in (LET, PARAM) and b.bound_expr().dtype == "handle":
                 return replace(b.bound_expr(), span=self.span(node))
         if isinstance(node, sx.Attr) and node.attr == "data":
-            return self.address(node.value, ctx)
+            return self.address(_strip_source(node.value), ctx)
         if not isinstance(node, sx.Subscript):
             raise self.error(f"{ctx} takes a buffer element such as buf[i]", node)
         buf, indices = self.element(node)
@@ -266,7 +270,11 @@ class ExprBuilder:
         method = getattr(self, "_" + type(node).__name__, None)
         if method is None:
             raise self.error(f"{type(node).__name__.lower()} is not a TIRx expression", node)
-        return method(node)
+        try:
+            return method(node)
+        except _VectorOperand as v:
+            # arithmetic, a comparison or a cast of a vector value: kept, named, not modeled when executed
+            return Unsupported(f"{v.what} on a {v.dtype} vector value", (), v.dtype, span=self.span(node))
 
     def _Num(self, node: sx.Num) -> Expr:
         if isinstance(node.value, float):
@@ -297,10 +305,11 @@ class ExprBuilder:
         raise self.error(f"'{node.id}' is a {b.describe()}, not a value", node)
 
     def _Attr(self, node: sx.Attr) -> Expr:
-        if node.attr == "data" and isinstance(node.value, sx.Name):
-            b = self.scope.lookup(node.value.id)
+        inner = _strip_source(node.value) if node.attr == "data" else node.value
+        if node.attr == "data" and isinstance(inner, sx.Name):
+            b = self.scope.lookup(inner.id)
             if b is not None and b.kind == BUFFER:     # `buf.data`: the buffer's address
-                return self.address(node.value, "a buffer's data")
+                return self.address(inner, "a buffer's data")
         path = self.namespace_path(node)
         if path is not None:
             raise self.error(f"'T.{'.'.join(path)}' is not a value", node,
@@ -320,6 +329,7 @@ class ExprBuilder:
             raise self.error(f"operator '{node.op}' is not supported in TIRx", node,
                              hint="write the product out, or use T.pow for floats" if node.op == "**" else "")
         a, b = self.shared_number(node.left), self.shared_number(node.right)
+        _scalar(f"'{node.op}'", a, b)
         if node.op in "+-" and (_is_pointer_value(a) or _is_pointer_value(b)) \
                 and dt.is_integral(b.dtype if _is_pointer_value(a) else a.dtype):
             ptr, off = (a, b) if _is_pointer_value(a) else (b, a)
@@ -384,6 +394,7 @@ class ExprBuilder:
             v = -node.operand.value
             return Const(v, dt.literal_int_dtype(v), span=self.span(node))
         a = self.expr(node.operand)
+        _scalar(f"'{node.op}'", a)
         self.number(a, node.operand, f"'{node.op}'", address_ok=node.op == "not", void_ok=node.op == "not")
         if node.op == "-":
             return ty.neg(a, self.span(node))
@@ -393,6 +404,7 @@ class ExprBuilder:
 
     def _BoolOp(self, node: sx.BoolOp) -> Expr:
         values = [self.number(self.expr(v), v, f"'{node.op}'", address_ok=True) for v in node.values]
+        _scalar(f"'{node.op}'", *values)
         out = values[0]
         for v in values[1:]:
             out = ty.binop(node.op, out, v, self.span(node))
@@ -407,6 +419,7 @@ class ExprBuilder:
         left = self.number(self.expr(left_node), left_node, "a comparison", address_ok=True)
         for op, rhs_node in zip(node.ops, node.comparators):
             rhs = self.number(self.expr(rhs_node), rhs_node, "a comparison", address_ok=True)
+            _scalar("a comparison", left, rhs)
             terms.append(ty.binop(op, left, rhs, self.span(node), self.is_literal(left_node),
                                   self.is_literal(rhs_node)))
             left, left_node = rhs, rhs_node
@@ -680,6 +693,11 @@ class ExprBuilder:
         dtype = self.dtype(node.args[0], f"T.{name} result type")
         fname = node.args[1].value
         operands = [self.expr(a) for a in node.args[2:]]
+        if fname in _EXTERN_BITS and len(operands) == 1 and _is_integer(operands[0].dtype) \
+                and _is_integer(dtype):
+            op, param = _EXTERN_BITS[fname]
+            count = self.intrinsic("tir." + op, [ty.cast(param, operands[0], self.span(node))], node)
+            return ty.cast(dtype, count, self.span(node))
         table = _EXTERN_MATH_F64 if dtype == "float64" else _EXTERN_MATH if dtype == "float32" else {}
         math_name = table.get(fname)
         if math_name is None or any(o.dtype != dtype for o in operands):
@@ -828,8 +846,10 @@ class ExprBuilder:
             return self.isfinite(operand, span) if name == "isfinite" else self.isinf(operand, span)
         if name in ("call_pure_extern", "call_extern"):
             return self.extern_call(name, node)
-        if name in _MATH:
+        if name in _MATH or name in ("popcount", "clz"):
             operands, _ = self.args(node)
+            if name in ("popcount", "clz") and (len(operands) != 1 or not _is_integer(operands[0].dtype)):
+                raise self.error(f"T.{name} takes one integer", node)
             return self.intrinsic("tir." + name, operands, node)
         if name in ("gpu_warp_shuffle", "tvm_storage_sync", "isnullptr", "tvm_warp_activemask"):
             operands, _ = self.args(node)
@@ -903,6 +923,29 @@ def _float_literal(node: sx.Node) -> float | None:
     if isinstance(node, sx.Num) and isinstance(node.value, float):
         return sign * node.value
     return None
+
+
+class _VectorOperand(Exception):
+    """A vector value (uint32x4 ...) met where a number is needed: the enclosing expression is not modeled."""
+
+    def __init__(self, what: str, dtype: str):
+        super().__init__(what)
+        self.what, self.dtype = what, dtype
+
+
+def _scalar(what: str, *operands: Expr) -> None:
+    for e in operands:
+        if e.dtype in dt.VECTOR_TYPES:
+            raise _VectorOperand(what, e.dtype)
+
+
+def _is_integer(dtype: str) -> bool:
+    return dt.is_int(dtype) or dt.is_uint(dtype)
+
+
+def _strip_source(node: sx.Node) -> sx.Node:
+    """`x.source` is the buffer behind `x` (apache-tvm 0.27 prints a scalar's address as `x.source.data`)."""
+    return node.value if isinstance(node, sx.Attr) and node.attr == "source" else node
 
 
 def _is_one(e: Expr) -> bool:

@@ -28,6 +28,13 @@ _BITS = {
     "bool": 1, HANDLE: 64, VOID: 0,
 }
 
+# vector dtypes (TVM's DataType with lanes > 1): `uint32x4` is one thread's four uint32 in 16 bytes, as a
+# kernel views memory for 16-byte accesses; NumSim holds such a value as its bytes (loads, stores,
+# reinterpret) and reports arithmetic on it as not modeled
+VECTOR_LANES = (2, 4, 8)
+VECTOR_TYPES = tuple(f"{t}x{n}" for t in INT_TYPES + UINT_TYPES + FLOAT_TYPES for n in VECTOR_LANES)
+_BITS.update({v: _BITS[v.rpartition("x")[0]] * int(v.rpartition("x")[2]) for v in VECTOR_TYPES})
+
 # Spellings accepted for dtypes (T.int32, "int32", T.f32 ...), mapped to the canonical name.
 ALIASES = {
     "float": "float32", "int": "int32", "half": "float16", "bf16": "bfloat16",
@@ -126,3 +133,11 @@ def promote(a: str, b: str) -> str:
         return a
     # same width, one signed and one unsigned: unsigned wins
     return a if is_uint(a) else b
+
+
+def vector_parts(dtype: str) -> tuple[str, int] | None:
+    """(element dtype, lanes) of a vector dtype, None for any other."""
+    if dtype not in VECTOR_TYPES:
+        return None
+    elem, _, lanes = dtype.rpartition("x")
+    return elem, int(lanes)

@@ -127,6 +127,9 @@ _INTRINSICS: dict[str, _Intrinsic] = {i.name: i for i in [
                 "tanh", "sigmoid", "fabs", "floor", "ceil", "round", "trunc", "nearbyint", "erf", "atan", "asin",
                 "acos", "sinh", "cosh")],
     *[_intr(f"tir.{m}", "math", (1,), (("x", "value"),), result="bool") for m in ("isnan", "isinf", "isfinite")],
+    # bit counts of an integer (TVM's tirx.popcount keeps x's type; prim.clz is int32; CUDA __popc / __clz)
+    _intr("tir.popcount", "math", (1,), (("x", "value"),), result="arg0"),
+    _intr("tir.clz", "math", (1,), (("x", "value"),), result="int32"),
     *[_intr(f"tir.{m}", "math", (2,), (("x", "value"), ("y", "value")), result="arg0")
       for m in ("pow", "fmod", "atan2", "copysign", "hypot")],
 ]}

@@ -121,10 +121,12 @@ def _cp(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
                 specs += _ops(("cache_policy", "value", "uint64"))
             _check_count(op, n, (len(specs),), _layout(specs))
             info = _info(op, "cp.async.bulk.tensor.g2s", "async_copy", specs, q, {"async", "reads", "writes"})
-            bad = [k for k in q if k.startswith(("im2col", "tile::gather4", "override", "mbarrier::report"))
+            bad = [k for k in q if k.startswith(("im2col", "override", "mbarrier::report"))
+                   or (k == "tile::gather4" and dims != 2)
                    or (k.startswith("multicast") and k != "multicast::cluster")]
         if bad:
-            return _unsupported(info, f"TMA {', '.join(bad)} is not modeled (v1 models tile mode)")
+            return _unsupported(info, f"TMA {', '.join(bad)} is not modeled (v1 models tile mode and 2D "
+                                      f"tile::gather4)")
         return info
     q = _quals(rest)
     hint = 1 if _has_cache_hint(q) else 0

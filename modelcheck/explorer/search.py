@@ -52,11 +52,8 @@ class Model:
         self.warps = sorted(programs)
         self.progs = [programs[w] for w in self.warps]
         self.windex = {w: k for k, w in enumerate(self.warps)}
-        res = []
-        for prog in self.progs:
-            for c in prog:
-                if c.resource not in res:
-                    res.append(c.resource)
+        # resources in order of first use (a dict: a list's `in` made this quadratic on long programs)
+        res = list(dict.fromkeys(c.resource for prog in self.progs for c in prog))
         self.resources = res
         self.rindex = {r: k for k, r in enumerate(res)}
         self.names = resource_names
@@ -335,8 +332,17 @@ def search(model: Model, max_states: int = 200_000, max_transitions: int = 2_000
                 return SearchResult("protocol_error", len(parent), transitions, witness(state, t), err.message,
                                     err.rule)
             succ[t] = nxt
-            child_sleep = frozenset(u for u in (sleep | set(explored))
-                                    if sleep_sets and _independent(model, state, t, u, after))
+            child_sleep: frozenset = frozenset()
+            if sleep_sets:
+                # with W warps one state has up to W transitions and W^2 independence checks, each a step of
+                # a W-warp state: the budget is checked as they go, not only between states
+                kept = []
+                for n, u in enumerate(sleep | set(explored)):
+                    if n % 32 == 31 and time.monotonic() - t0 > max_seconds:
+                        return SearchResult("limit", len(parent), transitions, limit="wall_time")
+                    if _independent(model, state, t, u, after):
+                        kept.append(u)
+                child_sleep = frozenset(kept)
             if nxt not in parent:
                 parent[nxt] = (state, t)
                 visited_sleep[nxt] = child_sleep
@@ -351,6 +357,8 @@ def search(model: Model, max_states: int = 200_000, max_transitions: int = 2_000
                 return SearchResult("limit", len(parent), transitions, limit="fixed_sync_states")
             if transitions > max_transitions:
                 return SearchResult("limit", len(parent), transitions, limit="fixed_sync_transitions")
+            if time.monotonic() - t0 > max_seconds:
+                return SearchResult("limit", len(parent), transitions, limit="wall_time")
         if time.monotonic() - t0 > max_seconds:
             return SearchResult("limit", len(parent), transitions, limit="wall_time")
     if len(finals) > 1:

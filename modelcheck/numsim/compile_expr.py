@@ -230,8 +230,11 @@ class ExprCompiler:
         return let
 
     def _Cast(self, e: ir.Cast):
-        fa = self.expr(e.value)
         src, dst = e.value.dtype, e.dtype
+        if src in dt.VECTOR_TYPES or dst in dt.VECTOR_TYPES:
+            # a vector value is its bytes here: converting one (or broadcasting a scalar) is not modeled
+            return self.ops.unsupported(e, f"cast {src} -> {dst}", "a conversion of a vector value")
+        fa = self.expr(e.value)
         return lambda w: V.cast(fa(w), src, dst)
 
     # ------------------------------------------------------------------ memory

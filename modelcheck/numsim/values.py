@@ -50,6 +50,8 @@ NP_DTYPE = LazyTypes({
     "float16": np.float16, "float32": np.float32, "float64": np.float64, "bool": np.bool_, "handle": np.uint64,
     # b128 registers (ld.b128, clusterlaunchcontrol responses): 16 opaque bytes per lane, no arithmetic
     "uint128": np.dtype("V16"), "int128": np.dtype("V16"),
+    # vector dtypes (uint32x4 ...): a lane's elements as opaque bytes, moved whole (ir.dtypes.VECTOR_TYPES)
+    **{v: np.dtype(f"V{dt.nbytes(v)}") for v in dt.VECTOR_TYPES},
 }, {"bfloat16": "bfloat16", "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2",
     "float8_e4m3": "float8_e4m3fn"})
 

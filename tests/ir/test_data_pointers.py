@@ -28,3 +28,17 @@ def test_the_overlay_reads_what_the_bytes_view_wrote():
     assert list(res.outputs["out"]) == [int.from_bytes(bytes([1, 2, 3, 4]), "little"),
                                         int.from_bytes(bytes([5, 6, 7, 8]), "little")]
     assert res.outputs["out"].dtype == np.uint32
+
+
+SCALAR = FIX.with_name("scalar_source_data.py")
+
+
+def test_a_scalars_source_data_is_its_address():
+    """`desc.source.data` (apache-tvm 0.27's print of a declared scalar's address) is `T.address_of(desc[0])`:
+    the descriptor the encoder writes through it is the one written through a local buffer's address."""
+    func = ir.parse_file(SCALAR)
+    assert ir.parse(ir.print_func(func)) == func
+    res = numsim.run(func, {"out": np.zeros(2, np.uint64)})
+    assert res.termination == "completed"
+    desc, ref = (int(v) for v in res.outputs["out"])
+    assert desc == ref != 0

@@ -41,7 +41,9 @@ I32 = "int32"
      True),
     # TMA gather4: a column and four rows
     ("cp.async.bulk.tensor.2d.shared::cta.global.tile::gather4.mbarrier::complete_tx::bytes",
-     ("handle",) * 2 + (I32,) * 5 + ("handle",), ["dst", "tmap", "c0", "c1", "c2", "c3", "c4", "mbar"], False),
+     ("handle",) * 2 + (I32,) * 5 + ("handle",), ["dst", "tmap", "c0", "c1", "c2", "c3", "c4", "mbar"], True),
+    ("cp.async.bulk.tensor.2d.global.shared::cta.tile::scatter4.bulk_group",
+     ("handle",) + (I32,) * 5 + ("handle",), ["tmap", "c0", "c1", "c2", "c3", "c4", "src"], False),
     # vector atomics: a destination and a value per element
     ("atom.global.add.v4.f32", (I32,) * 9, ["d0", "d1", "d2", "d3", "addr", "b0", "b1", "b2", "b3"], False),
     ("add.rn.f32x2", (I32,) * 3, ["d", "a0", "a1"], False),

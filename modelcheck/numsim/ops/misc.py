@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ir import dtypes as dt
+
 from .. import values as V
 from ..errors import EngineError
 from ..runtime import Poll
@@ -53,6 +55,28 @@ def _math(ctx, call, info):
             return r if r.ndim else bool(r)
         r = np.asarray(r).astype(np_t)
         return r if r.ndim else r[()]
+    return run, False
+
+
+def _bitcount(ctx, call, info):
+    """`T.popcount(x)` (x's type) / `T.clz(x)` (int32): set bits, or leading zeros, of x's bit pattern (CUDA
+    __popc/__clz: clz of 0 is the width)."""
+    value = ctx.expr(call.operands[0])
+    width = dt.bits(call.operands[0].dtype)
+    unsigned = np.dtype(f"uint{width}")
+    clz = info.name == "tir.clz"
+    np_t = V.NP_DTYPE[call.dtype]
+
+    def one(v: int) -> int:
+        v &= (1 << width) - 1
+        return width - v.bit_length() if clz else v.bit_count()
+
+    def run(w):
+        v = value(w)
+        if type(v) is np.ndarray:
+            bits = np.asarray(v).astype(unsigned)
+            return np.array([one(int(x)) for x in bits.reshape(-1)], dtype=np_t).reshape(bits.shape)
+        return one(int(v))
     return run, False
 
 
@@ -220,6 +244,8 @@ HANDLERS = {
     "griddepcontrol.wait": _noop,
     "griddepcontrol.launch_dependents": _noop,
     "tir.reinterpret": _reinterpret,
+    "tir.popcount": _bitcount,
+    "tir.clz": _bitcount,
     "tir.ptr_byte_offset": _ptr_byte_offset,
     **{f"tir.{m}": _math for m in list(_MATH) + ["rsqrt", "exp10", "sigmoid", "erf"]},
 }

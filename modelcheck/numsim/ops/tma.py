@@ -21,11 +21,12 @@ import numpy as np
 
 import ir
 
-from ..descriptors import byte_runs
+from ..descriptors import byte_runs, swizzle
 from ..errors import EngineError, UnsupportedTIRxError
 from ..memory import CLUSTER_WINDOW, SHARED_BASE, cluster_address
 from ..sync import SyncError
-from ..tensormap import TENSOR_MAPS, BoundTensorMap, TensorMapError, box_plan, fill_bits, validate
+from ..tensormap import (SWIZZLE_MASK, TENSOR_MAPS, BoundTensorMap, BoxPlan, TensorMapError, TensorMapFields, box_plan,
+                         fill_bits, validate)
 from ..tmap_values import NBYTES, validate_replaced
 from . import name_of
 from .access import _find
@@ -97,8 +98,13 @@ def _validated(bound, span, what: str):
     return bound
 
 
-def _plan(w, bound, dims, coords, smem, span, what, rt=None):
+def _plan(w, bound, dims, coords, smem, span, what, rt=None, gather4=False):
     f = bound.fields
+    if gather4 and f.rank == 2 and f.box_shape[1] != 1:
+        # the four rows are the box's rows: a map whose box spans several rows is outside what we modeled
+        raise UnsupportedTIRxError(what, span, f".tile::gather4 through tensor map {bound.name}, whose box has "
+                                               f"{f.box_shape[1]} rows (modeled: a one-row box, each of the four "
+                                               f"row coordinates bringing one row)")
     if f.rank != dims:
         raise EngineError("invalid_descriptor", f"{what}: tensor map {bound.name} has rank {f.rank}, but the op is "
                                                 f"cp.async.bulk.tensor.{dims}d; use a {f.rank}d copy or a rank-{dims} "
@@ -109,7 +115,7 @@ def _plan(w, bound, dims, coords, smem, span, what, rt=None):
     if coords and int(coords[0]) % f.packed:
         raise UnsupportedTIRxError(what, span, f"tensor map {bound.name} packs {f.packed} elements per byte; a box "
                                                f"starting mid-byte (dim-0 coordinate {coords[0]}) is not modeled")
-    plan = box_plan(f, coords, smem)
+    plan = gather4_plan(f, coords, smem) if gather4 else box_plan(f, coords, smem)
     goff = bound.base_off + plan.global_off[plan.inb]
     if goff.size and (int(goff.min()) < 0 or int(goff.max()) + plan.esz > bound.alloc.nbytes):
         # in bounds of the map but past its allocation (a host-encoded map is not checked against it)
@@ -120,9 +126,26 @@ def _plan(w, bound, dims, coords, smem, span, what, rt=None):
     lo, hi = int(plan.smem_addr.min()), int(plan.smem_addr.max()) + plan.esz
     alloc = (rt or w.rt).shared.find(lo, hi - lo)
     if alloc is None:
-        raise EngineError("oob", f"{what}: the {f.box_bytes}-byte box at shared [{lo:#x}, {hi:#x}) is outside every "
+        raise EngineError("oob", f"{what}: the {plan.inb.size * plan.esz}-byte box at shared [{lo:#x}, {hi:#x}) is "
+                                 f"outside every "
                                  f"shared allocation", span, address=lo, size=hi - lo)
     return plan, alloc
+
+
+def gather4_plan(f: TensorMapFields, coords, dst: int) -> BoxPlan:
+    """Element addressing of a `.tile::gather4` load (PTX ISA §9.7.9.27.1.2, §5.5): coords are the column
+    (dim 0) and four row indices (dim 1) of a rank-2 map; each row brings box[0] elements from its column on, and
+    the four rows land one after the other at shared `dst` (row k at dst + k * box[0] * esz), then the swizzle
+    XOR on the absolute address, as a 4-row box would."""
+    esz, width = f.esz, f.box_shape[0]
+    col = int(coords[0]) // f.packed       # a packed map's dim 0 is stored in bytes (see box_plan)
+    x = col + np.arange(width, dtype=np.int64)
+    rows = np.array([int(r) for r in coords[1:5]], dtype=np.int64)
+    goff = (rows[:, None] * f.global_strides[0] + x[None, :] * esz).reshape(-1)
+    inb = ((rows[:, None] >= 0) & (rows[:, None] < f.global_shape[1]) & (x[None, :] >= 0)
+           & (x[None, :] < f.global_shape[0])).reshape(-1)
+    soff = np.arange(4 * width, dtype=np.int64) * esz
+    return BoxPlan(goff, inb, swizzle(int(dst) + soff, SWIZZLE_MASK[f.swizzle]), esz)
 
 
 def _byte_index(offsets: np.ndarray, esz: int) -> np.ndarray:
@@ -165,16 +188,19 @@ def async_records(eng, op, alloc, offsets, esz, kind):
 
 def _g2s(ctx, call, info):
     dims = int(info.quals["dims"])
+    gather4 = "tile::gather4" in info.quals
+    ncoords = 5 if gather4 else dims      # gather4: a column and four rows
     ops = call.operands
     dst_fn, tmap_fn = ctx.expr(ops[0]), ctx.expr(ops[1])
-    coord_fns = [ctx.expr(o) for o in ops[2:2 + dims]]
-    bar_fn = ctx.expr(ops[2 + dims])
+    coord_fns = [ctx.expr(o) for o in ops[2:2 + ncoords]]
+    bar_fn = ctx.expr(ops[2 + ncoords])
     multicast = "multicast::cluster" in info.quals
     pair = "cta_group::2" in info.quals
-    mask_fn = ctx.expr(ops[3 + dims]) if multicast else None
+    mask_fn = ctx.expr(ops[3 + ncoords]) if multicast else None
     site = ctx.site(call, "cp.async.bulk.tensor")
     span = call.span
-    what = f"cp.async.bulk.tensor.{dims}d (global -> shared{'::cluster' if multicast else ''})"
+    what = (f"cp.async.bulk.tensor.{dims}d{'.tile::gather4' if gather4 else ''} "
+            f"(global -> shared{'::cluster' if multicast else ''})")
 
     def run(w):
         dst_a, tm_a, bar_a = dst_fn(w), tmap_fn(w), bar_fn(w)
@@ -185,10 +211,10 @@ def _g2s(ctx, call, info):
         for lane in _lanes(w):
             bound = tensor_map(w, _at(tm_a, lane), span, what, lane, site)
             coords = [_at(c, lane) for c in coords_a]
-            nbytes = bound.fields.box_bytes
             for rt, dst, brt, baddr in _destinations(w, _at(dst_a, lane), _at(bar_a, lane),
                                                      None if mask_a is None else _at(mask_a, lane), span, what, pair):
-                plan, d_alloc = _plan(w, bound, dims, coords, dst, span, what, rt)
+                plan, d_alloc = _plan(w, bound, dims, coords, dst, span, what, rt, gather4)
+                nbytes = plan.inb.size * plan.esz      # the whole box, filled elements included
                 bar = barrier_of(w, cluster_address(brt.cluster_rank, baddr) if brt is not w.rt else baddr, span,
                                  what, remote=True)
                 try:
