@@ -28,7 +28,7 @@ from typing import TypeGuard
 from . import dtypes as dt
 from . import syntax as sx
 from . import typing as ty
-from .nodes import Address, Const, Expr, Stmt, TensorMapEncode, Var
+from .nodes import Address, Const, Expr, Stmt, TensorMapEncode, ThreadIndex, Var, walk
 from .scope import LET, Binding
 
 ENCODE_FN = "runtime.cuTensorMapEncodeTiled"
@@ -64,7 +64,7 @@ class HostPrelude:
         elif isinstance(node, sx.AnnAssign) and isinstance(node.target, sx.Name) and node.value is not None:
             if self.is_stack_alloca(node.value):
                 return self.declare_map(node.target, node.value)
-            return b.s_AnnAssign(node)                  # `n: T.let[T.int32] = ...`
+            return self.host_only(b.s_AnnAssign(node), node)     # `n: T.let[T.int32] = ...`
         elif isinstance(node, sx.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], sx.Name):
             target, value = node.targets[0], node.value
             if self.is_stack_alloca(value):
@@ -72,7 +72,7 @@ class HostPrelude:
             if isinstance(value, sx.Call) and b.ex.namespace_path(value.func) == ["match_buffer"]:
                 self.match_buffer(target, value)
                 return []
-            return b.s_Assign(node)                     # an integer binding
+            return self.host_only(b.s_Assign(node), node)        # an integer binding
         elif isinstance(node, sx.Assert):
             return b.s_Assert(node)
         elif isinstance(node, sx.Pass):
@@ -82,6 +82,17 @@ class HostPrelude:
                               "(T.stack_alloca(\"tensormap\", 1) + T.cuda.tensormap_encode_tiled or "
                               "runtime.cuTensorMapEncodeTiled), bind integers and assert; move device code after "
                               "T.device_entry()")
+
+    def host_only(self, stmts: list[Stmt], node: sx.Node) -> list[Stmt]:
+        """Host bindings: no thread, warp or CTA index exists before the launch (`v = T.cta_id([n])` there would
+        leave the device part a host variable holding a device value)."""
+        for s in stmts:
+            value = getattr(s, "value", None)
+            if value is not None and any(isinstance(n, ThreadIndex) for n in walk(value)):
+                raise self.error("a thread, warp or CTA index is used in the host part of the kernel", node,
+                                 hint="bind it after the device entry (T.attr({\"tirx.device_entry\": ...}) or "
+                                      "T.device_entry()); before it there is no launch yet")
+        return stmts
 
     # ------------------------------------------------------------------ buffers
     def match_buffer(self, target: sx.Name, call: sx.Call) -> None:

@@ -181,7 +181,8 @@ def test_valid_but_unmodeled_modes_are_incomplete(tmp_path, new, what):
     ('    T.call_packed("runtime.TVMSetStream", 0)\n', "host call 'runtime.TVMSetStream' is not modeled"),
     ('    m: T.let[T.Ptr(T.TensorMap())] = T.stack_alloca("tensormap", 2)\n', "one at a time"),
     ('    m: T.let[T.Ptr(T.TensorMap())] = T.stack_alloca("shape", 1)\n', "only tensor maps"),
-], ids=["for", "if", "other-packed-call", "two-maps", "other-stack-alloca"])
+    ("    v = T.cta_id([1])\n", "a thread, warp or CTA index is used in the host part"),
+], ids=["for", "if", "other-packed-call", "two-maps", "other-stack-alloca", "cta-id"])
 def test_unmodeled_host_statement_is_a_parse_error_with_its_line(tmp_path, capsys, new, message):
     path = variant(tmp_path, "    rows: T.let", new + "    rows: T.let")
     assert main(["check", str(path)]) == EXIT_USAGE

@@ -109,14 +109,16 @@ def test_clock_memory_follows_the_cluster():
 
 @pytest.mark.slow
 def test_gated_activation_at_1024_ctas():
-    """The whole launch (16,384 warps): clean under the default 2 GB budget; the twin's race between CTAs."""
+    """The whole launch (16,384 warps): clean under the default 2 GB budget; the twin's race between CTAs.
+    The time budget is raised: memory is what this test is about, and 60 s of wall time is not a fixed amount
+    of work on a shared CI machine (the CPU figures are benchmarks/racecheck_scale.py's)."""
     entry = load_manifest()["kernels"]["gated_act_grid_pre"]
     kernel = modelcheck.load(KERNELS / entry["file"])
     inputs = manifest_inputs(kernel.func, entry, kernel.constants)
-    res = RACECHECK.check(kernel.func, inputs)
+    res = RACECHECK.check(kernel.func, inputs, max_seconds=900)
     assert res.verdict == "clean" and res.stats["numsim"]["warps"] == 16384
     twin = modelcheck.load(KERNELS / "real" / "gated_act_grid_pre_row_off_by_one.py")
-    res = RACECHECK.check(twin.func, inputs)
+    res = RACECHECK.check(twin.func, inputs, max_seconds=900)
     assert [f.kind for f in res.findings] == ["data_race"]
 
 
