@@ -959,16 +959,21 @@ class _Builder:
             out.append(Store(buf.name, (Const(0, "int32"),), self.store_value(buf, init), span=span))
         return out
 
-    def swizzled_extent(self, shape, sw: layouts.Swizzle) -> int | None:
-        """Elements of the flat buffer behind a swizzled tile, or None (a shape the tile does not cover
-        exactly: the layout stays text and is reported as not modeled)."""
+    def static_numel(self, shape) -> int | None:
+        """The product of `shape`'s extents when every one is a compile-time constant, else None."""
         numel = 1
         for e in shape:
             v = self.const_value(e)
             if v is None:
                 return None
             numel *= v
-        if numel != sw.numel:
+        return numel
+
+    def swizzled_extent(self, shape, sw: layouts.Swizzle) -> int | None:
+        """Elements of the flat buffer behind a swizzled tile, or None (a shape the tile does not cover
+        exactly: the layout stays text and is reported as not modeled)."""
+        numel = self.static_numel(shape)
+        if numel is None or numel != sw.numel:
             return None
         if sw.tile_shape is None or sw.tile_strides is None:     # (set together by layouts.spec)
             return numel
@@ -1066,12 +1071,7 @@ class _Builder:
         shift = (old // new).bit_length() - 1 if new <= old else 1 - (new // old).bit_length()
         p = sw.per_element + shift
         numel = sw.numel * old // new
-        total = 1
-        for e in shape:
-            v = self.const_value(e)
-            if v is None:
-                return None
-            total *= v
+        total = self.static_numel(shape)
         return layouts.Swizzle(p, sw.swizzle_len, sw.atom_len, None, None, numel) if total == numel else None
 
     def layout(self, node) -> str:
