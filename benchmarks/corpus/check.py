@@ -67,7 +67,10 @@ _SWIZZLES = {0: "none", 1: "32B", 2: "64B", 3: "128B"}   # CUtensorMapSwizzle co
 
 
 def _elements(raw, dtype: str):
-    """Global bytes from a map's base on, as whole elements of the map's dtype."""
+    """Global bytes from a map's base on, as whole elements of the map's dtype (a packed 4-bit map,
+    CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B, takes the bytes themselves: two elements a byte)."""
+    if dtype == "float4_e2m1fn":
+        return raw
     elem = _dtype(dtype)
     return raw[: raw.size - raw.size % elem.itemsize].view(elem)
 
@@ -207,7 +210,7 @@ class PreludeMaps:
                 continue
             dtype = "float4_e2m1fn" if packed else h.dtype
             flat = arrays[h.buffer].reshape(-1).view("uint8")[int(enums[2]):]
-            flat = flat if packed else _elements(flat, dtype)
+            flat = _elements(flat, dtype)
             try:
                 self.maps[h.var.name] = TensorMap(
                     flat, [int(v) for v in vals["shape"]], [int(v) for v in vals["strides"]],

@@ -111,8 +111,7 @@ def _recipe_maps(encodes: dict, inputs: dict, fill: str, rng, problems: list) ->
             problems.append(f"launch recipe map {param}: its tensor {key} is neither a buffer nor given a shape")
             continue
         try:
-            flat = base[enc["byte_offset"]:]
-            out[param] = TensorMap(flat if packed else _elements(flat, dtype), enc["dims"], enc["strides"],
+            out[param] = TensorMap(_elements(base[enc["byte_offset"]:], dtype), enc["dims"], enc["strides"],
                                    enc["box"], enc["element_strides"], dtype,
                                    swizzle=_SWIZZLES[enc["swizzle"]],
                                    oob_fill="nan" if enc["oob_fill"] else "zero").numpy()
