@@ -211,9 +211,17 @@ def cluster_memory(op: str, t: list[str], n: int, dtypes) -> OpInfo:
             return _unsupported(info, "cp.reduce.async.bulk.tensor is modeled in .tile mode from shared::cta to "
                                       "global with .bulk_group completion")
         return info
+    if q.get("dst") == "global":     # shared::cta -> global, bulk group
+        specs = _ops(("dst", "addr"), ("src", "addr"), ("size", "value", "uint32"))
+        if _has_cache_hint(q):
+            specs += _ops(("cache_policy", "value", "uint64"))
+        _check_count(op, n, (len(specs),), _layout(specs))
+        info = _info(op, "cp.reduce.async.bulk", "async_copy", specs, q, {"async", "reads", "writes"})
+        return info if "bulk_group" in q else _unsupported(info, "cp.reduce.async.bulk into global completes "
+                                                                 "through .bulk_group")
     specs = _ops(*[(f"r{i}", "value", None) for i in range(n)])
     return _unsupported(_info(op, "cp.reduce.async.bulk", "async_copy", specs, q, {"async", "reads", "writes"}),
-                        "cp.reduce.async.bulk (a non-tensor bulk reduction) is not modeled")
+                        "cp.reduce.async.bulk into shared::cluster (completing on a peer's mbarrier) is not modeled")
 
 
 HANDLERS = {**{h: _dst_first for h in _DST_FIRST}, "ldmatrix": _matrix, "stmatrix": _matrix, "mma": _matrix,

@@ -1,5 +1,7 @@
-"""TMA reductions: `cp.reduce.async.bulk.tensor.{1..5}d.global.shared::cta.redOp.tile.bulk_group` (PTX ISA
-9.7.9.25.5.3).
+"""Bulk reductions into global memory: `cp.reduce.async.bulk.tensor.{1..5}d.global.shared::cta.redOp.tile.
+bulk_group` (TMA, PTX ISA 9.7.9.25.5.3) and `cp.reduce.async.bulk.global.shared::cta.bulk_group.redOp.type
+[dst], [src], size` (non-tensor, 9.7.9.25.4.2: `size` bytes of .type elements, .add.f32 flushing subnormal inputs
+and results to sign-preserving zero, .f16/.bf16 add with .noftz keeping them; .type from the instruction).
 
 The box is addressed as the TMA store's (`tma._plan`: same tensor map, coordinates and swizzled shared layout) and
 tracked by the issuing thread's bulk groups like it (op kind "tma.s2g": `wait_group.read` retires the source read,
@@ -28,24 +30,27 @@ from ..memory import SHARED_BASE
 from ..tensormap import TENSOR_MAPS
 from ..values import NP_DTYPE
 from . import ptx_convert as CV
+from .ptx_math import ftz
 from .async_copy import _groups, _new_op, _one_lane
 from .tma import _at, _lanes, _plan, async_records, read_elements, tensor_map, write_elements
 
 _INTS32 = ("uint32", "int32")
 _INTS64 = ("uint64", "int64")
 # PTX ISA 9.7.9.25.5.3, valid .redOp / element type combinations
-VALID = {"add": _INTS32 + ("uint64", "float32", "float16", "bfloat16"),
+VALID = {"add": _INTS32 + ("uint64", "float32", "float16", "bfloat16", "float64"),
          "min": _INTS32 + _INTS64 + ("float16", "bfloat16"),
          "max": _INTS32 + _INTS64 + ("float16", "bfloat16"),
          "inc": ("uint32",), "dec": ("uint32",),
          "and": _INTS32 + _INTS64, "or": _INTS32 + _INTS64, "xor": _INTS32 + _INTS64}
 RED_OPS = tuple(VALID)
+_PTX_TYPES = {"b32": "uint32", "u32": "uint32", "s32": "int32", "b64": "uint64", "u64": "uint64", "s64": "int64",
+              "f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64"}
 
 
 def reduce_values(op: str, dtype: str, old: np.ndarray, src: np.ndarray) -> np.ndarray:
     """Element-wise `old redOp src` of two arrays of `dtype`."""
     t = np.dtype(NP_DTYPE.get(dtype, dtype))
-    floating = dtype in ("float32", "float16", "bfloat16")
+    floating = dtype in ("float32", "float16", "bfloat16", "float64")
     with np.errstate(over="ignore", invalid="ignore"):
         if op == "add" and floating:
             exact = old.astype(np.float64) + src.astype(np.float64)
@@ -91,7 +96,7 @@ def _reduce(ctx, call, info):
         for lane in _lanes(w):
             bound = tensor_map(w, _at(tm_a, lane), span, what, lane, site)
             dtype = bound.fields.dtype
-            if dtype not in VALID[op_name]:
+            if dtype not in VALID[op_name] or dtype == "float64":
                 raise EngineError("invalid_descriptor", f"{what}: tensor map {bound.name} holds {dtype} elements; "
                                                         f".{op_name} reduces {', '.join(VALID[op_name])} (PTX ISA "
                                                         f"9.7.9.25.5.3)", span, field="dtype",
@@ -143,4 +148,62 @@ def _rmw_records(eng, op, alloc, offsets, esz) -> None:
                    lanes=lanes, actor=op.id, iters=op.iters, warp=op.warp, cta=op.cta)
 
 
-HANDLERS = {"cp.reduce.async.bulk.tensor": _reduce}
+def _bulk_reduce(ctx, call, info):
+    """The non-tensor form: `size` bytes at shared `src` reduced into global `dst` element by element."""
+    op_name = next((o for o in RED_OPS if o in info.quals), None)
+    dtype = _PTX_TYPES.get(info.quals.get("type", ""))
+    what = f"cp.reduce.async.bulk.{op_name}.{info.quals.get('type', '?')} (shared -> global)"
+    span = call.span
+    valid = VALID.get(op_name or "", ())
+    if op_name is None or dtype is None or dtype not in valid or (dtype in ("float16", "bfloat16") and op_name ==
+                                                                   "add" and "noftz" not in info.quals):
+        raise UnsupportedTIRxError(what, span, "not a valid .redOp / .type combination of PTX ISA 9.7.9.25.4.2 "
+                                               "(.add.f16/.bf16 need .noftz)")
+    t = np.dtype(NP_DTYPE.get(dtype, dtype))
+    flush = op_name == "add" and dtype == "float32"
+    dst_fn, src_fn, size_fn = (ctx.expr(o) for o in call.operands[:3])
+    site = ctx.site(call, "cp.reduce.async.bulk")
+
+    def run(w):
+        dst_a, src_a, size_a = dst_fn(w), src_fn(w), size_fn(w)
+        eng = w.eng
+        groups = _groups(w, "bulk")
+        w.effects += 1
+        for lane in _lanes(w):
+            size, dst, src = _at(size_a, lane), _at(dst_a, lane), _at(src_a, lane)
+            if size <= 0 or size % 16 or dst % 16 or src % 16:
+                raise EngineError("misaligned_address", f"{what} needs 16-byte aligned addresses and a size that is "
+                                  f"a multiple of 16; got dst {dst:#x}, src {src:#x}, size {size}", span)
+            s_alloc, d_alloc = w.rt.shared.find(src, size), eng.globals.find(dst, size)
+            if s_alloc is None or d_alloc is None:
+                bad = src if s_alloc is None else dst
+                raise EngineError("oob", f"{what} range [{bad:#x}, +{size}) is outside every "
+                                         f"{'shared' if s_alloc is None else 'global'} allocation (lane {lane})",
+                                  span, address=bad, lane=lane, size=size)
+            op = _new_op(w, "tma.s2g", lane, site)
+            groups.uncommitted[lane].append(op)
+            eng.sync(w, "async.issue", site, details={"op": op.id, "kind": op.kind, "lane": lane, "reduce": op_name})
+            s_off, d_off = src - s_alloc.base, dst - d_alloc.base
+            eng.access(None, site, s_alloc, s_off, size, "read", proxy="async", lanes=_one_lane(lane), actor=op.id,
+                       iters=op.iters, warp=op.warp, cta=op.cta)
+
+            def complete(op=op, s_alloc=s_alloc, d_alloc=d_alloc, s_off=s_off, d_off=d_off, size=size):
+                src_v = s_alloc.data[s_off:s_off + size].copy().view(t)
+                old_v = d_alloc.data[d_off:d_off + size].copy().view(t)
+                if flush:
+                    src_v, old_v = ftz(src_v), ftz(old_v)
+                new = reduce_values(op_name, dtype, old_v, src_v)
+                d_alloc.data[d_off:d_off + size] = np.ascontiguousarray(ftz(new) if flush else new).view(np.uint8)
+                d_alloc.mark_written(d_off, size)
+                eng.access(None, site, d_alloc, d_off, size, "rmw", proxy="async", order="relaxed", scope="gpu",
+                           lanes=_one_lane(op.lane), actor=op.id, iters=op.iters, warp=op.warp, cta=op.cta)
+                op.done = True
+                groups.version += 1
+                eng.touch(groups)
+                eng.async_sync(op.cta, op.warp, "async.complete", op.site, op.iters,
+                               details={"op": op.id, "kind": op.kind, "lane": op.lane})
+            eng.enqueue(complete)
+    return run, False
+
+
+HANDLERS = {"cp.reduce.async.bulk.tensor": _reduce, "cp.reduce.async.bulk": _bulk_reduce}

@@ -73,3 +73,21 @@ def test_the_op_classifies_with_its_map_coordinates_and_source():
     im2col = ir.classify("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.im2col_no_offs.bulk_group",
                          ("handle", "int32", "int32", "int32", "handle"))
     assert im2col is not None and not im2col.supported
+
+
+BULK = Path(__file__).resolve().parents[3] / "fixtures" / "tma" / "bulk_reduce_add.py"
+
+
+def test_the_non_tensor_form_adds_size_bytes_and_flushes_f32_subnormals():
+    rng = np.random.default_rng(1)
+    acc = rng.integers(-50, 50, 64).astype(np.float32)
+    x = rng.integers(-50, 50, (2, 64)).astype(np.float32)
+    acc[0], x[:, 0] = 0.0, [1e-40, 0.0]           # a subnormal input: flushed to +0
+    func = ir.parse_file(BULK)
+    inputs = {"acc": acc, "x": x}
+    res = numsim.run(func, inputs)
+    want = acc + x[0] + x[1]
+    want[0] = 0.0
+    np.testing.assert_array_equal(res.outputs["acc"], want)
+    assert modelcheck.racecheck(func, inputs).verdict == "clean"
+    assert modelcheck.synccheck(func, inputs).verdict == "clean"
