@@ -159,8 +159,7 @@ def _cp(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
     if q.get("dst") == "shared::cluster" and q.get("src") in ("shared::cta", "shared"):
         specs = _ops(("dst", "addr"), ("src", "addr"), ("size", "value", "uint32"), ("mbar", "addr"))
         _check_count(op, n, (len(specs),), _layout(specs))
-        return _unsupported(_info(op, "cp.async.bulk.s2c", "async_copy", specs, q, {"async"}),
-                            "shared::cta -> shared::cluster copies need clusters (v2)")
+        return _info(op, "cp.async.bulk.s2c", "async_copy", specs, q, {"async", "reads", "writes"})
     return None
 
 

@@ -126,14 +126,17 @@ def _bulk_g2s(ctx, call, info):
     destination and its mbarrier are in one CTA of the cluster (a shared::cta address is the executing CTA's), or
     with `.multicast::cluster` the same CTA-relative offsets in every CTA of ctaMask (PTX ISA 9.7.9.25.4.1); each
     destination gets the bytes and complete_tx(size) on its barrier -- the placement rules of the TMA load
-    (`tma._destinations`)."""
+    (`tma._destinations`).  `cp.async.bulk.shared::cluster.shared::cta` (info "cp.async.bulk.s2c") is the same
+    with the executing CTA's shared memory as the source."""
     from .tma import _destinations     # tma imports this module
     ops = call.operands
     dst_fn, src_fn, size_fn, bar_fn = (ctx.expr(o) for o in ops[:4])
     mask_fn = ctx.expr(ops[4]) if any(k.startswith("multicast") for k in info.quals) else None
     site = ctx.site(call, "cp.async.bulk")
     span = call.span
-    what = "cp.async.bulk (global -> shared)"
+    from_shared = info.name == "cp.async.bulk.s2c"
+    what = f"cp.async.bulk ({'shared::cta' if from_shared else 'global'} -> shared)"
+    space = "shared" if from_shared else "global"
 
     def run(w):
         dst_a, src_a, size_a, bar_a = dst_fn(w), src_fn(w), size_fn(w), bar_fn(w)
@@ -146,9 +149,9 @@ def _bulk_g2s(ctx, call, info):
             if size <= 0 or size % 16 or dst % 16 or src % 16:
                 raise EngineError("misaligned_address", f"cp.async.bulk needs 16-byte aligned addresses and a size "
                                   f"that is a multiple of 16; got dst {dst:#x}, src {src:#x}, size {size}", span)
-            s_alloc = eng.globals.find(src, size)
+            s_alloc = w.rt.shared.find(src, size) if from_shared else eng.globals.find(src, size)
             if s_alloc is None:
-                raise EngineError("oob", f"cp.async.bulk range [{src:#x}, +{size}) is outside every global "
+                raise EngineError("oob", f"cp.async.bulk range [{src:#x}, +{size}) is outside every {space} "
                                          f"allocation (lane {lane})", span, address=src, lane=lane, size=size)
             mask = None if mask_a is None else _at(mask_a, lane)
             for rt, local, brt, blocal in _destinations(w, dst, baddr, mask, span, what):
@@ -367,6 +370,7 @@ def _cp_async_mbarrier_arrive(ctx, call, info):
 
 HANDLERS = {
     "cp.async.bulk.g2s": _bulk_g2s,
+    "cp.async.bulk.s2c": _bulk_g2s,
     "cp.async.bulk.s2g": _bulk_s2g,
     "cp.async.bulk.commit_group": _commit("bulk"),
     "cp.async.bulk.wait_group": _wait_group("bulk"),

@@ -26,6 +26,14 @@ def test_each_cta_receives_the_row_its_peer_copied():
     assert modelcheck.racecheck(func, _inputs()).verdict == "clean"
 
 
+def test_the_shared_cta_source_form_copies_the_staged_row():
+    func = modelcheck.load(str(FIXTURE), FROM_SHARED=1).func
+    res = numsim.run(func, _inputs())
+    np.testing.assert_array_equal(res.outputs["out"], _inputs()["src"])
+    assert modelcheck.synccheck(func, _inputs()).verdict == "clean"
+    assert modelcheck.racecheck(func, _inputs()).verdict == "clean"
+
+
 def test_a_barrier_in_another_cta_than_the_destination_is_an_error():
     func = modelcheck.load(str(FIXTURE), BAR_SELF=1).func
     r = modelcheck.synccheck(func, _inputs())
