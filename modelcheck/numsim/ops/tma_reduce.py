@@ -58,16 +58,16 @@ def reduce_values(op: str, dtype: str, old: np.ndarray, src: np.ndarray) -> np.n
         if op == "add":
             return (old + src).astype(t)
         if op in ("min", "max") and floating:
-            f = np.fmin if op == "min" else np.fmax
-            return f(old.astype(np.float32), src.astype(np.float32)).astype(t)
+            a, b = old.astype(np.float32), src.astype(np.float32)
+            return (np.fmin(a, b) if op == "min" else np.fmax(a, b)).astype(t)
         if op in ("min", "max"):
             return (np.minimum if op == "min" else np.maximum)(old, src)
         if op == "inc":
             return np.where(old >= src, t.type(0), old + t.type(1)).astype(t)
         if op == "dec":
             return np.where((old == 0) | (old > src), src, old - t.type(1)).astype(t)
-        f = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[op]
-        return f(old, src)
+        bits = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[op]
+        return bits(old, src)
 
 
 def _reduce(ctx, call, info):
