@@ -91,3 +91,14 @@ def test_the_non_tensor_form_adds_size_bytes_and_flushes_f32_subnormals():
     np.testing.assert_array_equal(res.outputs["acc"], want)
     assert modelcheck.racecheck(func, inputs).verdict == "clean"
     assert modelcheck.synccheck(func, inputs).verdict == "clean"
+
+
+@pytest.mark.parametrize("plain", [0, 1])
+def test_the_happens_before_graph_agrees_on_reductions(plain):
+    """The graph orders two CTAs' relaxed.gpu reductions by their strength as Racecheck does (common.ordering)."""
+    from modelcheck import hb
+    from tests.modelcheck.hb.test_order import _verdicts
+    kernel = modelcheck.load(str(FIXTURE), PLAIN=plain)
+    raced, unordered, candidates, _ = _verdicts(hb.build(kernel.func, _inputs()))
+    assert candidates > 0 and unordered == raced
+    assert bool(raced) == bool(plain)
