@@ -15,7 +15,8 @@ unsupported with the reason.
 from __future__ import annotations
 
 from . import arith_forms
-from .base import OpInfo, OperandSpec, _check_count, _info, _ops, _quals, _type_dtype, _unsupported
+from .base import (OpInfo, OperandSpec, _check_count, _has_cache_hint, _info, _layout, _ops, _quals, _type_dtype,
+                   _unsupported)
 
 # head -> (allowed operand counts, the layout text); the first operand is the destination register
 _DST_FIRST: dict[str, tuple[tuple[int, ...], str]] = {
@@ -195,9 +196,32 @@ def cluster_memory(op: str, t: list[str], n: int, dtypes) -> OpInfo:
         if "tile" not in q or q.get("space", "global") not in ("global", "shared::cta"):
             return _unsupported(info, "tensormap.replace is modeled in .tile mode on .global or .shared::cta maps")
         return info
+    rest = t[2:]           # cp.reduce.async.bulk[.tensor.Nd]...
+    dim_tok = rest[3] if len(rest) > 3 and rest[2] == "tensor" else ""
+    if len(dim_tok) == 2 and dim_tok[0] in "12345" and dim_tok[1] == "d":
+        dims = int(dim_tok[0])
+        q = _quals(rest[4:])
+        q["dims"] = str(dims)
+        specs = _ops(("tmap", "tmap"), *[(f"c{i}", "value", "int32") for i in range(dims)], ("src", "addr"))
+        if _has_cache_hint(q):
+            specs += _ops(("cache_policy", "value", "uint64"))
+        _check_count(op, n, (len(specs),), _layout(specs))
+        info = _info(op, "cp.reduce.async.bulk.tensor", "async_copy", specs, q, {"async", "reads", "writes"})
+        if q.get("dst") != "global" or "bulk_group" not in q or any(k.startswith("im2col") for k in q):
+            return _unsupported(info, "cp.reduce.async.bulk.tensor is modeled in .tile mode from shared::cta to "
+                                      "global with .bulk_group completion")
+        return info
+    if q.get("dst") == "global":     # shared::cta -> global, bulk group
+        specs = _ops(("dst", "addr"), ("src", "addr"), ("size", "value", "uint32"))
+        if _has_cache_hint(q):
+            specs += _ops(("cache_policy", "value", "uint64"))
+        _check_count(op, n, (len(specs),), _layout(specs))
+        info = _info(op, "cp.reduce.async.bulk", "async_copy", specs, q, {"async", "reads", "writes"})
+        return info if "bulk_group" in q else _unsupported(info, "cp.reduce.async.bulk into global completes "
+                                                                 "through .bulk_group")
     specs = _ops(*[(f"r{i}", "value", None) for i in range(n)])
     return _unsupported(_info(op, "cp.reduce.async.bulk", "async_copy", specs, q, {"async", "reads", "writes"}),
-                        "cp.reduce.async.bulk (a bulk reduction into global memory) is not modeled")
+                        "cp.reduce.async.bulk into shared::cluster (completing on a peer's mbarrier) is not modeled")
 
 
 HANDLERS = {**{h: _dst_first for h in _DST_FIRST}, "ldmatrix": _matrix, "stmatrix": _matrix, "mma": _matrix,

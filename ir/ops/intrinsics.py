@@ -86,8 +86,8 @@ _INTRINSICS: dict[str, _Intrinsic] = {i.name: i for i in [
     _intr("cuda.fdividef", "math", (2,), (("x", "value", "float32"), ("y", "value", "float32")), result="float32"),
     _intr("cuda.float22bfloat162_rn", "math", (2,), (("x", "value", "float32"), ("y", "value", "float32")),
           result="uint32"),
-    _intr("cuda.float22half2", "math", (2,), (("dst", "addr"), ("src", "addr")), supported=False,
-          why="the CUDA helper float22half2 (float2 to half2 through register addresses) is not simulated"),
+    # TVM's `*(half2*)dst = __float22half2_rn(*(float2*)src)` on register addresses (NumSim: ops/misc.py)
+    _intr("cuda.float22half2", "math", (2,), (("dst", "addr"), ("src", "addr"))),
     # TVM 0.27: "a no-op NVIDIA IKET range token for warp-uniform control flow" (a profiler annotation)
     _intr("cuda.iket.sentinel_token", "misc", (1,), (("label", "imm"),), result="uint32"),
     # TVM 0.27's device helper: `if (!(cond)) asm("trap;")`, per thread

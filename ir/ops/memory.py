@@ -150,16 +150,16 @@ def _cp(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
             specs += _ops(("cache_policy", "value", "uint64"))
         _check_count(op, n, (len(specs),), _layout(specs))
         info = _info(op, "cp.async.bulk.g2s", "async_copy", specs, q, {"async", "reads", "writes"})
-        if q.get("dst") == "shared::cluster" or any(k.startswith(("multicast", "mbarrier::report")) for k in q):
-            return _unsupported(info, "cluster bulk copies need clusters (v2)")
+        bad = [k for k in q if k.startswith(("multicast", "mbarrier::report")) and k != "multicast::cluster"]
+        if bad:
+            return _unsupported(info, f"bulk copy {', '.join(bad)} is not modeled")
         if "ignore_oob" in q:
             return _unsupported(info, "ignore_oob bulk copies are not modeled")
         return info
     if q.get("dst") == "shared::cluster" and q.get("src") in ("shared::cta", "shared"):
         specs = _ops(("dst", "addr"), ("src", "addr"), ("size", "value", "uint32"), ("mbar", "addr"))
         _check_count(op, n, (len(specs),), _layout(specs))
-        return _unsupported(_info(op, "cp.async.bulk.s2c", "async_copy", specs, q, {"async"}),
-                            "shared::cta -> shared::cluster copies need clusters (v2)")
+        return _info(op, "cp.async.bulk.s2c", "async_copy", specs, q, {"async", "reads", "writes"})
     return None
 
 

@@ -15,8 +15,10 @@ PIPELINED_AFTER = {"tcgen05.mma": ("tcgen05.mma", "tcgen05.cp", "tcgen05.shift")
 
 
 def strength(rec) -> int:
-    """0 for weak/plain accesses, else the scope level of a strong (relaxed and stronger) access."""
-    if rec.order == "weak" or rec.actor >= 0:
+    """0 for weak/plain accesses, else the scope level of a strong (relaxed and stronger) access.  An async op's
+    accesses are weak, except its `rmw` records: cp.reduce.async.bulk's element reductions are individually
+    .relaxed.gpu (PTX ISA 9.7.9.25.5.3)."""
+    if rec.order == "weak" or (rec.actor >= 0 and rec.kind != "rmw"):
         return 0
     if rec.order == "volatile":
         return SCOPE_LEVEL["sys"]

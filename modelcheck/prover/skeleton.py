@@ -474,7 +474,7 @@ class Extractor:
             if isinstance(par, Opaque) or is_lanes(par):
                 raise OutsideFragment("a wait parity from data or the lane", call.span)
             return [Command("wait", fam, _sx(slot), parity=to_expr(par), units=nlanes, site=site, span=call.span)]
-        if name in ("cp.async.bulk.g2s", "cp.async.bulk.tensor.g2s") and "mbar" in ops:
+        if name in ("cp.async.bulk.g2s", "cp.async.bulk.s2c", "cp.async.bulk.tensor.g2s") and "mbar" in ops:
             fam, slot = self._barrier(ops["mbar"], env, locals_, tid, call)
             return [Command("tma", fam, _sx(slot), units=nlanes, site=site, span=call.span)]
         if name == "tcgen05.commit" and "mbar" in ops:
@@ -592,7 +592,7 @@ def _has_sync(body) -> bool:
             if isinstance(v, ir.OpCall):
                 info = _classify(v)
                 if info is not None and (info.family in ("mbarrier", "named_barrier") or info.name in (
-                        "tcgen05.commit", "cp.async.bulk.g2s", "cp.async.bulk.tensor.g2s",
+                        "tcgen05.commit", "cp.async.bulk.g2s", "cp.async.bulk.s2c", "cp.async.bulk.tensor.g2s",
                         "cp.async.mbarrier.arrive", "st.async")):
                     return True
             elif isinstance(v, ir.Unsupported) and _looks_sync(v.name):

@@ -227,7 +227,10 @@ def _derive(u: Units, allocs: Allocs, op_kind: dict) -> None:
     weak = _lookup(ORDERS, lambda o: o == "weak").astype(np.bool_)[order]
     volatile = _lookup(ORDERS, lambda o: o == "volatile").astype(np.bool_)[order]
     level = _lookup(SCOPES, lambda s: SCOPE_LEVEL.get(s, 3), 3)[u.scope]
-    u.strength = np.where(weak | ~ordinary, 0, np.where(volatile, SCOPE_LEVEL["sys"], level)).astype(np.int8)
+    # an async op's accesses are weak, except the individually relaxed.gpu element reductions of
+    # cp.reduce.async.bulk (its `rmw` records; see common.ordering.strength)
+    u.strength = np.where(weak | (~ordinary & (kind != RMW)), 0,
+                          np.where(volatile, SCOPE_LEVEL["sys"], level)).astype(np.int8)
     u.domain = allocs.domain[u.key] if u.n else np.zeros(0, dtype=np.int8)
     acq = _lookup(ORDERS, lambda o: o in ACQUIRING_ORDERS).astype(np.bool_)[order]
     rel = _lookup(ORDERS, lambda o: o in RELEASING_ORDERS).astype(np.bool_)[order]
@@ -243,6 +246,6 @@ def _derive(u: Units, allocs: Allocs, op_kind: dict) -> None:
         bulk = np.array([o.startswith(("bulk", "tma", "cp.async.bulk", "clc")) for o in kinds], dtype=np.bool_)[inv]
         s2g = np.array([o in ("bulk.s2g", "tma.s2g") for o in kinds], dtype=np.bool_)[inv]
         k = kind[asy]
-        u.bulk_write[asy] = (k == WRITE) & bulk
+        u.bulk_write[asy] = (k != READ) & bulk
         u.stamp[asy] = np.where((k == READ) & s2g, 1, 2)
         u.tc[asy] = np.array([TC_CODE.get(o, 0) for o in kinds], dtype=np.int8)[inv]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import EngineError
+from ..memory import cluster_address
 from ..runtime import Wait
 from ..sync import SyncError
 from . import name_of, uniform
@@ -121,12 +122,25 @@ def _copy(eng, src_alloc, src_off, dst_alloc, dst_off, size, op, proxy, zero_fro
 
 
 def _bulk_g2s(ctx, call, info):
-    dst_fn, src_fn, size_fn, bar_fn = (ctx.expr(o) for o in call.operands[:4])
+    """`cp.async.bulk.shared::{cta,cluster}.global.mbarrier::complete_tx::bytes{.multicast::cluster}`: the
+    destination and its mbarrier are in one CTA of the cluster (a shared::cta address is the executing CTA's), or
+    with `.multicast::cluster` the same CTA-relative offsets in every CTA of ctaMask (PTX ISA 9.7.9.25.4.1); each
+    destination gets the bytes and complete_tx(size) on its barrier -- the placement rules of the TMA load
+    (`tma._destinations`).  `cp.async.bulk.shared::cluster.shared::cta` (info "cp.async.bulk.s2c") is the same
+    with the executing CTA's shared memory as the source."""
+    from .tma import _destinations     # tma imports this module
+    ops = call.operands
+    dst_fn, src_fn, size_fn, bar_fn = (ctx.expr(o) for o in ops[:4])
+    mask_fn = ctx.expr(ops[4]) if any(k.startswith("multicast") for k in info.quals) else None
     site = ctx.site(call, "cp.async.bulk")
     span = call.span
+    from_shared = info.name == "cp.async.bulk.s2c"
+    what = f"cp.async.bulk ({'shared::cta' if from_shared else 'global'} -> shared)"
+    space = "shared" if from_shared else "global"
 
     def run(w):
         dst_a, src_a, size_a, bar_a = dst_fn(w), src_fn(w), size_fn(w), bar_fn(w)
+        mask_a = mask_fn(w) if mask_fn is not None else None
         eng = w.eng
         w.effects += 1
         for lane in _lanes(w):
@@ -135,31 +149,43 @@ def _bulk_g2s(ctx, call, info):
             if size <= 0 or size % 16 or dst % 16 or src % 16:
                 raise EngineError("misaligned_address", f"cp.async.bulk needs 16-byte aligned addresses and a size "
                                   f"that is a multiple of 16; got dst {dst:#x}, src {src:#x}, size {size}", span)
-            d_alloc = w.rt.shared.find(dst, size)
-            s_alloc = eng.globals.find(src, size)
-            if d_alloc is None or s_alloc is None:
-                bad = dst if d_alloc is None else src
-                raise EngineError("oob", f"cp.async.bulk range [{bad:#x}, +{size}) is outside every "
-                                         f"{'shared' if d_alloc is None else 'global'} allocation (lane {lane})",
-                                  span, address=bad, lane=lane, size=size)
-            bar = barrier_of(w, baddr, span, "cp.async.bulk")
-            try:
-                bar.require_live("cp.async.bulk")
-            except SyncError as err:
-                raise EngineError(err.kind, err.message, span, **err.details) from None
-            op = _new_op(w, "bulk.g2s", lane, site)
-            gen = bar.local_gen
-            eng.sync(w, "async.issue", site, barrier=("mbarrier", w.cta, baddr), tx=size, generation=gen,
-                     details={"op": op.id, "kind": op.kind, "lane": lane, "name": name_of(w, baddr)})
-            eng.enqueue(_complete_g2s(eng, w, op, s_alloc, src - s_alloc.base, d_alloc, dst - d_alloc.base, size,
-                                      bar, baddr, span, gen))
+            s_alloc = w.rt.shared.find(src, size) if from_shared else eng.globals.find(src, size)
+            if s_alloc is None:
+                raise EngineError("oob", f"cp.async.bulk range [{src:#x}, +{size}) is outside every {space} "
+                                         f"allocation (lane {lane})", span, address=src, lane=lane, size=size)
+            mask = None if mask_a is None else _at(mask_a, lane)
+            for rt, local, brt, blocal in _destinations(w, dst, baddr, mask, span, what):
+                d_alloc = rt.shared.find(local, size)
+                if d_alloc is None:
+                    raise EngineError("oob", f"cp.async.bulk range [{dst:#x}, +{size}) is outside every shared "
+                                             f"allocation (lane {lane})", span, address=dst, lane=lane, size=size)
+                remote = brt is not w.rt
+                bar = barrier_of(w, cluster_address(brt.cluster_rank, blocal) if remote else blocal, span,
+                                 "cp.async.bulk", remote=True)
+                try:
+                    bar.require_live("cp.async.bulk")
+                except SyncError as err:
+                    raise EngineError(err.kind, err.message, span, **err.details) from None
+                op = _new_op(w, "bulk.g2s", lane, site)
+                gen = bar.local_gen
+                details = {"op": op.id, "kind": op.kind, "lane": lane, "name": name_of(w, blocal)}
+                if rt is not w.rt:
+                    details["target_cta"] = rt.index
+                eng.sync(w, "async.issue", site, barrier=("mbarrier", brt.index, blocal), tx=size, generation=gen,
+                         details=details)
+                eng.enqueue(_complete_g2s(eng, w, op, s_alloc, src - s_alloc.base, d_alloc, local - d_alloc.base,
+                                          size, bar, blocal, span, gen, rt, brt))
     return run, False
 
 
-def _complete_g2s(eng, w, op, s_alloc, s_off, d_alloc, d_off, size, bar, baddr, span, bound_gen):
+def _complete_g2s(eng, w, op, s_alloc, s_off, d_alloc, d_off, size, bar, baddr, span, bound_gen, rt, brt):
     cta, warp = w.cta, w.gid
 
     def complete():
+        if rt.exited:
+            raise EngineError("cluster_exit_while_peer_access",
+                              f"bulk copy into CTA {rt.index}'s shared memory (issued by warp {warp} of CTA {cta}) "
+                              f"completes after CTA {rt.index} exited", span, peer_cta=rt.index, warp=warp)
         _copy(eng, s_alloc, s_off, d_alloc, d_off, size, op, "async")
         op.done = True
         gen = bar.local_gen
@@ -169,7 +195,7 @@ def _complete_g2s(eng, w, op, s_alloc, s_off, d_alloc, d_off, size, bar, baddr, 
             raise EngineError(err.kind, err.message, span, warp=warp, cta=cta, iters=list(op.iters),
                               **err.details) from None
         eng.touch(bar)
-        eng.async_sync(cta, warp, "mbarrier.complete_tx", op.site, op.iters, barrier=("mbarrier", cta, baddr),
+        eng.async_sync(cta, warp, "mbarrier.complete_tx", op.site, op.iters, barrier=("mbarrier", brt.index, baddr),
                        tx=size, generation=gen, completed=completed,
                        details={"op": op.id, "async": True, "bound_generation": bound_gen})
     return complete
@@ -344,6 +370,7 @@ def _cp_async_mbarrier_arrive(ctx, call, info):
 
 HANDLERS = {
     "cp.async.bulk.g2s": _bulk_g2s,
+    "cp.async.bulk.s2c": _bulk_g2s,
     "cp.async.bulk.s2g": _bulk_s2g,
     "cp.async.bulk.commit_group": _commit("bulk"),
     "cp.async.bulk.wait_group": _wait_group("bulk"),

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
+import ir
 from ir import dtypes as dt
 
 from .. import values as V
-from ..errors import EngineError
+from ..errors import EngineError, UnsupportedTIRxError
 from ..runtime import Poll
 from . import require_full_warp, uniform
 
@@ -218,7 +219,40 @@ def _isnullptr(ctx, call, info):
     return run, False
 
 
+def _float22half2(ctx, call, info):
+    """TVM's `cuda_float22half2(dst, src)`: `*(half2*)dst = __float22half2_rn(*(float2*)src)` on registers -- the
+    two float32 elements at src become the two float16 elements at dst, each rounded to nearest even (NaN as the
+    canonical f16 NaN, as cvt.rn.f16x2.f32 gives it)."""
+    from . import ptx_convert as CV
+    from .ptx_math import canonical_nan
+    what = "cuda.float22half2"
+    dst, src = call.operands
+    if not (isinstance(dst, ir.Address) and isinstance(src, ir.Address)):
+        raise UnsupportedTIRxError(what, call.span, "dst and src must be addresses of buffer elements "
+                                                    "(T.address_of(...))")
+    dbuf, sbuf = ctx.cc.buffers[dst.buffer], ctx.cc.buffers[src.buffer]
+    if dbuf.dtype != "float16" or sbuf.dtype != "float32" or len(dst.indices) != 1 or len(src.indices) != 1:
+        raise UnsupportedTIRxError(what, call.span, f"modeled on a 1-D float16 destination and float32 source "
+                                                    f"buffer; got {dst.buffer} ({dbuf.dtype}), {src.buffer} "
+                                                    f"({sbuf.dtype})")
+
+    def at(a: ir.Address, k: int, dtype: str) -> ir.Load:
+        i = a.indices[0]
+        return ir.Load(a.buffer, (ir.BinOp("+", i, ir.Const(k, i.dtype), i.dtype, span=i.span),), dtype,
+                       span=a.span)
+    reads = [ctx.expr(at(src, k, "float32")) for k in (0, 1)]
+    writes = [ctx.lvalue(at(dst, k, "float16"), what) for k in (0, 1)]
+
+    def run(w):
+        for rd, wr in zip(reads, writes):
+            x = np.asarray(rd(w), dtype=np.float32).astype(np.float64)
+            h = canonical_nan(np.asarray(CV.round_float(x, None, "float16", "rn"), dtype=np.float16))
+            wr(w, h if h.ndim else h[()])
+    return run, False
+
+
 HANDLERS = {
+    "cuda.float22half2": _float22half2,
     "tir.isnullptr": _isnullptr,
     "cuda.lane_id": _index(lambda w: w.lane),
     "cuda.warp_id": _index(lambda w: w.index),
