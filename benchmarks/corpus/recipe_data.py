@@ -263,3 +263,44 @@ def flex_causal_plan(*, lengths, heads: int, tile: int = 128) -> dict[str, np.nd
             "full_block_offset": off_f, "full_block_idx": np.array(idx_f or [0], np.int32),
             "mask_payload": np.concatenate(payload).reshape(-1), "sequence_desc": np.array(seq, np.int32).reshape(-1),
             "fwd_work_desc": np.array(work, np.int32).reshape(-1)}
+
+
+def flex_bwd_causal_plan(*, q_len: int, k_len: int, rows: int) -> dict[str, np.ndarray]:
+    """The key->query block plan the cuDNN flex-attention backward kernel reads for the `causal` mask of unequal
+    lengths (`tirx_kernels/ported/cudnn/flex_attention/_flex_attention_backward_sm100/data.py: _sample_endpoints`:
+    query q keeps keys [0, min(q + 1, k_len))), laid out as that kernel reads it (kernel.py, main kernel: per plan
+    row -- one a 128-key block -- `partial_count/offset` and `full_count/offset` into the q-block lists
+    `partial_index` / `full_index`, and per partial entry 512 mask words, two a compute thread: bit j of thread
+    ctid keeps score (key row ctid % 128, query column (ctid // 128) * 32 + (j // 32) * 64 + j % 32), the order
+    the thread loads its S columns from TMEM).  A block is full when every pair of its 128 x 128 tile is kept
+    (tails included, "full entries are complete tiles by construction"), partial when some are, and absent
+    otherwise; q blocks in ascending order.  `rows` repeats the plan (batches x mask heads of equal lengths).
+    The library gets the plan from cuDNN's CUDA-only `create_mask_plan`."""
+    ctid = np.arange(256)[:, None]
+    j = np.arange(64)[None, :]
+    key_row, q_col = ctid % 128, (ctid // 128) * 32 + (j // 32) * 64 + j % 32
+    cnt_p, cnt_f, idx_p, idx_f, words = [], [], [], [], []
+    for t in range(_cdiv(k_len, 128)):
+        part, full = [], []
+        for m in range(_cdiv(q_len, 128)):
+            q = m * 128 + np.arange(128)[:, None]
+            k = t * 128 + np.arange(128)[None, :]
+            tile = (q < q_len) & (k < k_len) & (k <= q)
+            if tile.all():
+                full.append(m)
+            elif tile.any():
+                part.append(m)
+                q, k = m * 128 + q_col, t * 128 + key_row
+                keep = ((q < q_len) & (k < k_len) & (k <= q)).astype(np.uint64)
+                bits = (keep.reshape(256, 2, 32) << np.arange(32, dtype=np.uint64)).sum(axis=2)
+                words.append(bits.astype(np.uint32).reshape(-1))
+        cnt_p.append(len(part))
+        cnt_f.append(len(full))
+        idx_p += part
+        idx_f += full
+    cnt_p, cnt_f, idx_p, idx_f, words = cnt_p * rows, cnt_f * rows, idx_p * rows, idx_f * rows, words * rows
+    return {"partial_count": np.array(cnt_p, np.int32), "full_count": np.array(cnt_f, np.int32),
+            "partial_offset": np.concatenate([[0], np.cumsum(cnt_p)[:-1]]).astype(np.int32),
+            "full_offset": np.concatenate([[0], np.cumsum(cnt_f)[:-1]]).astype(np.int32),
+            "partial_index": np.array(idx_p or [0], np.int32), "full_index": np.array(idx_f or [0], np.int32),
+            "packed_mask": np.concatenate(words) if words else np.zeros(512, np.uint32)}

@@ -33,7 +33,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from benchmarks.corpus.recipe_data import (bsa_block_sizes, bsa_k2q, flex_causal_plan, flex_full_plan, flex_work,
-                                           fast_divmod, kda_schedule, mqa_ks_ke, msa_plan, paged_block_table, paged_mqa_metadata)
+                                           fast_divmod, flex_bwd_causal_plan, kda_schedule,
+                                           mqa_ks_ke, msa_plan, paged_block_table, paged_mqa_metadata)
 
 LOG2_E = math.log2(math.e)
 
@@ -84,6 +85,11 @@ def swizzle(row_bytes: int) -> int:
     return {32: 1, 64: 2, 128: 3}[int(row_bytes)]
 
 
+def atom(dim: int) -> int:
+    """Features in one TMA box row of the cuDNN flex backward's input maps: gcd(64, dim rounded up to 16)."""
+    return math.gcd(64, roundup(dim, 16))
+
+
 def concat(*parts) -> np.ndarray:
     return np.concatenate([np.asarray(p).reshape(-1) for p in parts])
 
@@ -97,7 +103,9 @@ HELPERS: dict[str, Any] = {"roundup": roundup, "cdiv": cdiv, "arange": arange, "
                            "paged_mqa_metadata": paged_mqa_metadata, "bsa_k2q": bsa_k2q,
                            "bsa_block_sizes": bsa_block_sizes, "flex_full_plan": flex_full_plan,
                            "flex_work": flex_work, "flex_causal_plan": flex_causal_plan,
-                           "fast_divmod": fast_divmod, "kda_schedule": kda_schedule}
+                           "fast_divmod": fast_divmod, "kda_schedule": kda_schedule,
+                           "flex_bwd_causal_plan": flex_bwd_causal_plan,
+                           "atom": atom}
 
 _ALLOWED = (ast.Expression, ast.Name, ast.Load, ast.Constant, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare,
             ast.IfExp, ast.Call, ast.Subscript, ast.Tuple, ast.List, ast.keyword, ast.Slice,

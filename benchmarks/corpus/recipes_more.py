@@ -164,8 +164,66 @@ def _gdn_fixup(rows: int, function: str) -> Recipe:
                                   "swizzle": "3"}})
 
 
+
+
+def _flex_bwd_map(tensor: str, seq: str, heads: str, dim: str) -> dict[str, str]:
+    """data.py `_input_tensormap` over a fixed (batch, seq, heads, dim) fp16 tensor: dims (dim, seq, heads, batch),
+    box (atom, 128, 1, 1) with atom = gcd(64, dim rounded up to 16) features and the swizzle of its bytes."""
+    return {"tensor": tensor, "shape": f"(batch, {seq}, {heads}, {dim})", "tensor_dtype": "float16",
+            "dtype": "float16", "dims": f"({dim}, {seq}, {heads}, batch)",
+            "strides": f"({heads} * {dim} * 2, {dim} * 2, {seq} * {heads} * {dim} * 2)",
+            "box": f"(atom({dim}), 128, 1, 1)", "swizzle": f"swizzle(atom({dim}) * 2)"}
+
+
+# data.py prepare_data (fixed layout: q / do (batch, seqlen_q, hq, d), k / v (batch, seqlen_kv, hkv, d) fp16; the
+# plan of cuDNN's create_mask_plan for the causal endpoints of _sample_endpoints; softmax_scale 1 / sqrt(d)),
+# _prepare_target_workspace (the combined fp32 workspace: dpsum and lse_log2 planes of hq * batch * q128 rows,
+# then dQ, dK, dV accumulators -- kernel.py get_kernel's sum_plane / dq_base / dk_base / dv_base), _build_maps
+# (not cooperative, not exact MHA: dk_map is the q map, dv_map the v map) and target_launch (maps, dk, dv,
+# cu_q, cu_k, the plan arrays, semaphores, workspace, scale; absent ones as one-element dummies).  Only
+# non-varlen, non-deterministic, broadcast-mask causal configurations: the kernel then reads neither cu_k_blocks,
+# dq_write_order(_full), sequence_desc, work_desc nor the semaphores (kernel.py), given as one zero each (the
+# semaphores sized to every index the kernel can form) -- the sizes cuDNN's plan gives them are not derived.
+_FLEX_BWD = Recipe(
+    source="tirx_kernels/ported/cudnn/flex_attention/_flex_attention_backward_sm100/data.py: prepare_data, "
+           "_sample_endpoints, _make_endpoints, _prepare_target_workspace, _input_tensormap, _build_maps, "
+           "target_launch; kernel.py: get_kernel, the main kernel's plan and mask reads",
+    functions=("bwd",),
+    let={"ok": "mask_type == 'causal' and not varlen and not deterministic and mask_head_mode == 'broadcast'",
+         "plan": "flex_bwd_causal_plan(q_len=seqlen_q, k_len=seqlen_kv, rows=batch) if ok else None",
+         "td": "roundup(head_dim, 16)", "tdv": "roundup(head_dim_v, 16)", "qb": "cdiv(seqlen_q, 128)",
+         "tasks": "cdiv(seqlen_kv, 128)", "qrows": "batch * qb * 128", "krows": "batch * tasks * 128",
+         "sum_plane": "num_q_heads * qrows"},
+    values={"dk_output_dim0": "batch * seqlen_kv * num_kv_heads * head_dim",
+            "dv_output_dim0": "batch * seqlen_kv * num_kv_heads * head_dim_v", "cu_q_dim0": "1", "cu_k_dim0": "1",
+            "partial_count_dim0": "len(plan['partial_count'])", "partial_index_dim0": "len(plan['partial_index'])",
+            "full_count_dim0": "len(plan['full_count'])", "full_index_dim0": "len(plan['full_index'])",
+            "cu_k_blocks_dim0": "1", "dq_write_order_dim0": "1", "dq_write_order_full_dim0": "1",
+            "partial_offset_dim0": "len(plan['partial_offset'])", "full_offset_dim0": "len(plan['full_offset'])",
+            "packed_mask_dim0": "len(plan['packed_mask'])", "sequence_desc_dim0": "1", "work_desc_dim0": "1",
+            "dq_semaphore_dim0": "batch * num_q_heads * qb", "dk_semaphore_dim0": "num_kv_heads * batch * tasks * 2",
+            "dv_semaphore_dim0": "num_kv_heads * batch * tasks * 2",
+            "workspace_dim0": "2 * sum_plane + num_q_heads * qrows * td + num_kv_heads * krows * (td + tdv)",
+            "softmax_scale": "1 / sqrt(head_dim) if softmax_scale is None else softmax_scale"},
+    data={"cu_q": "full(1, 0)", "cu_k": "full(1, 0)", "cu_k_blocks": "full(1, 0)", "dq_write_order": "full(1, 0)",
+          "dq_write_order_full": "full(1, 0)", "sequence_desc": "full(1, 0)", "work_desc": "full(1, 0)",
+          "partial_count": "plan['partial_count']", "partial_index": "plan['partial_index']",
+          "full_count": "plan['full_count']", "full_index": "plan['full_index']",
+          "partial_offset": "plan['partial_offset']", "full_offset": "plan['full_offset']",
+          "packed_mask": "plan['packed_mask']", "dq_semaphore": "full(batch * num_q_heads * qb, 0)",
+          "dk_semaphore": "full(num_kv_heads * batch * tasks * 2, 0)",
+          "dv_semaphore": "full(num_kv_heads * batch * tasks * 2, 0)"},
+    maps={"q_map": _flex_bwd_map("q", "seqlen_q", "num_q_heads", "head_dim"),
+          "k_map": _flex_bwd_map("k", "seqlen_kv", "num_kv_heads", "head_dim"),
+          "v_map": _flex_bwd_map("v", "seqlen_kv", "num_kv_heads", "head_dim_v"),
+          "do_map": _flex_bwd_map("do", "seqlen_q", "num_q_heads", "head_dim_v"),
+          "dk_map": _flex_bwd_map("q", "seqlen_q", "num_q_heads", "head_dim"),
+          "dv_map": _flex_bwd_map("v", "seqlen_kv", "num_kv_heads", "head_dim_v")})
+
+
 # modules whose functions take different launch arguments: one more recipe each (`functions` says which)
 EXTRA_RECIPES: dict[str, tuple[Recipe, ...]] = {
     "kda_backward_packed": (_KDA_FUSED,),
     # the printed fixup_utcmma has a 1-CTA grid (rows 128), fixup_utcmma__1 a 2-CTA grid (rows 64)
-    "gdn_cp_prefill_sm100": (_gdn_fixup(128, "fixup_utcmma"), _gdn_fixup(64, "fixup_utcmma__1"))}
+    "gdn_cp_prefill_sm100": (_gdn_fixup(128, "fixup_utcmma"), _gdn_fixup(64, "fixup_utcmma__1")),
+    "cudnn_sm100_flex_attention_backward": (_FLEX_BWD,)}

@@ -229,3 +229,19 @@ def test_kda_schedule_covers_every_chain_once_per_pass():
     p2 = [c for row in table for c in row[2: 2 + row[0]]]
     p1 = [c for row in table for c in row[8: 8 + row[1]]]
     assert sorted(p2) == sorted(p1) == list(range(768))
+
+
+def test_flex_bwd_causal_plan_lists_the_visible_q_blocks_of_each_key_block():
+    """q 129 x k 257, causal from the top left: key block 0 sees q blocks 0 (diagonal) and 1 (one live row),
+    key block 1 only q block 1 (query 128 keeps key 128), key block 2 nothing; tails make every block partial."""
+    from benchmarks.corpus.recipe_data import flex_bwd_causal_plan
+    plan = flex_bwd_causal_plan(q_len=129, k_len=257, rows=1)
+    assert plan["partial_count"].tolist() == [2, 1, 0] and plan["full_count"].tolist() == [0, 0, 0]
+    assert plan["partial_offset"].tolist() == [0, 2, 3] and plan["partial_index"].tolist() == [0, 1, 1]
+    words = plan["packed_mask"].reshape(3, 256, 2)
+    assert words[0, 0].tolist() == [0xFFFFFFFF, 0xFFFFFFFF]          # key 0 is kept by every query
+    assert words[0, 1, 0] == 0xFFFFFFFE                              # key 1: not by query 0
+    assert words[1, 0].tolist() == [1, 0] and words[1, 128].tolist() == [0, 0]   # only query 128 is live
+    assert words[2, 0].tolist() == [1, 0] and words[2, 1].tolist() == [0, 0]     # key 128 by query 128
+    full = flex_bwd_causal_plan(q_len=256, k_len=128, rows=2)
+    assert full["full_count"].tolist() == [1, 1] and full["partial_count"].tolist() == [1, 1]
