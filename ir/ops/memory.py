@@ -178,8 +178,8 @@ def _cp(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
             specs += _ops(("cache_policy", "value", "uint64"))
         _check_count(op, n, (len(specs),), _layout(specs))
         info = _info(op, "cp.async.bulk.g2s", "async_copy", specs, q, {"async", "reads", "writes"})
-        if any(k.startswith(("multicast", "mbarrier::report")) for k in q):
-            return _unsupported(info, "multicast bulk copies are not modeled (a shared::cluster destination is)")
+        if q.get("dst") == "shared::cluster" or any(k.startswith(("multicast", "mbarrier::report")) for k in q):
+            return _unsupported(info, "cluster bulk copies need clusters (v2)")
         if "ignore_oob" in q:
             return _unsupported(info, "ignore_oob bulk copies are not modeled")
         return info

@@ -18,11 +18,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import EngineError
-from ..memory import cluster_address
 from ..runtime import Wait
 from ..sync import SyncError
 from . import name_of, uniform
-from .cluster import cluster_of
 from .mbarrier import barrier_of
 
 
@@ -123,13 +121,9 @@ def _copy(eng, src_alloc, src_off, dst_alloc, dst_off, size, op, proxy, zero_fro
 
 
 def _bulk_g2s(ctx, call, info):
-    """cp.async.bulk global -> shared::cta or (non-multicast) shared::cluster: the destination and its mbarrier
-    are in one CTA, the executing one unless a `mapa` address names a peer (PTX ISA 9.7.9.25.4.1: the mbarrier
-    must be in the same CTA as the destination)."""
     dst_fn, src_fn, size_fn, bar_fn = (ctx.expr(o) for o in call.operands[:4])
     site = ctx.site(call, "cp.async.bulk")
     span = call.span
-    what = f"cp.async.bulk (global -> {info.quals.get('dst', 'shared::cta')})"
 
     def run(w):
         dst_a, src_a, size_a, bar_a = dst_fn(w), src_fn(w), size_fn(w), bar_fn(w)
@@ -141,37 +135,29 @@ def _bulk_g2s(ctx, call, info):
             if size <= 0 or size % 16 or dst % 16 or src % 16:
                 raise EngineError("misaligned_address", f"cp.async.bulk needs 16-byte aligned addresses and a size "
                                   f"that is a multiple of 16; got dst {dst:#x}, src {src:#x}, size {size}", span)
-            rt, local = cluster_of(w, dst, span, what)
-            brt, _ = cluster_of(w, baddr, span, what)
-            if brt is not rt:
-                raise EngineError("invalid_address", f"{what}: the destination is in CTA rank {rt.cluster_rank} but "
-                                                     f"its mbarrier is in CTA rank {brt.cluster_rank}; they must be "
-                                                     f"in one CTA", span, address=dst, mbarrier=baddr)
-            d_alloc = rt.shared.find(local, size)
+            d_alloc = w.rt.shared.find(dst, size)
             s_alloc = eng.globals.find(src, size)
             if d_alloc is None or s_alloc is None:
                 bad = dst if d_alloc is None else src
                 raise EngineError("oob", f"cp.async.bulk range [{bad:#x}, +{size}) is outside every "
                                          f"{'shared' if d_alloc is None else 'global'} allocation (lane {lane})",
                                   span, address=bad, lane=lane, size=size)
-            bar = barrier_of(w, cluster_address(brt.cluster_rank, baddr) if brt is not w.rt else baddr, span, what,
-                             remote=True)
+            bar = barrier_of(w, baddr, span, "cp.async.bulk")
             try:
                 bar.require_live("cp.async.bulk")
             except SyncError as err:
                 raise EngineError(err.kind, err.message, span, **err.details) from None
             op = _new_op(w, "bulk.g2s", lane, site)
             gen = bar.local_gen
-            eng.sync(w, "async.issue", site, barrier=("mbarrier", brt.index, baddr), tx=size, generation=gen,
+            eng.sync(w, "async.issue", site, barrier=("mbarrier", w.cta, baddr), tx=size, generation=gen,
                      details={"op": op.id, "kind": op.kind, "lane": lane, "name": name_of(w, baddr)})
-            eng.enqueue(_complete_g2s(eng, w, op, s_alloc, src - s_alloc.base, d_alloc, local - d_alloc.base, size,
-                                      bar, baddr, span, gen, brt.index))
+            eng.enqueue(_complete_g2s(eng, w, op, s_alloc, src - s_alloc.base, d_alloc, dst - d_alloc.base, size,
+                                      bar, baddr, span, gen))
     return run, False
 
 
-def _complete_g2s(eng, w, op, s_alloc, s_off, d_alloc, d_off, size, bar, baddr, span, bound_gen, bar_cta=None):
+def _complete_g2s(eng, w, op, s_alloc, s_off, d_alloc, d_off, size, bar, baddr, span, bound_gen):
     cta, warp = w.cta, w.gid
-    bar_cta = cta if bar_cta is None else bar_cta
 
     def complete():
         _copy(eng, s_alloc, s_off, d_alloc, d_off, size, op, "async")
@@ -183,7 +169,7 @@ def _complete_g2s(eng, w, op, s_alloc, s_off, d_alloc, d_off, size, bar, baddr, 
             raise EngineError(err.kind, err.message, span, warp=warp, cta=cta, iters=list(op.iters),
                               **err.details) from None
         eng.touch(bar)
-        eng.async_sync(cta, warp, "mbarrier.complete_tx", op.site, op.iters, barrier=("mbarrier", bar_cta, baddr),
+        eng.async_sync(cta, warp, "mbarrier.complete_tx", op.site, op.iters, barrier=("mbarrier", cta, baddr),
                        tx=size, generation=gen, completed=completed,
                        details={"op": op.id, "async": True, "bound_generation": bound_gen})
     return complete
