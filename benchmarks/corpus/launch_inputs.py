@@ -6,6 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from modelcheck.numsim.budget import DEFAULT_MAX_MEMORY_MB
+
+# a recipe's buffers, together, stay within the memory a check is given (past it the machine, not the checker,
+# would fail: the MSA combine's partial outputs are 6 GB at its registry size)
+INPUT_BYTES = DEFAULT_MAX_MEMORY_MB << 20
+
 
 def make_inputs(func_rec: dict, config: dict, fill: str, recipe=None):
     """(inputs, problems): arrays for buffer parameters, scalars from the config (or the module's launch
@@ -18,6 +24,7 @@ def make_inputs(func_rec: dict, config: dict, fill: str, recipe=None):
     from benchmarks.corpus.recipes import RecipeError, evaluate
     rng = np.random.default_rng(0)
     inputs, problems = {}, []
+    sized: dict[str, int] = {}
     env: dict = {k: v for k, v in config.items() if isinstance(v, (int, float, str, bool)) or v is None}
     if recipe is not None:
         env, problems = recipe.environment(env)
@@ -44,7 +51,16 @@ def make_inputs(func_rec: dict, config: dict, fill: str, recipe=None):
                     break
             if shape is None:
                 continue
-            arr = _fill(shape, _dtype(p.get("dtype", "float32")), fill, rng)
+            dtype = _dtype(p.get("dtype", "float32"))
+            if recipe is not None and not sized:
+                sized.update(_sizes(func_rec, env))
+                if sum(sized.values()) > INPUT_BYTES:
+                    big = sorted(sized.items(), key=lambda kv: -kv[1])[:3]
+                    problems.append(f"the inputs need {sum(sized.values()) / 2**30:.1f} GB (" +
+                                    ", ".join(f"{k} {v / 2**30:.2f} GB" for k, v in big) + "), over the "
+                                    f"{DEFAULT_MAX_MEMORY_MB} MB a check is given: not allocated")
+                    return inputs, problems
+            arr = _fill(shape, dtype, fill, rng)
             if recipe is not None and name in recipe.data:
                 try:
                     built = np.asarray(evaluate(recipe.data[name], env)).astype(arr.dtype).reshape(-1)
@@ -78,6 +94,24 @@ def make_inputs(func_rec: dict, config: dict, fill: str, recipe=None):
         problems += why
         inputs.update(_recipe_maps(encodes, inputs, fill, rng, problems))
     return inputs, problems
+
+
+def _sizes(func_rec: dict, env: dict) -> dict[str, int]:
+    """Bytes of each buffer parameter whose extents the environment binds (the others are named elsewhere)."""
+    import numpy as np
+    from benchmarks.corpus.check import _dtype
+    from benchmarks.corpus.recipes import RecipeError, evaluate
+    out = {}
+    for p in func_rec.get("params", []):
+        if p.get("kind") != "buffer":
+            continue
+        try:
+            dims = [d if isinstance(d, int) else env[d] if d in env else evaluate(d, env) for d in p.get("shape", [])]
+            out[p["name"]] = int(np.prod([int(x) for x in dims], dtype=np.int64)) * \
+                np.dtype(_dtype(p.get("dtype", "float32"))).itemsize
+        except (RecipeError, TypeError, ValueError):
+            continue
+    return out
 
 
 def _recipe_maps(encodes: dict, inputs: dict, fill: str, rng, problems: list) -> dict:

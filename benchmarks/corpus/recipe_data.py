@@ -21,8 +21,10 @@ def msa_plan(*, batch: int, seqlen_k: int, seqlen_q: int, blk_kv: int, head_kv: 
     (`_seqlens_k`, `_seqlens_q`, `row_coords`, `_select_blocks`, `_work_items`) and
     `sparse_prepare_flat_schedule.py: target_q_per_cta, flat_schedule_capacity`: the key->query CSR per kv head
     (`k2q_row_ptr` [head_kv, total_rows + 1], `k2q_q_indices` [head_kv, total_q * topk], -1 past the edges), the
-    work list (`scheduler_metadata` [capacity, 6]: head, row, q_begin, q_count, batch, 0), its length and the
-    sizes the launches pass.  Differs from the library in one draw: each query keeps the sink block and its most
+    work list (`scheduler_metadata` [capacity, 6]: head, row, q_begin, q_count, batch, 0), its length, the sizes
+    the launches pass, the split slots of `sparse_atten_fwd.py: _frozen_qsplit` (`k2q_qsplit_indices`) and the
+    degrees per (query, kv head) the combine reads as `split_counts` (`sparse_atten_fwd_combine.py: prepare_data`).
+    Differs from the library in one draw: each query keeps the sink block and its most
     recent visible blocks (the library ranks the visible blocks by a random priority); either way a query keeps
     min(topk, visible) distinct visible blocks, so the CSR is valid and fits `total_q * topk`."""
     if seqlen_pattern == "uniform":
@@ -54,6 +56,15 @@ def msa_plan(*, batch: int, seqlen_k: int, seqlen_q: int, blk_kv: int, head_kv: 
     row_ptr[:, 1:] = np.cumsum(counts_row)
     q_indices = np.full((head_kv, nnz_capacity), -1, np.int32)
     q_indices[:, : len(edges)] = [q for _, q in edges]
+    # `sparse_atten_fwd.py: _frozen_qsplit`: each edge's split slot is its rank, in CSR order, among the edges of
+    # its absolute query (`q + cu_seqlens_q[batch of its row]`), packed above the query index at bit 24
+    q_start = np.concatenate([[0], np.cumsum(seqlens_q)])
+    degrees = np.zeros(total_q, np.int64)
+    qsplit = np.full((head_kv, nnz_capacity), -1, np.int32)
+    for e, (r, q) in enumerate(edges):
+        q_abs = int(q_start[batch_of_row[r]]) + q
+        qsplit[:, e] = q | (int(degrees[q_abs]) << 24)
+        degrees[q_abs] += 1
     # `target_q_per_cta` and `flat_schedule_capacity`
     per_group = 128 // qhead_per_kv
     groups = _cdiv(max(total_q * topk * head_kv, 1), per_group)
@@ -72,7 +83,43 @@ def msa_plan(*, batch: int, seqlen_k: int, seqlen_q: int, blk_kv: int, head_kv: 
             "work_capacity": capacity, "work_count": len(work), "num_batches": batch,
             "cu_seqlens_k": np.concatenate([[0], np.cumsum(seqlens_k)]).astype(np.int32),
             "cu_seqlens_q": np.concatenate([[0], np.cumsum(seqlens_q)]).astype(np.int32),
-            "k2q_row_ptr": row_ptr, "k2q_q_indices": q_indices, "scheduler_metadata": metadata}
+            "k2q_row_ptr": row_ptr, "k2q_q_indices": q_indices, "scheduler_metadata": metadata,
+            "k2q_qsplit_indices": qsplit, "split_counts": np.repeat(degrees[:, None], head_kv, axis=1).astype(np.int32)}
+
+
+def fast_divmod(divisor: int) -> tuple[int, int, int]:
+    """CUTLASS FastDivmod's (multiplier, shift_1, shift_2) for `divisor`, as the MSA combine's host passes them
+    (`tirx_kernels/ported/msa/sparse_atten_fwd_combine.py: fast_divmod`): quot = (((i - hi) >> s1) + hi) >> s2
+    with hi = mulhi(i, multiplier)."""
+    if divisor == 1:
+        return 1, 0, 0
+    shift = max(divisor - 1, 1).bit_length()
+    return ((1 << (32 + shift)) + divisor - 1) // divisor - (1 << 32), 1, shift - 1
+
+
+def kda_schedule(num_chains: int, num_ctas: int) -> dict[str, Any]:
+    """The per-CTA chain table of the fused KDA backward (`tirx_kernels/kda/kda_backward_packed.py:
+    build_schedule` with classes "legacy", which `setup` picks unless the tuned 152-CTA / 768-chain pair, and
+    `build_schedule_tensor`): CTA c owns pass-2 chains c, c + num_ctas, ... (the first `extra` CTAs one more) and
+    runs pass 1 for its first chain only when it is one of those `extra`; every other CTA takes its share of the
+    heavy CTAs' later chains first, then its own.  Rows [n_p2, n_p1, p2 chains (maxp2), p1 chains (maxp1)], -1
+    padded; every chain appears once in each pass (the library asserts it, and so does this)."""
+    base, extra = divmod(num_chains, num_ctas)
+    p2 = [[c + r * num_ctas for r in range(base + (1 if c < extra else 0))] for c in range(num_ctas)]
+    light, heavy = num_ctas - extra, [(t % max(extra, 1)) + (t // max(extra, 1) + 1) * num_ctas
+                                      for t in range(extra * base)]
+    p1 = [[c] if c < extra else heavy[c - extra: extra * base: light] + [c + r * num_ctas for r in range(base)]
+          for c in range(num_ctas)]
+    for passes in (p2, p1):
+        if sorted(x for row in passes for x in row) != list(range(num_chains)):
+            raise ValueError(f"kda_schedule: {num_chains} chains over {num_ctas} CTAs do not cover each chain once")
+    maxp2, maxp1 = max(1, max(map(len, p2))), max(1, max(map(len, p1)))
+    table = np.full((num_ctas, 2 + maxp2 + maxp1), -1, np.int32)
+    for c in range(num_ctas):
+        table[c, :2] = len(p2[c]), len(p1[c])
+        table[c, 2: 2 + len(p2[c])] = p2[c]
+        table[c, 2 + maxp2: 2 + maxp2 + len(p1[c])] = p1[c]
+    return {"table": table.reshape(-1), "maxp2": maxp2, "maxp1": maxp1}
 
 
 def mqa_ks_ke(seq_len: int, seq_len_kv: int, disable_cp: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -216,3 +263,44 @@ def flex_causal_plan(*, lengths, heads: int, tile: int = 128) -> dict[str, np.nd
             "full_block_offset": off_f, "full_block_idx": np.array(idx_f or [0], np.int32),
             "mask_payload": np.concatenate(payload).reshape(-1), "sequence_desc": np.array(seq, np.int32).reshape(-1),
             "fwd_work_desc": np.array(work, np.int32).reshape(-1)}
+
+
+def flex_bwd_causal_plan(*, q_len: int, k_len: int, rows: int) -> dict[str, np.ndarray]:
+    """The key->query block plan the cuDNN flex-attention backward kernel reads for the `causal` mask of unequal
+    lengths (`tirx_kernels/ported/cudnn/flex_attention/_flex_attention_backward_sm100/data.py: _sample_endpoints`:
+    query q keeps keys [0, min(q + 1, k_len))), laid out as that kernel reads it (kernel.py, main kernel: per plan
+    row -- one a 128-key block -- `partial_count/offset` and `full_count/offset` into the q-block lists
+    `partial_index` / `full_index`, and per partial entry 512 mask words, two a compute thread: bit j of thread
+    ctid keeps score (key row ctid % 128, query column (ctid // 128) * 32 + (j // 32) * 64 + j % 32), the order
+    the thread loads its S columns from TMEM).  A block is full when every pair of its 128 x 128 tile is kept
+    (tails included, "full entries are complete tiles by construction"), partial when some are, and absent
+    otherwise; q blocks in ascending order.  `rows` repeats the plan (batches x mask heads of equal lengths).
+    The library gets the plan from cuDNN's CUDA-only `create_mask_plan`."""
+    ctid = np.arange(256)[:, None]
+    j = np.arange(64)[None, :]
+    key_row, q_col = ctid % 128, (ctid // 128) * 32 + (j // 32) * 64 + j % 32
+    cnt_p, cnt_f, idx_p, idx_f, words = [], [], [], [], []
+    for t in range(_cdiv(k_len, 128)):
+        part, full = [], []
+        for m in range(_cdiv(q_len, 128)):
+            q = m * 128 + np.arange(128)[:, None]
+            k = t * 128 + np.arange(128)[None, :]
+            tile = (q < q_len) & (k < k_len) & (k <= q)
+            if tile.all():
+                full.append(m)
+            elif tile.any():
+                part.append(m)
+                q, k = m * 128 + q_col, t * 128 + key_row
+                keep = ((q < q_len) & (k < k_len) & (k <= q)).astype(np.uint64)
+                bits = (keep.reshape(256, 2, 32) << np.arange(32, dtype=np.uint64)).sum(axis=2)
+                words.append(bits.astype(np.uint32).reshape(-1))
+        cnt_p.append(len(part))
+        cnt_f.append(len(full))
+        idx_p += part
+        idx_f += full
+    cnt_p, cnt_f, idx_p, idx_f, words = cnt_p * rows, cnt_f * rows, idx_p * rows, idx_f * rows, words * rows
+    return {"partial_count": np.array(cnt_p, np.int32), "full_count": np.array(cnt_f, np.int32),
+            "partial_offset": np.concatenate([[0], np.cumsum(cnt_p)[:-1]]).astype(np.int32),
+            "full_offset": np.concatenate([[0], np.cumsum(cnt_f)[:-1]]).astype(np.int32),
+            "partial_index": np.array(idx_p or [0], np.int32), "full_index": np.array(idx_f or [0], np.int32),
+            "packed_mask": np.concatenate(words) if words else np.zeros(512, np.uint32)}

@@ -33,8 +33,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from benchmarks.corpus.recipe_data import (bsa_block_sizes, bsa_k2q, flex_causal_plan, flex_full_plan, flex_work,
-                                           mqa_ks_ke,
-                                           msa_plan, paged_block_table, paged_mqa_metadata)
+                                           fast_divmod, flex_bwd_causal_plan, kda_schedule,
+                                           mqa_ks_ke, msa_plan, paged_block_table, paged_mqa_metadata)
 
 LOG2_E = math.log2(math.e)
 
@@ -85,6 +85,11 @@ def swizzle(row_bytes: int) -> int:
     return {32: 1, 64: 2, 128: 3}[int(row_bytes)]
 
 
+def atom(dim: int) -> int:
+    """Features in one TMA box row of the cuDNN flex backward's input maps: gcd(64, dim rounded up to 16)."""
+    return math.gcd(64, roundup(dim, 16))
+
+
 def concat(*parts) -> np.ndarray:
     return np.concatenate([np.asarray(p).reshape(-1) for p in parts])
 
@@ -97,7 +102,10 @@ HELPERS: dict[str, Any] = {"roundup": roundup, "cdiv": cdiv, "arange": arange, "
                            "mqa_ks_ke": mqa_ks_ke, "paged_block_table": paged_block_table,
                            "paged_mqa_metadata": paged_mqa_metadata, "bsa_k2q": bsa_k2q,
                            "bsa_block_sizes": bsa_block_sizes, "flex_full_plan": flex_full_plan,
-                           "flex_work": flex_work, "flex_causal_plan": flex_causal_plan}
+                           "flex_work": flex_work, "flex_causal_plan": flex_causal_plan,
+                           "fast_divmod": fast_divmod, "kda_schedule": kda_schedule,
+                           "flex_bwd_causal_plan": flex_bwd_causal_plan,
+                           "atom": atom}
 
 _ALLOWED = (ast.Expression, ast.Name, ast.Load, ast.Constant, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare,
             ast.IfExp, ast.Call, ast.Subscript, ast.Tuple, ast.List, ast.keyword, ast.Slice,
@@ -322,6 +330,8 @@ RECIPES.update({
         data={"cu": "cu_seqlens(lens, 'int64')"}),
 })
 
+
+
 _DG = "tirx_kernels/ported/deepgemm/{}.py"
 _SWZ = "swizzle(head_dim)"      # txl.SW32B / SW64B / SW128B by the row's bytes
 RECIPES.update({
@@ -529,5 +539,11 @@ RECIPES.update({
 
 
 def recipe_for(module: str, function: str) -> Recipe | None:
-    r = RECIPES.get(module)
-    return r if r is not None and r.covers(function) else None
+    candidates = (RECIPES[module],) if module in RECIPES else ()
+    return next((r for r in candidates + EXTRA_RECIPES.get(module, ()) if r.covers(function)), None)
+
+
+# the MSA forward trio, the KDA fused backward and the GDN fixups, in their own module (it reads the names above)
+from benchmarks.corpus.recipes_more import EXTRA_RECIPES, MORE_RECIPES  # noqa: E402
+
+RECIPES.update(MORE_RECIPES)

@@ -54,6 +54,32 @@ def _atom_red(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
     return info
 
 
+def _bulk_prefetch(op: str, rest: list[str], n: int) -> OpInfo | None:
+    """cp.async.bulk.prefetch.tensor.Nd.L2.global{.load_mode}{.L2::cache_hint} [tmap, coords]{, policy} and
+    cp.async.bulk.prefetch.L2.global{.L2::cache_hint} [src], size{, policy}: the PTX ISA (cp.async.bulk.prefetch,
+    cp.async.bulk.prefetch.tensor; PTX 8.0, sm_90) calls them a hint to bring data into L2; they write nothing
+    the program sees and complete on no barrier or group, so they are the `prefetch` no-op (im2col prefetches,
+    whose offsets this layout does not take, are not)."""
+    if rest and rest[0] == "tensor":
+        dim_tok = rest[1] if len(rest) > 1 else ""
+        if not (len(dim_tok) == 2 and dim_tok[0] in "12345" and dim_tok[1] == "d"):
+            return None
+        q = _quals(rest[2:])
+        q["dims"] = dim_tok[0]
+        ncoords = 5 if "tile::gather4" in q else int(dim_tok[0])
+        specs = _ops(("tmap", "tmap"), *[(f"c{i}", "value", "int32") for i in range(ncoords)])
+    else:
+        q = _quals(rest)
+        specs = _ops(("src", "addr"), ("size", "value", "uint32"))
+    if _has_cache_hint(q):
+        specs += _ops(("cache_policy", "value", "uint64"))
+    _check_count(op, n, (len(specs),), _layout(specs))
+    info = _info(op, "prefetch", "misc", specs, q, set())
+    if any(k.startswith("im2col") for k in q):
+        return _unsupported(info, "an im2col prefetch is not modeled")
+    return info
+
+
 def _cp(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
     if len(t) < 2 or t[1] != "async":
         return None
@@ -95,6 +121,8 @@ def _cp(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
         q = {"read": "read"} if "read" in rest else {}
         _check_count(op, n, (1,), "n")
         return _info(op, "cp.async.bulk.wait_group", "async_copy", _ops(("n", "imm", "int32")), q, {"sync"})
+    if rest[0] == "prefetch":
+        return _bulk_prefetch(op, rest[1:], n)
     if rest[0] == "tensor":
         dim_tok = rest[1] if len(rest) > 1 else ""
         if not (len(dim_tok) == 2 and dim_tok[0] in "12345" and dim_tok[1] == "d"):

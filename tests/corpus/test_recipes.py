@@ -82,9 +82,12 @@ def test_check_one_says_the_inputs_were_read_from_the_launch_code(tmp_path, monk
     assert "| m / csr_rows | read |" in table
 
 
-@pytest.mark.parametrize("module", sorted(RECIPES))
-def test_every_entry_cites_its_source_and_uses_only_allowed_expressions(module):
-    r = RECIPES[module]
+ALL = [(m, r) for m, r in sorted(RECIPES.items())] + \
+    [(m, r) for m, extra in sorted(recipes.EXTRA_RECIPES.items()) for r in extra]
+
+
+@pytest.mark.parametrize("module, r", ALL, ids=[f"{m}:{','.join(r.functions) or '*'}" for m, r in ALL])
+def test_every_entry_cites_its_source_and_uses_only_allowed_expressions(module, r):
     assert r.source.startswith("tirx_kernels/") and ".py: " in r.source
     for expr in (*r.let.values(), *r.values.values(), *r.data.values()):
         try:
@@ -170,3 +173,75 @@ def test_flex_causal_plan_marks_the_diagonal_block_partial_with_causal_keep_bits
     assert words[1, 0].tolist() == [1, 0, 0, 0] and words[1, 5].tolist() == [1, 0, 0, 0]   # column 128 only
     assert plan["fwd_work_desc"].reshape(-1, 4).tolist() == [[0, 0, 0, 128], [1, 0, 0, 1], [0, 1, 0, 128],
                                                              [1, 1, 0, 1]]
+
+
+def test_a_module_may_have_one_recipe_per_function():
+    assert recipes.recipe_for("kda_backward_packed", "guard") is RECIPES["kda_backward_packed"]
+    fused = recipes.recipe_for("kda_backward_packed", "kda_bwd_fused")
+    assert fused is not None and "q_map" in fused.maps
+    assert recipes.recipe_for("gdn_cp_prefill_sm100", "fixup_utcmma__1").maps["local_state_map"]["box"] == \
+        "(32, 64, 1, 1)"
+    assert recipes.recipe_for("gdn_cp_prefill_sm100", "prefill") is None
+
+
+def test_inputs_past_the_memory_budget_are_named_not_allocated():
+    """A recipe that binds a 6 GB buffer (the MSA combine at its registry size) is a named problem."""
+    big = Recipe(source="s", values=dict(RECIPE.values, x_dim0="2 ** 31"), data=RECIPE.data, let=RECIPE.let)
+    inputs, problems = make_inputs(FREC, CONFIG, "random", big)
+    assert inputs == {} and len(problems) == 1
+    assert problems[0].startswith("the inputs need 8.0 GB (x 8.00 GB") and "2048 MB a check is given" in problems[0]
+
+
+def test_msa_split_slots_number_each_querys_edges_in_csr_order():
+    from benchmarks.corpus.recipe_data import msa_plan
+    plan = msa_plan(batch=2, seqlen_k=512, seqlen_q=512, blk_kv=128, head_kv=2, topk=3, qhead_per_kv=4,
+                    seqlen_pattern="varlen")
+    nnz, qs = plan["nnz"], plan["k2q_qsplit_indices"]
+    assert (qs[0] == qs[1]).all() and (qs[:, nnz:] == -1).all()
+    assert ((qs[0, :nnz] & 0xFFFFFF) == plan["k2q_q_indices"][0, :nnz]).all()
+    rows = np.repeat(np.arange(plan["total_rows"]), np.diff(plan["k2q_row_ptr"][0]))
+    seen: dict[int, list[int]] = {}
+    batch = {int(r): int(b) for _, r, _, _, b, _ in plan["scheduler_metadata"][: plan["work_count"]]}
+    for e in range(nnz):
+        q_abs = int(plan["cu_seqlens_q"][batch[int(rows[e])]]) + int(qs[0, e] & 0xFFFFFF)
+        seen.setdefault(q_abs, []).append(int(qs[0, e]) >> 24)
+    assert all(slots == list(range(len(slots))) for slots in seen.values())
+    degrees = plan["split_counts"]
+    assert degrees.shape == (plan["total_q"], 2) and degrees[:, 0].sum() == nnz and degrees.max() <= 3
+    assert all(degrees[q, 0] == len(seen[q]) for q in seen)
+
+
+def test_fast_divmod_divides_as_the_kernel_reads_it():
+    from benchmarks.corpus.recipe_data import fast_divmod
+    for d in (1, 3, 8, 16, 40):
+        mul, s1, s2 = fast_divmod(d)
+        i = np.arange(0, 200000, 7, dtype=np.uint64)
+        hi = (i * np.uint64(mul)) >> np.uint64(32)
+        quot = (((i - hi) >> np.uint64(s1)) + hi) >> np.uint64(s2)
+        assert (quot == i // np.uint64(d)).all()
+
+
+def test_kda_schedule_covers_every_chain_once_per_pass():
+    from benchmarks.corpus.recipe_data import kda_schedule
+    sched = kda_schedule(768, 148)
+    assert (sched["maxp2"], sched["maxp1"]) == (6, 7)        # the printed kernels' 15-int rows
+    table = sched["table"].reshape(148, 15)
+    p2 = [c for row in table for c in row[2: 2 + row[0]]]
+    p1 = [c for row in table for c in row[8: 8 + row[1]]]
+    assert sorted(p2) == sorted(p1) == list(range(768))
+
+
+def test_flex_bwd_causal_plan_lists_the_visible_q_blocks_of_each_key_block():
+    """q 129 x k 257, causal from the top left: key block 0 sees q blocks 0 (diagonal) and 1 (one live row),
+    key block 1 only q block 1 (query 128 keeps key 128), key block 2 nothing; tails make every block partial."""
+    from benchmarks.corpus.recipe_data import flex_bwd_causal_plan
+    plan = flex_bwd_causal_plan(q_len=129, k_len=257, rows=1)
+    assert plan["partial_count"].tolist() == [2, 1, 0] and plan["full_count"].tolist() == [0, 0, 0]
+    assert plan["partial_offset"].tolist() == [0, 2, 3] and plan["partial_index"].tolist() == [0, 1, 1]
+    words = plan["packed_mask"].reshape(3, 256, 2)
+    assert words[0, 0].tolist() == [0xFFFFFFFF, 0xFFFFFFFF]          # key 0 is kept by every query
+    assert words[0, 1, 0] == 0xFFFFFFFE                              # key 1: not by query 0
+    assert words[1, 0].tolist() == [1, 0] and words[1, 128].tolist() == [0, 0]   # only query 128 is live
+    assert words[2, 0].tolist() == [1, 0] and words[2, 1].tolist() == [0, 0]     # key 128 by query 128
+    full = flex_bwd_causal_plan(q_len=256, k_len=128, rows=2)
+    assert full["full_count"].tolist() == [1, 1] and full["partial_count"].tolist() == [1, 1]

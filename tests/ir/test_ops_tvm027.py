@@ -49,6 +49,13 @@ I32 = "int32"
     ("add.rn.f32x2", (I32,) * 3, ["d", "a0", "a1"], False),
     ("ldmatrix.sync.aligned.m8n8.x4.shared.b16", (I32,) * 5, ["d0", "d1", "d2", "d3", "addr"], True),
     ("prefetch.tensormap", ("handle",), ["addr"], True),
+    # bulk L2 prefetches: a tensor map and its coordinates (gather4: a column and four rows), or an address
+    ("cp.async.bulk.prefetch.tensor.2d.L2.global.tile::gather4.L2::cache_hint", ("handle",) + (I32,) * 5 +
+     ("uint64",), ["tmap", "c0", "c1", "c2", "c3", "c4", "cache_policy"], True),
+    ("cp.async.bulk.prefetch.tensor.3d.L2.global", ("handle",) + (I32,) * 3, ["tmap", "c0", "c1", "c2"], True),
+    ("cp.async.bulk.prefetch.L2.global", ("handle", I32), ["src", "size"], True),
+    ("cp.async.bulk.prefetch.tensor.3d.L2.global.im2col", ("handle",) + (I32,) * 3, ["tmap", "c0", "c1", "c2"],
+     False),
 ])
 def test_layouts_follow_the_ptx_syntax(op, dtypes, names, supported):
     info = ops.classify(op, dtypes)

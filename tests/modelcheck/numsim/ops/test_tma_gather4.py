@@ -69,3 +69,14 @@ def test_expecting_one_row_of_bytes_is_a_tx_error():
 def test_gather4_round_trips_through_the_printer():
     func = ir.parse_file(FIXTURE)
     assert ir.parse(ir.print_func(func)) == func
+
+
+def test_an_l2_prefetch_of_the_rows_is_a_hint_that_changes_nothing():
+    """cp.async.bulk.prefetch{.tensor} (PTX ISA: a hint to bring data into L2) runs as a no-op: same tile, and
+    both checkers have a verdict (before, the prefetch was an unmodeled operation: incomplete)."""
+    rows = [7, 2, 31, 2]
+    kernel = modelcheck.load(str(FIXTURE), PREFETCH=1)
+    res = numsim.run(kernel.func, _inputs(rows))
+    np.testing.assert_array_equal(res.outputs["out"], _expected(rows))
+    assert modelcheck.synccheck(kernel.func, _inputs(rows)).verdict == "clean"
+    assert modelcheck.racecheck(kernel.func, _inputs(rows)).verdict == "clean"
