@@ -203,7 +203,10 @@ class Analysis(Observer):
             for part in self.cold[1:]:
                 cold = cold.concat(part)
             pos = np.searchsorted(cold.index, wake)
-            live = live.merge(cold.take(pos))
+            # woken records are older than some carried ones: they sort in between, and the carried entries
+            # must follow their records to the new rows
+            live, moved = live.merge(cold.take(pos))
+            self.shadow.relabel(moved)
             rest = np.ones(cold.n, dtype=np.bool_)
             rest[pos] = False
             cold = cold.take(np.flatnonzero(rest))
