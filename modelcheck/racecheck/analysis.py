@@ -153,7 +153,11 @@ class Analysis(Observer):
         gran = self.shadow.gran
         for race in self.races:
             race.settle(int(gran[race.key]), self.flow.sc_fences)
-        self.races.sort(key=lambda r: (r.prior, r.current))
+        if self.races:
+            # (one numpy sort: a run may keep hundreds of thousands of races)
+            order = np.lexsort((np.array([r.current for r in self.races], dtype=np.int64),
+                                np.array([r.prior for r in self.races], dtype=np.int64)))
+            self.races = [self.races[i] for i in order.tolist()]
 
     def _step(self, chunk) -> None:
         if self.limit is not None or self.flow is None:
