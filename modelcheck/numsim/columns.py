@@ -15,6 +15,8 @@ rows are in seq order.
 """
 from __future__ import annotations
 
+from itertools import chain, repeat
+
 import numpy as np
 
 from .trace import AccessRecord
@@ -279,7 +281,7 @@ class AccessColumns:
                 "kind": each([_KIND[k] for k in kind], np.int8), "proxy": each([_PROXY[p] for p in proxy], np.int8),
                 "order": np.zeros(n, dtype=np.int8), "scope": np.zeros(n, dtype=np.int8),
                 "actor": each(actor, np.int64), "all_lanes": ~one, "scalar": one, "offset0": offset}
-        iters_out = [it for it, k in zip(iters, per.tolist()) for _ in range(k)]
+        iters_out = list(chain.from_iterable(map(repeat, iters, per.tolist())))     # (each run's, per run)
         return cols, iters_out, np.ones(n, dtype=np.int64), each(lane, np.int8), offset
 
 
@@ -290,7 +292,7 @@ def _merge(parts):
     order = np.argsort(seq, kind="stable")
     cols = {k: np.concatenate([c1[k], c2[k]])[order] for k in c1}
     iters_all = i1 + i2
-    iters = [iters_all[i] for i in order.tolist()]
+    iters = list(map(iters_all.__getitem__, order.tolist()))
     counts = np.concatenate([n1, n2])
     lane = np.concatenate([l1, l2])
     offset = np.concatenate([o1, o2])

@@ -153,7 +153,11 @@ class Analysis(Observer):
         gran = self.shadow.gran
         for race in self.races:
             race.settle(int(gran[race.key]), self.flow.sc_fences)
-        self.races.sort(key=lambda r: (r.prior, r.current))
+        if self.races:
+            # (one numpy sort: a run may keep hundreds of thousands of races)
+            order = np.lexsort((np.array([r.current for r in self.races], dtype=np.int64),
+                                np.array([r.prior for r in self.races], dtype=np.int64)))
+            self.races = [self.races[i] for i in order.tolist()]
 
     def _step(self, chunk) -> None:
         if self.limit is not None or self.flow is None:
@@ -403,6 +407,11 @@ class Analysis(Observer):
         """A morally strong access, for the fence.sc tracker: per lane the write it read (or overwrote), and for a
         write whether that write happened before it (what a forced fence.sc pair may have to check)."""
         U, flow = c.units, self.fl
+        if not flow.sc.fences:
+            # no fence.sc yet: a forced pair needs a fence.sc before its earlier access in that access's thread, so
+            # neither this access nor a later one pairing with it can make a candidate (common.fence_sc); what is
+            # noted for candidates (write threads, write order) is noted again by the later access that needs it
+            return
         sources: dict = {}
         for lane, t, wl in zip(ent_lane, pw_unit, pw_lane):
             sources.setdefault(lane, set()).add(None if t < 0 else (int(U.index[t]), wl))
@@ -411,26 +420,42 @@ class Analysis(Observer):
         kind = ("read", "write", "rmw")[int(U.kind[u])]
         k = int(U.key[u])
         off = U.offset[U.lane_start[r]:U.lane_start[r + 1]].tolist()
-        for lane, o in zip(lanes, off):
+        srcs = []
+        for lane in lanes:
             seen = sources.get(lane, {None})
-            src = next(iter(seen)) if len(seen) == 1 else "mixed"
+            srcs.append(next(iter(seen)) if len(seen) == 1 else "mixed")
+        # (a write that read one write, not none, not "mixed"): was that write ordered before it, all lanes at once
+        asked = {lane: src for lane, src in zip(lanes, srcs) if isinstance(src, tuple)} if U.write[u] else {}
+        ordered = self._ordered_before(c, r, asked) if asked else {}
+        seq, cta, size = float(U.seq[u]), int(U.cta[u]), int(U.size[u])
+        where = (self.allocs.space[k], self.allocs.id[k])
+        for lane, o, src in zip(lanes, off, srcs):
             flow.write_thread[(g, lane)] = (wid, -1)
-            flow.sc.access(float(U.seq[u]), (g, lane), (wid, lane), int(U.cta[u]), level, kind,
-                           (self.allocs.space[k], self.allocs.id[k], o, int(U.size[u])), src)
-            if U.write[u] and isinstance(src, tuple):         # one write read (not none, not "mixed")
-                flow.sc_order[(g, lane)] = {src: self._ordered_before(c, r, lane, src)}
+            flow.sc.access(seq, (g, lane), (wid, lane), cta, level, kind, where + (o, size), src)
+            if lane in ordered:
+                flow.sc_order[(g, lane)] = {src: ordered[lane]}
 
-    def _ordered_before(self, c: _Chunk, r: int, lane: int, src: tuple) -> bool:
-        """Is write `src` (record, lane) ordered before chunk record `r`'s access by `lane`, by the knowledge gathered
-        for their pairs (False if they make no pair)?"""
+    def _ordered_before(self, c: _Chunk, r: int, asked: dict) -> dict:
+        """For each lane of `asked` (lane -> write (record, lane)): is that write ordered before chunk record `r`'s
+        access by the lane, by the knowledge gathered for their pairs (False if they make no pair)?"""
         U, P = c.units, c.pairs
-        t = int(np.searchsorted(U.index, src[0]))
-        if U.actor[t] < 0 and t >= c.nlive:
-            self._flush_warp(c, int(U.warp[t]), float(U.seq[c.nlive + r]))     # its stamp
-        stamp = U.stamp[t] if U.actor[t] >= 0 else U.epoch_at[t]
+        lanes = list(asked)
+        t = np.searchsorted(U.index, np.array([asked[lane][0] for lane in lanes], dtype=np.int64))
+        wl = np.array([asked[lane][1] for lane in lanes], dtype=np.int64)
+        seq = float(U.seq[c.nlive + r])
+        for x in np.unique(t[(U.actor[t] < 0) & (t >= c.nlive)]).tolist():
+            self._flush_warp(c, int(U.warp[x]), seq)          # its stamp
+        stamp = np.where(U.actor[t] >= 0, U.stamp[t], U.epoch_at[t])
         s, e = int(P.start[r]), int(P.start[r + 1])
-        sel = (P.cur_lane[s:e] == lane) & (P.prior[s:e] == t) & (P.prior_lane(slice(s, e)) == src[1])
-        return bool(sel.any()) and bool((c.known[s:e][sel] >= stamp).all())
+        which = np.full(32, -1, dtype=np.int64)            # lane -> its position in `lanes`
+        which[lanes] = np.arange(len(lanes))
+        m = which[P.cur_lane[s:e]]
+        hit = m >= 0
+        mm = np.maximum(m, 0)
+        hit &= (P.prior[s:e] == t[mm]) & (P.prior_lane(slice(s, e)) == wl[mm])
+        some = np.bincount(m[hit], minlength=len(lanes)) > 0
+        late = np.bincount(m[hit & (c.known[s:e] < stamp[mm])], minlength=len(lanes)) > 0
+        return dict(zip(lanes, (some & ~late).tolist()))
 
     def _gather_async(self, c: _Chunk) -> None:
         """What each async access knows of its priors: its operation's fork (tcgen05 knowledge against tcgen05

@@ -101,23 +101,45 @@ def judge(an, c) -> list:
     los = np.minimum.reduceat(lo_byte, firsts)
     his = np.maximum.reduceat(lo_byte + gsize, firsts)
     nbytes = np.add.reduceat(gsize, firsts)
+    # per race, its scalars in one conversion each; records, async infos and tcgen05 hints are shared by many races
+    # (a record races with many others), so each is made once per chunk
+    qs = bad[firsts]
+    ps, ks = pr[qs], cr[qs]
+    rows = zip(qs.tolist(), ps.tolist(), ks.tolist(), U.index[ps].tolist(), U.index[ks].tolist(),
+               P.prior_lane(qs).tolist(), P.cur_lane[qs].tolist(), los.tolist(), his.tolist(), nbytes.tolist(),
+               U.write[ps].tolist(), U.kind[ks].tolist(), U.key[ks].tolist())
+    records: dict = {}
+    infos: dict = {}
+    hints: dict = {}
     out = []
-    for g, i in enumerate(firsts.tolist()):
-        q = int(bad[i])
-        p, k = int(pr[q]), int(cr[q])
-        prior, cur = U.record(p, an.allocs), U.record(k, an.allocs)
-        race = Race(int(U.index[p]), int(U.index[k]), int(P.prior_lane(q)), int(P.cur_lane[q]), int(los[g]),
-                    int(his[g]), int(nbytes[g]), "write" if U.write[p] else "read", KINDS[int(U.kind[k])])
-        race.key = int(U.key[k])
+    for q, p, k, gi, gk, plane, clane, lo, hi, nb, pwrite, ckind, key in rows:
+        prior = records.get(p)
+        if prior is None:
+            prior = records[p] = U.record(p, an.allocs)
+        cur = records.get(k)
+        if cur is None:
+            cur = records[k] = U.record(k, an.allocs)
+        race = Race(gi, gk, plane, clane, lo, hi, nb, "write" if pwrite else "read", KINDS[ckind])
+        race.key = key
         race.prior_rec, race.current_rec = prior, cur
-        race.prior_info = dict(flow.async_info.get(prior.actor, {})) if prior.actor >= 0 else {}
-        race.current_info = dict(flow.async_info.get(cur.actor, {})) if cur.actor >= 0 else {}
-        race.how = _classify(an, c, race, q, p, k)
+        race.prior_info = _info(flow, infos, prior.actor)
+        race.current_info = _info(flow, infos, cur.actor)
+        race.how = _classify(an, c, race, q, p, k, hints)
         out.append(race)
     return out
 
 
-def _classify(an, c, race, q: int, p: int, k: int) -> tuple:
+def _info(flow, infos: dict, actor: int) -> dict:
+    """The async operation's info (a copy: the flow forgets operations), {} for a lane access; one per chunk."""
+    if actor < 0:
+        return {}
+    info = infos.get(actor)
+    if info is None:
+        info = infos[actor] = dict(flow.async_info.get(actor, {}))
+    return info
+
+
+def _classify(an, c, race, q: int, p: int, k: int, hints: dict) -> tuple:
     """(ordering domain, ordering failure, text, proxy bridge, hint or None) in the order of
     docs/semantics.md#happens-before."""
     U, flow = c.units, an.flow
@@ -146,20 +168,23 @@ def _classify(an, c, race, q: int, p: int, k: int) -> tuple:
     if prior.actor >= 0 and prior.actor in flow.fork:
         # the issue is ordered before the current access but the completion is not
         if c.known_issuer[q] >= flow.fork[prior.actor][2][2]:
-            hint = _tc_hint(an, c, p, k)
+            hint = _tc_hint(an, c, p, k, hints)
             if prior.kind == "write" and flow.op_kind.get(prior.actor) in _S2G and c.known[q] == READ_DONE:
                 hint = ("cp.async.bulk.wait_group.read retires only the store's source reads; wait with "
                         "cp.async.bulk.wait_group (without .read) before accessing its destination")
             return ("completion", "async_lifetime_not_drained",
                     "an asynchronous access is not completed before the conflicting reuse", None, hint)
-    hint = _tc_hint(an, c, p, k)
+    hint = _tc_hint(an, c, p, k, hints)
     if hint is None and prior.actor < 0 and cur.actor < 0:
         race.sc_probe = ((prior.warp, race.prior_lane, prior.seq), (cur.warp, race.current_lane, cur.seq))
     return ("execution", "missing_inter_actor_sync", "no synchronization edge orders the actors", None, hint)
 
 
-def _tc_hint(an, c, p: int, k: int) -> str | None:
+def _tc_hint(an, c, p: int, k: int, hints: dict) -> str | None:
     flow, U = an.flow, c.units
     if flow.tc is None:
         return None
-    return flow.tc.hint(int(U.tc[p]), int(U.tc[k]), flow.async_col.get(int(U.actor[p]), -1), int(U.actor[k]))
+    args = (int(U.tc[p]), int(U.tc[k]), flow.async_col.get(int(U.actor[p]), -1), int(U.actor[k]))
+    if args not in hints:                   # (a function of these alone, asked for many races alike)
+        hints[args] = flow.tc.hint(*args)
+    return hints[args]

@@ -201,7 +201,7 @@ class Shadow:
         cold_rec = ~(self.written | written_now)[rec_key]
         self.new_cold = np.zeros(0, dtype=np.int64)
         if cold_rec.any():
-            cold_row = cold_rec[row - nlive]
+            cold_row = np.repeat(cold_rec, counts)       # (= cold_rec[row - nlive], without a gather)
             records = units.index[row[cold_row]]
             self.new_cold = units.index[nlive:][cold_rec & some]        # (ascending, as `index` is)
             self._to_cold(records, lane[cold_row], off[cold_row], size[cold_row], key[cold_row])
@@ -319,22 +319,25 @@ class Shadow:
         ecol = ucol.astype(np.int32)[unit] + own
         pc = ecol[prior]
         if uid is ucol:
-            sel = np.flatnonzero(pc != ecol[current])
+            same = pc == ecol[current]
         else:
             eid = uid[unit] + own
-            sel = np.flatnonzero(eid[prior] != eid[current])
-        cur = unit[current[sel]] - nlive
-        order = stable_order(cur, n)
-        sel = sel[order]
-        cur = cur[order]
+            same = eid[prior] == eid[current]
+        # grouped by the later record in one stable sort, one actor's own pairs sent to a last bucket (n) and cut
+        # off: no index list of the kept pairs, no gathers through it
+        cur = unit[current].astype(np.int32) - nlive
+        if same.any():
+            cur[same] = n
+        counts = np.bincount(cur, minlength=n + 1)
+        sel = stable_order(cur, n + 1)[:cur.size - int(counts[n])]
         cp = ChunkPairs()
         cp._pe, cp._ce = pe, ce = prior[sel], current[sel]
         cp._lane, cp._ecol, cp._gid, cp._gran = lane, ecol, gid, self.gran.copy()
-        cp.prior, cp.current = unit[pe], cur + nlive
+        cp.prior, cp.current = unit[pe], cur[sel] + nlive
         cp.cur_lane = lane[ce].astype(np.int32)
         cp.pcol = pc[sel]
         cp.start = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(cur, minlength=n), out=cp.start[1:])
+        np.cumsum(counts[:n], out=cp.start[1:])
         # the strong records' entries, grouped by record (granule order within one)
         mine = np.flatnonzero(is_new & strong[np.maximum(unit - nlive, 0)]) if strong.any() else idx[:0]
         grouped = mine[stable_order(unit[mine] - nlive, n)]
