@@ -65,31 +65,39 @@ with shared memory a cohort must take k resident slots of its wave.
 """
 from __future__ import annotations
 
+from collections import deque
+
 import numpy as np
 
 import ir
 
-from . import values as V
+from .cohort_rows import CohortWarp, _RowView, _Split
 from .errors import ResourceLimit
-from .ops import misc, ptx_math, warp as warp_ops
-from .runtime import DONE, Scheduler, Warp
+from .ops import barrier, misc, ptx_math, warp as warp_ops
+from .residency import _MEMORY, ReleasedShared
+from .runtime import DONE, Poll, Scheduler, Warp
+from .sync import NamedBarrier
 
 # the cohort size Synccheck and Racecheck run with: the same events as per CTA (below), a production grid's
 # Python overhead shared by 64 CTAs (1,600 x 4 warps: 147 s -> 25 s CPU), and a roll-back costs at most 64 CTAs
 CHECK_COHORT = 64
 ELEMENT_SITES = frozenset({"element load global", "element store global", "element load local",
-                           "element store local"})
-# ops whose closures compute lane by lane on vectors of any length (reviewed: no 32-lane constant)
-NATIVE = frozenset(ptx_math.HANDLERS) | {"tir.reinterpret", "tir.ptr_byte_offset", "ld", "st"}
-# warp collectives: run once per CTA row on a 32-lane view of the cohort warp (`_RowView`)
-PER_ROW = frozenset(warp_ops.HANDLERS) | {"cuda.__activemask", "tir.tvm_warp_activemask"}
+                           "element store local", "element load shared", "element store shared"})
+# ops whose closures compute lane by lane on vectors of any length (reviewed: no 32-lane constant); the
+# griddepcontrol pair is a no-op in NumSim (ops/misc: a launch's predecessor is taken as complete), per CTA too
+NATIVE = frozenset(ptx_math.HANDLERS) | {"tir.reinterpret", "tir.ptr_byte_offset", "ld", "st", "griddepcontrol.wait",
+                                         "griddepcontrol.launch_dependents"}
+# run once per CTA row on a 32-lane view of the cohort warp (`_RowView`): the warp collectives, and setmaxnreg
+# (its bookkeeping is the CTA's)
+PER_ROW = frozenset(warp_ops.HANDLERS) | {"cuda.__activemask", "tir.tvm_warp_activemask", "setmaxnreg"}
+# CTA barriers: every row arrives at its own CTA's barrier (`CohortWarp.each_row_blocking`)
+BARRIERS = frozenset({"bar.sync", "cuda.cta_sync", "cuda.warpgroup_sync", "tir.tvm_storage_sync"})
+SPACES = ("", "global", "shared", "shared::cta")      # ld/st state spaces a cohort runs ("": generic)
 _STMTS = (ir.Evaluate, ir.Store, ir.Let, ir.For, ir.If, ir.Assert, ir.Break, ir.Continue, ir.Return,
-          ir.DeclBuffer)
-assert misc.HANDLERS.keys() >= {"tir.reinterpret", "tir.ptr_byte_offset", "cuda.__activemask"}
-
-
-class _Split(Exception):
-    """The cohort reached something it cannot run for all its CTAs at once: roll back, run them per CTA."""
+          ir.DeclBuffer, ir.While)
+assert misc.HANDLERS.keys() >= {"tir.reinterpret", "tir.ptr_byte_offset", "cuda.__activemask", "setmaxnreg",
+                                "griddepcontrol.wait", "griddepcontrol.launch_dependents"}
+assert barrier.HANDLERS.keys() >= BARRIERS
 
 
 def eligible(func: ir.PrimFunc, program, cluster: tuple, gated: bool, clc: bool) -> str | None:
@@ -98,21 +106,19 @@ def eligible(func: ir.PrimFunc, program, cluster: tuple, gated: bool, clc: bool)
         return "a forced schedule"
     if clc or cluster != (1, 1, 1):
         return "clusters"
-    if program.layout.total:
-        return "shared memory"
-    spaces = {i.space for i in program.buffers.values()} - {"global", "local"}
+    spaces = {i.space for i in program.buffers.values()} - {"global", "local", "shared"}
     if spaces:
         return f"{sorted(spaces)[0]} buffers"
     for node in ir.walk(func.body):
         if isinstance(node, ir.Stmt) and not isinstance(node, _STMTS):
             return f"statement {type(node).__name__}"
-        if isinstance(node, ir.Unsupported):
-            return f"unsupported {node.name}"
         if isinstance(node, ir.OpCall):
             info = ir.classify(node.op, tuple(o.dtype for o in node.operands))
-            if info is None or info.name not in NATIVE | PER_ROW:
+            if info is None or not info.supported:
+                continue        # outside the modeled set: reaching it stops the run as it does per CTA
+            if info.name not in NATIVE | PER_ROW | BARRIERS:
                 return f"operation {node.op}"
-            if info.name in ("ld", "st") and info.quals.get("space", "") not in ("", "global"):
+            if info.name in ("ld", "st") and info.quals.get("space", "") not in SPACES:
                 return f"operation {node.op}"
     other = sorted({s.op for s in program.sites} - ELEMENT_SITES
                    - {s.op for s in program.sites if not s.op.startswith("element ")})
@@ -122,8 +128,30 @@ def eligible(func: ir.PrimFunc, program, cluster: tuple, gated: bool, clc: bool)
 
 
 def wrap_op(info, fn, blocking: bool):
-    """The cohort program's op closure: warp collectives run per CTA row (`CohortWarp.each_row`)."""
-    if info.name not in PER_ROW or blocking:
+    """The cohort program's op closure: per-CTA operations run per CTA row (`CohortWarp.each_row`), CTA
+    barriers for every row at once (`CohortWarp.each_row_blocking`)."""
+    if blocking:
+        if info.name not in BARRIERS:
+            return fn
+
+        def run_gen(w):
+            if type(w) is CohortWarp:
+                return (yield from w.each_row_blocking(fn))
+            return (yield from fn(w))
+        return run_gen
+    if info.name not in PER_ROW and not (info.name in ("ld", "st") and info.quals.get("space") in SPACES[2:]):
+        return fn
+
+    def run(w):
+        if type(w) is CohortWarp:
+            return w.each_row(fn)
+        return fn(w)
+    return run
+
+
+def wrap_access(info, fn):
+    """An element load/store closure: one of shared memory runs per CTA row (each row its own CTA's bytes)."""
+    if info.space != "shared":
         return fn
 
     def run(w):
@@ -235,6 +263,15 @@ class _CohortEng:
             self.global_views[slot] = lv
         self.records: list[list] = [[] for _ in range(k)]    # per row, in order: ("access" | "sync", ...)
         self.footprint = _Footprint()
+        # what runtime.Scheduler reads and writes of its engine state (a cohort has no async completions)
+        self.sites = eng.sites
+        self.pending: deque = deque()
+        self.dirty: dict = {}
+        self.waiters: dict = {}
+        self.current = None
+
+    def touch(self, obj) -> None:
+        self.dirty[id(obj)] = None
 
     def __getattr__(self, name):
         raise _Split(f"engine state {name!r}")
@@ -244,7 +281,9 @@ class _CohortEng:
         w.instr_seen = w.instr
 
     def note_uninitialized(self, site, w, name) -> None:
-        raise _Split("an uninitialized read (its note names the CTA's warp)")
+        if type(w) is not _RowView:
+            raise _Split("an uninitialized read of the whole cohort (its note names the CTA's warp)")
+        self.records[w.row].append(("uninit", w.index, site, name))
 
     def access(self, w, site, alloc, offsets, size, kind, proxy="generic", order="weak", scope="cta", lanes=None,
                actor=-1, iters=None, warp=None, cta=None) -> None:
@@ -270,6 +309,10 @@ class _CohortEng:
         alloc = getattr(alloc, "real", alloc)
         self.records[r].append(("access", w.index, tuple(w.iters), m, site, alloc, off, size, kind, proxy, order,
                                 scope))
+        if alloc.space == "shared":
+            if type(w) is not _RowView:
+                raise _Split("a shared-memory access of the whole cohort")
+            return          # the row's own CTA's bytes: no other CTA of the cohort reaches them
         if alloc.id not in self.written:
             if kind != "read":
                 raise _Split(f"a store to {alloc.name}, which the compiler did not list as written")
@@ -298,223 +341,28 @@ class _Row:
         self.mask = w.mask if mask is None else mask
 
 
-def _row(v, lo: int, n: int):
-    """Row `lo // 32`'s part of a cohort value (uniform values are every row's)."""
-    if type(v) is np.ndarray and v.ndim and v.shape[0] == n:
-        return v[lo:lo + 32]
-    return v
+class Launch:
+    """What `run_cohorts` needs of the launch: the per-CTA program, how a CTA gets its shared memory
+    (`make_shared`, None without shared memory), and whether CTAs run in waves (then a CTA's shared memory is
+    made before its cohort runs and released once it committed, as `numsim.residency` does at a CTA's exit)."""
+
+    def __init__(self, body, cohort_body, nslots: int, written: set, dtypes: dict, max_polls: int, make_shared,
+                 waves: bool):
+        self.body = body                    # the per-CTA program
+        self.cohort_body = cohort_body      # the program compiled with `wrap_op` / `wrap_access`
+        self.nslots = nslots
+        self.written = written              # global alloc ids the kernel may store to
+        self.dtypes = dtypes                # local slot -> dtype name
+        self.max_polls = max_polls
+        self.make_shared = make_shared
+        self.waves = waves
 
 
-class _RowEnv:
-    """A cohort warp's variables as one row sees them (read-only: ops do not bind variables)."""
-
-    __slots__ = ("env", "lo", "n")
-
-    def __init__(self, env, lo, n):
-        self.env, self.lo, self.n = env, lo, n
-
-    def __getitem__(self, s):
-        return _row(self.env[s], self.lo, self.n)
-
-    def __setitem__(self, s, v):
-        raise _Split("an op binding a variable")
-
-
-class _RowRegs:
-    """One local buffer (registers) as one row sees it; a write lands in the row's lanes of a vector the
-    running op owns (copied once per op from the cohort's value: values are never changed in place)."""
-
-    __slots__ = ("regs", "lo", "n", "owned", "dtype")
-
-    def __init__(self, regs, lo, n, owned, dtype):
-        self.regs, self.lo, self.n, self.owned, self.dtype = regs, lo, n, owned, dtype
-
-    def __len__(self):
-        return len(self.regs)
-
-    def __getitem__(self, i):
-        return _row(self.regs[i], self.lo, self.n)
-
-    def __iter__(self):
-        return (self[i] for i in range(len(self.regs)))
-
-    def __setitem__(self, i, v):
-        key = (id(self.regs), i)
-        entry = self.owned.get(key)
-        if entry is None:
-            old = list.__getitem__(self.regs, i)
-            cur = V.as_vec(0 if old is None else old, self.dtype, self.n).copy()
-            entry = self.owned[key] = [cur, np.zeros(self.n // 32, np.bool_), self.regs, i, old is None]
-            list.__setitem__(self.regs, i, cur)     # (which rows wrote it: `CohortWarp.each_row`)
-        entry[0][self.lo:self.lo + 32] = v
-        entry[1][self.lo // 32] = True
-
-
-class _RowLocal:
-    __slots__ = ("local", "lo", "n", "owned", "dtypes")
-
-    def __init__(self, local, lo, n, owned, dtypes):
-        self.local, self.lo, self.n, self.owned, self.dtypes = local, lo, n, owned, dtypes
-
-    def __getitem__(self, slot):
-        return _RowRegs(self.local[slot], self.lo, self.n, self.owned, self.dtypes[slot])
-
-    def __setitem__(self, slot, v):
-        raise _Split("an op declaring registers")
-
-
-class _CohortRegs(list):
-    """A cohort warp's local buffer.  A register never written is None (a read is noted as uninitialized).
-    Written under a mask that leaves some CTA rows without an active lane, it is a vector for every row but
-    unwritten for those (`holes`: register -> bool per row); a read by such a row is what the per-CTA run
-    notes, so that cohort runs per CTA instead."""
-
-    __slots__ = ("w", "holes")
-    w: Warp
-    holes: dict | None
-
-    def _rows(self):
-        m = self.w.mask
-        return None if m is None else m.reshape(-1, 32).any(axis=1)
-
-    def note_write(self, i: int, rows, old_none: bool) -> None:
-        """Register i was written by the rows in `rows` (None: all); it was None before if `old_none`."""
-        h = self.holes.get(i) if self.holes else None
-        if h is None and not old_none:
-            return
-        if rows is None:
-            if h is not None and self.holes:
-                del self.holes[i]
-            return
-        h = (np.ones(rows.size, np.bool_) if h is None else h) & ~rows
-        if h.any():
-            if self.holes is None:
-                self.holes = {}
-            self.holes[i] = h
-        elif self.holes:
-            self.holes.pop(i, None)
-
-    def __setitem__(self, i, v):
-        if self.holes or list.__getitem__(self, i) is None:
-            self.note_write(i, self._rows(), list.__getitem__(self, i) is None)
-        list.__setitem__(self, i, v)
-
-    def _check(self, h) -> None:
-        rows = self._rows()
-        if (h if rows is None else h & rows).any():
-            raise _Split("a read of a register some CTAs never wrote")
-
-    def __getitem__(self, i):
-        if self.holes:
-            h = self.holes.get(i)
-            if h is not None:
-                self._check(h)
-        return list.__getitem__(self, i)
-
-    def __iter__(self):
-        for h in (self.holes or {}).values():
-            self._check(h)
-        return list.__iter__(self)
-
-
-class _CohortLocal(dict):
-    """slot -> `_CohortRegs` (a declaration assigns a fresh list of None)."""
-
-    def __init__(self, w):
-        super().__init__()
-        self.w = w
-
-    def __setitem__(self, slot, vals):
-        regs = _CohortRegs(vals)
-        regs.w, regs.holes = self.w, None
-        super().__setitem__(slot, regs)
-
-
-class _RowView(Warp):
-    """Row r of a cohort warp as a 32-lane warp of its CTA (for the warp collectives: `PER_ROW`)."""
-
-    __slots__ = ("row",)
-    row: int
-
-
-class CohortWarp(Warp):
-    """Warp `index` of k CTAs at once: lane vectors of 32k elements, row r = CTA r."""
-
-    __slots__ = ("FULL", "row_full", "rows", "dtypes")
-
-    def __init__(self, rows: list, index: int, cohort_eng: _CohortEng, nslots: int, dtypes: dict):
-        first = rows[0]
-        super().__init__(first.gid, first.rt, index, first.nthreads, (1, 1, 1), cohort_eng, nslots)
-        k = len(rows)
-        self.rows = rows                               # the per-CTA warps, by row
-        self.dtypes = dtypes                           # local slot -> dtype name
-        self.FULL = np.ones(32 * k, dtype=np.bool_)
-        self.FULL.setflags(write=False)
-        self.tid = np.tile(first.tid, k)
-        self.tid_yz = (np.tile(first.tid_yz[0], k), np.tile(first.tid_yz[1], k))
-        self.lane = np.tile(V.LANES, k)
-        self.warp_base = first.warp_base
-        self.full_mask = None if first.full_mask is None else np.tile(first.full_mask, k)
-        self.mask = self.full_mask
-        self.row_full = [first.full_mask is None] * k
-        self.block_idx = tuple(np.repeat(np.array([w.block_idx[d] for w in rows], dtype=np.int32), 32)
-                               for d in range(3))
-        self.gid = first.gid
-        self.cta = first.cta
-        self.local = _CohortLocal(self)
-
-    def each_row(self, fn):
-        """`fn` (a non-blocking op closure) once per CTA row that has active lanes; the rows' results as one
-        cohort value (uniform when every row gave the same uniform value)."""
-        n = self.FULL.size
-        owned: dict = {}
-        results = []
-        for r, base in enumerate(self.rows):
-            lo = 32 * r
-            m = None if self.mask is None else self.mask[lo:lo + 32]
-            if m is not None and not m.any():
-                results.append(None)
-                continue
-            if m is not None and self.row_full[r] and m.all():
-                m = None
-            v = Warp.__new__(_RowView)
-            v.row, v.gid, v.cta, v.index, v.nthreads = r, base.gid, base.cta, base.index, base.nthreads
-            v.full_mask, v.mask = base.full_mask, m
-            v.exited = None if self.exited is None else self.exited[lo:lo + 32]
-            v.env = _RowEnv(self.env, lo, n)
-            v.local = _RowLocal(self.local, lo, n, owned, self.dtypes)
-            v.tid, v.tid_yz, v.lane, v.warp_base = base.tid, base.tid_yz, base.lane, base.warp_base
-            v.block_idx, v.rt, v.eng = base.block_idx, base.rt, self.eng
-            v.iters, v.loops, v.effects, v.instr, v.instr_seen = self.iters, [], 0, 0, 0
-            v.async_regs, v.groups, v.async_state, v.last_poll, v.waiting, v.gen = None, None, None, None, None, None
-            results.append(fn(v))
-            self.effects += v.effects
-        for _, rows, regs, i, old_none in owned.values():
-            regs.note_write(i, rows, old_none)
-        return _assemble(results, n)
-
-
-def _assemble(results: list, n: int):
-    """Per-row results -> one cohort value (None rows: no active lane, their lanes are never read)."""
-    got = [x for x in results if x is not None]
-    if not got:
-        return None
-    if all(type(x) is not np.ndarray or not x.ndim for x in got):
-        first = got[0]
-        if all(type(x) is type(first) and x == first for x in got):
-            return first
-    dtype = next((x.dtype for x in got if type(x) is np.ndarray), np.asarray(got[0]).dtype)
-    out = np.zeros(n, dtype=dtype)
-    for r, x in enumerate(results):
-        if x is not None:
-            out[32 * r:32 * r + 32] = x
-    return out
-
-
-def run_cohorts(eng, ctas: list, body, cohort_body, size: int, max_polls: int, nslots: int, written: set,
-                dtypes: dict) -> dict:
-    """Run the launch's CTAs in cohorts of up to `size` consecutive CTAs (`cohort_body`: the program compiled
-    with `wrap_op`); a cohort that cannot commit runs per CTA (`body`).  Returns counts for the stats."""
+def run_cohorts(eng, ctas: list, size: int, launch: Launch) -> tuple[dict, int | None]:
+    """Run the launch's CTAs in cohorts of up to `size` consecutive CTAs; a cohort that cannot commit runs per
+    CTA.  Returns counts for the stats, and the index of the first CTA from which the caller must run the rest
+    of the launch per CTA (a cohort met an engine error or a deadlock: the per-CTA run reports it as it would,
+    with every CTA it would have resident), else None."""
     stats: dict = {"cohort_size": size, "cohorts": 0, "ctas_in_cohorts": 0, "split": 0}
     reasons: dict[str, int] = {}
     stats["split_reasons"] = reasons
@@ -522,59 +370,112 @@ def run_cohorts(eng, ctas: list, body, cohort_body, size: int, max_polls: int, n
         size = 1          # uninitialized global memory: its read notes name warps (see `_CohortEng`)
     for start in range(0, len(ctas), size):
         group = ctas[start:start + size]
-        why = _try_cohort(eng, group, cohort_body, nslots, written, dtypes) if len(group) > 1 else "a single CTA"
-        if why is None:
+        if launch.waves and launch.make_shared is not None:
+            for rt in group:
+                launch.make_shared(rt)
+        failed, why = _try_cohort(eng, group, launch) if len(group) > 1 else (True, "a single CTA")
+        if not failed:
             stats["cohorts"] += 1
             stats["ctas_in_cohorts"] += len(group)
-            continue
-        stats["split"] += 1
-        reasons[why] = reasons.get(why, 0) + 1
-        Scheduler(eng, [w for rt in group for w in rt.warps], max_polls).run(body)
-    return stats
+        else:
+            stats["split"] += 1
+            reasons[why] = reasons.get(why, 0) + 1
+        # a cohort that did not commit: its CTAs one at a time, each still as a (one-row) cohort, so that an
+        # error stops nothing half-done and the rest of the launch can run per CTA from that CTA on
+        for i, rt in enumerate(group if failed else ()):
+            one, _ = _try_cohort(eng, [rt], launch)
+            if one == "error":
+                stats["rest_per_cta"] = len(ctas) - start - i
+                return stats, start + i
+            if one:
+                Scheduler(eng, rt.warps, launch.max_polls).run(launch.body)
+        if launch.waves and launch.make_shared is not None:
+            _release(eng, group)
+    return stats, None
 
 
-def _try_cohort(eng, group: list, body, nslots: int, written: set, dtypes: dict) -> str | None:
-    """Run `group` as one cohort and commit it; None if it committed, else why not (nothing committed)."""
+def _release(eng, group: list) -> None:
+    """The group's CTAs exited: their shared memory goes (as numsim.residency releases it)."""
+    if eng.columns is not None:
+        eng.columns.flush()             # buffered records still name the allocations about to go
+    for rt in group:
+        if eng.columns is not None:
+            eng.columns.release(rt.shared.allocs.values())
+        rt.shared = ReleasedShared(rt.index, {k: v for k, v in rt.shared.__dict__.items() if k not in _MEMORY})
+        rt.views = []
+
+
+def _reset(group: list, launch: Launch) -> None:
+    """Undo what a rolled-back cohort did to its CTAs' own state: barriers, setmaxnreg books, shared memory."""
+    for rt in group:
+        rt.named = [NamedBarrier(rt.index, b) for b in range(16)]
+        rt.setmaxnreg = None
+        if launch.make_shared is not None:
+            launch.make_shared(rt)
+
+
+_COUNTERS = ("polls", "blocks", "warps_finished")
+
+
+def _try_cohort(eng, group: list, launch: Launch):
+    """Run `group` as one cohort under the scheduler and commit it: (False, None) if it committed, else
+    (True, why) -- run the group per CTA -- or ("error", why) -- run the rest of the launch per CTA; nothing of
+    the cohort is committed then."""
     k = len(group)
-    ceng = _CohortEng(eng, k, written)
+    ceng = _CohortEng(eng, k, launch.written)
     nwarps = len(group[0].warps)
-    cws = []
+    cws = [CohortWarp([rt.warps[j] for rt in group], j, ceng, launch.nslots, launch.dtypes) for j in range(nwarps)]
+    counters = {c: eng.stats[c] for c in _COUNTERS}
+    body = launch.cohort_body
+
+    def program(cw):
+        for y in body(cw):
+            if type(y) is Poll:
+                # a while loop's reschedule quantum: each CTA's warp polls here only if it is still in the loop
+                if cw.mask is not None and not cw.mask.reshape(k, 32).any(axis=1).all():
+                    raise _Split("the CTAs of the cohort reach a while loop's reschedule point at different steps")
+                ceng.stats["polls"] += k - 1
+            yield y
+    failed: bool | str = False
+    why = None
     try:
-        for j in range(nwarps):
-            cw = CohortWarp([rt.warps[j] for rt in group], j, ceng, nslots, dtypes)
-            cws.append(cw)
-            for _ in body(cw):
-                raise _Split("a blocking operation")
-            ceng.checkpoint(cw)
+        Scheduler(ceng, cws, max(launch.max_polls // k, 1)).run(program)
         if ceng.footprint.conflict():
             raise _Split("two CTAs of the cohort touch the same global bytes, one writing")
     except ResourceLimit:
         ceng.rollback()
         raise
-    except _Split as why:
-        ceng.rollback()
-        return str(why)
-    except Exception as err:          # an engine error (or a defect): the per-CTA run reports it as it would
-        ceng.rollback()
-        return f"{type(err).__name__} in the cohort"
+    except _Split as err:
+        failed, why = True, str(err)
+    except Exception as err:          # an engine error, a deadlock (or a defect): the per-CTA run reports it
+        failed, why = "error", f"{type(err).__name__} in the cohort"
     finally:
+        eng.stats["warps_finished"] = counters["warps_finished"]     # counted per CTA below
         for cw in cws:                # a warp and its registers refer to each other: the run keeps gc off
             cw.local = {}
             cw.env = []
-    # commit: the events CTA by CTA, warp by warp, as the per-CTA engine delivers them
+            cw.views = []
+    if failed:
+        ceng.rollback()
+        _reset(group, launch)
+        eng.stats.update(counters)
+        return failed, why
+    # commit: each CTA's events in the order its own warps made them (the order the per-CTA scheduler gives
+    # them: the cohort's steps are every row's steps), CTA after CTA
     for r, rt in enumerate(group):
-        by_warp: list[list] = [[] for _ in range(nwarps)]
+        warps = rt.warps
         for rec in ceng.records[r]:
-            by_warp[rec[1]].append(rec)
-        for j, w in enumerate(rt.warps):
-            for rec in by_warp[j]:
-                if rec[0] == "access":
-                    _, _, iters, m, site, alloc, off, size, kind, proxy, order, scope = rec
-                    eng.access(_Row(w, iters, m), site, alloc, off, size, kind, proxy, order, scope)
-                else:
-                    _, _, iters, m, site, kind, fields = rec
-                    eng.sync(_Row(w, iters, m), kind, site, **fields)
+            w = warps[rec[1]]
+            if rec[0] == "access":
+                _, _, iters, m, site, alloc, off, size, kind, proxy, order, scope = rec
+                eng.access(_Row(w, iters, m), site, alloc, off, size, kind, proxy, order, scope)
+            elif rec[0] == "sync":
+                _, _, iters, m, site, kind, fields = rec
+                eng.sync(_Row(w, iters, m), kind, site, **fields)
+            else:
+                eng.note_uninitialized(rec[2], w, rec[3])
+        for j, w in enumerate(warps):
             w.instr = w.instr_seen = cws[j].instr
             w.status = DONE
             eng.stats["warps_finished"] += 1
-    return None
+    return False, None
