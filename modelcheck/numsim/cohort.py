@@ -229,6 +229,8 @@ class _Footprint:
         for parts in self.parts.values():
             if len({row for row, _, _ in parts}) < 2 or not any(w for _, _, w in parts):
                 continue
+            if not _ranges_meet(parts):
+                continue        # no row writes inside the span of bytes another row touches: no byte is shared
             offs = np.concatenate([p[1] for p in parts])
             rows = np.concatenate([np.full(p[1].size, p[0], np.int64) for p in parts])
             writes = np.concatenate([np.full(p[1].size, p[2]) for p in parts])
@@ -241,6 +243,27 @@ class _Footprint:
             if np.any((lo != hi) & wr):
                 return True
         return False
+
+
+def _ranges_meet(parts: list) -> bool:
+    """Does some row's span of written bytes overlap another row's span of touched bytes (a cheap necessary
+    condition for a conflict: rows usually touch disjoint ranges)?"""
+    lo: dict[int, int] = {}
+    hi: dict[int, int] = {}
+    wlo: dict[int, int] = {}
+    whi: dict[int, int] = {}
+    for row, offs, write in parts:
+        if not offs.size:
+            continue
+        a, b = int(offs.min()), int(offs.max())
+        lo[row], hi[row] = min(lo.get(row, a), a), max(hi.get(row, b), b)
+        if write:
+            wlo[row], whi[row] = min(wlo.get(row, a), a), max(whi.get(row, b), b)
+    for r, (a, b) in ((r, (wlo[r], whi[r])) for r in wlo):
+        for q in lo:
+            if q != r and a <= hi[q] and lo[q] <= b:
+                return True
+    return False
 
 
 class _CohortEng:
@@ -281,9 +304,14 @@ class _CohortEng:
         w.instr_seen = w.instr
 
     def note_uninitialized(self, site, w, name) -> None:
-        if type(w) is not _RowView:
-            raise _Split("an uninitialized read of the whole cohort (its note names the CTA's warp)")
-        self.records[w.row].append(("uninit", w.index, site, name))
+        """A read of never-written bytes, noted for each CTA row that executes it (global memory is all written
+        in a cohort run, see `run_cohorts`; a register no row wrote is None, one only some rows wrote splits)."""
+        if type(w) is _RowView:
+            self.records[w.row].append(("uninit", w.index, site, name))
+            return
+        for r in range(self.k):
+            if w.row_mask(r) is not False:
+                self.records[r].append(("uninit", w.index, site, name))
 
     def access(self, w, site, alloc, offsets, size, kind, proxy="generic", order="weak", scope="cta", lanes=None,
                actor=-1, iters=None, warp=None, cta=None) -> None:
@@ -358,12 +386,12 @@ class Launch:
         self.waves = waves
 
 
-def run_cohorts(eng, ctas: list, size: int, launch: Launch) -> tuple[dict, int | None]:
+def run_cohorts(eng, ctas: list, size: int, launch: Launch, stats: dict) -> int | None:
     """Run the launch's CTAs in cohorts of up to `size` consecutive CTAs; a cohort that cannot commit runs per
-    CTA.  Returns counts for the stats, and the index of the first CTA from which the caller must run the rest
-    of the launch per CTA (a cohort met an engine error or a deadlock: the per-CTA run reports it as it would,
-    with every CTA it would have resident), else None."""
-    stats: dict = {"cohort_size": size, "cohorts": 0, "ctas_in_cohorts": 0, "split": 0}
+    CTA.  Counts go to `stats` as the run goes (a budget may end it).  Returns the index of the first CTA from
+    which the caller must run the rest of the launch per CTA (a cohort met an engine error or a deadlock: the
+    per-CTA run reports it as it would), else None."""
+    stats.update({"cohort_size": size, "cohorts": 0, "ctas_in_cohorts": 0, "split": 0})
     reasons: dict[str, int] = {}
     stats["split_reasons"] = reasons
     if not all(a.all_written for a in eng.globals.allocs.values()):
@@ -386,12 +414,12 @@ def run_cohorts(eng, ctas: list, size: int, launch: Launch) -> tuple[dict, int |
             one, _ = _try_cohort(eng, [rt], launch)
             if one == "error":
                 stats["rest_per_cta"] = len(ctas) - start - i
-                return stats, start + i
+                return start + i
             if one:
                 Scheduler(eng, rt.warps, launch.max_polls).run(launch.body)
         if launch.waves and launch.make_shared is not None:
             _release(eng, group)
-    return stats, None
+    return None
 
 
 def _release(eng, group: list) -> None:

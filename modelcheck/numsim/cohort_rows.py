@@ -275,8 +275,10 @@ class CohortWarp(Warp):
                 raise _Split("the CTAs of the cohort leave a barrier at different steps")
             if not _agree([y.check() for y in ys]):
                 self.eng.stats["blocks"] += len(ys) - 1     # each CTA's warp blocks (the scheduler counts one)
-            objs = tuple(o for y in ys for o in y.watched())
-            yield Wait(ys[0].obj, lambda ys=ys: _agree([y.check() for y in ys]), ys[0].what, ys[0].site, objs)
+            # watched: row 0's barrier only -- every step that arrives at one row's arrives at all of them (the
+            # rows run in lock-step), so it is re-checked whenever any row's could have changed
+            yield Wait(ys[0].obj, lambda ys=ys: _agree([y.check() for y in ys]), ys[0].what, ys[0].site,
+                       ys[0].objs)
         for _, rows, regs, i, old_none in owned.values():
             regs.note_write(i, rows, old_none)
 

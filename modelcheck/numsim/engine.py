@@ -243,7 +243,8 @@ class Engine:
                 launch = cohort.Launch(program.body, batched.body, batched.nslots, {
                     gmem.allocs[n].id for n in program.written_globals if n in gmem.allocs}, dtypes, self.max_polls,
                     make_shared if program.layout.total else None, waves)
-                cohort_stats, first = cohort.run_cohorts(eng, ctas, size, launch)
+                cohort_stats = {}
+                first = cohort.run_cohorts(eng, ctas, size, launch, cohort_stats)
                 rest = [] if first is None else ctas[first:]
             else:
                 cohort_stats = {"off": off}
