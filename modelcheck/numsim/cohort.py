@@ -71,6 +71,7 @@ import numpy as np
 
 import ir
 
+from . import cohort_shared
 from .cohort_rows import CohortWarp, _RowView, _Split
 from .errors import ResourceLimit
 from .ops import barrier, misc, ptx_math, warp as warp_ops
@@ -141,24 +142,40 @@ def wrap_op(info, fn, blocking: bool):
         return run_gen
     if info.name not in PER_ROW and not (info.name in ("ld", "st") and info.quals.get("space") in SPACES[2:]):
         return fn
+    whole = getattr(fn, "cohort", None)      # the op's own path for a whole cohort warp, when it applies
 
     def run(w):
         if type(w) is CohortWarp:
+            if whole is not None and whole(w):
+                return None
             return w.each_row(fn)
         return fn(w)
     return run
 
 
-def wrap_access(info, fn):
-    """An element load/store closure: one of shared memory runs per CTA row (each row its own CTA's bytes)."""
+def wrap_access(info, fn, idx, value, site: int):
+    """An element load (`value` None) or store closure: one of shared memory runs for every row at once
+    (numsim.cohort_shared), or per CTA row where that does not apply (each row its own CTA's bytes)."""
     if info.space != "shared":
         return fn
+    if value is None:
+        load = cohort_shared.element_load(info, idx, site)
 
-    def run(w):
+        def run_load(w):
+            if type(w) is CohortWarp:
+                got = load(w)
+                return w.each_row(fn) if got is None else got
+            return fn(w)
+        return run_load
+    store = cohort_shared.element_store(info, idx, value, site)
+
+    def run_store(w):
         if type(w) is CohortWarp:
-            return w.each_row(fn)
+            if not store(w):
+                w.each_row(fn)
+            return None
         return fn(w)
-    return run
+    return run_store
 
 
 class _LoggedView(np.ndarray):
@@ -333,6 +350,18 @@ class _CohortEng:
             self._record(r, w, site, alloc, m, offsets[lo:lo + 32] if vec else offsets, size, kind, proxy, order,
                          scope)
 
+    def access_rows(self, w, site, allocs: list, offsets, size, kind, order="weak", scope="cta") -> None:
+        """A shared-memory access of a whole cohort warp: one record per row with active lanes, naming the row's
+        own allocation (`allocs`, by row); its CTA's bytes, which no other row reaches."""
+        vec = type(offsets) is np.ndarray
+        iters = tuple(w.iters)
+        for r in range(self.k):
+            m = w.row_mask(r)
+            if m is not False:
+                self.records[r].append(("access", w.index, iters, m, site, allocs[r],
+                                        offsets[32 * r:32 * r + 32] if vec else offsets, size, kind, "generic", order,
+                                        scope))
+
     def _record(self, r, w, site, alloc, m, off, size, kind, proxy, order, scope) -> None:
         alloc = getattr(alloc, "real", alloc)
         self.records[r].append(("access", w.index, tuple(w.iters), m, site, alloc, off, size, kind, proxy, order,
@@ -375,7 +404,7 @@ class Launch:
     made before its cohort runs and released once it committed, as `numsim.residency` does at a CTA's exit)."""
 
     def __init__(self, body, cohort_body, nslots: int, written: set, dtypes: dict, max_polls: int, make_shared,
-                 waves: bool):
+                 waves: bool, layout=None):
         self.body = body                    # the per-CTA program
         self.cohort_body = cohort_body      # the program compiled with `wrap_op` / `wrap_access`
         self.nslots = nslots
@@ -384,6 +413,7 @@ class Launch:
         self.max_polls = max_polls
         self.make_shared = make_shared
         self.waves = waves
+        self.layout = layout                # the shared layout (with `make_shared`)
 
 
 def run_cohorts(eng, ctas: list, size: int, launch: Launch, stats: dict) -> int | None:
@@ -453,6 +483,10 @@ def _try_cohort(eng, group: list, launch: Launch):
     ceng = _CohortEng(eng, k, launch.written)
     nwarps = len(group[0].warps)
     cws = [CohortWarp([rt.warps[j] for rt in group], j, ceng, launch.nslots, launch.dtypes) for j in range(nwarps)]
+    if launch.make_shared is not None:
+        pools = cohort_shared.Pools(group, launch.layout, launch.make_shared)
+        for cw in cws:
+            cw.pools = pools
     counters = {c: eng.stats[c] for c in _COUNTERS}
     body = launch.cohort_body
 
@@ -483,6 +517,7 @@ def _try_cohort(eng, group: list, launch: Launch):
             cw.local = {}
             cw.env = []
             cw.views = []
+            cw.pools = None
     if failed:
         ceng.rollback()
         _reset(group, launch)

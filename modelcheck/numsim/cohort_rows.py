@@ -169,7 +169,7 @@ class _CohortRT:
 class CohortWarp(Warp):
     """Warp `index` of k CTAs at once: lane vectors of 32k elements, row r = CTA r."""
 
-    __slots__ = ("FULL", "row_full", "rows", "dtypes", "views")
+    __slots__ = ("FULL", "row_full", "rows", "dtypes", "views", "pools")
     COHORT = True
 
     def __init__(self, rows: list, index: int, cohort_eng, nslots: int, dtypes: dict):
@@ -194,6 +194,7 @@ class CohortWarp(Warp):
         self.cta = first.cta
         self.local = _CohortLocal(self)
         self.views: list = [None] * k                  # row -> its cached view (non-blocking ops)
+        self.pools = None                              # the rows' shared memory as one array (numsim.cohort_shared)
 
     def row_mask(self, r: int):
         """Row r's lane mask: None (every lane of its warp), False (no active lane), or the 32 lanes."""

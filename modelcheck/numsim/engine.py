@@ -207,9 +207,9 @@ class Engine:
                     eng.global_views[info.slot] = _view(gmem.allocs[info.alloc].data, info)
             first_id = len(gmem.allocs)
 
-            def make_shared(rt):
+            def make_shared(rt, pool=None, written=None):
                 rt.shared = SharedMemory(rt.index, program.layout,
-                                         first_id + rt.index * max(len(program.layout.offsets), 1))
+                                         first_id + rt.index * max(len(program.layout.offsets), 1), pool, written)
                 rt.views = [_view(rt.shared.allocs[i.alloc].data, i) for i in program.shared_infos]
             for bz in range(grid[2]):
                 for by in range(grid[1]):
@@ -242,7 +242,7 @@ class Engine:
                     self.cohorts
                 launch = cohort.Launch(program.body, batched.body, batched.nslots, {
                     gmem.allocs[n].id for n in program.written_globals if n in gmem.allocs}, dtypes, self.max_polls,
-                    make_shared if program.layout.total else None, waves)
+                    make_shared if program.layout.total else None, waves, program.layout)
                 cohort_stats = {}
                 first = cohort.run_cohorts(eng, ctas, size, launch, cohort_stats)
                 rest = [] if first is None else ctas[first:]

@@ -138,6 +138,27 @@ def _ptx_shuffle(ctx, call, info):
         dsts[0](w, value[j])
         if len(dsts) > 1:
             dsts[1](w, ok.astype(np.uint32))
+
+    def cohort(w) -> bool:
+        """A CTA cohort's warp (numsim.cohort) with every lane of every row active and uniform operands: the
+        shuffle of each 32-lane row at once.  False: not that case (the cohort runs `run` row by row)."""
+        if w.mask is not None or w.exited is not None:
+            return False
+        mm, b, c = m_fn(w), b_fn(w), c_fn(w)
+        if type(mm) is np.ndarray or type(b) is np.ndarray or type(c) is np.ndarray:
+            return False
+        key = (int(b), int(c))
+        hit = lanes_of.get(key)
+        if hit is None:
+            hit = lanes_of[key] = _shuffle_lanes(mode, np.asarray(b), np.asarray(c))
+        j, ok = hit
+        n = w.FULL.size
+        value = V.as_vec(a_fn(w), a_dtype, n)
+        dsts[0](w, value[(np.arange(0, n, 32)[:, None] + j).reshape(-1)])
+        if len(dsts) > 1:
+            dsts[1](w, np.tile(ok.astype(np.uint32), n // 32))
+        return True
+    run.cohort = cohort  # type: ignore[attr-defined]
     return run, False
 
 
