@@ -17,51 +17,57 @@ not execute it (its events are dropped when they are split per CTA, below).
 
 Exactness by construction: run, check, commit -- or roll back and run per CTA.
 - What a cohort may execute is decided statically (`eligible`): SIMT arithmetic, element loads/stores of
-  global and local buffers (registers: a register's value is a 32k vector like any other), the PTX register
-  arithmetic of ops/ptx_math (`NATIVE`: their closures are lane-wise on vectors of any length), ld/st of
-  global memory, and the non-blocking warp collectives (`PER_ROW`: shuffles, votes, activemask, warp_sync,
-  elect), which run once per CTA row on a 32-lane view of the cohort warp (`_RowView`: the row's slices
-  of the variables and registers, its own CTA's ids, its own events).  Anything else -- shared memory,
-  while loops, barriers, mbarriers, TMA, tcgen05, atomics, clusters, cluster launch control, forced
-  schedules, uninitialized global allocations -- runs the launch per CTA, as today.
-- A kernel in that subset never blocks or polls, so the per-CTA engine runs it CTA after CTA, each warp to
-  completion in program order (runtime.Scheduler: every warp's first step runs it to its end; residency
-  waves launch the next CTA before any later warp is stepped).  Cohorts of consecutive CTAs run in the same
-  order: cohort after cohort, in a cohort warp 0 then warp 1 ...  The only order that changes is between
-  two CTAs of one cohort (lock-step instead of one after the other).  That is invisible unless two CTAs of
-  the cohort touch the same global byte and one of them writes it: `_Footprint` records every global access
-  to a buffer the kernel writes and checks exactly that after the cohort ran.
-- Every store through a global view is undo-logged (`_LoggedView`) while a cohort runs.  A footprint
-  conflict, an engine error (the per-CTA run must report the CTA and lane it reports), an uninitialized read
-  note, or any operation reaching beyond the subset (`_Split`) rolls the cohort's stores back and runs its
-  CTAs with the per-CTA engine, which then reports what it always did.  A budget (ResourceLimit) ends the
-  run as incomplete, as it would per CTA, but not at the same point: the events of the unfinished cohort
-  are not delivered, and the step budget is charged k warp-instructions per cohort instruction (more than
-  the per-CTA run when CTA rows diverge).  Budgets never turn a verdict into clean or error.
-- Observers see exactly the per-CTA events: access records are buffered per (CTA, warp) while the cohort
-  runs, split by row (offsets, lanes; a row with no active lane gives none), and delivered on commit CTA by
-  CTA, warp by warp, through the engine's own `access` -- the same records, in the same order, with the same
-  sequence numbers as the per-CTA engine.  Two representation details differ: an offset uniform in the
-  per-CTA run may arrive as a 32-lane vector of equal values, and a full row's lane mask arrives as None
-  (as a full warp's does) -- both mean the same accesses to every consumer (tests normalize them).
+  global, local and shared buffers, the PTX register arithmetic of ops/ptx_math (`NATIVE`: lane-wise on
+  vectors of any length), ld/st of global and shared memory, the griddepcontrol pair (a no-op per CTA too:
+  ops/misc), while loops, the CTA barriers (`BARRIERS`: bar.sync, barrier.sync, cta_sync, warpgroup_sync,
+  tvm_storage_sync), and per-CTA operations that run once per CTA row on a 32-lane view of the cohort warp
+  (`PER_ROW`, cohort_rows._RowView: the row's slices of the variables and registers, its own CTA's ids and
+  state, its own events): warp collectives, setmaxnreg.  Shared memory is per row: each row's CTA has its own
+  pool, the rows' pools are rows of one array (cohort_shared) so a shared access is one gather/scatter, and
+  what that does not cover runs per row.  Anything else -- mbarriers, TMA, tcgen05, atomics, cp.async,
+  fences, clusters, cluster launch control, forced schedules -- runs the launch per CTA, as before.
+- The scheduler.  A cohort's warps run under runtime.Scheduler itself, as a CTA's warps do.  A cohort warp
+  yields only where every row's warp yields in the per-CTA run, and in the same way, else the cohort splits:
+  at a barrier every row arrives at its own CTA's barrier, and the cohort warp blocks (or goes on) only if
+  every row's warp would (`CohortWarp.each_row_blocking`; a row whose lanes are elsewhere, or that would pass
+  while another waits, splits); at a while loop's reschedule quantum (a Poll every 64 iterations) every row
+  must still be in the loop (`_try_cohort`).  Divergent paths that block or poll split (compile_stmt._paths:
+  rows may diverge where no CTA does).  So each row's warps take the steps, in the order, that its CTA's
+  warps take under the per-CTA scheduler -- whose order within one CTA does not depend on other CTAs (its
+  barriers wake only its own warps) -- and the row's events, kept in the order they happen, are its CTA's.
+- Global memory: every store through a global view is undo-logged (`_LoggedView`); `_Footprint` records
+  every global access to a buffer the kernel writes, and two CTAs of a cohort touching one byte, one
+  writing, roll it back (their lock-step order is not the per-CTA one).  Uninitialized global memory runs
+  per CTA (cohorts of one).  A register no row wrote is read as per CTA and noted per row; one only some
+  rows wrote splits (`_CohortRegs`).
+- A cohort that cannot commit (`_Split`) rolls back its stores, resets its CTAs' barriers, setmaxnreg books
+  and shared memory, and its CTAs run again one at a time, each as a one-row cohort (per CTA if even that
+  splits).  An engine error or a deadlock in a cohort rolls it back the same way, and the rest of the launch
+  from the first CTA that fails alone runs per CTA, so the per-CTA engine reports it: a deadlock names the
+  same warps, with every other CTA finished, as in a per-CTA run.  A non-deadlock error stops the per-CTA
+  run with the resident CTAs part-way through their steps (the scheduler's interleaving); in cohorts the
+  CTAs before the failing one have finished: the error is the same, advisories gathered along the way
+  (uninitialized reads) and the partial outputs may differ.  A budget (ResourceLimit) ends the run as
+  incomplete, as it would per CTA, but not at the same point; the step budget is charged k
+  warp-instructions per cohort instruction.  Budgets never turn a verdict into clean or error.
+- Delivery: a committed cohort's records go to observers CTA by CTA, each CTA's in its own order, through
+  the engine's own `access`/`sync`/`note_uninitialized`.  Sequence numbers follow delivery: within a CTA
+  the order is the per-CTA run's; across CTAs it is cohort by cohort, where the per-CTA scheduler
+  interleaves resident CTAs round by round (kernels that never block or poll: CTA by CTA in both, the
+  whole stream identical).  Representation details: an offset uniform per CTA may arrive as a vector of
+  equal values, a full row's lane mask as None -- the same accesses to every consumer (tests normalize).
+- Residency: with waves and shared memory, a cohort's CTAs hold their shared memory together: the cohort
+  size is at most the CTAs resident at once, their pools are made when the cohort starts and released
+  (`_release`, as numsim.residency does at a CTA's exit) once it committed.
 
-Happens-before, not interleaving (checked for the subset, and what the extension must keep): Synccheck's
-phase A checks each barrier's protocol in run order, but barriers are per CTA (named barriers,
-mbarriers in shared memory), so only each CTA's own order matters; its causality clocks and the explorer's
-fixed per-warp programs are built per warp.  Racecheck keeps a shadow per granule and orders pairs by vector
-clocks; two accesses of different CTAs are ordered only through sync (none in the subset), so only
-conflicting cross-CTA pairs could notice a different interleaving, and the footprint check rolls those back.
-
-Extending (not done here): bar.sync/named barriers per row (a cohort warp arrives for every row; a row
-that would not arrive -- its lanes elsewhere -- splits the cohort), shared memory as a (k, pool) array
-with per-row allocation objects (or per-row views as for the collectives), while loops (their reschedule
-quantum is a poll: the per-CTA scheduler interleaves warps there), atomics (per-row, ordered CTA by CTA
-only if no other CTA of the cohort touches the bytes -- the footprint check already gives that).
-Blocking ops need the cohort scheduler to reproduce each CTA's own
-warp interleaving; splitting a blocked cohort mid-run needs the warp's generator state copied, which Python
-generators cannot do -- hence the roll-back-and-rerun design, which is exact but pays the cohort's work
-twice on a split.  Residency: in the subset waves change nothing observable (no shared memory, no sync);
-with shared memory a cohort must take k resident slots of its wave.
+Happens-before, not interleaving: the checkers order two CTAs' events only through sync.  Synccheck's phase A
+checks each barrier's protocol in run order, but the cohort's barriers are per CTA (named barriers), so only
+each CTA's own order matters; its causality clocks and the explorer's fixed per-warp programs are per warp.
+Racecheck merges access records and sync events by sequence number (each CTA's kept in order) and orders
+pairs by vector clocks; a barrier joins one CTA's warps only, and nothing in the subset is gpu-scoped
+(atomics, fences and polling on global memory run per CTA), so two CTAs' accesses are never ordered: a
+conflicting pair is a race in either interleaving.  Inside a cohort the footprint check rolls such pairs
+back; between cohorts the pair is reported in both runs (what a CTA reads after a race may differ).
 """
 from __future__ import annotations
 

@@ -169,7 +169,7 @@ class _CohortRT:
 class CohortWarp(Warp):
     """Warp `index` of k CTAs at once: lane vectors of 32k elements, row r = CTA r."""
 
-    __slots__ = ("FULL", "row_full", "rows", "dtypes", "views", "pools")
+    __slots__ = ("FULL", "row_full", "rows", "dtypes", "views", "pools", "lane_base")
     COHORT = True
 
     def __init__(self, rows: list, index: int, cohort_eng, nslots: int, dtypes: dict):
@@ -184,6 +184,7 @@ class CohortWarp(Warp):
         self.tid = np.tile(first.tid, k)
         self.tid_yz = (np.tile(first.tid_yz[0], k), np.tile(first.tid_yz[1], k))
         self.lane = np.tile(V.LANES, k)
+        self.lane_base = np.repeat(np.arange(0, 32 * k, 32), 32)     # each lane's row's first lane
         self.warp_base = first.warp_base
         self.full_mask = None if first.full_mask is None else np.tile(first.full_mask, k)
         self.mask = self.full_mask

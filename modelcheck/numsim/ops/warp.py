@@ -143,29 +143,31 @@ def _ptx_shuffle(ctx, call, info):
         """A CTA cohort's warp (numsim.cohort) with every lane of every row active and uniform operands: the
         shuffle of each 32-lane row at once.  False: not that case (the cohort runs `run` row by row)."""
         if w.mask is not None or w.exited is not None:
-            return False
-        mm, b, c = m_fn(w), b_fn(w), c_fn(w)
-        if type(mm) is np.ndarray or type(b) is np.ndarray or type(c) is np.ndarray:
-            return False
-        key = (int(b), int(c))
-        hit = lanes_of.get(key)
-        if hit is None:
-            hit = lanes_of[key] = _shuffle_lanes(mode, np.asarray(b), np.asarray(c))
-        j, ok = hit
+            return False        # (every lane active: each row's member-mask check passes, as `run`'s does)
+        m_fn(w)
+        b, c = b_fn(w), c_fn(w)
         n = w.FULL.size
+        if type(b) is not np.ndarray and type(c) is not np.ndarray:
+            key = (int(b), int(c))
+            hit = lanes_of.get(key)
+            if hit is None:
+                hit = lanes_of[key] = _shuffle_lanes(mode, np.asarray(b), np.asarray(c))
+            j, ok = np.tile(hit[0], n // 32), np.tile(hit[1], n // 32)
+        else:
+            j, ok = _shuffle_lanes(mode, np.asarray(b), np.asarray(c), w.lane)
         value = V.as_vec(a_fn(w), a_dtype, n)
-        dsts[0](w, value[(np.arange(0, n, 32)[:, None] + j).reshape(-1)])
+        dsts[0](w, value[w.lane_base + j])
         if len(dsts) > 1:
-            dsts[1](w, np.tile(ok.astype(np.uint32), n // 32))
+            dsts[1](w, ok.astype(np.uint32))
         return True
     run.cohort = cohort  # type: ignore[attr-defined]
     return run, False
 
 
-def _shuffle_lanes(mode: str, b: np.ndarray, c: np.ndarray):
+def _shuffle_lanes(mode: str, b: np.ndarray, c: np.ndarray, lane: np.ndarray = V.LANES):
     """(source lane of each lane, whether it lies in the lane's segment) of shfl.sync `mode` with lane
-    operand b and clamp/segment operand c (PTX ISA shfl.sync); out of the segment a lane reads itself."""
-    lane = V.LANES
+    operand b and clamp/segment operand c (PTX ISA shfl.sync); out of the segment a lane reads itself.
+    `lane`: the lanes' ids in their warps (a CTA cohort's rows: numsim.cohort)."""
     b = b & 31
     cval, segmask = c & 31, (c >> 8) & 31
     max_lane = (lane & segmask) | (cval & ~segmask & 31)
