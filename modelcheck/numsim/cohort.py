@@ -119,6 +119,8 @@ def eligible(func: ir.PrimFunc, program, cluster: tuple, gated: bool, clc: bool)
     for node in ir.walk(func.body):
         if isinstance(node, ir.Stmt) and not isinstance(node, _STMTS):
             return f"statement {type(node).__name__}"
+        if isinstance(node, ir.While) and _polls_global(node, func, program):
+            return "a while loop reading global memory the kernel writes (it may wait for another CTA)"
         if isinstance(node, ir.OpCall):
             info = ir.classify(node.op, tuple(o.dtype for o in node.operands))
             if info is None or not info.supported:
@@ -132,6 +134,46 @@ def eligible(func: ir.PrimFunc, program, cluster: tuple, gated: bool, clc: bool)
     if other:
         return f"operation {other[0]}"
     return None
+
+
+def _polls_global(loop: ir.While, func: ir.PrimFunc, program) -> bool:
+    """Does the loop read a global buffer the kernel may store to?  It may spin until another CTA writes it,
+    which a cohort would not let happen (it runs its CTAs before later ones); the per-CTA run interleaves them."""
+    reads, _ = _global_reads(loop, program)
+    return bool(reads & _stored_globals(func, program))
+
+
+def _global_reads(node, program) -> tuple[set, set]:
+    """(global allocations `node` reads: element loads and ld addresses; ids of those ld address nodes)."""
+    reads: set = set()
+    seen: set = set()
+    for n in ir.walk(node):
+        if isinstance(n, ir.Load):
+            info = program.buffers.get(n.buffer)
+            if info is not None and info.space == "global":
+                reads.add(info.alloc)
+        elif isinstance(n, ir.OpCall) and n.op.startswith("ld."):
+            for o in n.operands:
+                for a in ir.walk(o):
+                    if isinstance(a, ir.Address):
+                        seen.add(id(a))
+                        info = program.buffers.get(a.buffer)
+                        if info is not None and info.space == "global":
+                            reads.add(info.alloc)
+    return reads, seen
+
+
+def _stored_globals(func: ir.PrimFunc, program) -> set:
+    """Global allocations the kernel may store to: element stores, and any address of one not just loaded
+    from (st, atomics, async copies, pointers)."""
+    _, loaded = _global_reads(func.body, program)
+    out = set()
+    for n in ir.walk(func.body):
+        if isinstance(n, (ir.Store, ir.Address)) and id(n) not in loaded:
+            info = program.buffers.get(n.buffer)
+            if info is not None and info.space == "global":
+                out.add(info.alloc)
+    return out
 
 
 def wrap_op(info, fn, blocking: bool):
@@ -492,7 +534,7 @@ def _try_cohort(eng, group: list, launch: Launch):
     if launch.make_shared is not None:
         pools = cohort_shared.Pools(group, launch.layout, launch.make_shared)
         for cw in cws:
-            cw.pools = pools
+            cw.pools = pools  # type: ignore[assignment]
     counters = {c: eng.stats[c] for c in _COUNTERS}
     body = launch.cohort_body
 
@@ -507,7 +549,7 @@ def _try_cohort(eng, group: list, launch: Launch):
     failed: bool | str = False
     why = None
     try:
-        Scheduler(ceng, cws, max(launch.max_polls // k, 1)).run(program)
+        Scheduler(ceng, list[Warp](cws), max(launch.max_polls // k, 1)).run(program)
         if ceng.footprint.conflict():
             raise _Split("two CTAs of the cohort touch the same global bytes, one writing")
     except ResourceLimit:

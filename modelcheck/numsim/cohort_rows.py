@@ -216,7 +216,7 @@ class CohortWarp(Warp):
             v.row, v.gid, v.cta, v.index, v.nthreads = r, base.gid, base.cta, base.index, base.nthreads
             v.full_mask = base.full_mask
             v.env = _RowEnv(self.env, lo, n)
-            v.local = _RowLocal(self.local, lo, n, owned, self.dtypes)
+            v.local = _RowLocal(self.local, lo, n, owned, self.dtypes)  # type: ignore[assignment]
             v.tid, v.tid_yz, v.lane, v.warp_base = base.tid, base.tid_yz, base.lane, base.warp_base
             v.block_idx, v.rt, v.eng = base.block_idx, base.rt, self.eng
             v.loops, v.instr, v.instr_seen = [], 0, 0
@@ -226,7 +226,7 @@ class CohortWarp(Warp):
         v.mask = m
         v.exited = None if self.exited is None else self.exited[lo:lo + 32]
         v.env.env = self.env
-        v.local.owned = owned
+        v.local.owned = owned  # type: ignore[union-attr]
         v.iters = self.iters
         v.effects = 0
         return v

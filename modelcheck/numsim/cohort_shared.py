@@ -113,7 +113,6 @@ def element_store(info, idx, value, site: int):
         if base % itemsize:
             return False
         i, v = idx(w), value(w)
-        n = w.FULL.size
         act = w.active()
         if type(i) is not np.ndarray:
             if not 0 <= i < numel:

@@ -111,7 +111,7 @@ def _ld(ctx, call, info):
             raw = view[idx] if type(idx) is not np.ndarray else view.take(idx)
             d(w, _to_register(raw, ptx_type, d.dtype))
     if space == "shared":       # a CTA cohort's warp: every row's shared memory at once (numsim.cohort_shared)
-        run.cohort = cohort_shared.ld(addr, dsts, size, width, ptx_type, np_t, site, order, scope,  # type: ignore
+        run.cohort = cohort_shared.ld(addr, dsts, size, width, ptx_type, np_t, site, order, scope,
                                       _to_register)
     return run, False
 
@@ -154,7 +154,7 @@ def _st(ctx, call, info):
         w.eng.access(w, site, alloc, offs, size * width, "write", order=order, scope=scope)
         note_remote(w, site, alloc)
     if space == "shared":       # a CTA cohort's warp: every row's shared memory at once (numsim.cohort_shared)
-        run.cohort = cohort_shared.st(addr, vals, val_dtypes, size, width, ptx_type, np_t, site, order,  # type: ignore
+        run.cohort = cohort_shared.st(addr, vals, val_dtypes, size, width, ptx_type, np_t, site, order,
                                       scope, _from_register)
     return run, False
 

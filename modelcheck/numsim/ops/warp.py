@@ -160,7 +160,7 @@ def _ptx_shuffle(ctx, call, info):
         if len(dsts) > 1:
             dsts[1](w, ok.astype(np.uint32))
         return True
-    run.cohort = cohort  # type: ignore[attr-defined]
+    run.cohort = cohort
     return run, False
 
 

@@ -129,3 +129,12 @@ def test_checkers_find_the_same_in_cohorts(case, monkeypatch):
 def test_random_while_grids_run_the_same_in_cohorts(seed, size, ctas, spread):
     func = modelcheck.load(FIX / "grid_while.py", CTAS=ctas, SPREAD=spread).func
     _assert_same(_both(func, _while(ctas, seed), size), per_cta=True)
+
+
+def test_a_while_loop_polling_global_memory_the_kernel_writes_runs_per_cta():
+    # CTA k spins until CTA k + 2 sets its flag: a cohort would run CTA k before CTA k + 2 could
+    func = modelcheck.load(FIX.parent / "residency" / "wait_on_later_cta.py").func
+    res = numsim.Engine(func, cohorts=4).run({"flag": np.zeros(4, np.int32), "out": np.zeros(4, np.int32)})
+    assert res.termination == "completed"
+    assert res.stats["cohorts"] == {
+        "off": "a while loop reading global memory the kernel writes (it may wait for another CTA)"}
