@@ -116,10 +116,12 @@ def eligible(func: ir.PrimFunc, program, cluster: tuple, gated: bool, clc: bool)
     spaces = {i.space for i in program.buffers.values()} - {"global", "local", "shared"}
     if spaces:
         return f"{sorted(spaces)[0]} buffers"
+    stored = None
     for node in ir.walk(func.body):
         if isinstance(node, ir.Stmt) and not isinstance(node, _STMTS):
             return f"statement {type(node).__name__}"
-        if isinstance(node, ir.While) and _polls_global(node, func, program):
+        if isinstance(node, ir.While) and _polls_global(node, stored if stored is not None else
+                                                        (stored := _stored_globals(func, program)), program):
             return "a while loop reading global memory the kernel writes (it may wait for another CTA)"
         if isinstance(node, ir.OpCall):
             info = ir.classify(node.op, tuple(o.dtype for o in node.operands))
@@ -136,11 +138,12 @@ def eligible(func: ir.PrimFunc, program, cluster: tuple, gated: bool, clc: bool)
     return None
 
 
-def _polls_global(loop: ir.While, func: ir.PrimFunc, program) -> bool:
-    """Does the loop read a global buffer the kernel may store to?  It may spin until another CTA writes it,
-    which a cohort would not let happen (it runs its CTAs before later ones); the per-CTA run interleaves them."""
+def _polls_global(loop: ir.While, stored: set, program) -> bool:
+    """Does the loop read a global buffer the kernel may store to (`stored`)?  It may spin until another CTA
+    writes it, which a cohort would not let happen (it runs its CTAs before later ones); the per-CTA run
+    interleaves them."""
     reads, _ = _global_reads(loop, program)
-    return bool(reads & _stored_globals(func, program))
+    return bool(reads & stored)
 
 
 def _global_reads(node, program) -> tuple[set, set]:
