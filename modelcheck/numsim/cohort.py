@@ -17,79 +17,94 @@ not execute it (its events are dropped when they are split per CTA, below).
 
 Exactness by construction: run, check, commit -- or roll back and run per CTA.
 - What a cohort may execute is decided statically (`eligible`): SIMT arithmetic, element loads/stores of
-  global and local buffers (registers: a register's value is a 32k vector like any other), the PTX register
-  arithmetic of ops/ptx_math (`NATIVE`: their closures are lane-wise on vectors of any length), ld/st of
-  global memory, and the non-blocking warp collectives (`PER_ROW`: shuffles, votes, activemask, warp_sync,
-  elect), which run once per CTA row on a 32-lane view of the cohort warp (`_RowView`: the row's slices
-  of the variables and registers, its own CTA's ids, its own events).  Anything else -- shared memory,
-  while loops, barriers, mbarriers, TMA, tcgen05, atomics, clusters, cluster launch control, forced
-  schedules, uninitialized global allocations -- runs the launch per CTA, as today.
-- A kernel in that subset never blocks or polls, so the per-CTA engine runs it CTA after CTA, each warp to
-  completion in program order (runtime.Scheduler: every warp's first step runs it to its end; residency
-  waves launch the next CTA before any later warp is stepped).  Cohorts of consecutive CTAs run in the same
-  order: cohort after cohort, in a cohort warp 0 then warp 1 ...  The only order that changes is between
-  two CTAs of one cohort (lock-step instead of one after the other).  That is invisible unless two CTAs of
-  the cohort touch the same global byte and one of them writes it: `_Footprint` records every global access
-  to a buffer the kernel writes and checks exactly that after the cohort ran.
-- Every store through a global view is undo-logged (`_LoggedView`) while a cohort runs.  A footprint
-  conflict, an engine error (the per-CTA run must report the CTA and lane it reports), an uninitialized read
-  note, or any operation reaching beyond the subset (`_Split`) rolls the cohort's stores back and runs its
-  CTAs with the per-CTA engine, which then reports what it always did.  A budget (ResourceLimit) ends the
-  run as incomplete, as it would per CTA, but not at the same point: the events of the unfinished cohort
-  are not delivered, and the step budget is charged k warp-instructions per cohort instruction (more than
-  the per-CTA run when CTA rows diverge).  Budgets never turn a verdict into clean or error.
-- Observers see exactly the per-CTA events: access records are buffered per (CTA, warp) while the cohort
-  runs, split by row (offsets, lanes; a row with no active lane gives none), and delivered on commit CTA by
-  CTA, warp by warp, through the engine's own `access` -- the same records, in the same order, with the same
-  sequence numbers as the per-CTA engine.  Two representation details differ: an offset uniform in the
-  per-CTA run may arrive as a 32-lane vector of equal values, and a full row's lane mask arrives as None
-  (as a full warp's does) -- both mean the same accesses to every consumer (tests normalize them).
+  global, local and shared buffers, the PTX register arithmetic of ops/ptx_math (`NATIVE`: lane-wise on
+  vectors of any length), ld/st of global and shared memory, the griddepcontrol pair (a no-op per CTA too:
+  ops/misc), while loops, the CTA barriers (`BARRIERS`: bar.sync, barrier.sync, cta_sync, warpgroup_sync,
+  tvm_storage_sync), and per-CTA operations that run once per CTA row on a 32-lane view of the cohort warp
+  (`PER_ROW`, cohort_rows._RowView: the row's slices of the variables and registers, its own CTA's ids and
+  state, its own events): warp collectives, setmaxnreg.  Shared memory is per row: each row's CTA has its own
+  pool, the rows' pools are rows of one array (cohort_shared) so a shared access is one gather/scatter, and
+  what that does not cover runs per row.  Anything else -- mbarriers, TMA, tcgen05, atomics, cp.async,
+  fences, clusters, cluster launch control, forced schedules -- runs the launch per CTA, as before.
+- The scheduler.  A cohort's warps run under runtime.Scheduler itself, as a CTA's warps do.  A cohort warp
+  yields only where every row's warp yields in the per-CTA run, and in the same way, else the cohort splits:
+  at a barrier every row arrives at its own CTA's barrier, and the cohort warp blocks (or goes on) only if
+  every row's warp would (`CohortWarp.each_row_blocking`; a row whose lanes are elsewhere, or that would pass
+  while another waits, splits); at a while loop's reschedule quantum (a Poll every 64 iterations) every row
+  must still be in the loop (`_try_cohort`).  Divergent paths that block or poll split (compile_stmt._paths:
+  rows may diverge where no CTA does).  So each row's warps take the steps, in the order, that its CTA's
+  warps take under the per-CTA scheduler -- whose order within one CTA does not depend on other CTAs (its
+  barriers wake only its own warps) -- and the row's events, kept in the order they happen, are its CTA's.
+- Global memory: every store through a global view is undo-logged (`_LoggedView`); `_Footprint` records
+  every global access to a buffer the kernel writes, and two CTAs of a cohort touching one byte, one
+  writing, roll it back (their lock-step order is not the per-CTA one).  Uninitialized global memory runs
+  per CTA (cohorts of one).  A register no row wrote is read as per CTA and noted per row; one only some
+  rows wrote splits (`_CohortRegs`).
+- A cohort that cannot commit (`_Split`) rolls back its stores, resets its CTAs' barriers, setmaxnreg books
+  and shared memory, and its CTAs run again one at a time, each as a one-row cohort (per CTA if even that
+  splits).  An engine error or a deadlock in a cohort rolls it back the same way, and the rest of the launch
+  from the first CTA that fails alone runs per CTA, so the per-CTA engine reports it: a deadlock names the
+  same warps, with every other CTA finished, as in a per-CTA run.  A non-deadlock error stops the per-CTA
+  run with the resident CTAs part-way through their steps (the scheduler's interleaving); in cohorts the
+  CTAs before the failing one have finished: the error is the same, advisories gathered along the way
+  (uninitialized reads) and the partial outputs may differ.  A budget (ResourceLimit) ends the run as
+  incomplete, as it would per CTA, but not at the same point; the step budget is charged k
+  warp-instructions per cohort instruction.  Budgets never turn a verdict into clean or error.
+- Delivery: a committed cohort's records go to observers CTA by CTA, each CTA's in its own order, through
+  the engine's own `access`/`sync`/`note_uninitialized`.  Sequence numbers follow delivery: within a CTA
+  the order is the per-CTA run's; across CTAs it is cohort by cohort, where the per-CTA scheduler
+  interleaves resident CTAs round by round (kernels that never block or poll: CTA by CTA in both, the
+  whole stream identical).  Representation details: an offset uniform per CTA may arrive as a vector of
+  equal values, a full row's lane mask as None -- the same accesses to every consumer (tests normalize).
+- Residency: with waves and shared memory, a cohort's CTAs hold their shared memory together: the cohort
+  size is at most the CTAs resident at once, their pools are made when the cohort starts and released
+  (`_release`, as numsim.residency does at a CTA's exit) once it committed.
 
-Happens-before, not interleaving (checked for the subset, and what the extension must keep): Synccheck's
-phase A checks each barrier's protocol in run order, but barriers are per CTA (named barriers,
-mbarriers in shared memory), so only each CTA's own order matters; its causality clocks and the explorer's
-fixed per-warp programs are built per warp.  Racecheck keeps a shadow per granule and orders pairs by vector
-clocks; two accesses of different CTAs are ordered only through sync (none in the subset), so only
-conflicting cross-CTA pairs could notice a different interleaving, and the footprint check rolls those back.
-
-Extending (not done here): bar.sync/named barriers per row (a cohort warp arrives for every row; a row
-that would not arrive -- its lanes elsewhere -- splits the cohort), shared memory as a (k, pool) array
-with per-row allocation objects (or per-row views as for the collectives), while loops (their reschedule
-quantum is a poll: the per-CTA scheduler interleaves warps there), atomics (per-row, ordered CTA by CTA
-only if no other CTA of the cohort touches the bytes -- the footprint check already gives that).
-Blocking ops need the cohort scheduler to reproduce each CTA's own
-warp interleaving; splitting a blocked cohort mid-run needs the warp's generator state copied, which Python
-generators cannot do -- hence the roll-back-and-rerun design, which is exact but pays the cohort's work
-twice on a split.  Residency: in the subset waves change nothing observable (no shared memory, no sync);
-with shared memory a cohort must take k resident slots of its wave.
+Happens-before, not interleaving: the checkers order two CTAs' events only through sync.  Synccheck's phase A
+checks each barrier's protocol in run order, but the cohort's barriers are per CTA (named barriers), so only
+each CTA's own order matters; its causality clocks and the explorer's fixed per-warp programs are per warp.
+Racecheck merges access records and sync events by sequence number (each CTA's kept in order) and orders
+pairs by vector clocks; a barrier joins one CTA's warps only, and nothing in the subset is gpu-scoped
+(atomics, fences and polling on global memory run per CTA), so two CTAs' accesses are never ordered: a
+conflicting pair is a race in either interleaving.  Inside a cohort the footprint check rolls such pairs
+back; between cohorts the pair is reported in both runs (what a CTA reads after a race may differ).
 """
 from __future__ import annotations
+
+from collections import deque
 
 import numpy as np
 
 import ir
 
-from . import values as V
+from . import cohort_shared
+from .cohort_rows import CohortWarp, _RowView, _Split
 from .errors import ResourceLimit
-from .ops import misc, ptx_math, warp as warp_ops
-from .runtime import DONE, Scheduler, Warp
+from .ops import barrier, misc, ptx_math, warp as warp_ops
+from .residency import _MEMORY, ReleasedShared
+from .runtime import DONE, Poll, Scheduler, Warp
+from .sync import NamedBarrier
 
 # the cohort size Synccheck and Racecheck run with: the same events as per CTA (below), a production grid's
 # Python overhead shared by 64 CTAs (1,600 x 4 warps: 147 s -> 25 s CPU), and a roll-back costs at most 64 CTAs
 CHECK_COHORT = 64
 ELEMENT_SITES = frozenset({"element load global", "element store global", "element load local",
-                           "element store local"})
-# ops whose closures compute lane by lane on vectors of any length (reviewed: no 32-lane constant)
-NATIVE = frozenset(ptx_math.HANDLERS) | {"tir.reinterpret", "tir.ptr_byte_offset", "ld", "st"}
-# warp collectives: run once per CTA row on a 32-lane view of the cohort warp (`_RowView`)
-PER_ROW = frozenset(warp_ops.HANDLERS) | {"cuda.__activemask", "tir.tvm_warp_activemask"}
+                           "element store local", "element load shared", "element store shared"})
+# ops whose closures compute lane by lane on vectors of any length (reviewed: no 32-lane constant); the
+# griddepcontrol pair is a no-op in NumSim (ops/misc: a launch's predecessor is taken as complete), per CTA too
+NATIVE = frozenset(ptx_math.HANDLERS) | {"tir.reinterpret", "tir.ptr_byte_offset", "ld", "st", "griddepcontrol.wait",
+                                         "griddepcontrol.launch_dependents"}
+# run once per CTA row on a 32-lane view of the cohort warp (`_RowView`): the warp collectives, and setmaxnreg
+# (its bookkeeping is the CTA's)
+PER_ROW = frozenset(warp_ops.HANDLERS) | {"cuda.__activemask", "tir.tvm_warp_activemask", "setmaxnreg"}
+# CTA barriers: every row arrives at its own CTA's barrier (`CohortWarp.each_row_blocking`)
+BARRIERS = frozenset({"bar.sync", "cuda.cta_sync", "cuda.warpgroup_sync", "tir.tvm_storage_sync"})
+SPACES = ("", "global", "shared", "shared::cta")      # ld/st state spaces a cohort runs ("": generic)
 _STMTS = (ir.Evaluate, ir.Store, ir.Let, ir.For, ir.If, ir.Assert, ir.Break, ir.Continue, ir.Return,
-          ir.DeclBuffer)
-assert misc.HANDLERS.keys() >= {"tir.reinterpret", "tir.ptr_byte_offset", "cuda.__activemask"}
-
-
-class _Split(Exception):
-    """The cohort reached something it cannot run for all its CTAs at once: roll back, run them per CTA."""
+          ir.DeclBuffer, ir.While)
+assert misc.HANDLERS.keys() >= {"tir.reinterpret", "tir.ptr_byte_offset", "cuda.__activemask", "setmaxnreg",
+                                "griddepcontrol.wait", "griddepcontrol.launch_dependents"}
+assert barrier.HANDLERS.keys() >= BARRIERS
 
 
 def eligible(func: ir.PrimFunc, program, cluster: tuple, gated: bool, clc: bool) -> str | None:
@@ -98,21 +113,23 @@ def eligible(func: ir.PrimFunc, program, cluster: tuple, gated: bool, clc: bool)
         return "a forced schedule"
     if clc or cluster != (1, 1, 1):
         return "clusters"
-    if program.layout.total:
-        return "shared memory"
-    spaces = {i.space for i in program.buffers.values()} - {"global", "local"}
+    spaces = {i.space for i in program.buffers.values()} - {"global", "local", "shared"}
     if spaces:
         return f"{sorted(spaces)[0]} buffers"
+    stored = None
     for node in ir.walk(func.body):
         if isinstance(node, ir.Stmt) and not isinstance(node, _STMTS):
             return f"statement {type(node).__name__}"
-        if isinstance(node, ir.Unsupported):
-            return f"unsupported {node.name}"
+        if isinstance(node, ir.While) and _polls_global(node, stored if stored is not None else
+                                                        (stored := _stored_globals(func, program)), program):
+            return "a while loop reading global memory the kernel writes (it may wait for another CTA)"
         if isinstance(node, ir.OpCall):
             info = ir.classify(node.op, tuple(o.dtype for o in node.operands))
-            if info is None or info.name not in NATIVE | PER_ROW:
+            if info is None or not info.supported:
+                continue        # outside the modeled set: reaching it stops the run as it does per CTA
+            if info.name not in NATIVE | PER_ROW | BARRIERS:
                 return f"operation {node.op}"
-            if info.name in ("ld", "st") and info.quals.get("space", "") not in ("", "global"):
+            if info.name in ("ld", "st") and info.quals.get("space", "") not in SPACES:
                 return f"operation {node.op}"
     other = sorted({s.op for s in program.sites} - ELEMENT_SITES
                    - {s.op for s in program.sites if not s.op.startswith("element ")})
@@ -121,16 +138,95 @@ def eligible(func: ir.PrimFunc, program, cluster: tuple, gated: bool, clc: bool)
     return None
 
 
+def _polls_global(loop: ir.While, stored: set, program) -> bool:
+    """Does the loop read a global buffer the kernel may store to (`stored`)?  It may spin until another CTA
+    writes it, which a cohort would not let happen (it runs its CTAs before later ones); the per-CTA run
+    interleaves them."""
+    reads, _ = _global_reads(loop, program)
+    return bool(reads & stored)
+
+
+def _global_reads(node, program) -> tuple[set, set]:
+    """(global allocations `node` reads: element loads and ld addresses; ids of those ld address nodes)."""
+    reads: set = set()
+    seen: set = set()
+    for n in ir.walk(node):
+        if isinstance(n, ir.Load):
+            info = program.buffers.get(n.buffer)
+            if info is not None and info.space == "global":
+                reads.add(info.alloc)
+        elif isinstance(n, ir.OpCall) and n.op.startswith("ld."):
+            for o in n.operands:
+                for a in ir.walk(o):
+                    if isinstance(a, ir.Address):
+                        seen.add(id(a))
+                        info = program.buffers.get(a.buffer)
+                        if info is not None and info.space == "global":
+                            reads.add(info.alloc)
+    return reads, seen
+
+
+def _stored_globals(func: ir.PrimFunc, program) -> set:
+    """Global allocations the kernel may store to: element stores, and any address of one not just loaded
+    from (st, atomics, async copies, pointers)."""
+    _, loaded = _global_reads(func.body, program)
+    out = set()
+    for n in ir.walk(func.body):
+        if isinstance(n, (ir.Store, ir.Address)) and id(n) not in loaded:
+            info = program.buffers.get(n.buffer)
+            if info is not None and info.space == "global":
+                out.add(info.alloc)
+    return out
+
+
 def wrap_op(info, fn, blocking: bool):
-    """The cohort program's op closure: warp collectives run per CTA row (`CohortWarp.each_row`)."""
-    if info.name not in PER_ROW or blocking:
+    """The cohort program's op closure: per-CTA operations run per CTA row (`CohortWarp.each_row`), CTA
+    barriers for every row at once (`CohortWarp.each_row_blocking`)."""
+    if blocking:
+        if info.name not in BARRIERS:
+            return fn
+
+        def run_gen(w):
+            if type(w) is CohortWarp:
+                return (yield from w.each_row_blocking(fn))
+            return (yield from fn(w))
+        return run_gen
+    if info.name not in PER_ROW and not (info.name in ("ld", "st") and info.quals.get("space") in SPACES[2:]):
         return fn
+    whole = getattr(fn, "cohort", None)      # the op's own path for a whole cohort warp, when it applies
 
     def run(w):
         if type(w) is CohortWarp:
+            if whole is not None and whole(w):
+                return None
             return w.each_row(fn)
         return fn(w)
     return run
+
+
+def wrap_access(info, fn, idx, value, site: int):
+    """An element load (`value` None) or store closure: one of shared memory runs for every row at once
+    (numsim.cohort_shared), or per CTA row where that does not apply (each row its own CTA's bytes)."""
+    if info.space != "shared":
+        return fn
+    if value is None:
+        load = cohort_shared.element_load(info, idx, site)
+
+        def run_load(w):
+            if type(w) is CohortWarp:
+                got = load(w)
+                return w.each_row(fn) if got is None else got
+            return fn(w)
+        return run_load
+    store = cohort_shared.element_store(info, idx, value, site)
+
+    def run_store(w):
+        if type(w) is CohortWarp:
+            if not store(w):
+                w.each_row(fn)
+            return None
+        return fn(w)
+    return run_store
 
 
 class _LoggedView(np.ndarray):
@@ -201,6 +297,8 @@ class _Footprint:
         for parts in self.parts.values():
             if len({row for row, _, _ in parts}) < 2 or not any(w for _, _, w in parts):
                 continue
+            if not _ranges_meet(parts):
+                continue        # no row writes inside the span of bytes another row touches: no byte is shared
             offs = np.concatenate([p[1] for p in parts])
             rows = np.concatenate([np.full(p[1].size, p[0], np.int64) for p in parts])
             writes = np.concatenate([np.full(p[1].size, p[2]) for p in parts])
@@ -213,6 +311,27 @@ class _Footprint:
             if np.any((lo != hi) & wr):
                 return True
         return False
+
+
+def _ranges_meet(parts: list) -> bool:
+    """Does some row's span of written bytes overlap another row's span of touched bytes (a cheap necessary
+    condition for a conflict: rows usually touch disjoint ranges)?"""
+    lo: dict[int, int] = {}
+    hi: dict[int, int] = {}
+    wlo: dict[int, int] = {}
+    whi: dict[int, int] = {}
+    for row, offs, write in parts:
+        if not offs.size:
+            continue
+        a, b = int(offs.min()), int(offs.max())
+        lo[row], hi[row] = min(lo.get(row, a), a), max(hi.get(row, b), b)
+        if write:
+            wlo[row], whi[row] = min(wlo.get(row, a), a), max(whi.get(row, b), b)
+    for r, (a, b) in ((r, (wlo[r], whi[r])) for r in wlo):
+        for q in lo:
+            if q != r and a <= hi[q] and lo[q] <= b:
+                return True
+    return False
 
 
 class _CohortEng:
@@ -235,6 +354,15 @@ class _CohortEng:
             self.global_views[slot] = lv
         self.records: list[list] = [[] for _ in range(k)]    # per row, in order: ("access" | "sync", ...)
         self.footprint = _Footprint()
+        # what runtime.Scheduler reads and writes of its engine state (a cohort has no async completions)
+        self.sites = eng.sites
+        self.pending: deque = deque()
+        self.dirty: dict = {}
+        self.waiters: dict = {}
+        self.current = None
+
+    def touch(self, obj) -> None:
+        self.dirty[id(obj)] = None
 
     def __getattr__(self, name):
         raise _Split(f"engine state {name!r}")
@@ -244,7 +372,14 @@ class _CohortEng:
         w.instr_seen = w.instr
 
     def note_uninitialized(self, site, w, name) -> None:
-        raise _Split("an uninitialized read (its note names the CTA's warp)")
+        """A read of never-written bytes, noted for each CTA row that executes it (global memory is all written
+        in a cohort run, see `run_cohorts`; a register no row wrote is None, one only some rows wrote splits)."""
+        if type(w) is _RowView:
+            self.records[w.row].append(("uninit", w.index, site, name))
+            return
+        for r in range(self.k):
+            if w.row_mask(r) is not False:
+                self.records[r].append(("uninit", w.index, site, name))
 
     def access(self, w, site, alloc, offsets, size, kind, proxy="generic", order="weak", scope="cta", lanes=None,
                actor=-1, iters=None, warp=None, cta=None) -> None:
@@ -266,10 +401,26 @@ class _CohortEng:
             self._record(r, w, site, alloc, m, offsets[lo:lo + 32] if vec else offsets, size, kind, proxy, order,
                          scope)
 
+    def access_rows(self, w, site, allocs: list, offsets, size, kind, order="weak", scope="cta") -> None:
+        """A shared-memory access of a whole cohort warp: one record per row with active lanes, naming the row's
+        own allocation (`allocs`, by row); its CTA's bytes, which no other row reaches."""
+        vec = type(offsets) is np.ndarray
+        iters = tuple(w.iters)
+        for r in range(self.k):
+            m = w.row_mask(r)
+            if m is not False:
+                self.records[r].append(("access", w.index, iters, m, site, allocs[r],
+                                        offsets[32 * r:32 * r + 32] if vec else offsets, size, kind, "generic", order,
+                                        scope))
+
     def _record(self, r, w, site, alloc, m, off, size, kind, proxy, order, scope) -> None:
         alloc = getattr(alloc, "real", alloc)
         self.records[r].append(("access", w.index, tuple(w.iters), m, site, alloc, off, size, kind, proxy, order,
                                 scope))
+        if alloc.space == "shared":
+            if type(w) is not _RowView:
+                raise _Split("a shared-memory access of the whole cohort")
+            return          # the row's own CTA's bytes: no other CTA of the cohort reaches them
         if alloc.id not in self.written:
             if kind != "read":
                 raise _Split(f"a store to {alloc.name}, which the compiler did not list as written")
@@ -298,283 +449,147 @@ class _Row:
         self.mask = w.mask if mask is None else mask
 
 
-def _row(v, lo: int, n: int):
-    """Row `lo // 32`'s part of a cohort value (uniform values are every row's)."""
-    if type(v) is np.ndarray and v.ndim and v.shape[0] == n:
-        return v[lo:lo + 32]
-    return v
+class Launch:
+    """What `run_cohorts` needs of the launch: the per-CTA program, how a CTA gets its shared memory
+    (`make_shared`, None without shared memory), and whether CTAs run in waves (then a CTA's shared memory is
+    made before its cohort runs and released once it committed, as `numsim.residency` does at a CTA's exit)."""
+
+    def __init__(self, body, cohort_body, nslots: int, written: set, dtypes: dict, max_polls: int, make_shared,
+                 waves: bool, layout=None):
+        self.body = body                    # the per-CTA program
+        self.cohort_body = cohort_body      # the program compiled with `wrap_op` / `wrap_access`
+        self.nslots = nslots
+        self.written = written              # global alloc ids the kernel may store to
+        self.dtypes = dtypes                # local slot -> dtype name
+        self.max_polls = max_polls
+        self.make_shared = make_shared
+        self.waves = waves
+        self.layout = layout                # the shared layout (with `make_shared`)
 
 
-class _RowEnv:
-    """A cohort warp's variables as one row sees them (read-only: ops do not bind variables)."""
-
-    __slots__ = ("env", "lo", "n")
-
-    def __init__(self, env, lo, n):
-        self.env, self.lo, self.n = env, lo, n
-
-    def __getitem__(self, s):
-        return _row(self.env[s], self.lo, self.n)
-
-    def __setitem__(self, s, v):
-        raise _Split("an op binding a variable")
-
-
-class _RowRegs:
-    """One local buffer (registers) as one row sees it; a write lands in the row's lanes of a vector the
-    running op owns (copied once per op from the cohort's value: values are never changed in place)."""
-
-    __slots__ = ("regs", "lo", "n", "owned", "dtype")
-
-    def __init__(self, regs, lo, n, owned, dtype):
-        self.regs, self.lo, self.n, self.owned, self.dtype = regs, lo, n, owned, dtype
-
-    def __len__(self):
-        return len(self.regs)
-
-    def __getitem__(self, i):
-        return _row(self.regs[i], self.lo, self.n)
-
-    def __iter__(self):
-        return (self[i] for i in range(len(self.regs)))
-
-    def __setitem__(self, i, v):
-        key = (id(self.regs), i)
-        entry = self.owned.get(key)
-        if entry is None:
-            old = list.__getitem__(self.regs, i)
-            cur = V.as_vec(0 if old is None else old, self.dtype, self.n).copy()
-            entry = self.owned[key] = [cur, np.zeros(self.n // 32, np.bool_), self.regs, i, old is None]
-            list.__setitem__(self.regs, i, cur)     # (which rows wrote it: `CohortWarp.each_row`)
-        entry[0][self.lo:self.lo + 32] = v
-        entry[1][self.lo // 32] = True
-
-
-class _RowLocal:
-    __slots__ = ("local", "lo", "n", "owned", "dtypes")
-
-    def __init__(self, local, lo, n, owned, dtypes):
-        self.local, self.lo, self.n, self.owned, self.dtypes = local, lo, n, owned, dtypes
-
-    def __getitem__(self, slot):
-        return _RowRegs(self.local[slot], self.lo, self.n, self.owned, self.dtypes[slot])
-
-    def __setitem__(self, slot, v):
-        raise _Split("an op declaring registers")
-
-
-class _CohortRegs(list):
-    """A cohort warp's local buffer.  A register never written is None (a read is noted as uninitialized).
-    Written under a mask that leaves some CTA rows without an active lane, it is a vector for every row but
-    unwritten for those (`holes`: register -> bool per row); a read by such a row is what the per-CTA run
-    notes, so that cohort runs per CTA instead."""
-
-    __slots__ = ("w", "holes")
-    w: Warp
-    holes: dict | None
-
-    def _rows(self):
-        m = self.w.mask
-        return None if m is None else m.reshape(-1, 32).any(axis=1)
-
-    def note_write(self, i: int, rows, old_none: bool) -> None:
-        """Register i was written by the rows in `rows` (None: all); it was None before if `old_none`."""
-        h = self.holes.get(i) if self.holes else None
-        if h is None and not old_none:
-            return
-        if rows is None:
-            if h is not None and self.holes:
-                del self.holes[i]
-            return
-        h = (np.ones(rows.size, np.bool_) if h is None else h) & ~rows
-        if h.any():
-            if self.holes is None:
-                self.holes = {}
-            self.holes[i] = h
-        elif self.holes:
-            self.holes.pop(i, None)
-
-    def __setitem__(self, i, v):
-        if self.holes or list.__getitem__(self, i) is None:
-            self.note_write(i, self._rows(), list.__getitem__(self, i) is None)
-        list.__setitem__(self, i, v)
-
-    def _check(self, h) -> None:
-        rows = self._rows()
-        if (h if rows is None else h & rows).any():
-            raise _Split("a read of a register some CTAs never wrote")
-
-    def __getitem__(self, i):
-        if self.holes:
-            h = self.holes.get(i)
-            if h is not None:
-                self._check(h)
-        return list.__getitem__(self, i)
-
-    def __iter__(self):
-        for h in (self.holes or {}).values():
-            self._check(h)
-        return list.__iter__(self)
-
-
-class _CohortLocal(dict):
-    """slot -> `_CohortRegs` (a declaration assigns a fresh list of None)."""
-
-    def __init__(self, w):
-        super().__init__()
-        self.w = w
-
-    def __setitem__(self, slot, vals):
-        regs = _CohortRegs(vals)
-        regs.w, regs.holes = self.w, None
-        super().__setitem__(slot, regs)
-
-
-class _RowView(Warp):
-    """Row r of a cohort warp as a 32-lane warp of its CTA (for the warp collectives: `PER_ROW`)."""
-
-    __slots__ = ("row",)
-    row: int
-
-
-class CohortWarp(Warp):
-    """Warp `index` of k CTAs at once: lane vectors of 32k elements, row r = CTA r."""
-
-    __slots__ = ("FULL", "row_full", "rows", "dtypes")
-
-    def __init__(self, rows: list, index: int, cohort_eng: _CohortEng, nslots: int, dtypes: dict):
-        first = rows[0]
-        super().__init__(first.gid, first.rt, index, first.nthreads, (1, 1, 1), cohort_eng, nslots)
-        k = len(rows)
-        self.rows = rows                               # the per-CTA warps, by row
-        self.dtypes = dtypes                           # local slot -> dtype name
-        self.FULL = np.ones(32 * k, dtype=np.bool_)
-        self.FULL.setflags(write=False)
-        self.tid = np.tile(first.tid, k)
-        self.tid_yz = (np.tile(first.tid_yz[0], k), np.tile(first.tid_yz[1], k))
-        self.lane = np.tile(V.LANES, k)
-        self.warp_base = first.warp_base
-        self.full_mask = None if first.full_mask is None else np.tile(first.full_mask, k)
-        self.mask = self.full_mask
-        self.row_full = [first.full_mask is None] * k
-        self.block_idx = tuple(np.repeat(np.array([w.block_idx[d] for w in rows], dtype=np.int32), 32)
-                               for d in range(3))
-        self.gid = first.gid
-        self.cta = first.cta
-        self.local = _CohortLocal(self)
-
-    def each_row(self, fn):
-        """`fn` (a non-blocking op closure) once per CTA row that has active lanes; the rows' results as one
-        cohort value (uniform when every row gave the same uniform value)."""
-        n = self.FULL.size
-        owned: dict = {}
-        results = []
-        for r, base in enumerate(self.rows):
-            lo = 32 * r
-            m = None if self.mask is None else self.mask[lo:lo + 32]
-            if m is not None and not m.any():
-                results.append(None)
-                continue
-            if m is not None and self.row_full[r] and m.all():
-                m = None
-            v = Warp.__new__(_RowView)
-            v.row, v.gid, v.cta, v.index, v.nthreads = r, base.gid, base.cta, base.index, base.nthreads
-            v.full_mask, v.mask = base.full_mask, m
-            v.exited = None if self.exited is None else self.exited[lo:lo + 32]
-            v.env = _RowEnv(self.env, lo, n)
-            v.local = _RowLocal(self.local, lo, n, owned, self.dtypes)
-            v.tid, v.tid_yz, v.lane, v.warp_base = base.tid, base.tid_yz, base.lane, base.warp_base
-            v.block_idx, v.rt, v.eng = base.block_idx, base.rt, self.eng
-            v.iters, v.loops, v.effects, v.instr, v.instr_seen = self.iters, [], 0, 0, 0
-            v.async_regs, v.groups, v.async_state, v.last_poll, v.waiting, v.gen = None, None, None, None, None, None
-            results.append(fn(v))
-            self.effects += v.effects
-        for _, rows, regs, i, old_none in owned.values():
-            regs.note_write(i, rows, old_none)
-        return _assemble(results, n)
-
-
-def _assemble(results: list, n: int):
-    """Per-row results -> one cohort value (None rows: no active lane, their lanes are never read)."""
-    got = [x for x in results if x is not None]
-    if not got:
-        return None
-    if all(type(x) is not np.ndarray or not x.ndim for x in got):
-        first = got[0]
-        if all(type(x) is type(first) and x == first for x in got):
-            return first
-    dtype = next((x.dtype for x in got if type(x) is np.ndarray), np.asarray(got[0]).dtype)
-    out = np.zeros(n, dtype=dtype)
-    for r, x in enumerate(results):
-        if x is not None:
-            out[32 * r:32 * r + 32] = x
-    return out
-
-
-def run_cohorts(eng, ctas: list, body, cohort_body, size: int, max_polls: int, nslots: int, written: set,
-                dtypes: dict) -> dict:
-    """Run the launch's CTAs in cohorts of up to `size` consecutive CTAs (`cohort_body`: the program compiled
-    with `wrap_op`); a cohort that cannot commit runs per CTA (`body`).  Returns counts for the stats."""
-    stats: dict = {"cohort_size": size, "cohorts": 0, "ctas_in_cohorts": 0, "split": 0}
+def run_cohorts(eng, ctas: list, size: int, launch: Launch, stats: dict) -> int | None:
+    """Run the launch's CTAs in cohorts of up to `size` consecutive CTAs; a cohort that cannot commit runs per
+    CTA.  Counts go to `stats` as the run goes (a budget may end it).  Returns the index of the first CTA from
+    which the caller must run the rest of the launch per CTA (a cohort met an engine error or a deadlock: the
+    per-CTA run reports it as it would), else None."""
+    stats.update({"cohort_size": size, "cohorts": 0, "ctas_in_cohorts": 0, "split": 0})
     reasons: dict[str, int] = {}
     stats["split_reasons"] = reasons
     if not all(a.all_written for a in eng.globals.allocs.values()):
         size = 1          # uninitialized global memory: its read notes name warps (see `_CohortEng`)
     for start in range(0, len(ctas), size):
         group = ctas[start:start + size]
-        why = _try_cohort(eng, group, cohort_body, nslots, written, dtypes) if len(group) > 1 else "a single CTA"
-        if why is None:
+        if launch.waves and launch.make_shared is not None:
+            for rt in group:
+                launch.make_shared(rt)
+        failed, why = _try_cohort(eng, group, launch) if len(group) > 1 else (True, "a single CTA")
+        if not failed:
             stats["cohorts"] += 1
             stats["ctas_in_cohorts"] += len(group)
-            continue
-        stats["split"] += 1
-        reasons[why] = reasons.get(why, 0) + 1
-        Scheduler(eng, [w for rt in group for w in rt.warps], max_polls).run(body)
-    return stats
+        else:
+            stats["split"] += 1
+            reasons[why] = reasons.get(why, 0) + 1
+        # a cohort that did not commit: its CTAs one at a time, each still as a (one-row) cohort, so that an
+        # error stops nothing half-done and the rest of the launch can run per CTA from that CTA on
+        for i, rt in enumerate(group if failed else ()):
+            one, _ = _try_cohort(eng, [rt], launch)
+            if one == "error":
+                stats["rest_per_cta"] = len(ctas) - start - i
+                return start + i
+            if one:
+                Scheduler(eng, rt.warps, launch.max_polls).run(launch.body)
+        if launch.waves and launch.make_shared is not None:
+            _release(eng, group)
+    return None
 
 
-def _try_cohort(eng, group: list, body, nslots: int, written: set, dtypes: dict) -> str | None:
-    """Run `group` as one cohort and commit it; None if it committed, else why not (nothing committed)."""
+def _release(eng, group: list) -> None:
+    """The group's CTAs exited: their shared memory goes (as numsim.residency releases it)."""
+    if eng.columns is not None:
+        eng.columns.flush()             # buffered records still name the allocations about to go
+    for rt in group:
+        if eng.columns is not None:
+            eng.columns.release(rt.shared.allocs.values())
+        rt.shared = ReleasedShared(rt.index, {k: v for k, v in rt.shared.__dict__.items() if k not in _MEMORY})
+        rt.views = []
+
+
+def _reset(group: list, launch: Launch) -> None:
+    """Undo what a rolled-back cohort did to its CTAs' own state: barriers, setmaxnreg books, shared memory."""
+    for rt in group:
+        rt.named = [NamedBarrier(rt.index, b) for b in range(16)]
+        rt.setmaxnreg = None
+        if launch.make_shared is not None:
+            launch.make_shared(rt)
+
+
+_COUNTERS = ("polls", "blocks", "warps_finished")
+
+
+def _try_cohort(eng, group: list, launch: Launch):
+    """Run `group` as one cohort under the scheduler and commit it: (False, None) if it committed, else
+    (True, why) -- run the group per CTA -- or ("error", why) -- run the rest of the launch per CTA; nothing of
+    the cohort is committed then."""
     k = len(group)
-    ceng = _CohortEng(eng, k, written)
+    ceng = _CohortEng(eng, k, launch.written)
     nwarps = len(group[0].warps)
-    cws = []
+    cws = [CohortWarp([rt.warps[j] for rt in group], j, ceng, launch.nslots, launch.dtypes) for j in range(nwarps)]
+    if launch.make_shared is not None:
+        pools = cohort_shared.Pools(group, launch.layout, launch.make_shared)
+        for cw in cws:
+            cw.pools = pools  # type: ignore[assignment]
+    counters = {c: eng.stats[c] for c in _COUNTERS}
+    body = launch.cohort_body
+
+    def program(cw):
+        for y in body(cw):
+            if type(y) is Poll:
+                # a while loop's reschedule quantum: each CTA's warp polls here only if it is still in the loop
+                if cw.mask is not None and not cw.mask.reshape(k, 32).any(axis=1).all():
+                    raise _Split("the CTAs of the cohort reach a while loop's reschedule point at different steps")
+                ceng.stats["polls"] += k - 1
+            yield y
+    failed: bool | str = False
+    why = None
     try:
-        for j in range(nwarps):
-            cw = CohortWarp([rt.warps[j] for rt in group], j, ceng, nslots, dtypes)
-            cws.append(cw)
-            for _ in body(cw):
-                raise _Split("a blocking operation")
-            ceng.checkpoint(cw)
+        Scheduler(ceng, list[Warp](cws), max(launch.max_polls // k, 1)).run(program)
         if ceng.footprint.conflict():
             raise _Split("two CTAs of the cohort touch the same global bytes, one writing")
     except ResourceLimit:
         ceng.rollback()
         raise
-    except _Split as why:
-        ceng.rollback()
-        return str(why)
-    except Exception as err:          # an engine error (or a defect): the per-CTA run reports it as it would
-        ceng.rollback()
-        return f"{type(err).__name__} in the cohort"
+    except _Split as err:
+        failed, why = True, str(err)
+    except Exception as err:          # an engine error, a deadlock (or a defect): the per-CTA run reports it
+        failed, why = "error", f"{type(err).__name__} in the cohort"
     finally:
+        eng.stats["warps_finished"] = counters["warps_finished"]     # counted per CTA below
         for cw in cws:                # a warp and its registers refer to each other: the run keeps gc off
             cw.local = {}
             cw.env = []
-    # commit: the events CTA by CTA, warp by warp, as the per-CTA engine delivers them
+            cw.views = []
+            cw.pools = None
+    if failed:
+        ceng.rollback()
+        _reset(group, launch)
+        eng.stats.update(counters)
+        return failed, why
+    # commit: each CTA's events in the order its own warps made them (the order the per-CTA scheduler gives
+    # them: the cohort's steps are every row's steps), CTA after CTA
     for r, rt in enumerate(group):
-        by_warp: list[list] = [[] for _ in range(nwarps)]
+        warps = rt.warps
         for rec in ceng.records[r]:
-            by_warp[rec[1]].append(rec)
-        for j, w in enumerate(rt.warps):
-            for rec in by_warp[j]:
-                if rec[0] == "access":
-                    _, _, iters, m, site, alloc, off, size, kind, proxy, order, scope = rec
-                    eng.access(_Row(w, iters, m), site, alloc, off, size, kind, proxy, order, scope)
-                else:
-                    _, _, iters, m, site, kind, fields = rec
-                    eng.sync(_Row(w, iters, m), kind, site, **fields)
+            w = warps[rec[1]]
+            if rec[0] == "access":
+                _, _, iters, m, site, alloc, off, size, kind, proxy, order, scope = rec
+                eng.access(_Row(w, iters, m), site, alloc, off, size, kind, proxy, order, scope)
+            elif rec[0] == "sync":
+                _, _, iters, m, site, kind, fields = rec
+                eng.sync(_Row(w, iters, m), kind, site, **fields)
+            else:
+                eng.note_uninitialized(rec[2], w, rec[3])
+        for j, w in enumerate(warps):
             w.instr = w.instr_seen = cws[j].instr
             w.status = DONE
             eng.stats["warps_finished"] += 1
-    return None
+    return False, None

@@ -17,6 +17,7 @@ import ir
 from . import pointers
 from . import values as V
 from .budget import CHECK_EVERY
+from .cohort_rows import _Split as CohortSplit
 from .compile_expr import BufferInfo, ExprCompiler, nbytes, subbyte_access
 from .errors import EngineError, ResourceLimit, UnsupportedTIRxError
 from .memory import SharedLayout
@@ -109,9 +110,10 @@ def _or(a, b):
 
 class Compiler:
     def __init__(self, func: ir.PrimFunc, scalars: dict, block: tuple[int, int, int], hold_sites=None,
-                 shared_limit: int | None = None, wrap_op=None):
+                 shared_limit: int | None = None, wrap_op=None, wrap_access=None):
         self.func = func
         self.wrap_op = wrap_op                # (info, fn, blocking) -> fn for every op (numsim.cohort), or None
+        self.wrap_access = wrap_access        # (info, fn) -> fn for every element load/store (numsim.cohort)
         self.shared_limit = shared_limit      # the target's shared memory per CTA (sizes a launch-sized pool)
         # sites a forced schedule names (numsim.schedule): statements holding one wait for their turn
         self.hold_sites = hold_sites
@@ -866,6 +868,9 @@ def _paths(w, branches):
             live = [p for p in paths if not p.done]
             if not live:
                 break
+            if w.COHORT:
+                # a CTA cohort's rows may diverge where no CTA does: its turns need not be any CTA's steps
+                raise CohortSplit("a divergent branch whose sides block or poll in a CTA cohort")
             if all(p.wait is not None for p in live):
                 waits = [p.wait for p in live]
                 objs = tuple(o for wt in waits for o in wt.watched())

@@ -207,9 +207,9 @@ class Engine:
                     eng.global_views[info.slot] = _view(gmem.allocs[info.alloc].data, info)
             first_id = len(gmem.allocs)
 
-            def make_shared(rt):
+            def make_shared(rt, pool=None, written=None):
                 rt.shared = SharedMemory(rt.index, program.layout,
-                                         first_id + rt.index * max(len(program.layout.offsets), 1))
+                                         first_id + rt.index * max(len(program.layout.offsets), 1), pool, written)
                 rt.views = [_view(rt.shared.allocs[i.alloc].data, i) for i in program.shared_infos]
             for bz in range(grid[2]):
                 for by in range(grid[1]):
@@ -230,27 +230,35 @@ class Engine:
             started = True
             off = cohort.eligible(func, program, cluster, gate is not None, clc) if self.cohorts > 1 else "off"
             gc.disable()   # the cyclic GC scanning a growing trace costs ~10% (engineering measurements §1)
+            rest = ctas
             if off is None:
-                # warps run to their end in CTA order here: waves change nothing a cohort-capable kernel shows
-                for rt in ctas if waves else ():
-                    make_shared(rt)
-                written_ids = {gmem.allocs[n].id for n in program.written_globals if n in gmem.allocs}
+                for rt in ctas if waves and not program.layout.total else ():
+                    make_shared(rt)       # an empty pool each: what the checks at exit read of a CTA
                 batched = Compiler(func, scalars, block, None, shared_limit=self.target.max_shared_per_block,
-                                   wrap_op=cohort.wrap_op).compile()
+                                   wrap_op=cohort.wrap_op, wrap_access=cohort.wrap_access).compile()
                 dtypes = {i.slot: i.dtype for i in batched.buffers.values() if i.space == "local"}
-                cohort_stats = cohort.run_cohorts(eng, ctas, program.body, batched.body, self.cohorts,
-                                                  self.max_polls, batched.nslots, written_ids, dtypes)
+                # with waves, a cohort's CTAs hold their shared memory together: it takes k of the wave's slots
+                size = min(self.cohorts, max(resident // csize, 1)) if waves and program.layout.total else \
+                    self.cohorts
+                launch = cohort.Launch(program.body, batched.body, batched.nslots, {
+                    gmem.allocs[n].id for n in program.written_globals if n in gmem.allocs}, dtypes, self.max_polls,
+                    make_shared if program.layout.total else None, waves, program.layout)
+                cohort_stats = {}
+                first = cohort.run_cohorts(eng, ctas, size, launch, cohort_stats)
+                rest = [] if first is None else ctas[first:]
             else:
                 cohort_stats = {"off": off}
-                scheduler = (Scheduler if gate is None else GatedScheduler)(eng, warps, self.max_polls)
+            if rest:
+                rest_warps = warps if rest is ctas else [w for rt in rest for w in rt.warps]
+                scheduler = (Scheduler if gate is None else GatedScheduler)(eng, rest_warps, self.max_polls)
                 body = program.body
                 if waves:
-                    eng.residency = Residency(eng, _clusters_in_order(ctas), resident // csize, per_sm,
+                    eng.residency = Residency(eng, _clusters_in_order(rest), resident // csize, per_sm,
                                               make_shared)
                     body = eng.residency.gate(body)
                     eng.residency.start()
                 if clc:
-                    eng.clc = ClcScheduler(_clusters_in_order(ctas), self.clc_resident, self.clc_policy,
+                    eng.clc = ClcScheduler(_clusters_in_order(rest), self.clc_resident, self.clc_policy,
                                            self.clc_answers)
                     body = launch_gate(eng, body, eng.clc)
                 scheduler.run(body)

@@ -110,10 +110,11 @@ class SharedLayout:
 class SharedMemory:
     """One CTA's shared memory: the pool, its allocations, and address decoding."""
 
-    def __init__(self, cta: int, layout: SharedLayout, first_id: int):
+    def __init__(self, cta: int, layout: SharedLayout, first_id: int, pool=None, written=None):
+        """`pool`, `written`: zeroed arrays of the pool's size to hold it (a CTA cohort's rows: numsim.cohort)."""
         self.cta = cta
-        self.pool = np.zeros(max(layout.total, 1), dtype=np.uint8)
-        self.written = np.zeros(max(layout.total, 1), dtype=np.bool_)
+        self.pool = np.zeros(max(layout.total, 1), dtype=np.uint8) if pool is None else pool
+        self.written = np.zeros(max(layout.total, 1), dtype=np.bool_) if written is None else written
         self.allocs: dict[str, Allocation] = {}
         for k, (name, off) in enumerate(layout.offsets.items()):
             size = layout.sizes[name]

@@ -97,6 +97,7 @@ class Loop:
 
 class Warp:
     FULL = V.FULL     # every lane of the warp's lane vectors (numsim.cohort: every lane of a CTA cohort)
+    COHORT = False    # warp j of a CTA cohort (numsim.cohort_rows.CohortWarp)
     __slots__ = ("gid", "cta", "index", "nthreads", "mask", "full_mask", "env", "local", "tid", "tid_yz", "lane",
                  "warp_base", "block_idx", "iters", "rt", "eng", "effects", "loops", "status", "waiting",
                  "last_poll", "groups", "gen", "async_state", "instr", "instr_seen", "async_regs", "exited")

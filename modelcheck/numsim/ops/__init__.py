@@ -79,7 +79,8 @@ class OpContext:
         if info.space == "register_view":
             return register_views.load(info, self.cc.buffers[info.alloc], idx, site, span,
                                        info.alloc in self.cc.async_destinations)
-        return self.acc.memory_load(info, idx, site, span)
+        fn = self.acc.memory_load(info, idx, site, span)
+        return fn if self.cc.wrap_access is None else self.cc.wrap_access(info, fn, idx, None, site)   # a cohort
 
     def memory_store(self, info, idx, value, site, span):
         if info.space == "global":
@@ -89,7 +90,8 @@ class OpContext:
         if info.space == "register_view":
             return register_views.store(info, self.cc.buffers[info.alloc], idx, value, site, span,
                                         info.alloc in self.cc.async_destinations)
-        return self.acc.memory_store(info, idx, value, site, span)
+        fn = self.acc.memory_store(info, idx, value, site, span)
+        return fn if self.cc.wrap_access is None else self.cc.wrap_access(info, fn, idx, value, site)  # a cohort
 
     def buffer_base(self, info):
         if info.space == "global":

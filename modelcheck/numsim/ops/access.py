@@ -106,8 +106,8 @@ class Accessors:
                 raise oob("write", "local " + info.name, i[lane], lane, 0, span)
             mat = _matrix(vals, dtype, None, None, info.name, active.size)
             lanes = np.flatnonzero(active)
-            mat[i[lanes], lanes] = V.as_vec(v, dtype)[lanes]
-            for k in set(int(x) for x in i[lanes]):
+            mat[i[lanes], lanes] = V.as_vec(v, dtype, active.size)[lanes]
+            for k in np.unique(i[lanes]).tolist():
                 vals[k] = mat[k].copy()
         return store
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import cohort_shared
 from .. import values as V
 from ..errors import EngineError
 from .access import decode, note_remote
@@ -109,6 +110,9 @@ def _ld(ctx, call, info):
             idx = offs // size + k
             raw = view[idx] if type(idx) is not np.ndarray else view.take(idx)
             d(w, _to_register(raw, ptx_type, d.dtype))
+    if space == "shared":       # a CTA cohort's warp: every row's shared memory at once (numsim.cohort_shared)
+        run.cohort = cohort_shared.ld(addr, dsts, size, width, ptx_type, np_t, site, order, scope,
+                                      _to_register)
     return run, False
 
 
@@ -149,6 +153,9 @@ def _st(ctx, call, info):
         alloc.mark_written(offs if type(offs) is not np.ndarray else offs[lanes], size * width)
         w.eng.access(w, site, alloc, offs, size * width, "write", order=order, scope=scope)
         note_remote(w, site, alloc)
+    if space == "shared":       # a CTA cohort's warp: every row's shared memory at once (numsim.cohort_shared)
+        run.cohort = cohort_shared.st(addr, vals, val_dtypes, size, width, ptx_type, np_t, site, order,
+                                      scope, _from_register)
     return run, False
 
 

@@ -138,13 +138,59 @@ def _ptx_shuffle(ctx, call, info):
         dsts[0](w, value[j])
         if len(dsts) > 1:
             dsts[1](w, ok.astype(np.uint32))
+
+    def cohort(w) -> bool:
+        """A CTA cohort's warp (numsim.cohort) with every lane of every row active and uniform operands: the
+        shuffle of each 32-lane row at once.  False: not that case (the cohort runs `run` row by row)."""
+        mm = m_fn(w)
+        if w.mask is not None and not _rows_members_active(w, mm):
+            return False        # some row's `require_full_warp` fails (or a member mask varies): per row
+        b, c = b_fn(w), c_fn(w)
+        n = w.FULL.size
+        if type(b) is not np.ndarray and type(c) is not np.ndarray:
+            key = (int(b), int(c))
+            hit = lanes_of.get(key)
+            if hit is None:
+                hit = lanes_of[key] = _shuffle_lanes(mode, np.asarray(b), np.asarray(c))
+            j, ok = np.tile(hit[0], n // 32), np.tile(hit[1], n // 32)
+        else:
+            j, ok = _shuffle_lanes(mode, np.asarray(b), np.asarray(c), w.lane)
+        src = w.lane_base + j
+        if w.exited is not None and (w.active() & w.exited[src]).any():
+            return False        # an active lane reads an exited one: `run` reports it, row by row
+        value = V.as_vec(a_fn(w), a_dtype, n)
+        dsts[0](w, value[src])
+        if len(dsts) > 1:
+            dsts[1](w, ok.astype(np.uint32))
+        return True
+    run.cohort = cohort
     return run, False
 
 
-def _shuffle_lanes(mode: str, b: np.ndarray, c: np.ndarray):
+def _rows_members_active(w, mm) -> bool:
+    """Each CTA row of a cohort warp with active lanes: its member mask uniform over them, and every member lane
+    active or exited -- `require_full_warp(..., exited_ok=True)` and `uniform` passing in every row."""
+    act = w.mask.reshape(-1, 32)
+    live = act.any(axis=1)
+    if type(mm) is np.ndarray:
+        rows = (mm.astype(np.int64) & FULL).reshape(-1, 32)
+        first = rows[np.arange(rows.shape[0]), np.argmax(act, axis=1)]
+        if (act & (rows != first[:, None])).any():
+            return False
+    else:
+        first = np.full(act.shape[0], int(mm) & FULL, dtype=np.int64)
+    members = ((first[:, None] >> V.LANES.astype(np.int64)) & 1).astype(np.bool_) & live[:, None]
+    if w.full_mask is not None:
+        members &= w.full_mask.reshape(-1, 32)
+    if w.exited is not None:
+        members &= ~w.exited.reshape(-1, 32)
+    return not (members & ~act).any()
+
+
+def _shuffle_lanes(mode: str, b: np.ndarray, c: np.ndarray, lane: np.ndarray = V.LANES):
     """(source lane of each lane, whether it lies in the lane's segment) of shfl.sync `mode` with lane
-    operand b and clamp/segment operand c (PTX ISA shfl.sync); out of the segment a lane reads itself."""
-    lane = V.LANES
+    operand b and clamp/segment operand c (PTX ISA shfl.sync); out of the segment a lane reads itself.
+    `lane`: the lanes' ids in their warps (a CTA cohort's rows: numsim.cohort)."""
     b = b & 31
     cval, segmask = c & 31, (c >> 8) & 31
     max_lane = (lane & segmask) | (cval & ~segmask & 31)
