@@ -266,18 +266,32 @@ def _scaled(eng, op, tm, sf, m: int, n: int, kdim: int, a, b):
     lanes_b = 32 * np.arange(4)[:, None] + cols[None, :] % 32
     cells_b = tm.cells[lanes_b, cb + cols[None, :] // 32]
     sfb = narrow.scales(((cells_b[..., None] >> (8 * b_id + shift)) & 0xFF).astype(np.uint8), sf_dtype)
-    for q in range(4):
-        record_rows(eng, op.site, a_alloc, np.arange(32 * q, 32 * q + 32), ca + q, 1, "read", op)
-    for c in range((n + 31) // 32):
-        width = min(32, n - 32 * c)
-        lanes = (32 * np.arange(4)[:, None] + np.arange(width)[None, :]).reshape(-1)
-        record_rows(eng, op.site, b_alloc, lanes, cb + c, 1, "read", op)
-    a = a * np.repeat(sfa, vec, axis=1)
-    bq = b[None, :, :] * np.repeat(sfb, vec, axis=2)          # (quarter, n, k)
+    if not eng.tracing:          # record_rows would only count them
+        eng.stats["accesses"] += 4 + (n + 31) // 32
+    else:
+        for q in range(4):
+            record_rows(eng, op.site, a_alloc, np.arange(32 * q, 32 * q + 32), ca + q, 1, "read", op)
+        for c in range((n + 31) // 32):
+            width = min(32, n - 32 * c)
+            lanes = (32 * np.arange(4)[:, None] + np.arange(width)[None, :]).reshape(-1)
+            record_rows(eng, op.site, b_alloc, lanes, cb + c, 1, "read", op)
+    # each element times its block's factor (broadcast over the block: the products np.repeat would give)
+    a = (a.reshape(m, nsf, vec) * sfa[:, :, None]).reshape(m, kdim)
+    bv = b.reshape(n, nsf, vec)
     acc = np.empty((m, n))
+    same = (sfb[1:] == sfb[0]).all()              # B's factors alike in the four lane quarters (the usual copy)
+    bq = (bv * sfb[0][:, :, None]).reshape(n, kdim)
     for q in range(4):
-        acc[32 * q:32 * q + 32] = a[32 * q:32 * q + 32] @ bq[q].T
+        if q and not same:
+            bq = (bv * sfb[q][:, :, None]).reshape(n, kdim)
+        acc[32 * q:32 * q + 32] = a[32 * q:32 * q + 32] @ bq.T
     return acc
+
+
+def _run(lanes: np.ndarray):
+    """`lanes` as a basic slice when they are consecutive (indexing then takes a view, not a gather)."""
+    lo = int(lanes[0])
+    return slice(lo, lo + lanes.size) if (lanes == np.arange(lo, lo + lanes.size)).all() else lanes
 
 
 def tmem_a(eng, op, tm, a_src, kdim: int, esz: int, a_dtype: str) -> np.ndarray:
@@ -301,6 +315,7 @@ def _complete(w, op, tm, idesc, shape, a_src, ts, b_src, bands, d_lanes, d_cols,
     pool = w.rt.shared.pool
     eng = w.eng
     m, n, kdim, esz, a_dtype, b_dtype, f16 = shape
+    band_lanes = [_run(b[0]) for b in bands]
 
     def complete():
         try:
@@ -332,17 +347,21 @@ def _complete(w, op, tm, idesc, shape, a_src, ts, b_src, bands, d_lanes, d_cols,
             acc = a @ b.T
         # D in bands of (lanes, columns) holding slices of N: one band except for the .ws folds
         dc0, width = int(d_cols[0]), bands[0][2]
+        cols = slice(dc0, dc0 + width)           # D's columns are consecutive: a basic slice, no gather
         if accumulate:
-            old = np.concatenate([tm.cells[np.ix_(band[0], d_cols)] for band in bands], axis=1)
+            old = np.concatenate([tm.cells[lanes, cols] for lanes in band_lanes], axis=1)
             acc += (old & 0xFFFF).astype(np.uint16).view(np.float16) if f16 else old.view(np.float32)
             for band in bands:
                 record_rows(eng, op.site, d_alloc, band[0], dc0, width, "read", op)
         with np.errstate(over="ignore", invalid="ignore"):
             new = acc.astype(np.float16).view(np.uint16).astype(np.uint32) if f16 else acc.astype(np.float32).view(
                 np.uint32)
-        for rows, _, _, part in bands:
+        for (rows, _, _, part), lanes in zip(bands, band_lanes):
             keep = ~disabled[rows]
-            tm.cells[np.ix_(rows[keep], d_cols)] = new[keep][:, part]
+            if keep.all():
+                tm.cells[lanes, cols] = new[:, part]
+            else:
+                tm.cells[rows[keep], cols] = new[keep][:, part]
             record_rows(eng, op.site, d_alloc, rows[keep], dc0, width, "write", op)
         op.done = True
         eng.async_sync(op.cta, op.warp, "async.complete", op.site, op.iters,
