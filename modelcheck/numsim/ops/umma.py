@@ -249,6 +249,23 @@ def _mma(ctx, call, info):
     return run, False
 
 
+_SF_CELLS: dict = {}
+
+
+def _sf_cells(m: int, n: int, ca: int, cb: int, ncols: int):
+    """Flat TMEM cell indices of A's factor cells (m,) and B's per lane quarter (4, n) (layout in `_scaled`)."""
+    key = (m, n, ca, cb, ncols)
+    hit = _SF_CELLS.get(key)
+    if hit is None:
+        rows, cols = np.arange(m), np.arange(n)
+        lanes_b = 32 * np.arange(4)[:, None] + cols[None, :] % 32
+        hit = (rows * ncols + ca + rows // 32, lanes_b * ncols + cb + cols[None, :] // 32)
+        if len(_SF_CELLS) >= _CACHE_LIMIT:
+            _SF_CELLS.clear()
+        _SF_CELLS[key] = hit
+    return hit
+
+
 def _scaled(eng, op, tm, sf, m: int, n: int, kdim: int, a, b):
     """A and B multiplied by their block scale factors, read from TMEM (the ss form, M = 128).
 
@@ -259,13 +276,10 @@ def _scaled(eng, op, tm, sf, m: int, n: int, kdim: int, a, b):
     vec, sf_dtype, a_id, b_id, (ca, a_alloc), (cb, b_alloc) = sf
     nsf = kdim // vec
     shift = 8 * np.arange(nsf, dtype=np.uint32)
-    rows = np.arange(m)
-    cells_a = tm.cells[rows, ca + rows // 32]
-    sfa = narrow.scales(((cells_a[:, None] >> (8 * a_id + shift)) & 0xFF).astype(np.uint8), sf_dtype)
-    cols = np.arange(n)
-    lanes_b = 32 * np.arange(4)[:, None] + cols[None, :] % 32
-    cells_b = tm.cells[lanes_b, cb + cols[None, :] // 32]
-    sfb = narrow.scales(((cells_b[..., None] >> (8 * b_id + shift)) & 0xFF).astype(np.uint8), sf_dtype)
+    flat_a, flat_b = _sf_cells(m, n, ca, cb, tm.cells.shape[1])
+    cells = tm.cells.reshape(-1)
+    sfa = narrow.scales(((cells.take(flat_a)[:, None] >> (8 * a_id + shift)) & 0xFF).astype(np.uint8), sf_dtype)
+    sfb = narrow.scales(((cells.take(flat_b)[..., None] >> (8 * b_id + shift)) & 0xFF).astype(np.uint8), sf_dtype)
     if not eng.tracing:          # record_rows would only count them
         eng.stats["accesses"] += 4 + (n + 31) // 32
     else:
