@@ -25,6 +25,7 @@ import numpy as np
 
 from .. import values as V
 from .. import narrow
+from ..blas import product
 from ..descriptors import (KIND_K, SF_TYPES, BlockScaledInstrDescriptor, DescriptorError, InstrDescriptor,
                            matrix_addresses, tmem_split)
 from ..errors import EngineError, UnsupportedTIRxError
@@ -356,9 +357,9 @@ def _complete(w, op, tm, idesc, shape, a_src, ts, b_src, bands, d_lanes, d_cols,
         if sf is not None:
             acc = _scaled(eng, op, tm, sf, m, n, kdim, a, b)
         elif len(bands) > 1 and ts:                 # .ws, A from TMEM: one copy of A per part of D
-            acc = np.concatenate([a[m * p:m * (p + 1)] @ b[band[3]].T for p, band in enumerate(bands)], axis=1)
+            acc = np.concatenate([product(a[m * p:m * (p + 1)], b[band[3]]) for p, band in enumerate(bands)], axis=1)
         else:
-            acc = a @ b.T
+            acc = product(a, b)
         # D in bands of (lanes, columns) holding slices of N: one band except for the .ws folds
         dc0, width = int(d_cols[0]), bands[0][2]
         cols = slice(dc0, dc0 + width)           # D's columns are consecutive: a basic slice, no gather

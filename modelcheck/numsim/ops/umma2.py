@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import narrow
+from ..blas import product
 from ..descriptors import KIND_K, SF_TYPES, tmem_split
 from ..errors import EngineError, UnsupportedTIRxError
 from ..tmem import TmemError, record_rows, tmem_of
@@ -183,7 +184,7 @@ def _complete(w, op, idesc, shape, halves, d_cols, disabled, accumulate, ts, spa
             acc = np.vstack([_scaled(eng, op, tm, sf, 128, n, kdim, a[128 * h:128 * h + 128], b)
                              for h, (_rt, tm, _, _, _, sf) in enumerate(halves)])
         else:
-            acc = a @ b.T
+            acc = product(a, b)
         block = (slice(None), slice(int(d_cols[0]), int(d_cols[0]) + n))     # D: all 128 lanes, n columns
         for h, (_rt, tm, d_alloc, *_) in enumerate(halves):
             rows = acc[128 * h:128 * h + 128]
