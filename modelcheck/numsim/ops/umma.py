@@ -47,17 +47,26 @@ def _operand(w, value: int, rows: int, k: int, esz: int, mn_major: bool, span, w
     hit = cache.get(key)
     if hit is not None:
         return hit
-    desc = smem_descriptor(value, what, span)
-    try:
-        addrs = matrix_addresses(desc, rows, k, esz, mn_major)
-    except DescriptorError as err:
-        raise descriptor_error(err, what, value, span, "shared-memory matrix") from None
+    shape = _ADDRESSES.get(key)         # the addresses are the descriptor's alone: shared by every CTA
+    if shape is None:
+        desc = smem_descriptor(value, what, span)
+        try:
+            addrs = matrix_addresses(desc, rows, k, esz, mn_major)
+        except DescriptorError as err:
+            raise descriptor_error(err, what, value, span, "shared-memory matrix") from None
+        index = (addrs.reshape(-1, 1) - SHARED_BASE + np.arange(esz)).reshape(rows, k * esz)
+        if len(_ADDRESSES) >= _CACHE_LIMIT:
+            _ADDRESSES.clear()
+        _ADDRESSES[key] = shape = (addrs, index)
+    addrs, index = shape
     parts = smem_footprint(w, addrs, esz, span, what, rt)
-    index = (addrs.reshape(-1, 1) - SHARED_BASE + np.arange(esz)).reshape(rows, k * esz)
     if len(cache) >= _CACHE_LIMIT:
         cache.clear()
     cache[key] = hit = (index, parts)
     return hit
+
+
+_ADDRESSES: dict = {}       # (descriptor, rows, k, esz, mn_major) -> (element addresses, pool byte index)
 
 
 def _values(raw_u8: np.ndarray, dtype: str, shape) -> np.ndarray:
