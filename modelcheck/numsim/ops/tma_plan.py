@@ -19,7 +19,7 @@ from ..tensormap import BoxPlan, TensorMapFields, box_plan
 
 _PHASE = 1024           # the swizzle period: every mode's XOR stays inside address bits 4-9
 _WORD = 8
-_LIMIT = 256            # templates kept per process (one per map and destination phase in practice)
+_LIMIT = 64             # templates kept per process (one per map and destination phase in practice)
 
 
 @dataclass

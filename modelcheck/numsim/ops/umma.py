@@ -36,6 +36,7 @@ from .tma import async_records
 from .async_copy import _new_op
 
 _CACHE_LIMIT = 4096
+_SHARED_LIMIT = 256     # process-wide address arrays (a stage ring has a few dozen descriptors)
 
 
 def _operand(w, value: int, rows: int, k: int, esz: int, mn_major: bool, span, what: str, rt=None):
@@ -55,7 +56,7 @@ def _operand(w, value: int, rows: int, k: int, esz: int, mn_major: bool, span, w
         except DescriptorError as err:
             raise descriptor_error(err, what, value, span, "shared-memory matrix") from None
         index = (addrs.reshape(-1, 1) - SHARED_BASE + np.arange(esz)).reshape(rows, k * esz)
-        if len(_ADDRESSES) >= _CACHE_LIMIT:
+        if len(_ADDRESSES) >= _SHARED_LIMIT:
             _ADDRESSES.clear()
         _ADDRESSES[key] = shape = (addrs, index)
     addrs, index = shape
@@ -270,7 +271,7 @@ def _sf_cells(m: int, n: int, ca: int, cb: int, ncols: int):
         rows, cols = np.arange(m), np.arange(n)
         lanes_b = 32 * np.arange(4)[:, None] + cols[None, :] % 32
         hit = (rows * ncols + ca + rows // 32, lanes_b * ncols + cb + cols[None, :] // 32)
-        if len(_SF_CELLS) >= _CACHE_LIMIT:
+        if len(_SF_CELLS) >= _SHARED_LIMIT:
             _SF_CELLS.clear()
         _SF_CELLS[key] = hit
     return hit
