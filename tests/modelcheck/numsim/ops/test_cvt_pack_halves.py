@@ -24,3 +24,27 @@ def test_fast_pack_matches_the_general_rounding(elem):
         got = PC._pack_halves(hi, lo, elem)
         assert got.dtype == np.uint32
         assert np.array_equal(got, _general(hi, lo, elem))
+
+
+@pytest.mark.parametrize("fmt", ["e4m3x2", "e5m2x2", "e2m1x2"])
+def test_narrow_codes_of_float32_values_match_the_general_rounding(fmt):
+    """to_narrow's one-cast path for float32 values gives round_float's codes (ties, saturation, NaN)."""
+    from ir.ops import arith_forms as AF
+    elem = AF.TYPES[fmt][1]
+    rng = np.random.default_rng(5)
+    special = np.array([0.0, -0.0, 1.0, 1.0625, 1.125, 1.1875, 448.0, 464.0, 480.0, 1e9, -1e9, 57344.0, 61440.0,
+                        2.0 ** -9, 2.0 ** -10, 3 * 2.0 ** -11, 2.0 ** -16, 2.0 ** -17, 0.25, 0.75, 5.0, 7.0, np.inf,
+                        -np.inf, np.nan], dtype=np.float32)
+    bits = rng.integers(0, 2 ** 32, size=3000, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    with np.errstate(all="ignore"):
+        tiny = bits * np.float32(1e-30)
+    for x in (special, bits, tiny):
+        with np.errstate(all="ignore"):
+            x = x.astype(np.float64)
+            got = PC.to_narrow(x, fmt, False)
+            nan = np.isnan(x)
+            y = PC.saturate_finite(x, elem)
+            want = PC.round_float(np.where(nan, 0.0, y), None, elem, "rn").view(np.uint8)
+            want = np.where(nan, np.uint8(0x7 if elem == "float4_e2m1fn" else PC.NAN_BITS[elem]),
+                            want & np.uint8(0xF) if elem == "float4_e2m1fn" else want).astype(np.uint8)
+        assert np.array_equal(got, want)
