@@ -49,21 +49,32 @@ def _codes(raw: np.ndarray, bits: int, k: int) -> np.ndarray:
     return out.reshape(rows, k)
 
 
+_TABLES: dict = {}
+
+
+def _table(np_t) -> np.ndarray:
+    """float64 value of every byte code of `np_t` (the same conversion, done once: decoding is a table look-up)."""
+    t = _TABLES.get(np_t)
+    if t is None:
+        t = _TABLES[np_t] = np.arange(256, dtype=np.uint8).view(np_t).astype(np.float64)
+    return t
+
+
 def values(raw: np.ndarray, dtype: str, k: int) -> np.ndarray:
     """The float64 (rows, k) matrix of a narrow operand's shared-memory rows."""
     raw = np.ascontiguousarray(raw, dtype=np.uint8)
     if dtype in _BYTE_TYPES:
-        return raw.view(_BYTE_TYPES[dtype]).astype(np.float64)
+        return _table(_BYTE_TYPES[dtype]).take(raw)
     if dtype == "float4_e2m1fn_x2":
         codes = np.stack([raw & 0xF, raw >> 4], axis=2).reshape(raw.shape[0], k)
-        return codes.view(ml_dtypes.float4_e2m1fn).astype(np.float64)
+        return _table(ml_dtypes.float4_e2m1fn).take(codes)
     np_t, bits = _SUB_BYTE[dtype]
-    return _codes(raw, bits, k).view(np_t).astype(np.float64)
+    return _table(np_t).take(_codes(raw, bits, k))
 
 
 def scales(codes: np.ndarray, sf_dtype: str) -> np.ndarray:
     """Scale-factor bytes -> float64 factors."""
     codes = np.asarray(codes, dtype=np.uint8)
     if sf_dtype == "float8_e8m0fnu":
-        return codes.view(ml_dtypes.float8_e8m0fnu).astype(np.float64)
-    return (codes & np.uint8(0x7F)).view(ml_dtypes.float8_e4m3fn).astype(np.float64)
+        return _table(ml_dtypes.float8_e8m0fnu).take(codes)
+    return _table(ml_dtypes.float8_e4m3fn).take(codes & np.uint8(0x7F))

@@ -117,6 +117,7 @@ def check(func, inputs=None, *, max_states: int = 200_000, max_transitions: int 
     clc = a.run.stats.get("clc")
     if clc is not None and clc["choices"] and phase_b and not _fails(found):
         simulated = [a.run.stats.get("warp_instructions", 0)]
+        whole = [1]         # runs that finished (the default's included); a run cut by the time budget is not one
 
         def run(prefix):
             nonlocal found, verification
@@ -127,6 +128,11 @@ def check(func, inputs=None, *, max_states: int = 200_000, max_transitions: int 
                                    phase_b, limits)
             full = list(b.run.stats.get("clc", {}).get("choices", [])) if b.run is not None else list(prefix)
             simulated.append(b.run.stats.get("warp_instructions", 0) if b.run is not None else 0)
+            if _out_of_time(f):
+                # the check's time ran out on this sequence (it got what the earlier ones left): say so, not
+                # "the run took more than <the remainder>"
+                raise _OutOfTime
+            whole[0] += 1
             if _fails(f):
                 # the default run's (review) findings stay; the failing sequence adds what makes it fail
                 found = found + [_on_path(x, full) for x in f if x.status in (Verdict.ERROR, Verdict.INCOMPLETE)]
@@ -142,17 +148,26 @@ def check(func, inputs=None, *, max_states: int = 200_000, max_transitions: int 
         stats["clc_max_paths"] = max_clc_paths
         stats["clc_warp_instructions"] = sum(simulated)     # every answer sequence's run, the default's included
         if search is None or search.truncated:
+            runs = whole[0]
             found.append(F.make(CHECKER, "analysis_incomplete",
                                 "cluster launch control: not every answer of the try_cancel requests was explored "
-                                + ("(out of time)" if search is None else
+                                + (f"(out of time: the {max_seconds:g} s budget covered the default run and "
+                                   f"{runs - 1} other answer sequence(s), each a whole run of the kernel)"
+                                   if search is None else
                                    f"(stopped at the bound of {max_clc_paths} answer sequences)"),
-                                {"reason": "resource_limit", "resource": "clc_paths", "bound": max_clc_paths}))
+                                {"reason": "resource_limit", "resource": "clc_paths", "bound": max_clc_paths,
+                                 "runs": runs}))
     stats["wall_time_s"] = time.perf_counter() - t0
     return SyncResult(func, F.sort_findings(found), stats, verification, inputs, digest_inputs(inputs), a.run.sites)
 
 
 class _OutOfTime(Exception):
     pass
+
+
+def _out_of_time(found) -> bool:
+    """The run stopped at the time budget (the check's own, what earlier runs left of it)."""
+    return any(f.kind == "analysis_incomplete" and f.details.get("limit") == "seconds" for f in found)
 
 
 def _fails(found) -> bool:

@@ -25,7 +25,7 @@ from ..descriptors import byte_runs, swizzle
 from ..errors import EngineError, UnsupportedTIRxError
 from ..memory import CLUSTER_WINDOW, SHARED_BASE, cluster_address
 from ..sync import SyncError
-from ..tensormap import (SWIZZLE_MASK, TENSOR_MAPS, BoundTensorMap, BoxPlan, TensorMapError, TensorMapFields, box_plan,
+from ..tensormap import (SWIZZLE_MASK, TENSOR_MAPS, BoundTensorMap, BoxPlan, TensorMapError, TensorMapFields,
                          fill_bits, validate)
 from ..tmap_values import NBYTES, validate_replaced
 from . import name_of
@@ -33,6 +33,7 @@ from .access import _find
 from .async_copy import _groups, _new_op, _one_lane
 from .cluster import cluster_of
 from .mbarrier import barrier_of
+from .tma_plan import TilePlan, plan_box, words
 
 
 def _lanes(w):
@@ -115,15 +116,20 @@ def _plan(w, bound, dims, coords, smem, span, what, rt=None, gather4=False):
     if coords and int(coords[0]) % f.packed:
         raise UnsupportedTIRxError(what, span, f"tensor map {bound.name} packs {f.packed} elements per byte; a box "
                                                f"starting mid-byte (dim-0 coordinate {coords[0]}) is not modeled")
-    plan = gather4_plan(f, coords, smem) if gather4 else box_plan(f, coords, smem)
-    goff = bound.base_off + plan.global_off[plan.inb]
-    if goff.size and (int(goff.min()) < 0 or int(goff.max()) + plan.esz > bound.alloc.nbytes):
+    plan = gather4_plan(f, coords, smem) if gather4 else plan_box(f, coords, smem)
+    if isinstance(plan, TilePlan):      # a box inside the tensor: its bounds come with the plan
+        glo, ghi, lo, hi = plan.lo_goff + bound.base_off, plan.hi_goff + bound.base_off, plan.lo_smem, plan.hi_smem
+    else:
+        goff = bound.base_off + plan.global_off[plan.inb]
+        glo, ghi = (int(goff.min()), int(goff.max())) if goff.size else (0, -plan.esz)
+        lo, hi = int(plan.smem_addr.min()), int(plan.smem_addr.max())
+    if glo < 0 or ghi + plan.esz > bound.alloc.nbytes:
         # in bounds of the map but past its allocation (a host-encoded map is not checked against it)
-        bad = int(goff.max()) + plan.esz
+        bad = ghi + plan.esz
         raise EngineError("oob", f"{what}: tensor map {bound.name} at coordinates {list(coords)} reaches byte {bad} "
                                  f"of its {bound.alloc.nbytes}-byte global allocation", span, tensor_map=bound.name,
                           size=bad)
-    lo, hi = int(plan.smem_addr.min()), int(plan.smem_addr.max()) + plan.esz
+    hi += plan.esz
     alloc = (rt or w.rt).shared.find(lo, hi - lo)
     if alloc is None:
         raise EngineError("oob", f"{what}: the {plan.inb.size * plan.esz}-byte box at shared [{lo:#x}, {hi:#x}) is "
@@ -174,6 +180,25 @@ def write_elements(data: np.ndarray, offsets: np.ndarray, esz: int, values: np.n
         words[offsets // esz] = np.ascontiguousarray(values).view(u).reshape(-1)
         return
     data[_byte_index(offsets, esz)] = values.reshape(-1)
+
+
+def _move_words(plan, bound, gdata, pool, marked, to_shared: bool) -> bool:
+    """Copy a TilePlan box that moves as aligned 8-byte words (tma_plan.py) between global `gdata` and the shared
+    pool, marking the destination allocation `marked` written; False (nothing done) for any other box."""
+    if not isinstance(plan, TilePlan) or plan.words is None or bound.base_off % 8 or not gdata.flags.c_contiguous:
+        return False
+    gw, sw = plan.words[0] + bound.base_off // 8, plan.words[1]
+    dst_base = marked.base - SHARED_BASE if to_shared else 0
+    if dst_base % 8:
+        return False
+    g, p = words(gdata), words(pool)
+    if to_shared:
+        p[sw] = g[gw]
+        marked.mark_words(sw - dst_base // 8, 8)
+    else:
+        g[gw] = p[sw]
+        marked.mark_words(gw, 8)
+    return True
 
 
 def async_records(eng, op, alloc, offsets, esz, kind):
@@ -275,15 +300,17 @@ def _complete_g2s(w, op, bound, plan, d_alloc, nbytes, bar, baddr, span, bound_g
                               f"TMA load into CTA {rt.index}'s shared memory (issued by warp {warp} of CTA {w.cta}) "
                               f"completes after CTA {rt.index} exited", span, peer_cta=rt.index, warp=warp)
         esz = plan.esz
-        n = plan.inb.size
-        data = np.empty((n, esz), dtype=np.uint8)
-        data[:] = np.array([fill_bits(f)], dtype=f"<u{esz}").view(np.uint8)
-        goff = bound.base_off + plan.global_off[plan.inb]
-        data[plan.inb] = read_elements(bound.alloc.data, goff, esz)
-        write_elements(pool, plan.smem_addr - SHARED_BASE, esz, data)
-        d_alloc.mark_written(plan.smem_addr - d_alloc.base, esz)
+        moved = _move_words(plan, bound, bound.alloc.data, pool, d_alloc, to_shared=True)
+        goff = bound.base_off + plan.global_off[plan.inb] if not moved or eng.tracing else None
+        if not moved:
+            n = plan.inb.size
+            data = np.empty((n, esz), dtype=np.uint8)
+            data[:] = np.array([fill_bits(f)], dtype=f"<u{esz}").view(np.uint8)
+            data[plan.inb] = read_elements(bound.alloc.data, goff, esz)
+            write_elements(pool, plan.smem_addr - SHARED_BASE, esz, data)
+            d_alloc.mark_written(plan.smem_addr - d_alloc.base, esz)
         async_records(eng, op, bound.alloc, goff, esz, "read")
-        async_records(eng, op, d_alloc, plan.smem_addr - d_alloc.base, esz, "write")
+        async_records(eng, op, d_alloc, plan.smem_addr - d_alloc.base if eng.tracing else None, esz, "write")
         op.done = True
         gen = bar.local_gen
         try:
@@ -337,11 +364,12 @@ def _complete_s2g(w, op, bound, plan, s_alloc, groups):
 
     def complete():
         esz = plan.esz
-        soff = plan.smem_addr - SHARED_BASE
-        data = read_elements(pool, soff, esz)
-        goff = bound.base_off + plan.global_off[plan.inb]
-        write_elements(bound.alloc.data, goff, esz, data[plan.inb])
-        bound.alloc.mark_written(goff, esz)
+        moved = _move_words(plan, bound, bound.alloc.data, pool, bound.alloc, to_shared=False)
+        goff = bound.base_off + plan.global_off[plan.inb] if not moved or eng.tracing else None
+        if not moved:
+            data = read_elements(pool, plan.smem_addr - SHARED_BASE, esz)
+            write_elements(bound.alloc.data, goff, esz, data[plan.inb])
+            bound.alloc.mark_written(goff, esz)
         async_records(eng, op, bound.alloc, goff, esz, "write")
         op.done = True
         groups.version += 1

@@ -25,6 +25,7 @@ import numpy as np
 
 from .. import values as V
 from .. import narrow
+from ..blas import product
 from ..descriptors import (KIND_K, SF_TYPES, BlockScaledInstrDescriptor, DescriptorError, InstrDescriptor,
                            matrix_addresses, tmem_split)
 from ..errors import EngineError, UnsupportedTIRxError
@@ -35,6 +36,7 @@ from .tma import async_records
 from .async_copy import _new_op
 
 _CACHE_LIMIT = 4096
+_SHARED_LIMIT = 256     # process-wide address arrays (a stage ring has a few dozen descriptors)
 
 
 def _operand(w, value: int, rows: int, k: int, esz: int, mn_major: bool, span, what: str, rt=None):
@@ -46,17 +48,26 @@ def _operand(w, value: int, rows: int, k: int, esz: int, mn_major: bool, span, w
     hit = cache.get(key)
     if hit is not None:
         return hit
-    desc = smem_descriptor(value, what, span)
-    try:
-        addrs = matrix_addresses(desc, rows, k, esz, mn_major)
-    except DescriptorError as err:
-        raise descriptor_error(err, what, value, span, "shared-memory matrix") from None
+    shape = _ADDRESSES.get(key)         # the addresses are the descriptor's alone: shared by every CTA
+    if shape is None:
+        desc = smem_descriptor(value, what, span)
+        try:
+            addrs = matrix_addresses(desc, rows, k, esz, mn_major)
+        except DescriptorError as err:
+            raise descriptor_error(err, what, value, span, "shared-memory matrix") from None
+        index = (addrs.reshape(-1, 1) - SHARED_BASE + np.arange(esz)).reshape(rows, k * esz)
+        if len(_ADDRESSES) >= _SHARED_LIMIT:
+            _ADDRESSES.clear()
+        _ADDRESSES[key] = shape = (addrs, index)
+    addrs, index = shape
     parts = smem_footprint(w, addrs, esz, span, what, rt)
-    index = (addrs.reshape(-1, 1) - SHARED_BASE + np.arange(esz)).reshape(rows, k * esz)
     if len(cache) >= _CACHE_LIMIT:
         cache.clear()
     cache[key] = hit = (index, parts)
     return hit
+
+
+_ADDRESSES: dict = {}       # (descriptor, rows, k, esz, mn_major) -> (element addresses, pool byte index)
 
 
 def _values(raw_u8: np.ndarray, dtype: str, shape) -> np.ndarray:
@@ -249,6 +260,23 @@ def _mma(ctx, call, info):
     return run, False
 
 
+_SF_CELLS: dict = {}
+
+
+def _sf_cells(m: int, n: int, ca: int, cb: int, ncols: int):
+    """Flat TMEM cell indices of A's factor cells (m,) and B's per lane quarter (4, n) (layout in `_scaled`)."""
+    key = (m, n, ca, cb, ncols)
+    hit = _SF_CELLS.get(key)
+    if hit is None:
+        rows, cols = np.arange(m), np.arange(n)
+        lanes_b = 32 * np.arange(4)[:, None] + cols[None, :] % 32
+        hit = (rows * ncols + ca + rows // 32, lanes_b * ncols + cb + cols[None, :] // 32)
+        if len(_SF_CELLS) >= _SHARED_LIMIT:
+            _SF_CELLS.clear()
+        _SF_CELLS[key] = hit
+    return hit
+
+
 def _scaled(eng, op, tm, sf, m: int, n: int, kdim: int, a, b):
     """A and B multiplied by their block scale factors, read from TMEM (the ss form, M = 128).
 
@@ -259,25 +287,36 @@ def _scaled(eng, op, tm, sf, m: int, n: int, kdim: int, a, b):
     vec, sf_dtype, a_id, b_id, (ca, a_alloc), (cb, b_alloc) = sf
     nsf = kdim // vec
     shift = 8 * np.arange(nsf, dtype=np.uint32)
-    rows = np.arange(m)
-    cells_a = tm.cells[rows, ca + rows // 32]
-    sfa = narrow.scales(((cells_a[:, None] >> (8 * a_id + shift)) & 0xFF).astype(np.uint8), sf_dtype)
-    cols = np.arange(n)
-    lanes_b = 32 * np.arange(4)[:, None] + cols[None, :] % 32
-    cells_b = tm.cells[lanes_b, cb + cols[None, :] // 32]
-    sfb = narrow.scales(((cells_b[..., None] >> (8 * b_id + shift)) & 0xFF).astype(np.uint8), sf_dtype)
-    for q in range(4):
-        record_rows(eng, op.site, a_alloc, np.arange(32 * q, 32 * q + 32), ca + q, 1, "read", op)
-    for c in range((n + 31) // 32):
-        width = min(32, n - 32 * c)
-        lanes = (32 * np.arange(4)[:, None] + np.arange(width)[None, :]).reshape(-1)
-        record_rows(eng, op.site, b_alloc, lanes, cb + c, 1, "read", op)
-    a = a * np.repeat(sfa, vec, axis=1)
-    bq = b[None, :, :] * np.repeat(sfb, vec, axis=2)          # (quarter, n, k)
+    flat_a, flat_b = _sf_cells(m, n, ca, cb, tm.cells.shape[1])
+    cells = tm.cells.reshape(-1)
+    sfa = narrow.scales(((cells.take(flat_a)[:, None] >> (8 * a_id + shift)) & 0xFF).astype(np.uint8), sf_dtype)
+    sfb = narrow.scales(((cells.take(flat_b)[..., None] >> (8 * b_id + shift)) & 0xFF).astype(np.uint8), sf_dtype)
+    if not eng.tracing:          # record_rows would only count them
+        eng.stats["accesses"] += 4 + (n + 31) // 32
+    else:
+        for q in range(4):
+            record_rows(eng, op.site, a_alloc, np.arange(32 * q, 32 * q + 32), ca + q, 1, "read", op)
+        for c in range((n + 31) // 32):
+            width = min(32, n - 32 * c)
+            lanes = (32 * np.arange(4)[:, None] + np.arange(width)[None, :]).reshape(-1)
+            record_rows(eng, op.site, b_alloc, lanes, cb + c, 1, "read", op)
+    # each element times its block's factor (broadcast over the block: the products np.repeat would give)
+    a = (a.reshape(m, nsf, vec) * sfa[:, :, None]).reshape(m, kdim)
+    bv = b.reshape(n, nsf, vec)
     acc = np.empty((m, n))
+    same = (sfb[1:] == sfb[0]).all()              # B's factors alike in the four lane quarters (the usual copy)
+    bq = (bv * sfb[0][:, :, None]).reshape(n, kdim)
     for q in range(4):
-        acc[32 * q:32 * q + 32] = a[32 * q:32 * q + 32] @ bq[q].T
+        if q and not same:
+            bq = (bv * sfb[q][:, :, None]).reshape(n, kdim)
+        acc[32 * q:32 * q + 32] = a[32 * q:32 * q + 32] @ bq.T
     return acc
+
+
+def _run(lanes: np.ndarray):
+    """`lanes` as a basic slice when they are consecutive (indexing then takes a view, not a gather)."""
+    lo = int(lanes[0])
+    return slice(lo, lo + lanes.size) if (lanes == np.arange(lo, lo + lanes.size)).all() else lanes
 
 
 def tmem_a(eng, op, tm, a_src, kdim: int, esz: int, a_dtype: str) -> np.ndarray:
@@ -301,6 +340,7 @@ def _complete(w, op, tm, idesc, shape, a_src, ts, b_src, bands, d_lanes, d_cols,
     pool = w.rt.shared.pool
     eng = w.eng
     m, n, kdim, esz, a_dtype, b_dtype, f16 = shape
+    band_lanes = [_run(b[0]) for b in bands]
 
     def complete():
         try:
@@ -327,22 +367,26 @@ def _complete(w, op, tm, idesc, shape, a_src, ts, b_src, bands, d_lanes, d_cols,
         if sf is not None:
             acc = _scaled(eng, op, tm, sf, m, n, kdim, a, b)
         elif len(bands) > 1 and ts:                 # .ws, A from TMEM: one copy of A per part of D
-            acc = np.concatenate([a[m * p:m * (p + 1)] @ b[band[3]].T for p, band in enumerate(bands)], axis=1)
+            acc = np.concatenate([product(a[m * p:m * (p + 1)], b[band[3]]) for p, band in enumerate(bands)], axis=1)
         else:
-            acc = a @ b.T
+            acc = product(a, b)
         # D in bands of (lanes, columns) holding slices of N: one band except for the .ws folds
         dc0, width = int(d_cols[0]), bands[0][2]
+        cols = slice(dc0, dc0 + width)           # D's columns are consecutive: a basic slice, no gather
         if accumulate:
-            old = np.concatenate([tm.cells[np.ix_(band[0], d_cols)] for band in bands], axis=1)
+            old = np.concatenate([tm.cells[lanes, cols] for lanes in band_lanes], axis=1)
             acc += (old & 0xFFFF).astype(np.uint16).view(np.float16) if f16 else old.view(np.float32)
             for band in bands:
                 record_rows(eng, op.site, d_alloc, band[0], dc0, width, "read", op)
         with np.errstate(over="ignore", invalid="ignore"):
             new = acc.astype(np.float16).view(np.uint16).astype(np.uint32) if f16 else acc.astype(np.float32).view(
                 np.uint32)
-        for rows, _, _, part in bands:
+        for (rows, _, _, part), lanes in zip(bands, band_lanes):
             keep = ~disabled[rows]
-            tm.cells[np.ix_(rows[keep], d_cols)] = new[keep][:, part]
+            if keep.all():
+                tm.cells[lanes, cols] = new[:, part]
+            else:
+                tm.cells[rows[keep], cols] = new[keep][:, part]
             record_rows(eng, op.site, d_alloc, rows[keep], dc0, width, "write", op)
         op.done = True
         eng.async_sync(op.cta, op.warp, "async.complete", op.site, op.iters,

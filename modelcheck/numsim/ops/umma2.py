@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import narrow
+from ..blas import product
 from ..descriptors import KIND_K, SF_TYPES, tmem_split
 from ..errors import EngineError, UnsupportedTIRxError
 from ..tmem import TmemError, record_rows, tmem_of
@@ -183,10 +184,10 @@ def _complete(w, op, idesc, shape, halves, d_cols, disabled, accumulate, ts, spa
             acc = np.vstack([_scaled(eng, op, tm, sf, 128, n, kdim, a[128 * h:128 * h + 128], b)
                              for h, (_rt, tm, _, _, _, sf) in enumerate(halves)])
         else:
-            acc = a @ b.T
+            acc = product(a, b)
+        block = (slice(None), slice(int(d_cols[0]), int(d_cols[0]) + n))     # D: all 128 lanes, n columns
         for h, (_rt, tm, d_alloc, *_) in enumerate(halves):
             rows = acc[128 * h:128 * h + 128]
-            block = np.ix_(d_lanes, d_cols)
             if accumulate:
                 old = tm.cells[block]
                 rows = rows + ((old & 0xFFFF).astype(np.uint16).view(np.float16) if f16 else old.view(np.float32))
@@ -195,7 +196,10 @@ def _complete(w, op, idesc, shape, halves, d_cols, disabled, accumulate, ts, spa
                 new = rows.astype(np.float16).view(np.uint16).astype(np.uint32) if f16 else \
                     rows.astype(np.float32).view(np.uint32)
             keep = ~disabled[128 * h:128 * h + 128]
-            tm.cells[np.ix_(d_lanes[keep], d_cols)] = new[keep]
+            if keep.all():
+                tm.cells[block] = new
+            else:
+                tm.cells[np.ix_(d_lanes[keep], d_cols)] = new[keep]
             record_rows(eng, op.site, d_alloc, d_lanes[keep], int(d_cols[0]), n, "write", op)
         op.done = True
         eng.async_sync(op.cta, op.warp, "async.complete", op.site, op.iters,

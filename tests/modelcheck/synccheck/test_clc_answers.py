@@ -50,3 +50,29 @@ def test_the_2cta_gemm_is_clean_on_every_answer_sequence():
     kernel, _, inputs = _gemm("gemm_2cta_clc")
     report = modelcheck.synccheck(kernel, inputs)
     assert report.verdict == "clean" and report.stats["clc_paths"] == 4
+
+
+def test_time_running_out_on_an_answer_sequence_names_the_sequences_run(monkeypatch):
+    """The budget is one for the whole check: an answer sequence that gets only what the earlier runs left and
+    stops at it is reported as the CLC exploration out of time (with how many sequences were run whole), not as
+    "the run took more than <the remainder> s"."""
+    import importlib
+    from modelcheck.common import findings as F
+    sc = importlib.import_module("modelcheck.synccheck")      # the package (the facade has a function of the name)
+    real, alternatives = sc._one_path, []
+
+    def short_of_time(func, inputs, answers, *args):
+        a, found, stats, v = real(func, inputs, answers, *args)
+        if answers:
+            alternatives.append(answers)
+            if len(alternatives) == 2:         # the second alternative sequence ran out of the time left
+                found = found + [F.make("synccheck", "analysis_incomplete", "the run took more than 0.5 s",
+                                        {"reason": "resource_limit", "limit": "seconds"})]
+        return a, found, stats, v
+
+    monkeypatch.setattr(sc, "_one_path", short_of_time)
+    report = modelcheck.synccheck(modelcheck.load(KERNEL), _inputs())
+    assert [f.kind for f in report.findings] == ["analysis_incomplete"]
+    f = report.findings[0]
+    assert f.details["resource"] == "clc_paths" and "out of time" in f.message
+    assert f.details["runs"] == 2 and "the default run and 1 other answer sequence(s)" in f.message
