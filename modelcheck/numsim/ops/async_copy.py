@@ -234,13 +234,20 @@ def _bulk_s2g(ctx, call, info):
             def complete(op=op, s_alloc=s_alloc, s_off=src - s_alloc.base, d_alloc=d_alloc,
                          d_off=dst - d_alloc.base, size=size, groups=groups):
                 _copy(eng, s_alloc, s_off, d_alloc, d_off, size, op, "async", read_recorded=True)
-                op.done = True
-                groups.version += 1
-                eng.touch(groups)
-                eng.async_sync(op.cta, op.warp, "async.complete", op.site, op.iters,
-                               details={"op": op.id, "kind": op.kind, "lane": op.lane})
+                group_done(eng, op, groups)
             eng.enqueue(complete)
     return run, False
+
+
+def group_done(eng, op, groups, announce: bool = True) -> None:
+    """`op` of a bulk or cp.async group completed: waits on its group may pass; a bulk op's completion is also a
+    sync event (Synccheck orders the bytes it moved by it)."""
+    op.done = True
+    groups.version += 1
+    eng.touch(groups)
+    if announce:
+        eng.async_sync(op.cta, op.warp, "async.complete", op.site, op.iters,
+                       details={"op": op.id, "kind": op.kind, "lane": op.lane})
 
 
 def _commit(family):
@@ -318,9 +325,7 @@ def _cp_async(ctx, call, info):
                          d_off=dst - d_alloc.base, size=size, keep=keep, groups=groups):
                 _copy(eng, s_alloc, s_off, d_alloc, d_off, size, op, "generic",
                       zero_from=keep if keep < size else None)
-                op.done = True
-                groups.version += 1
-                eng.touch(groups)
+                group_done(eng, op, groups, announce=False)
             eng.enqueue(complete)
     return run, False
 

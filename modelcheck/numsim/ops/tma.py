@@ -30,7 +30,7 @@ from ..tensormap import (SWIZZLE_MASK, TENSOR_MAPS, BoundTensorMap, BoxPlan, Ten
 from ..tmap_values import NBYTES, validate_replaced
 from . import name_of
 from .access import _find
-from .async_copy import _groups, _new_op, _one_lane
+from .async_copy import _groups, _new_op, _one_lane, group_done
 from .cluster import cluster_of
 from .mbarrier import barrier_of
 from .tma_plan import TilePlan, plan_box, words
@@ -333,11 +333,7 @@ def _s2g(ctx, call, info):
     site = ctx.site(call, "cp.async.bulk.tensor")
     span = call.span
     what = f"cp.async.bulk.tensor.{dims}d (shared -> global)"
-    # a store through a tensor map: that map's bytes get a private copy (every map's, when the operand does
-    # not name its parameter)
-    handles = {p.name for p in ctx.cc.func.params if p.kind == "handle"}
-    named = {n.name for n in ir.walk(ops[0]) if isinstance(n, ir.Var)} & handles
-    ctx.cc.written_globals.update(named or {TENSOR_MAPS})
+    writes_through_map(ctx, ops[0])
 
     def run(w):
         tm_a, src_a = tmap_fn(w), src_fn(w)
@@ -371,13 +367,16 @@ def _complete_s2g(w, op, bound, plan, s_alloc, groups):
             write_elements(bound.alloc.data, goff, esz, data[plan.inb])
             bound.alloc.mark_written(goff, esz)
         async_records(eng, op, bound.alloc, goff, esz, "write")
-        op.done = True
-        groups.version += 1
-        eng.touch(groups)
-        eng.async_sync(op.cta, op.warp, "async.complete", op.site, op.iters,
-                       details={"op": op.id, "kind": op.kind, "lane": op.lane})
+        group_done(eng, op, groups)
     return complete
 
+
+def writes_through_map(ctx, operand) -> None:
+    """A store or reduction through a tensor map: that map's bytes get a private copy (every map's, when the operand
+    does not name its parameter)."""
+    handles = {p.name for p in ctx.cc.func.params if p.kind == "handle"}
+    named = {n.name for n in ir.walk(operand) if isinstance(n, ir.Var)} & handles
+    ctx.cc.written_globals.update(named or {TENSOR_MAPS})
 
 HANDLERS = {
     "cp.async.bulk.tensor.g2s": _g2s,

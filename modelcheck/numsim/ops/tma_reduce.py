@@ -22,17 +22,14 @@ from __future__ import annotations
 
 import numpy as np
 
-import ir
-
 from ..descriptors import byte_runs
 from ..errors import EngineError, UnsupportedTIRxError
 from ..memory import SHARED_BASE
-from ..tensormap import TENSOR_MAPS
 from ..values import NP_DTYPE
 from . import ptx_convert as CV
 from .ptx_math import ftz
-from .async_copy import _groups, _new_op, _one_lane
-from .tma import _at, _lanes, _plan, async_records, read_elements, tensor_map, write_elements
+from .async_copy import _groups, _new_op, _one_lane, group_done
+from .tma import _at, _lanes, _plan, async_records, read_elements, tensor_map, write_elements, writes_through_map
 
 _INTS32 = ("uint32", "int32")
 _INTS64 = ("uint64", "int64")
@@ -82,10 +79,7 @@ def _reduce(ctx, call, info):
     what = f"cp.reduce.async.bulk.tensor.{dims}d.{op_name} (shared -> global)"
     if op_name is None:
         raise UnsupportedTIRxError(what, span, "no reduction operation (.add, .min, ...) among the qualifiers")
-    # a write through a tensor map: that map's bytes get a private copy, as for the TMA store (tma._s2g)
-    handles = {p.name for p in ctx.cc.func.params if p.kind == "handle"}
-    named = {n.name for n in ir.walk(ops[0]) if isinstance(n, ir.Var)} & handles
-    ctx.cc.written_globals.update(named or {TENSOR_MAPS})
+    writes_through_map(ctx, ops[0])
 
     def run(w):
         tm_a, src_a = tmap_fn(w), src_fn(w)
@@ -127,11 +121,7 @@ def _complete(w, op, bound, plan, groups, op_name, dtype):
         write_elements(bound.alloc.data, goff, esz, np.ascontiguousarray(new).view(np.uint8).reshape(-1, esz))
         bound.alloc.mark_written(goff, esz)
         _rmw_records(eng, op, bound.alloc, goff, esz)
-        op.done = True
-        groups.version += 1
-        eng.touch(groups)
-        eng.async_sync(op.cta, op.warp, "async.complete", op.site, op.iters,
-                       details={"op": op.id, "kind": op.kind, "lane": op.lane})
+        group_done(eng, op, groups)
     return complete
 
 
@@ -197,11 +187,7 @@ def _bulk_reduce(ctx, call, info):
                 d_alloc.mark_written(d_off, size)
                 eng.access(None, site, d_alloc, d_off, size, "rmw", proxy="async", order="relaxed", scope="gpu",
                            lanes=_one_lane(op.lane), actor=op.id, iters=op.iters, warp=op.warp, cta=op.cta)
-                op.done = True
-                groups.version += 1
-                eng.touch(groups)
-                eng.async_sync(op.cta, op.warp, "async.complete", op.site, op.iters,
-                               details={"op": op.id, "kind": op.kind, "lane": op.lane})
+                group_done(eng, op, groups)
             eng.enqueue(complete)
     return run, False
 
