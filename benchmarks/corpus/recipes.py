@@ -334,6 +334,16 @@ RECIPES.update({
 
 _DG = "tirx_kernels/ported/deepgemm/{}.py"
 _SWZ = "swizzle(head_dim)"      # txl.SW32B / SW64B / SW128B by the row's bytes
+
+# the paged MQA logits kernels (FP8 and its FP4 twin) take the same scalars, extents and schedule data
+_PAGED_MQA_VALUES = {"logits_stride": "roundup(max_context, 256)", "block_table_stride": "max_num_pages",
+                     "context_lens_flat_dim0": "rows", "logits_flat_dim0": "rows * logits_stride",
+                     "block_table_flat_dim0": "batch_size * max_num_pages", "indices_dim0": "batch_size",
+                     "schedule_meta_flat_dim0": "(148 + 1) * 2"}
+_PAGED_MQA_DATA = {"context_lens_flat": "lens",
+                   "block_table_flat": "paged_block_table(batch_size, max_num_pages, num_pages)",
+                   "indices": "arange(batch_size)", "schedule_meta_flat": "paged_mqa_metadata(lens, 256, 148)"}
+
 RECIPES.update({
     # MQALogitsFP8Config (block_q = 128 // num_heads, block_kv = 256, aligned_seq_len, logits_stride);
     # prepare_data: q (seq_len, num_heads, head_dim) fp8, kv fp8 (seq_len_kv, head_dim) and its fp32 scales,
@@ -405,12 +415,7 @@ RECIPES.update({
         let={"rows": "batch_size * next_n", "max_context": "max_num_pages * page_size",
              "q_rows": "(2 if varlen or next_n >= 2 else 1)", "page_bytes": "page_size * (head_dim + 4)",
              "lens": "full(rows, max_context)"},
-        values={"logits_stride": "roundup(max_context, 256)", "block_table_stride": "max_num_pages",
-                "context_lens_flat_dim0": "rows", "logits_flat_dim0": "rows * logits_stride",
-                "block_table_flat_dim0": "batch_size * max_num_pages", "indices_dim0": "batch_size",
-                "schedule_meta_flat_dim0": "(148 + 1) * 2"},
-        data={"context_lens_flat": "lens", "block_table_flat": "paged_block_table(batch_size, max_num_pages, num_pages)",
-              "indices": "arange(batch_size)", "schedule_meta_flat": "paged_mqa_metadata(lens, 256, 148)"},
+        values=_PAGED_MQA_VALUES, data=_PAGED_MQA_DATA,
         maps={"tensor_map_q": {"tensor": "q", "shape": "(rows * num_heads * head_dim,)", "tensor_dtype": "uint8",
                                "dtype": "float8_e4m3fn", "dims": "(head_dim, rows * num_heads)",
                                "strides": "(head_dim,)", "box": "(128, q_rows * num_heads)", "swizzle": "swizzle(128)"},
@@ -435,12 +440,7 @@ RECIPES.update({
         let={"rows": "batch_size * next_n", "max_context": "max_num_pages * page_size",
              "q_rows": "(2 if varlen or next_n >= 2 else 1)", "packed": "head_dim // 2",
              "page_bytes": "page_size * (head_dim // 2 + 4)", "lens": "full(rows, max_context)"},
-        values={"logits_stride": "roundup(max_context, 256)", "block_table_stride": "max_num_pages",
-                "context_lens_flat_dim0": "rows", "logits_flat_dim0": "rows * logits_stride",
-                "block_table_flat_dim0": "batch_size * max_num_pages", "indices_dim0": "batch_size",
-                "schedule_meta_flat_dim0": "(148 + 1) * 2"},
-        data={"context_lens_flat": "lens", "block_table_flat": "paged_block_table(batch_size, max_num_pages, num_pages)",
-              "indices": "arange(batch_size)", "schedule_meta_flat": "paged_mqa_metadata(lens, 256, 148)"},
+        values=_PAGED_MQA_VALUES, data=_PAGED_MQA_DATA,
         maps={"tensor_map_q": {"tensor": "q", "shape": "(rows * num_heads * packed,)", "tensor_dtype": "uint8",
                                "dtype": "16U4_ALIGN8B", "dims": "(head_dim, rows * num_heads)",
                                "strides": "(packed,)", "box": "(head_dim, q_rows * num_heads)",
