@@ -1,5 +1,5 @@
-"""`tcgen05.mma.cta_group::2` (kind::f16 / kind::tf32 / kind::f8f6f4, ss and ts forms, M = 256; ss form M = 128):
-one MMA over a CTA pair.
+"""`tcgen05.mma.cta_group::2` (kind::f16 / kind::tf32 / kind::f8f6f4, ss and ts forms, M = 256 and 128): one MMA over
+a CTA pair.
 
 PTX ISA 9.7.16 (the pair: CTAs whose %cluster_ctarank differ in bit 0) and the data-path split the pair uses: the
 even CTA issues; A = [A0; A1] with A0 (rows 0-127) read through the descriptor from the even CTA's shared memory
@@ -23,9 +23,11 @@ SM100_MMA_*_2x1SM_SS: ALayout (2,(M/2,K)), BLayout (2,(N/2,K)), CLayout (2,(M/2,
 folded over the lanes: row r, column c of a CTA's half sits at lane r + 64 * (c >= N/2), column c % (N/2) from the
 instruction's address (CUTLASS tmem_frg_2sm for M_MMA = 64, the "2x2" atom (64,(N/2,2)):(1,(128,64)) in
 lane-stride-1 / column-stride-128 units; apache-tvm 0.27 tmem_datapath_layout("B"): "64 rows, column halves folded
-across the two 64-lane halves").  The disable-output-lane masks name TMEM lanes, 128 per CTA, as for M = 256.
-Not modeled (`incomplete`): block scaling with A in TMEM; at M = 128 A in TMEM (CUTLASS duplicates it across the
-lane halves) and block scaling.
+across the two 64-lane halves").  The disable-output-lane masks name TMEM lanes, 128 per CTA, as for M = 256.  With
+A in TMEM at M = 128 each CTA's 64 rows of A are held twice, on lanes 0-63 and again on 64-127 (CUTLASS
+TmemAllocMode::Duplicated for UMMA_2SM_128xNx16_TS: "the input data must be duplicated between the subpartitions
+[0,1]<->[2,3]"): each lane half of the data path reads its own copy.
+Not modeled (`incomplete`): block scaling with A in TMEM, and block scaling at M = 128.
 """
 from __future__ import annotations
 
@@ -75,10 +77,8 @@ def pair_mma(ctx, call, info):
             m, n = idesc.m, idesc.n
             if m not in (128, 256):
                 raise UnsupportedTIRxError(what, span, f"M = {m}: cta_group::2 is modeled for M = 256 and 128")
-            if m == 128 and (ts or scaled):
-                raise UnsupportedTIRxError(what, span, "M = 128 with " + ("A in Tensor Memory (its duplicated lane "
-                                                                          "layout)" if ts else "block scaling") +
-                                           " is not modeled")
+            if m == 128 and scaled:
+                raise UnsupportedTIRxError(what, span, "M = 128 with block scaling is not modeled")
             if n % 16:
                 raise EngineError("invalid_descriptor", f"{what}: instruction descriptor {ival:#010x}: n: N = {n} "
                                                         f"must split evenly over the pair (a multiple of 16)", span,
@@ -152,6 +152,15 @@ def _tmem_a_half(tm, aaddr, idesc, ival, kdim, esz, a_dtype, wide, rt, span, wha
         raise tmem_error(err, span) from None
 
 
+def _folded(a_half: np.ndarray, b: np.ndarray, ncols: int, ts: bool) -> np.ndarray:
+    """One CTA's D at M = 128 as its 128 lanes hold it (Layout B): lane r < 64 row r x B's first N/2 rows, lane
+    64 + r row r x the rest.  With A in TMEM each lane half reads its own lanes' copy of the 64 rows (CUTLASS
+    TmemAllocMode::Duplicated: "each subpartition holds all columns of the A matrix needed"), so a kernel that does
+    not duplicate them gets what its lanes 64-127 hold."""
+    top, bottom = (a_half[:64], a_half[64:]) if ts else (a_half, a_half)
+    return np.vstack([product(top, b[:ncols]), product(bottom, b[ncols:])])
+
+
 def _complete(w, op, idesc, shape, halves, d_cols, disabled, accumulate, ts, span, what):
     eng = w.eng
     n, kdim, esz, a_dtype, b_dtype, f16 = shape
@@ -187,21 +196,21 @@ def _complete(w, op, idesc, shape, halves, d_cols, disabled, accumulate, ts, spa
             b_parts.append(_values(pool[b_index], b_dtype, (n // 2, kdim)))
             for alloc, offs in b_allocs:
                 async_records(eng, op, alloc, offs, esz, "read")
-        a, b = np.vstack(a_parts), np.vstack(b_parts)
         if idesc.negate_a:
-            a = -a
+            a_parts = [-x for x in a_parts]
+        a, b = np.vstack(a_parts), np.vstack(b_parts)
         if idesc.negate_b:
             b = -b
         if halves[0][5] is not None:      # block-scaled: each CTA's factors scale its half of A and all of B
             acc = np.vstack([_scaled(eng, op, tm, sf, 128, n, kdim, a[128 * h:128 * h + 128], b)
                              for h, (_rt, tm, _, _, _, sf) in enumerate(halves)])
-        else:
+        elif half == 128:
             acc = product(a, b)
+        else:   # Layout B: lanes 0-63 compute the CTA's 64 rows x the first N/2 columns, lanes 64-127 the rest
+            acc = np.vstack([_folded(a_parts[h], b, ncols, ts) for h in range(2)])
         block = (slice(None), slice(int(d_cols[0]), int(d_cols[0]) + ncols))    # D: all 128 lanes of each CTA
         for h, (_rt, tm, d_alloc, *_) in enumerate(halves):
-            rows = acc[half * h:half * h + half]
-            if half == 64:      # Layout B: the column halves of the CTA's 64 rows on lanes 0-63 and 64-127
-                rows = np.vstack([rows[:, :ncols], rows[:, ncols:]])
+            rows = acc[128 * h:128 * h + 128]
             if accumulate:
                 old = tm.cells[block]
                 rows = rows + ((old & 0xFFFF).astype(np.uint16).view(np.float16) if f16 else old.view(np.float32))

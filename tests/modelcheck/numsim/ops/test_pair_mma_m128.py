@@ -48,9 +48,33 @@ def test_disabled_output_lanes_are_tmem_lanes():
     np.testing.assert_array_equal(res.outputs["out"], expected(0x0000FFFF))
 
 
-def test_m128_with_a_in_tmem_stays_incomplete_naming_it():
+M128_IDESC = 16 + 128 + 1024 + (32 // 8) * 131072 + (128 // 16) * 16777216
+
+
+def test_m128_with_a_in_tmem_reads_each_lane_halfs_own_copy():
+    # tests/fixtures/ops2/pair_mma_ts.py at M = 128: A = 1 (even CTA) / 2 (odd) on lanes 0-63, and on lanes 64-127
+    # the kernel stores 3 / 4 instead of duplicating; B all ones, K = 16: D = 16 x (the A its lane half reads)
     ts = FIX.parent / "pair_mma_ts.py"
-    kernel = modelcheck.load(ts, IDESC=16 + 128 + 1024 + (32 // 8) * 131072 + (128 // 16) * 16777216)
-    with pytest.raises(numsim.UnsupportedTIRxError, match="M = 128 with A in Tensor Memory"):
-        numsim.run(kernel.func, {"out": np.zeros((2, 128), np.float32)})
-    assert modelcheck.synccheck(kernel).verdict == "incomplete"
+    text = ts.read_text()
+    old = "T.Select(cx == 0, T.uint32(0x3F803F80), T.uint32(0x40004000))"
+    assert old in text
+    new = ("T.Select(tx < 64, T.Select(cx == 0, T.uint32(0x3F803F80), T.uint32(0x40004000)), "
+           "T.Select(cx == 0, T.uint32(0x40404040), T.uint32(0x40804080)))")
+    func = modelcheck.parse(text.replace(old, new).replace("IDESC = 16 + 128 + 1024 + (32 // 8) * 131072 + "
+                                                           "(256 // 16) * 16777216", f"IDESC = {M128_IDESC}"),
+                            path=str(ts))
+    res = numsim.run(func, {"out": np.zeros((2, 128), np.float32)})
+    assert res.termination == "completed" and res.diagnostics == ()
+    out = res.outputs["out"]
+    np.testing.assert_array_equal(out[0], np.where(np.arange(128) < 64, 16, 48))
+    np.testing.assert_array_equal(out[1], np.where(np.arange(128) < 64, 32, 64))
+
+
+def test_m128_block_scaled_stays_incomplete_naming_it():
+    scaled = FIX.parent / "pair_mma_scaled.py"
+    text = scaled.read_text()
+    assert "(256 // 16)" in text or "256 >> 4" in text, "the fixture's M field moved"
+    func = modelcheck.parse(text.replace("(256 // 16)", "(128 // 16)").replace("256 >> 4", "128 >> 4"),
+                            path=str(scaled))
+    with pytest.raises(numsim.UnsupportedTIRxError, match="M = 128 with block scaling"):
+        numsim.run(func, numsim.default_inputs(func, None))
