@@ -1042,7 +1042,9 @@ class _Builder:
         else:
             dtype = root.dtype
             shape = tuple(self.ex.int_expr(a, "a view extent") for a in self.splat(args))
-        sw = self.swizzled_view(root, shape, dtype) if root.name in self.ex.swizzled and dtype != root.dtype else None
+        sw = None
+        if root.name in self.ex.swizzled:
+            sw = self.swizzled_view(root, shape, dtype) if dtype != root.dtype else self.reshaped_view(root, shape)
         if sw is not None:      # flat, as the root is; accesses index it through the carried-over swizzle
             buf = self.declare(target, (Const(sw.numel, "int32"),), dtype, root.scope, call, root.data or root.name,
                                root.byte_offset, root.align, "")
@@ -1060,6 +1062,16 @@ class _Builder:
         if root.name in self.ex.swizzled:
             return f'T.view_of_swizzled("{root.name}")'      # printable, and never read row-major
         return root.layout
+
+    def reshaped_view(self, root: Buffer, shape) -> layouts.Swizzle | None:
+        """The swizzle of a shape view `v = tile.view(*shape)` of a swizzled root: apache-tvm 0.27's `view`
+        re-declares the buffer with the root's layout unchanged (`tirx/_buffer_view.py`, `view`), and a layout
+        maps the access's row-major flat index in the buffer's own shape (`tirx/layout.py`, `Layout.apply`: "turn
+        the coord with shape into a 1D coordinate"), so the same flat index reaches the same bytes.  None when the
+        element counts are not both known and equal (the layout stays `T.view_of_swizzled`)."""
+        declared, sw = self.ex.swizzled[root.name]
+        numel = self.static_numel(shape)
+        return sw if numel is not None and numel == self.static_numel(declared) else None
 
     def swizzled_view(self, root: Buffer, shape, dtype: str) -> layouts.Swizzle | None:
         """The swizzle of a dtype view of a swizzled root with the identity tile: the same bytes, so the same

@@ -63,7 +63,7 @@ def _fill(shape, dtype, fill: str, rng):
     return arr
 
 
-_SWIZZLES = {0: "none", 1: "32B", 2: "64B", 3: "128B"}   # CUtensorMapSwizzle codes
+_SWIZZLES = {0: "none", 1: "32B", 2: "64B", 3: "128B", 4: "128B_atom_32B"}   # CUtensorMapSwizzle codes
 
 
 def _elements(raw, dtype: str):

@@ -133,7 +133,7 @@ def _recipe_maps(encodes: dict, inputs: dict, fill: str, rng, problems: list) ->
             continue
         if enc["swizzle"] not in _SWIZZLES:
             problems.append(f"launch recipe map {param}: swizzle code {enc['swizzle']} is not modeled by NumSim's "
-                            f"tensor maps (codes {sorted(_SWIZZLES)}: none, 32B, 64B, 128B)")
+                            f"tensor maps (codes {sorted(_SWIZZLES)}: none, 32B, 64B, 128B, 128B_ATOM_32B)")
             continue
         if key in inputs:
             base = inputs[key].reshape(-1).view("uint8")

@@ -14,11 +14,13 @@ SWIZZLE_NAMES = {0: "none", 32: "32B", 64: "64B", 128: "128B"}
 
 
 def tma_copy(consts: dict, seed: int = 0) -> dict:
-    """kernels/tma_copy_{none,32b,64b,128b}.py: a (GY, GX) float32 tensor and a box tensor map over it."""
+    """kernels/tma_copy_{none,32b,64b,128b,128b_atom32b}.py: a (GY, GX) float32 tensor and a box tensor map
+    over it."""
     gx, gy = consts["GX"], consts["GY"]
     src = np.random.default_rng(seed).standard_normal((gy, gx)).astype(np.float32)
+    mode = "128B_atom_32B" if consts.get("ATOM") == 32 else SWIZZLE_NAMES[consts["SWIZZLE"]]
     tmap = TensorMap(src.reshape(-1), (gx, gy), (gx * 4,), (consts["BOX_X"], consts["BOX_Y"]), (1, 1), "float32",
-                     SWIZZLE_NAMES[consts["SWIZZLE"]])
+                     mode)
     return {"src": src, "tmap": tmap.numpy(), "out": np.zeros(consts["BOX_X"] * consts["BOX_Y"], np.float32)}
 
 

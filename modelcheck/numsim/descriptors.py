@@ -8,7 +8,8 @@ Facts from `reference/ptx-encodings.md`:
   address (§4).
 - The 32-bit instruction descriptor of `kind::f16` / `kind::tf32` (§5).
 - tcgen05.cp source rows -> TMEM lanes (§7).
-- The TMA / UMMA swizzle XOR `addr ^ (((addr >> 7) & mask) << 4)` (§4.1, §8.3).
+- The TMA / UMMA swizzle XOR `addr ^ (((addr >> 7) & mask) << 4)` (§4.1, §8.3), and the 32-byte-atom
+  128B swizzle `addr ^ ((addr & 0x180) >> 2)` (UMMA layout type 1, TMA swizzle code 4).
 
 Decoders raise `DescriptorError(field, message)` for a field the hardware rejects and
 `DescriptorUnsupported(field, message)` for a valid encoding whose meaning the cited
@@ -42,6 +43,26 @@ def swizzle(addr, mask: int):
     if not mask:
         return addr
     return addr ^ (((addr >> 7) & mask) << 4)
+
+
+def swizzle_atom32(addr):
+    """The 32-byte-atom 128B swizzle, CuTe `Swizzle<2,5,2>`: bits [5,7) ^= bits [7,9) -- the four 32-byte chunks
+    of a 128-byte row permuted by the row's index mod 4 (a 512-byte period).  Both the UMMA layout type 1
+    ("128B swizzle with 32B atomicity", ptx-encodings §4.1) and CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B ("swizzles
+    32-byte chunks within a 128-byte span", CUDA driver API CUtensorMapSwizzle; CUTLASS maps Swizzle<2,5,2> to
+    that mode: cute/atom/copy_traits_sm90_tma_swizzle.hpp get_tma_swizzle_base: M = 5 -> SWIZZLE_BASE_32B) apply it."""
+    return addr ^ ((addr & 0x180) >> 2)
+
+
+TMA_SWIZZLE_MASK = {0: 0, 1: 1, 2: 3, 3: 7}     # CUtensorMapSwizzle NONE/32B/64B/128B as `swizzle` masks
+
+
+def tma_swizzle(addr, code: int):
+    """The shared address a TMA box byte at unswizzled absolute address `addr` lands at under CUtensorMapSwizzle
+    `code` (0-3 the 16-byte-chunk modes, 4 CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B)."""
+    if code == 4:
+        return swizzle_atom32(addr)
+    return swizzle(addr, TMA_SWIZZLE_MASK[code])
 
 
 # --------------------------------------------------------------------------- TMEM addresses
@@ -108,9 +129,6 @@ class SmemDescriptor:
                                             f"1 128B-base-32B, 2 128B, 4 64B or 6 32B")
         if self.reserved:
             raise DescriptorError("reserved", "reserved bits (14-15, 30-31 or 53-60) are not zero")
-        if self.layout == LAYOUT_128B_BASE32B:
-            raise DescriptorUnsupported("layout", "the 128B swizzle with 32B atomicity (type 1) has a stride "
-                                                  "meaning the cited sources leave open; it is not modeled")
         if self.base_offset:
             raise DescriptorUnsupported("base_offset", f"matrix base offset {self.base_offset} is not modeled "
                                                        f"(start swizzled tiles on their repeat boundary instead)")
@@ -129,6 +147,8 @@ def matrix_addresses(desc: SmemDescriptor, rows: int, k: int, esz: int, mn_major
     desc.validate()
     r = np.arange(rows, dtype=np.int64)[:, None]
     kk = np.arange(k, dtype=np.int64)[None, :]
+    if desc.layout == LAYOUT_128B_BASE32B:
+        return _base32b_addresses(desc, r, kk, esz, mn_major)
     span = LAYOUT_SPAN[desc.layout]
     if not mn_major:
         kb = kk * esz
@@ -145,6 +165,20 @@ def matrix_addresses(desc: SmemDescriptor, rows: int, k: int, esz: int, mn_major
             addr = (desc.start + mn % 16 + ((mn // 16) % n) * 16 + (mn // span) * desc.lbo + (kk % 8) * span
                     + (kk // 8) * desc.sbo)
     return swizzle(addr, LAYOUT_MASK[desc.layout])
+
+
+def _base32b_addresses(desc: SmemDescriptor, r, kk, esz: int, mn_major: bool) -> np.ndarray:
+    """Layout type 1, MN-major only: CUTLASS `make_umma_desc` (cute/atom/mma_traits_sm100.hpp) takes the canonical
+    form, in 16-byte units, `Swizzle<2,5,2> o ((8,n),(4,k)):((1,LBO),(8,SBO))` -- it asserts the 4-K-row atom's row
+    stride equals the 8-chunk (128-byte) MN extent, `Layout_MN_SW128_32B_Atom` = 4 K-rows x 128 bytes -- so
+        start + mn%128 + (mn//128)*LBO + (k%4)*128 + (k//4)*SBO,  mn = row*esz,
+    then Swizzle<2,5,2> on the absolute address.  K-major is rejected there ("invalid for Major-K")."""
+    if not mn_major:
+        raise DescriptorUnsupported("layout", "the 128B swizzle with 32B atomicity (type 1) is MN-major only in the "
+                                              "cited sources; a K-major operand in it is not modeled")
+    mn = r * esz
+    addr = desc.start + mn % 128 + (mn // 128) * desc.lbo + (kk % 4) * 128 + (kk // 4) * desc.sbo
+    return swizzle_atom32(addr)
 
 
 # --------------------------------------------------------------------------- wgmma smem descriptor

@@ -14,7 +14,9 @@ executing warpgroup.  What NumSim checks, each an error finding:
 
 Model assumptions: the pool is the SM's 64K 32-bit registers (one CTA per SM, as warp-specialized kernels
 using setmaxnreg are launched), and every warpgroup starts at the launch's per-thread allocation, the largest
-multiple of 8 that fits the pool for the block's warpgroups (at most 256).
+multiple of 8 that fits the pool for the block's warpgroups (at most 256).  That allocation is the compiled
+register count, which the kernel text does not give, so the pool share is its upper bound: a warpgroup's first
+`dec` above it is an error, a first `inc` below it is not judged (the compiled count may be lower).
 """
 from __future__ import annotations
 
@@ -41,7 +43,10 @@ def execute(w, count: int, direction: str, site: int, span) -> None:
         book = rt.setmaxnreg = {}
     seq = book.setdefault(w.index, [])
     current = seq[-1][0] if seq else initial_limit(rt.nthreads)
-    if (direction == "inc" and count < current) or (direction == "dec" and count > current):
+    # the launch's allocation is ptxas's register count, which the kernel text does not give: the pool share is
+    # only its upper bound, so a first dec above it is an error but a first inc below it cannot be judged
+    below_bound = direction == "inc" and count < current and not seq
+    if (direction == "inc" and count < current and not below_bound) or (direction == "dec" and count > current):
         raise EngineError("setmaxnreg_invalid_direction",
                           f"setmaxnreg.{direction} {count} by warp {w.index}: its warpgroup's limit is {current}, "
                           f"and .{direction} must {'raise' if direction == 'inc' else 'lower'} it (or keep it)",

@@ -10,7 +10,7 @@ Descriptor array (uint8, little endian) = a 256-byte header + a copy of `base`'s
     0   8  magic b"MCTMAP\\x00\\x01"      24  8  globalAddress (host address of base[0])
     8   4  rank                          32  8  base byte length (= payload length)
     12  4  dtype code (DTYPES order)     40 40  global_shape[5]      (u64)
-    16  4  swizzle 0 none/1 32B/2 64B/3 128B   80 32  global_strides[4] (u64, bytes)
+    16  4  swizzle 0 none/1 32B/2 64B/3 128B/4 128B_atom_32B   80 32  global_strides[4] (u64, bytes)
     20  4  oob fill 0 zero / 1 NaN       112 20  box_shape[5]         (u32)
                                          132 20  element_strides[5]   (u32)
                                          152  4  flags: bit 0 the extent is not held to base
@@ -46,7 +46,7 @@ import numpy as np
 
 import ir
 
-from .descriptors import swizzle as _swizzle
+from .descriptors import tma_swizzle
 
 MAGIC = b"MCTMAP\x00\x01"
 HEADER = 256
@@ -56,10 +56,13 @@ DTYPES = ("uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int6
 # memory aligned as 8 bytes. There are no gaps between packed values" (CUDA driver API, cuTensorMapEncodeTiled).
 # Such a map is held as a byte map: dim 0's extent and box (and a copy's dim-0 coordinate) count element pairs.
 PACKED = {"float4_e2m1fn": 2}
-SWIZZLE_CODES = {"none": 0, "32B": 1, "64B": 2, "128B": 3}
+# CUtensorMapSwizzle codes.  4 = CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B ("swizzles 32-byte chunks within a 128-byte
+# span", CUDA driver API) is CuTe's Swizzle<2,5,2> (`descriptors.swizzle_atom32`).  5 (128B_ATOM_32B_FLIP_8B: also
+# "exchanges the lower and upper eight bytes of each 16-byte unit on alternate rows") and 6 (128B_ATOM_64B) are
+# not modeled: no cited source gives their address bits (which rows alternate, which bits pick a 64-byte chunk).
+SWIZZLE_CODES = {"none": 0, "32B": 1, "64B": 2, "128B": 3, "128B_atom_32B": 4}
 SWIZZLE_NAMES = {v: k for k, v in SWIZZLE_CODES.items()}
-SWIZZLE_SPAN = {0: None, 1: 32, 2: 64, 3: 128}
-SWIZZLE_MASK = {0: 0, 1: 1, 2: 3, 3: 7}
+SWIZZLE_SPAN = {0: None, 1: 32, 2: 64, 3: 128, 4: 128}
 OOB_FILLS = {"zero": 0, "nan": 1}
 TMAP_PARAM_BASE = 0x7E00_0000_0000     # where tensor-map parameters "live" (param space, no data)
 TMAP_PARAM_WINDOW = 1 << 32            # 256 bytes per handle from TMAP_PARAM_BASE
@@ -102,9 +105,11 @@ def _swizzle_code(swizzle) -> int:
     if isinstance(swizzle, str):
         key = swizzle.strip()
         key = key[:-1] + "B" if key.lower().endswith("b") and key[:-1].isdigit() else key.lower()
+        key = "128B_atom_32B" if key.lower() == "128b_atom_32b" else key
         if key in SWIZZLE_CODES:
             return SWIZZLE_CODES[key]
-    raise TensorMapError("swizzle", f"{swizzle!r} is not a modeled swizzle; use 'none', '32B', '64B' or '128B'")
+    raise TensorMapError("swizzle", f"{swizzle!r} is not a modeled swizzle; use 'none', '32B', '64B', '128B' or "
+                                    f"'128B_atom_32B'")
 
 
 @dataclass(frozen=True)
@@ -295,7 +300,7 @@ def decode(arr) -> TensorMapFields:
     if dcode >= len(DTYPES):
         raise TensorMapError("dtype", f"element type code {dcode} is unknown")
     if swz not in SWIZZLE_NAMES:
-        raise TensorMapError("swizzle", f"swizzle code {swz} is not none/32B/64B/128B")
+        raise TensorMapError("swizzle", f"swizzle code {swz} is not none/32B/64B/128B/128B_atom_32B")
     if fill not in (0, 1):
         raise TensorMapError("oob_fill", f"OOB fill code {fill} is not zero (0) or NaN (1)")
     r = max(1, min(rank, 5))
@@ -369,7 +374,7 @@ def box_plan(f: TensorMapFields, coords, dst: int) -> BoxPlan:
         inb = inb & (x >= 0) & (x < f.global_shape[i])
     n = goff.size
     soff = np.arange(n, dtype=np.int64) * esz
-    smem = _swizzle(int(dst) + soff, SWIZZLE_MASK[f.swizzle])
+    smem = tma_swizzle(int(dst) + soff, f.swizzle)
     return BoxPlan(goff.reshape(-1), inb.reshape(-1), smem, esz)
 
 
@@ -399,8 +404,10 @@ def handle_scalars(func) -> dict:
     return out
 
 
-# CUtensorMapSwizzle codes modeled (NONE, 32B, 64B, 128B) and CUtensorMapFloatOOBfill (NONE = zeros, NAN)
-_HOST_SWIZZLES = {0, 1, 2, 3}
+# CUtensorMapSwizzle codes modeled (NONE, 32B, 64B, 128B, 128B_ATOM_32B) and CUtensorMapFloatOOBfill (NONE = zeros,
+# NAN)
+_HOST_SWIZZLES = {0, 1, 2, 3, 4}
+_UNMODELED_SWIZZLES = {5: "CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B_FLIP_8B", 6: "CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B"}
 _CU_DTYPE_CODES = range(16)      # CU_TENSOR_MAP_DATA_TYPE_UINT8 .. _16U6_ALIGN16B
 
 
@@ -477,7 +484,8 @@ def bind_host_maps(func, scalars: dict, gmem, base_of) -> dict:
             raise UnsupportedTIRxError(f"tensor map {name}", h.span, "interleaved tensor maps are not modeled")
         if swizzle not in _HOST_SWIZZLES:
             raise UnsupportedTIRxError(f"tensor map {name}", h.span,
-                                       f"swizzle mode {swizzle} (a 128B sub-atom mode) is not modeled")
+                                       f"swizzle mode {swizzle} ({_UNMODELED_SWIZZLES[swizzle]}) is not "
+                                       f"modeled: the cited sources do not give its address bits")
         alloc = gmem.allocs[base_of(h.buffer)]
         off = val(h.byte_offset, "base offset")
         if not 0 <= off < alloc.nbytes:

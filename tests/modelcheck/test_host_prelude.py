@@ -78,6 +78,29 @@ def test_run_moves_exactly_the_box(tmp_path, capsys):
     assert not np.array_equal(src[rows, cols], np.ones_like(src[rows, cols]))
 
 
+def test_atom32_swizzle_round_trip_moves_the_box_and_mixed_modes_permute_it(tmp_path, capsys):
+    # CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B (4) on both maps: the load's placement is undone by the store's
+    both = variant(tmp_path, LOAD, LOAD.replace("swizzle=3", "swizzle=4"))
+    text = both.read_text(encoding="utf-8").replace(STORE, STORE.replace("0, 3, 0, 0)", "0, 4, 0, 0)"), 1)
+    both.write_text(text, encoding="utf-8")
+    c = modelcheck.load(FIXTURE).constants
+    rows = slice(c["Y0"] + c["ROW0"], c["Y0"] + c["ROW0"] + c["BOX_Y"])
+    cols = slice(c["X0"], c["X0"] + c["BOX_X"])
+    out = tmp_path / "out.npz"
+    assert main(["run", str(both), "--input", "src=random:3", "--input", "dst=ones", "--out", str(out)]) == 0
+    with np.load(out) as data:
+        src, dst = data["src"], data["dst"]
+    np.testing.assert_array_equal(dst[rows, cols], src[rows, cols])
+    # loaded with the 32-byte-atom swizzle, stored with the 16-byte-chunk 128B one: the box arrives permuted
+    mixed = variant(tmp_path, LOAD, LOAD.replace("swizzle=3", "swizzle=4"))
+    assert main(["run", str(mixed), "--input", "src=random:3", "--input", "dst=ones", "--out", str(out)]) == 0
+    with np.load(out) as data:
+        dst = data["dst"]
+    assert not np.array_equal(dst[rows, cols], src[rows, cols])
+    assert np.array_equal(np.sort(dst[rows, cols], axis=None), np.sort(src[rows, cols], axis=None))
+    capsys.readouterr()
+
+
 def test_fixture_is_accepted_by_the_real_parser_with_the_same_ir():
     pytest.importorskip("tvm_tirx")
     from tests.conformance.test_real_parser import real_script_of_file
@@ -163,9 +186,10 @@ def test_packed_call_limits_are_checked_too(tmp_path):
 
 
 @pytest.mark.parametrize("new,what", [
-    (LOAD.replace("swizzle=3", "swizzle=4"), "swizzle mode 4"),
+    (LOAD.replace("swizzle=3", "swizzle=5"), "swizzle mode 5 (CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B_FLIP_8B)"),
+    (LOAD.replace("swizzle=3", "swizzle=6"), "swizzle mode 6 (CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B)"),
     (LOAD.replace("swizzle=3", "swizzle=3, force_cu_dtype=7"), "element type"),
-], ids=["sub-atom-swizzle", "forced-dtype"])
+], ids=["flip-8b-swizzle", "atom-64b-swizzle", "forced-dtype"])
 def test_valid_but_unmodeled_modes_are_incomplete(tmp_path, new, what):
     path = variant(tmp_path, LOAD, new)
     proc = subprocess.run(["modelcheck", "check", str(path)], capture_output=True, text=True)

@@ -120,8 +120,7 @@ class OpContext:
                                          site=self.site(e, "element store local") if watched else None)
         else:
             if info.space == "register_view" and info.name in self.cc.async_destinations:
-                raise UnsupportedTIRxError(what, e.span, f"register view {info.name} as the destination of an "
-                                                         "asynchronous result (write its root buffer)")
+                return self._view_register(info, e, idx, what)
             site = self.site(e, "element store " + info.space)
             store = self.memory_store(info, idx, lambda w: holder[0], site, e.span)
 
@@ -134,6 +133,31 @@ class OpContext:
         # a local register's place, for ops whose results arrive later (modelcheck.numsim.registers)
         write.slot = info.slot if info.space == "local" else None  # type: ignore[attr-defined]
         write.index = idx  # type: ignore[attr-defined]
+        return write
+
+    def _view_register(self, info, e: ir.Load, idx, what: str):
+        """The root register a view element names, as the writer of an asynchronous result: the result's bits
+        land in it unchanged (`.dtype` the root's, so a b32 result is reinterpreted, not converted).  A view
+        whose element does not cover exactly one root register is not modeled."""
+        root = self.cc.buffers[info.alloc]
+        size = root.itemsize
+        if info.itemsize != size or info.offset % size:
+            raise UnsupportedTIRxError(what, e.span, f"register view {info.name} ({info.dtype}) over {root.name} "
+                                                     f"({root.dtype}) as the destination of an asynchronous result: "
+                                                     f"an element spanning part of a register or several")
+        first = info.offset // size
+        index = (lambda w: idx(w) + first) if first else idx
+        holder = [None]
+        store = self.acc.local_store(root, index, lambda w: holder[0], e.span,
+                                     site=self.site(e, "element store local"))
+
+        def write(w, value):
+            holder[0] = value
+            store(w)
+            holder[0] = None
+        write.dtype = root.dtype  # type: ignore[attr-defined]
+        write.slot = root.slot  # type: ignore[attr-defined]
+        write.index = index  # type: ignore[attr-defined]
         return write
 
     # -- dispatch
@@ -212,6 +236,13 @@ def async_destinations(func: ir.PrimFunc) -> frozenset[str]:
                 names.update(ld_destinations(node, info))
             elif info is not None and info.supported and info.name == "wgmma.mma_async":
                 names.update(accumulator_buffers(node, info))
+    # a register view written asynchronously holds its result in its root's registers: watch the root too
+    views = {n.buffer.name: n.buffer.data for n in ir.walk(func.body)
+             if isinstance(n, ir.DeclBuffer) and n.buffer.data is not None}
+    for name in list(names):
+        while name in views:
+            name = views[name]
+            names.add(name)
     return frozenset(names)
 
 

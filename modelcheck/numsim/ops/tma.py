@@ -21,11 +21,11 @@ import numpy as np
 
 import ir
 
-from ..descriptors import byte_runs, swizzle
+from ..descriptors import byte_runs, tma_swizzle
 from ..errors import EngineError, UnsupportedTIRxError
 from ..memory import CLUSTER_WINDOW, SHARED_BASE, cluster_address
 from ..sync import SyncError
-from ..tensormap import (SWIZZLE_MASK, TENSOR_MAPS, BoundTensorMap, BoxPlan, TensorMapError, TensorMapFields,
+from ..tensormap import (TENSOR_MAPS, BoundTensorMap, BoxPlan, TensorMapError, TensorMapFields,
                          fill_bits, validate)
 from ..tmap_values import NBYTES, validate_replaced
 from . import name_of
@@ -151,7 +151,7 @@ def gather4_plan(f: TensorMapFields, coords, dst: int) -> BoxPlan:
     inb = ((rows[:, None] >= 0) & (rows[:, None] < f.global_shape[1]) & (x[None, :] >= 0)
            & (x[None, :] < f.global_shape[0])).reshape(-1)
     soff = np.arange(4 * width, dtype=np.int64) * esz
-    return BoxPlan(goff, inb, swizzle(int(dst) + soff, SWIZZLE_MASK[f.swizzle]), esz)
+    return BoxPlan(goff, inb, tma_swizzle(int(dst) + soff, f.swizzle), esz)
 
 
 def _byte_index(offsets: np.ndarray, esz: int) -> np.ndarray:

@@ -1,5 +1,5 @@
-"""`tcgen05.mma.cta_group::2` (kind::f16 / kind::tf32 / kind::f8f6f4, ss and ts forms, M = 256): one MMA over a CTA
-pair.
+"""`tcgen05.mma.cta_group::2` (kind::f16 / kind::tf32 / kind::f8f6f4, ss and ts forms, M = 256 and 128): one MMA over
+a CTA pair.
 
 PTX ISA 9.7.16 (the pair: CTAs whose %cluster_ctarank differ in bit 0) and the data-path split the pair uses: the
 even CTA issues; A = [A0; A1] with A0 (rows 0-127) read through the descriptor from the even CTA's shared memory
@@ -17,8 +17,17 @@ Block scaling (kind::mxf8f6f4 / mxf4 / mxf4nvf4, ss form): each CTA's data path 
 half of A, scaled by the factors of A's rows in its own TMEM (the cta_group::1 layout, rows 0-127 of the half), and
 all N columns of B, scaled by B's factors in its own TMEM (the cta_group::1 layout over all N): A's factors are
 split over the pair like A, B's are held whole by each CTA (model choice, docs/semantics.md#cta-pairs-cta_group2).
-Not modeled (`incomplete`): M = 128 (its per-CTA D layout is not in the cited sources), block scaling with A in
-TMEM.
+M = 128 (dense, ss form): PTX ISA 9.7.16.10.5 gives it data-path Layout B, "2x2", lane alignment 0.  Each CTA of the
+pair supplies M/2 = 64 rows of A and N/2 rows of B and holds its 64 rows of D (CUTLASS MMA_Traits of
+SM100_MMA_*_2x1SM_SS: ALayout (2,(M/2,K)), BLayout (2,(N/2,K)), CLayout (2,(M/2,N)), cute/atom/mma_traits_sm100.hpp),
+folded over the lanes: row r, column c of a CTA's half sits at lane r + 64 * (c >= N/2), column c % (N/2) from the
+instruction's address (CUTLASS tmem_frg_2sm for M_MMA = 64, the "2x2" atom (64,(N/2,2)):(1,(128,64)) in
+lane-stride-1 / column-stride-128 units; apache-tvm 0.27 tmem_datapath_layout("B"): "64 rows, column halves folded
+across the two 64-lane halves").  The disable-output-lane masks name TMEM lanes, 128 per CTA, as for M = 256.  With
+A in TMEM at M = 128 each CTA's 64 rows of A are held twice, on lanes 0-63 and again on 64-127 (CUTLASS
+TmemAllocMode::Duplicated for UMMA_2SM_128xNx16_TS: "the input data must be duplicated between the subpartitions
+[0,1]<->[2,3]"): each lane half of the data path reads its own copy.
+Not modeled (`incomplete`): block scaling with A in TMEM, and block scaling at M = 128.
 """
 from __future__ import annotations
 
@@ -66,10 +75,10 @@ def pair_mma(ctx, call, info):
             ival = at(i_all, lane) & 0xFFFFFFFF
             idesc, vec = _idesc(kind, scaled, ival, info.quals, span, what, 2)
             m, n = idesc.m, idesc.n
-            if m != 256:
-                raise UnsupportedTIRxError(what, span, f"M = {m}: cta_group::2 is modeled for M = 256 (M = 128 "
-                                                       f"splits D across the pair in a layout the sources do not "
-                                                       f"give)")
+            if m not in (128, 256):
+                raise UnsupportedTIRxError(what, span, f"M = {m}: cta_group::2 is modeled for M = 256 and 128")
+            if m == 128 and scaled:
+                raise UnsupportedTIRxError(what, span, "M = 128 with block scaling is not modeled")
             if n % 16:
                 raise EngineError("invalid_descriptor", f"{what}: instruction descriptor {ival:#010x}: n: N = {n} "
                                                         f"must split evenly over the pair (a multiple of 16)", span,
@@ -85,7 +94,8 @@ def pair_mma(ctx, call, info):
                 raise EngineError("tmem_access_invalid_target", f"{what}: D uses all 128 lanes of each CTA; the lane "
                                                                 f"of the TMEM address must be 0, not {l0}", span,
                                   lane=l0)
-            d_lanes, d_cols = np.arange(128), np.arange(c0, c0 + n)
+            half = m // 2                      # rows of A and D each CTA holds
+            d_lanes, d_cols = np.arange(128), np.arange(c0, c0 + (n if m == 256 else n // 2))
             halves = []
             for rt in (w.rt, peer):
                 tm = tmem_of(rt)
@@ -96,8 +106,8 @@ def pair_mma(ctx, call, info):
                 if ts:
                     a_src = _tmem_a_half(tm, at(a_all, lane), idesc, ival, kdim, esz, a_dtype, wide, rt, span, what)
                 else:
-                    a_src = _operand(w, at(a_all, lane), 128, kk, esz, bool(idesc.transpose_a), span, what + " A",
-                                     rt)
+                    a_src = _operand(w, at(a_all, lane), half, kk, esz, bool(idesc.transpose_a), span,
+                                     what + " A", rt)
                 b_src = _operand(w, at(b_all, lane), n // 2, kb, esz, bool(idesc.transpose_b), span, what + " B", rt)
                 sf = None
                 if scaled:
@@ -142,10 +152,21 @@ def _tmem_a_half(tm, aaddr, idesc, ival, kdim, esz, a_dtype, wide, rt, span, wha
         raise tmem_error(err, span) from None
 
 
+def _folded(a_half: np.ndarray, b: np.ndarray, ncols: int, ts: bool) -> np.ndarray:
+    """One CTA's D at M = 128 as its 128 lanes hold it (Layout B): lane r < 64 row r x B's first N/2 rows, lane
+    64 + r row r x the rest.  With A in TMEM each lane half reads its own lanes' copy of the 64 rows (CUTLASS
+    TmemAllocMode::Duplicated: "each subpartition holds all columns of the A matrix needed"), so a kernel that does
+    not duplicate them gets what its lanes 64-127 hold."""
+    top, bottom = (a_half[:64], a_half[64:]) if ts else (a_half, a_half)
+    return np.vstack([product(top, b[:ncols]), product(bottom, b[ncols:])])
+
+
 def _complete(w, op, idesc, shape, halves, d_cols, disabled, accumulate, ts, span, what):
     eng = w.eng
     n, kdim, esz, a_dtype, b_dtype, f16 = shape
     d_lanes = np.arange(128)
+    half = idesc.m // 2
+    ncols = len(d_cols)
 
     def complete():
         for rt, tm, *_ in halves:
@@ -169,29 +190,31 @@ def _complete(w, op, idesc, shape, halves, d_cols, disabled, accumulate, ts, spa
                 a_parts.append(tmem_a(eng, op, tm, cells, kdim, esz, a_dtype))
             else:
                 a_index, a_allocs = a_src
-                a_parts.append(_values(pool[a_index], a_dtype, (128, kdim)))
+                a_parts.append(_values(pool[a_index], a_dtype, (half, kdim)))
                 for alloc, offs in a_allocs:
                     async_records(eng, op, alloc, offs, esz, "read")
             b_parts.append(_values(pool[b_index], b_dtype, (n // 2, kdim)))
             for alloc, offs in b_allocs:
                 async_records(eng, op, alloc, offs, esz, "read")
-        a, b = np.vstack(a_parts), np.vstack(b_parts)
         if idesc.negate_a:
-            a = -a
+            a_parts = [-x for x in a_parts]
+        a, b = np.vstack(a_parts), np.vstack(b_parts)
         if idesc.negate_b:
             b = -b
         if halves[0][5] is not None:      # block-scaled: each CTA's factors scale its half of A and all of B
             acc = np.vstack([_scaled(eng, op, tm, sf, 128, n, kdim, a[128 * h:128 * h + 128], b)
                              for h, (_rt, tm, _, _, _, sf) in enumerate(halves)])
-        else:
+        elif half == 128:
             acc = product(a, b)
-        block = (slice(None), slice(int(d_cols[0]), int(d_cols[0]) + n))     # D: all 128 lanes, n columns
+        else:   # Layout B: lanes 0-63 compute the CTA's 64 rows x the first N/2 columns, lanes 64-127 the rest
+            acc = np.vstack([_folded(a_parts[h], b, ncols, ts) for h in range(2)])
+        block = (slice(None), slice(int(d_cols[0]), int(d_cols[0]) + ncols))    # D: all 128 lanes of each CTA
         for h, (_rt, tm, d_alloc, *_) in enumerate(halves):
             rows = acc[128 * h:128 * h + 128]
             if accumulate:
                 old = tm.cells[block]
                 rows = rows + ((old & 0xFFFF).astype(np.uint16).view(np.float16) if f16 else old.view(np.float32))
-                record_rows(eng, op.site, d_alloc, d_lanes, int(d_cols[0]), n, "read", op)
+                record_rows(eng, op.site, d_alloc, d_lanes, int(d_cols[0]), ncols, "read", op)
             with np.errstate(over="ignore", invalid="ignore"):
                 new = rows.astype(np.float16).view(np.uint16).astype(np.uint32) if f16 else \
                     rows.astype(np.float32).view(np.uint32)
@@ -200,7 +223,7 @@ def _complete(w, op, idesc, shape, halves, d_cols, disabled, accumulate, ts, spa
                 tm.cells[block] = new
             else:
                 tm.cells[np.ix_(d_lanes[keep], d_cols)] = new[keep]
-            record_rows(eng, op.site, d_alloc, d_lanes[keep], int(d_cols[0]), n, "write", op)
+            record_rows(eng, op.site, d_alloc, d_lanes[keep], int(d_cols[0]), ncols, "write", op)
         op.done = True
         eng.async_sync(op.cta, op.warp, "async.complete", op.site, op.iters,
                        details={"op": op.id, "kind": op.kind, "lane": op.lane})

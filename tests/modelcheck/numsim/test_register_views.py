@@ -43,3 +43,34 @@ def test_a_lane_varying_index_is_incomplete_naming_the_view():
     text = (FIX / "packed.py").read_text().replace("out[v_2, 0] = buffer_1[0]", "out[v_2, 0] = buffer_1[v_2 % 2]")
     with pytest.raises(numsim.UnsupportedTIRxError, match="register view buffer_1"):
         run(FIX / "packed.py", text)
+
+
+# --------------------------------------------------------------------------- a view as a tcgen05.ld destination
+
+def _ld_view(text=None):
+    path = FIX / "tmem_ld_view.py"
+    func = modelcheck.parse(text, path=str(path)) if text is not None else modelcheck.load(path).func
+    x = np.random.default_rng(7).standard_normal((128, 4)).astype(np.float32)
+    return x, numsim.run(func, {"x": x, "out": np.zeros((128, 4), np.float32)})
+
+
+def test_ld_into_a_view_lands_in_the_root_registers_at_the_wait():
+    x, res = _ld_view()
+    assert res.verdict == "clean" and res.termination == "completed", res.diagnostics
+    np.testing.assert_array_equal(res.outputs["out"].view(np.uint32), x.view(np.uint32))   # bits, not converted
+
+
+def test_writing_the_root_before_the_wait_is_an_async_register_error():
+    text = (FIX / "tmem_ld_view.py").read_text()
+    wait = '        T.ptx.tcgen05("wait::ld", "sync", "aligned", "")\n'
+    text = text.replace(wait, "        buffer_2[1] = T.float32(0)\n" + wait, 1)
+    _, res = _ld_view(text)
+    [diag] = res.diagnostics_of("async_register_access_before_wait")
+    assert diag.details["access"] == "write" and "buffer_2[1]" in diag.message
+
+
+def test_a_view_whose_element_spans_part_of_a_register_is_incomplete():
+    text = (FIX / "tmem_ld_view.py").read_text()
+    text = text.replace("buffer_2 = T.alloc_local((4,))", 'buffer_2 = T.alloc_local((8,), "float16")', 1)
+    with pytest.raises(numsim.UnsupportedTIRxError, match="register view buffer_3 .* part of a register"):
+        _ld_view(text)

@@ -54,3 +54,23 @@ def test_prove_is_incomplete_naming_setmaxnreg():
     report = modelcheck.prove(modelcheck.load(KERNEL), ["ROUNDS"])
     assert report.verdict == "incomplete" and "setmaxnreg" in report.reasons[0]
     assert "ws_setmaxnreg.py:39:" in report.reasons[0]
+
+
+def test_a_first_inc_below_the_pool_share_is_not_judged():
+    # the launch's allocation is the compiled register count, at most the pool share (168 for 384 threads);
+    # the kernel text does not give it, so an inc to 160 may well raise it: no direction error
+    res, _ = _run(CONSUMER_REGS=160)
+    assert res.termination == "completed" and not res.diagnostics
+
+
+def test_a_later_inc_below_the_tracked_limit_is_still_an_error():
+    text = KERNEL.read_text()
+    inc = "T.ptx.setmaxnreg.inc.sync.aligned.u32(CONSUMER_REGS)"
+    assert text.count(inc) == 1
+    indent = text.split(inc)[0].rsplit("\n", 1)[1]
+    func = modelcheck.parse(text.replace(inc, inc + "\n" + indent + "T.ptx.setmaxnreg.inc.sync.aligned.u32(200)"),
+                            path=str(KERNEL))
+    x = np.random.default_rng(3).standard_normal((4, 256)).astype(np.float32)
+    res = numsim.run(func, {"x": x, "out": np.zeros((4, 256), np.float32)})
+    assert [d.kind for d in res.diagnostics] == ["setmaxnreg_invalid_direction"]
+    assert res.diagnostics[0].details["current"] == 232

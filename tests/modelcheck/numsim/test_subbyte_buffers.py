@@ -48,3 +48,38 @@ def test_unmodeled_subbyte_accesses_are_named(mode, words):
 def test_unreached_element_load_is_a_review():
     res = numsim.run(modelcheck.load(FIX).func, inputs())
     assert [d.kind for d in res.diagnostics] == ["unsupported_operation_not_reached"]
+
+
+# --------------------------------------------------------------------------- shape views of swizzled tiles
+
+RESHAPE = Path(__file__).parents[2] / "fixtures" / "numsim" / "swizzled_reshape.py"
+
+
+def physical(f: int) -> int:
+    """Element f (row-major in (32, 256)) of ComposeLayout(3, 3, 3, TileLayout(S[(32, 4, 64):(64, 2048, 1)])):
+    the tile decomposition, then the 16-byte-unit XOR; the same values as apache-tvm 0.27's Layout.apply of that
+    layout with the view's shape (2, 16, 4, 64), checked against it when this was written."""
+    o = (f // 256) * 64 + (f // 64 % 4) * 2048 + f % 64
+    return o ^ (((o >> 6) & 7) << 3)
+
+
+def test_shape_view_of_a_tiled_swizzled_tile_keeps_its_layout():
+    kernel = modelcheck.load(RESHAPE)
+    view = next(n.buffer for n in ir.walk(kernel.func.body) if isinstance(n, ir.DeclBuffer)
+                and n.buffer.name == "buffer_2")
+    assert view.layout == ""                 # modeled: flat, indexed through the root's swizzle
+    res = numsim.run(kernel.func, {"out": np.zeros((2, 8192), np.int32)})
+    assert res.termination == "completed" and not res.diagnostics
+    through_view, raw = res.outputs["out"]
+    np.testing.assert_array_equal(through_view, np.arange(8192))          # the view sees the root's elements
+    want = np.zeros(8192, np.int64)
+    want[[physical(f) for f in range(8192)]] = np.arange(8192)
+    np.testing.assert_array_equal(raw, want)                              # the plain buffer sees the real bytes
+
+
+def test_shape_view_with_another_element_count_stays_unmodeled():
+    text = RESHAPE.read_text().replace("buffer_1.view(2, 16, 4, 64)", "buffer_1.view(2, 16, 4, 32)")
+    kernel = modelcheck.parse(text, path=str(RESHAPE))
+    view = next(n.buffer for n in ir.walk(kernel.body) if isinstance(n, ir.DeclBuffer)
+                and n.buffer.name == "buffer_2")
+    assert view.layout == 'T.view_of_swizzled("buffer_1")'

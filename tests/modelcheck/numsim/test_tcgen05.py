@@ -154,7 +154,6 @@ def test_smem_descriptor_decodes_the_reference_example():
     (0x4000404000010040 | 1 << 52, "lbo_mode", False),
     ((0x4000404000010040 & ~(7 << 61)) | 3 << 61, "layout", False),
     (0x4000404000010040 | 1 << 14, "reserved", False),
-    ((0x4000404000010040 & ~(7 << 61)) | 1 << 61, "layout", True),
     (0x4000404000010040 | 2 << 49, "base_offset", True),
 ])
 def test_smem_descriptor_validation_names_the_field(value, field, unsupported):
@@ -229,6 +228,43 @@ def test_matrix_addresses_follow_the_canonical_layout_tables(major, span, esz, l
     assert len(np.unique(got)) == rows * k          # a layout never maps two elements to one place
 
 
+def atom32_offset(offset: int) -> int:
+    """CuTe Swizzle<2,5,2> written out: the 32-byte chunk j of 128-byte line l sits at j ^ (l % 4)."""
+    line, within = divmod(offset, 128)
+    chunk, byte = divmod(within, 32)
+    return line * 128 + (chunk ^ (line % 4)) * 32 + byte
+
+
+def atom32_bytes(esz, lbo, sbo, rows, k):
+    """Layout type 1 (MN-major): CUTLASS make_umma_desc's canonical form in 16-byte units
+    ((8,n),(4,k)):((1,LBO),(8,SBO)), in elements ((T,8,n),(4,k)):((1,T,LBO),(8T,SBO)), then Swizzle<2,5,2>."""
+    t = 16 // esz
+    rs, rd = (t, 8, 1 << 20), (1, t, lbo // esz)
+    ks, kd = (4, 1 << 20), (8 * t, sbo // esz)
+    out = np.zeros((rows, k), dtype=np.int64)
+    for r in range(rows):
+        for kk in range(k):
+            out[r, kk] = atom32_offset((cute(rs, rd, r) + cute(ks, kd, kk)) * esz)
+    return out
+
+
+@pytest.mark.parametrize("lbo,sbo,rows,k", [(16384, 512, 128, 8), (512, 1024, 64, 8), (4096, 512, 256, 16)])
+def test_atom32_mn_major_addresses_follow_the_cutlass_canonical_form(lbo, sbo, rows, k):
+    base = 0x4000
+    d = SmemDescriptor.decode(SmemDescriptor.encode(base, lbo, sbo, 1))
+    got = matrix_addresses(d, rows, k, 4, True) - base
+    np.testing.assert_array_equal(got, atom32_bytes(4, lbo, sbo, rows, k))
+    assert len(np.unique(got)) == rows * k
+
+
+def test_atom32_layout_is_mn_major_only():
+    d = SmemDescriptor.decode(SmemDescriptor.encode(0x4000, 16, 512, 1))
+    d.validate()        # a valid encoding
+    with pytest.raises(DescriptorUnsupported) as info:
+        matrix_addresses(d, 128, 8, 4, False)
+    assert info.value.field == "layout" and "K-major" in info.value.message
+
+
 def test_ptx_k_major_tf32_example_in_elements():
     d = SmemDescriptor.decode(SmemDescriptor.encode(0, 256, 128, 0))
     assert (d.lbo >> 4, d.sbo >> 4) == (16, 8)        # the encoded fields of the PTX example
@@ -295,14 +331,15 @@ def one_mma(a_img: T.Tensor(({wa},), T.uint32), b_img: T.Tensor(({wb},), T.uint3
                     T.ptx.tcgen05.dealloc.cta_group__1.sync.aligned.b32(taddr, T.uint32(256))
 '''
 
-LAYOUT_CODE = {0: 0, 32: 6, 64: 4, 128: 2}
+LAYOUT_CODE = {0: 0, 32: 6, 64: 4, 128: 2, "atom32": 1}
 NP_IN = {"bfloat16": ml_dtypes.bfloat16, "float16": np.float16, "tf32": np.float32}
 
 
 def image(mat: np.ndarray, major, span, lbo, sbo) -> np.ndarray:
     """The shared bytes of `mat` (rows x K) in a canonical layout, as uint32 words (a multiple of 128)."""
     esz = mat.dtype.itemsize
-    offs = layout_bytes(major, span, esz, lbo, sbo, *mat.shape)
+    offs = (atom32_bytes(esz, lbo, sbo, *mat.shape) if span == "atom32"
+            else layout_bytes(major, span, esz, lbo, sbo, *mat.shape))
     assert len(np.unique(offs)) == offs.size, "overlapping layout parameters"
     size = -(-(int(offs.max()) + esz) // 512) * 512
     img = np.zeros(size, dtype=np.uint8)
@@ -326,6 +363,8 @@ MMA_CASES = [
     ("tf32", "tf32", 128, 16, ("K", 128, 16, 1024), ("K", 0, 128, 256), False, True, 0, 0x0000FF00, (1, 0)),
     ("f16", "bfloat16", 128, 64, ("K", 64, 16, 512), ("MN", 128, 1024, 1024), False, False, 0, 0, (0, 1)),
     ("f16", "bfloat16", 64, 48, ("MN", 32, 256, 1024), ("K", 32, 16, 256), False, True, 0, 0, (0, 0)),
+    # tf32 MN-major operands in the 128B swizzle with 32B atomicity (layout type 1)
+    ("tf32", "tf32", 128, 32, ("MN", "atom32", 1024, 512), ("MN", "atom32", 1024, 512), False, True, 0, 0, (0, 0)),
 ]
 
 

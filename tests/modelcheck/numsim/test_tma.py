@@ -70,6 +70,46 @@ def test_swizzle_tables_row_example():
     assert held == [5, 4, 7, 6, 1, 0, 3, 2]
 
 
+def atom32_offset(offset: int) -> int:
+    """Byte `offset` from a 1024-byte aligned tile start -> where CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B puts it
+    ("swizzles 32-byte chunks within a 128-byte span", CUDA driver API; CuTe Swizzle<2,5,2>): the 32-byte chunk
+    j of 128-byte line l sits at position j ^ (l % 4)."""
+    line, within = divmod(offset, 128)
+    chunk, byte = divmod(within, 32)
+    return line * 128 + (chunk ^ (line % 4)) * 32 + byte
+
+
+def test_atom32_swizzle_moves_32_byte_chunks_with_a_four_line_period():
+    # line 3: positions hold chunks 3 2 1 0; line 5 repeats line 1 (1 0 3 2); line 0 is unmoved
+    for line, held in [(0, [0, 1, 2, 3]), (3, [3, 2, 1, 0]), (5, [1, 0, 3, 2])]:
+        positions = [(atom32_offset(line * 128 + c * 32) - line * 128) // 32 for c in range(4)]
+        assert [positions.index(p) for p in range(4)] == held
+    from modelcheck.numsim.descriptors import swizzle_atom32, tma_swizzle
+    offs = np.arange(4096)
+    np.testing.assert_array_equal(swizzle_atom32(offs + 0x2000) - 0x2000, [atom32_offset(int(o)) for o in offs])
+    np.testing.assert_array_equal(tma_swizzle(offs + 0x2000, 4), swizzle_atom32(offs + 0x2000))
+
+
+def test_tma_copy_places_every_byte_as_the_atom32_swizzle_says():
+    k, inputs, res, trace = run_copy("tma_copy_128b_atom32b")
+    assert res.verdict == "clean" and res.termination == "completed", res.diagnostics
+    c = k.constants
+    box = box_of(inputs["src"], c["X0"], c["Y0"], c["BOX_X"], c["BOX_Y"])
+    rows = box.view(np.uint8).reshape(-1)
+    want = np.zeros_like(rows)
+    want[[atom32_offset(b) for b in range(rows.size)]] = rows
+    got = res.outputs["out"].view(np.uint8)
+    np.testing.assert_array_equal(got, want)
+    assert not np.array_equal(got, rows)
+    assert not np.array_equal(got, expected_tile_bytes(box, 128))     # not the 16-byte-chunk 128B placement
+
+
+def test_atom32_map_keeps_the_128_byte_span_limit():
+    src = np.zeros((8, 64), np.float32)
+    with pytest.raises(TensorMapError, match="128-byte span of 128B_atom_32B swizzle"):
+        TensorMap(src.reshape(-1), (64, 8), (256,), (64, 8), (1, 1), "float32", "128B_atom_32B")
+
+
 def run_copy(name: str, **consts):
     k = modelcheck.load(KERNELS / f"{name}.py", **consts)
     inputs = builder("tma", "tma_copy")(k.constants)
