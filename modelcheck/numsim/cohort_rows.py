@@ -169,7 +169,7 @@ class _CohortRT:
 class CohortWarp(Warp):
     """Warp `index` of k CTAs at once: lane vectors of 32k elements, row r = CTA r."""
 
-    __slots__ = ("FULL", "row_full", "rows", "dtypes", "views", "pools", "lane_base")
+    __slots__ = ("FULL", "row_full", "rows", "dtypes", "views", "pools", "lane_base", "lane_row", "_rm")
     COHORT = True
 
     def __init__(self, rows: list, index: int, cohort_eng, nslots: int, dtypes: dict):
@@ -185,6 +185,8 @@ class CohortWarp(Warp):
         self.tid_yz = (np.tile(first.tid_yz[0], k), np.tile(first.tid_yz[1], k))
         self.lane = np.tile(V.LANES, k)
         self.lane_base = np.repeat(np.arange(0, 32 * k, 32), 32)     # each lane's row's first lane
+        self.lane_row = np.repeat(np.arange(k, dtype=np.int64), 32)     # each lane's row
+        self._rm: tuple = (False, [])                                  # (mask, its row_masks())
         self.warp_base = first.warp_base
         self.full_mask = None if first.full_mask is None else np.tile(first.full_mask, k)
         self.mask = self.full_mask
@@ -206,6 +208,20 @@ class CohortWarp(Warp):
             return False
         return None if self.row_full[r] and m.all() else m
 
+    def row_masks(self) -> list:
+        """`row_mask(r)` of every row, computed at once (masks are never changed in place: kept per mask)."""
+        mask = self.mask
+        if mask is self._rm[0]:
+            return self._rm[1]
+        if mask is None:
+            return [None] * len(self.rows)
+        m = mask.reshape(-1, 32)
+        full = self.row_full
+        out = [False if not a else (None if al and full[r] else m[r])
+               for r, (a, al) in enumerate(zip(m.any(axis=1).tolist(), m.all(axis=1).tolist()))]
+        self._rm = (mask, out)
+        return out
+
     def _view(self, r: int, m, owned: dict, fresh: bool):
         """Row r as a 32-lane warp of its CTA (cached unless `fresh`: a blocking op keeps its own views)."""
         lo, n = 32 * r, self.FULL.size
@@ -220,7 +236,10 @@ class CohortWarp(Warp):
             v.tid, v.tid_yz, v.lane, v.warp_base = base.tid, base.tid_yz, base.lane, base.warp_base
             v.block_idx, v.rt, v.eng = base.block_idx, base.rt, self.eng
             v.loops, v.instr, v.instr_seen = [], 0, 0
-            v.async_regs, v.groups, v.async_state, v.last_poll, v.waiting, v.gen = None, None, None, None, None, None
+            if base.groups is None:
+                base.groups = {}            # the row's async groups (cohort_async): its CTA's warp's, kept
+            v.groups = base.groups
+            v.async_regs, v.async_state, v.last_poll, v.waiting, v.gen = None, None, None, None, None
             if not fresh:
                 self.views[r] = v
         v.mask = m
@@ -236,8 +255,7 @@ class CohortWarp(Warp):
         cohort value (uniform when every row gave the same uniform value)."""
         owned: dict = {}
         results = []
-        for r in range(len(self.rows)):
-            m = self.row_mask(r)
+        for r, m in enumerate(self.row_masks()):
             if m is False:
                 results.append(None)
                 continue
@@ -254,8 +272,7 @@ class CohortWarp(Warp):
         so the cohort warp's steps are each row's warp's steps under the per-CTA scheduler."""
         owned: dict = {}
         views = []
-        for r in range(len(self.rows)):
-            m = self.row_mask(r)
+        for r, m in enumerate(self.row_masks()):
             if m is False:
                 raise _Split("a CTA of the cohort does not reach a barrier with this warp (its lanes are elsewhere)")
             views.append(self._view(r, m, owned, True))
