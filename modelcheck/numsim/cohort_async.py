@@ -14,6 +14,8 @@ operation; tests compare them by first appearance within a CTA).
 """
 from __future__ import annotations
 
+from typing import Any
+
 from .cohort_rows import _Split
 
 # per-CTA operations run once per CTA row (`CohortWarp.each_row`): issue and commit
@@ -26,27 +28,27 @@ class AsyncRows:
     """What async operations reach of a cohort's engine (`_CohortEng` mixes it in): the completion queue, the
     operation counter, and the rows' async accesses, sync events and retirements."""
 
-    real: object
+    real: Any
     records: list
     row_of: dict
-    pending: object
+    pending: Any
     written: set
-    footprint: object
+    footprint: Any
 
     @property
     def async_id(self) -> int:
-        return self.real.async_id  # type: ignore[attr-defined]
+        return self.real.async_id
 
     @async_id.setter
     def async_id(self, value: int) -> None:
-        self.real.async_id = value  # type: ignore[attr-defined]
+        self.real.async_id = value
 
     def enqueue(self, completion) -> None:
-        self.pending.append(completion)  # type: ignore[attr-defined]
+        self.pending.append(completion)
 
     def deliver_pending(self) -> None:
-        batch = list(self.pending)  # type: ignore[call-overload]
-        self.pending.clear()  # type: ignore[attr-defined]
+        batch = list(self.pending)
+        self.pending.clear()
         for completion in batch:
             completion()
 
@@ -69,7 +71,7 @@ class AsyncRows:
             if kind != "read":
                 raise _Split(f"an async store to {alloc.name}, which the compiler did not list as written")
         else:
-            self.footprint.add(alloc, r, offsets, size, kind != "read")  # type: ignore[attr-defined]
+            self.footprint.add(alloc, r, offsets, size, kind != "read")
 
     def async_sync(self, cta: int, warp: int, kind: str, site: int, iters, **fields) -> None:
         self.records[self._row_of(cta)].append(("async_sync", cta, warp, kind, site, iters, fields))

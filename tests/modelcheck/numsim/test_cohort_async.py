@@ -1,0 +1,110 @@
+"""CTA cohorts with Ampere cp.async (numsim/cohort_async.py) and the cohort step budget: each CTA's events (the
+async copies' accesses included), in the order they happen, the outputs, the verdict and the diagnostics are the
+per-CTA engine's -- for cohorts that commit, that split (a CTA whose wait_group passes where the others block)
+and that race with an async copy; the checkers find the same."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import modelcheck
+from modelcheck import numsim
+from tests.modelcheck.numsim.test_cohort import _both, _diagnostics, _events, _per_cta
+
+FIX = Path(__file__).parent.parent.parent / "fixtures" / "cohort"
+
+
+def _inputs(ctas: int = 20, chunks: int = 3):
+    def make():
+        x = np.random.default_rng(5).integers(-100, 100, ctas * chunks * 256).astype(np.int32)
+        return {"x": x, "out": np.zeros(ctas * 64, np.int32)}
+    return make
+
+
+CASES = {"double_buffer": {}, "skip": {"SKIP": 9}, "race": {"RACE": 1}}
+
+
+def _func(case: str):
+    return modelcheck.load(FIX / "grid_cp_async.py", **CASES[case]).func
+
+
+def _actors_by_order(per_cta: dict) -> dict:
+    """Async operation ids (an access's actor) -> their order of first appearance in the CTA: the ids are drawn
+    in issue order over the whole launch, which cohorts change; they only name an operation."""
+    out = {}
+    for cta, evs in per_cta.items():
+        ids: dict = {}
+        out[cta] = [e[:-1] + (ids.setdefault(e[-1], len(ids)),) if e[0] == "access" and e[-1] != -1 else e
+                    for e in evs]
+    return out
+
+
+def _assert_same_per_cta(runs) -> None:
+    (a, ta), (b, tb) = runs
+    assert (a.termination, a.verdict) == (b.termination, b.verdict)
+    assert _diagnostics(a) == _diagnostics(b)
+    for name in a.outputs:
+        assert np.array_equal(a.outputs[name], b.outputs[name]), name
+    ea, eb = _actors_by_order(_per_cta(_events(ta))), _actors_by_order(_per_cta(_events(tb)))
+    assert ea == eb
+    assert any(e[-1] != -1 for e in ea[0] if e[0] == "access")        # the async copies are in the streams
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("size", [2, 7, 64])
+def test_cp_async_grids_run_the_same_in_cohorts(case, size):
+    runs = _both(_func(case), _inputs(), size)
+    _assert_same_per_cta(runs)
+    plain, stats = runs[0][0], runs[1][0].stats["cohorts"]
+    assert plain.termination == "completed"
+    assert plain.stats["async_ops"] == runs[1][0].stats["async_ops"] > 0
+    if case == "skip":
+        # CTA 9 issues no copy of chunk 1: its wait_group 1 passes while its cohort's other CTAs block
+        assert stats["split"] == 1
+        assert list(stats["split_reasons"]) == ["the CTAs of the cohort leave a barrier at different steps"]
+        assert plain.diagnostics_of("uninitialized_read")          # it reads stage 0 before chunk 0 landed
+    else:
+        assert stats["split"] == 0 and stats["ctas_in_cohorts"] == plain.stats["ctas"]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_checkers_find_the_same_with_cp_async_in_cohorts(case, monkeypatch):
+    func = _func(case)
+    base = numsim.Engine
+
+    class Cohorts(base):
+        def __init__(self, *args, **kwargs):
+            kwargs["cohorts"] = 7
+            super().__init__(*args, **kwargs)
+
+    class PerCta(base):
+        def __init__(self, *args, **kwargs):
+            kwargs["cohorts"] = 0
+            super().__init__(*args, **kwargs)
+    monkeypatch.setattr(numsim, "Engine", PerCta)
+    plain = modelcheck.check(func, _inputs()())
+    monkeypatch.setattr(numsim, "Engine", Cohorts)
+    batched = modelcheck.check(func, _inputs()())
+    assert batched.verdict == plain.verdict
+    assert [(f.id, f.status, f.kind, f.message) for f in batched.findings] == \
+        [(f.id, f.status, f.kind, f.message) for f in plain.findings]
+    kinds = {f.kind for f in plain.findings}
+    if case == "race":
+        assert "data_race" in kinds
+    elif case == "double_buffer":
+        assert plain.verdict == "clean"
+
+
+def test_a_cohort_step_is_one_step_of_the_budget(monkeypatch):
+    """The step budget counts what the run costs: one step per cohort step; the stats count every warp's."""
+    monkeypatch.setattr(numsim.budget, "CHECK_EVERY", 64)     # look at the budget often on this small grid
+    func = _func("double_buffer")
+    plain = numsim.Engine(func, cohorts=0).run(_inputs()())
+    total = plain.stats["warp_instructions"]
+    short = numsim.Engine(func, cohorts=0, max_steps=total // 2, unsupported="incomplete").run(_inputs()())
+    assert short.termination == "incomplete"
+    batched = numsim.Engine(func, cohorts=20, max_steps=total // 2).run(_inputs()())
+    assert batched.termination == "completed"
+    assert batched.stats["warp_instructions"] == total
