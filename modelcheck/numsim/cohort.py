@@ -24,9 +24,10 @@ Exactness by construction: run, check, commit -- or roll back and run per CTA.
   (`PER_ROW`, cohort_rows._RowView: the row's slices of the variables and registers, its own CTA's ids and
   state, its own events): warp collectives, setmaxnreg.  Shared memory is per row: each row's CTA has its own
   pool, the rows' pools are rows of one array (cohort_shared) so a shared access is one gather/scatter, and
-  what that does not cover runs per row.  Ampere cp.async runs per row too, its completions delivered by
-  the cohort's scheduler (numsim.cohort_async).  Anything else -- mbarriers, TMA, tcgen05, atomics, fences,
-  clusters, cluster launch control, forced schedules -- runs the launch per CTA, as before.
+  what that does not cover runs per row, as do atomics on the CTA's shared memory (`ROW_ATOMICS`: its own
+  pool; global atomics may order CTAs).  Ampere cp.async runs per row too, its completions delivered by the
+  cohort's scheduler (numsim.cohort_async).  Anything else -- mbarriers, TMA, tcgen05, global atomics,
+  fences, clusters, cluster launch control, forced schedules -- runs the launch per CTA, as before.
 - The scheduler.  A cohort's warps run under runtime.Scheduler itself, as a CTA's warps do.  A cohort warp
   yields only where every row's warp yields in the per-CTA run, and in the same way, else the cohort splits:
   at a barrier every row arrives at its own CTA's barrier, and the cohort warp blocks (or goes on) only if
@@ -94,10 +95,15 @@ from .sync import NamedBarrier
 CHECK_COHORT = 64
 ELEMENT_SITES = frozenset({"element load global", "element store global", "element load local",
                            "element store local", "element load shared", "element store shared"})
+# thread indexes from the warp's lanes, index and warp_base (ops/misc `_index`): a cohort warp's are the CTA's, tiled
+INDEXES = frozenset({"cuda.lane_id", "cuda.warp_id", "cuda.thread_rank", "cuda.warpgroup_id", "cuda.warp_in_warpgroup",
+                     "cuda.thread_in_warpgroup"})
+# atomics on the CTA's own shared memory run per CTA row (its pool); global ones may order CTAs: per CTA
+ROW_ATOMICS = ("atom", "red")
 # ops whose closures compute lane by lane on vectors of any length (reviewed: no 32-lane constant); the
 # griddepcontrol pair is a no-op in NumSim (ops/misc: a launch's predecessor is taken as complete), per CTA too
 NATIVE = frozenset(ptx_math.HANDLERS) | {"tir.reinterpret", "tir.ptr_byte_offset", "ld", "st", "griddepcontrol.wait",
-                                         "griddepcontrol.launch_dependents"}
+                                         "griddepcontrol.launch_dependents"} | INDEXES
 # run once per CTA row on a 32-lane view of the cohort warp (`_RowView`): the warp collectives, and setmaxnreg
 # (its bookkeeping is the CTA's)
 PER_ROW = frozenset(warp_ops.HANDLERS) | {"cuda.__activemask", "tir.tvm_warp_activemask", "setmaxnreg"} | ASYNC_PER_ROW
@@ -131,6 +137,10 @@ def eligible(func: ir.PrimFunc, program, cluster: tuple, gated: bool, clc: bool)
             info = ir.classify(node.op, tuple(o.dtype for o in node.operands))
             if info is None or not info.supported:
                 continue        # outside the modeled set: reaching it stops the run as it does per CTA
+            if info.name in ROW_ATOMICS:
+                if info.quals.get("space", "") not in SPACES[2:]:
+                    return f"operation {node.op}"
+                continue
             if info.name not in NATIVE | PER_ROW | BARRIERS | ASYNC_WAITS:
                 return f"operation {node.op}"
             if info.name in ("ld", "st") and info.quals.get("space", "") not in SPACES:
@@ -195,7 +205,8 @@ def wrap_op(info, fn, blocking: bool):
                 return (yield from w.each_row_blocking(fn))
             return (yield from fn(w))
         return run_gen
-    if info.name not in PER_ROW and not (info.name in ("ld", "st") and info.quals.get("space") in SPACES[2:]):
+    if info.name not in PER_ROW and not (info.name in ("ld", "st", *ROW_ATOMICS)
+                                         and info.quals.get("space") in SPACES[2:]):
         return fn
     whole = getattr(fn, "cohort", None)      # the op's own path for a whole cohort warp, when it applies
 

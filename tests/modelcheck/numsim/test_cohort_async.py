@@ -1,7 +1,8 @@
-"""CTA cohorts with Ampere cp.async (numsim/cohort_async.py) and the cohort step budget: each CTA's events (the
+"""CTA cohorts with Ampere cp.async (numsim/cohort_async.py), shared-memory atomics and the cohort step budget: each CTA's events (the
 async copies' accesses included), in the order they happen, the outputs, the verdict and the diagnostics are the
 per-CTA engine's -- for cohorts that commit, that split (a CTA whose wait_group passes where the others block)
-and that race with an async copy; the checkers find the same."""
+and that race with an async copy; the checkers find the same.  Shared atomics run per CTA row on its pool: the
+old values they return (which depend on the order of the CTA's lanes and warps) are the per-CTA run's."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 
 import modelcheck
 from modelcheck import numsim
-from tests.modelcheck.numsim.test_cohort import _both, _diagnostics, _events, _per_cta
+from tests.modelcheck.numsim.test_cohort import _assert_same, _both, _diagnostics, _events, _per_cta
 
 FIX = Path(__file__).parent.parent.parent / "fixtures" / "cohort"
 
@@ -108,3 +109,35 @@ def test_a_cohort_step_is_one_step_of_the_budget(monkeypatch):
     batched = numsim.Engine(func, cohorts=20, max_steps=total // 2).run(_inputs()())
     assert batched.termination == "completed"
     assert batched.stats["warp_instructions"] == total
+
+
+def _atomic_inputs():
+    return {"x": np.random.default_rng(7).integers(0, 1000, 20 * 64).astype(np.int32),
+            "old": np.zeros(20 * 64, np.uint32), "hist": np.zeros(20 * 8, np.uint32)}
+
+
+@pytest.mark.parametrize("race", [0, 1])
+@pytest.mark.parametrize("size", [2, 7, 64])
+def test_shared_atomics_run_per_row_in_cohorts(race, size):
+    func = modelcheck.load(FIX / "grid_smem_atomic.py", RACE=race).func
+    runs = _both(func, _atomic_inputs, size)
+    _assert_same(runs, per_cta=True)
+    plain, stats = runs[0][0], runs[1][0].stats["cohorts"]
+    assert stats["split"] == 0 and stats["ctas_in_cohorts"] == plain.stats["ctas"] == 20
+    assert plain.outputs["hist"].reshape(20, 8).sum(axis=1).tolist() == [64] * 20 or race
+
+
+def test_racecheck_finds_the_shared_atomic_race_in_cohorts(monkeypatch):
+    func = modelcheck.load(FIX / "grid_smem_atomic.py", RACE=1).func
+    base = numsim.Engine
+    reports = []
+    for k in (0, 7):
+        class Sized(base):
+            def __init__(self, *args, k=k, **kwargs):
+                kwargs["cohorts"] = k
+                super().__init__(*args, **kwargs)
+        monkeypatch.setattr(numsim, "Engine", Sized)
+        reports.append(modelcheck.racecheck(func, _atomic_inputs()))
+    plain, batched = reports
+    assert [(f.id, f.kind, f.message) for f in batched.findings] == [(f.id, f.kind, f.message) for f in plain.findings]
+    assert "data_race" in {f.kind for f in plain.findings}
