@@ -81,7 +81,7 @@ import numpy as np
 import ir
 
 from . import cohort_async, cohort_shared
-from .cohort_async import ASYNC_PER_ROW, ASYNC_WAITS, AsyncRows
+from .cohort_async import ASYNC_PER_ROW, ASYNC_WAITS, MBARRIER_PER_ROW, MBARRIER_WAITS, AsyncRows
 from .cohort_footprint import Footprint
 from .cohort_rows import CohortWarp, _RowView, _Split
 from .errors import ResourceLimit
@@ -106,7 +106,8 @@ NATIVE = frozenset(ptx_math.HANDLERS) | {"tir.reinterpret", "tir.ptr_byte_offset
                                          "griddepcontrol.launch_dependents"} | INDEXES
 # run once per CTA row on a 32-lane view of the cohort warp (`_RowView`): the warp collectives, and setmaxnreg
 # (its bookkeeping is the CTA's)
-PER_ROW = frozenset(warp_ops.HANDLERS) | {"cuda.__activemask", "tir.tvm_warp_activemask", "setmaxnreg"} | ASYNC_PER_ROW
+PER_ROW = (frozenset(warp_ops.HANDLERS) | {"cuda.__activemask", "tir.tvm_warp_activemask", "setmaxnreg"}
+           | ASYNC_PER_ROW | MBARRIER_PER_ROW)
 # CTA barriers: every row arrives at its own CTA's barrier (`CohortWarp.each_row_blocking`)
 BARRIERS = frozenset({"bar.sync", "cuda.cta_sync", "cuda.warpgroup_sync", "tir.tvm_storage_sync"})
 SPACES = ("", "global", "shared", "shared::cta")      # ld/st state spaces a cohort runs ("": generic)
@@ -141,7 +142,7 @@ def eligible(func: ir.PrimFunc, program, cluster: tuple, gated: bool, clc: bool)
                 if info.quals.get("space", "") not in SPACES[2:]:
                     return f"operation {node.op}"
                 continue
-            if info.name not in NATIVE | PER_ROW | BARRIERS | ASYNC_WAITS:
+            if info.name not in NATIVE | PER_ROW | BARRIERS | ASYNC_WAITS | MBARRIER_WAITS:
                 return f"operation {node.op}"
             if info.name in ("ld", "st") and info.quals.get("space", "") not in SPACES:
                 return f"operation {node.op}"
@@ -197,7 +198,7 @@ def wrap_op(info, fn, blocking: bool):
     """The cohort program's op closure: per-CTA operations run per CTA row (`CohortWarp.each_row`), CTA
     barriers for every row at once (`CohortWarp.each_row_blocking`)."""
     if blocking:
-        if info.name not in BARRIERS and info.name not in ASYNC_WAITS:
+        if info.name not in BARRIERS and info.name not in ASYNC_WAITS and info.name not in MBARRIER_WAITS:
             return fn
 
         def run_gen(w):
@@ -320,12 +321,12 @@ class _CohortEng(AsyncRows):
         # what runtime.Scheduler reads and writes of its engine state
         self.sites = eng.sites
         self.pending: deque = deque()
-        self.dirty: dict = {}
+        self.sync_obs = eng.sync_obs
+        self.alias = {}                          # id(row object) -> the RowsObj watching it (cohort_async)
+        self.composites = {}
+        self.dirty = {}
         self.waiters: dict = {}
         self.current = None
-
-    def touch(self, obj) -> None:
-        self.dirty[id(obj)] = None
 
     def __getattr__(self, name):
         raise _Split(f"engine state {name!r}")
@@ -488,6 +489,7 @@ def _reset(group: list, launch: Launch) -> None:
     for rt in group:
         rt.named = [NamedBarrier(rt.index, b) for b in range(16)]
         rt.setmaxnreg = None
+        rt.mbarriers = {}
         for w in rt.warps:
             w.groups = None             # the rows' async groups (cohort_rows: a row view shares its warp's)
         if launch.make_shared is not None:

@@ -1,4 +1,5 @@
-"""Asynchronous copies in a CTA cohort (numsim.cohort): Ampere `cp.async` with its per-thread groups.
+"""Asynchronous copies and mbarriers in a CTA cohort (numsim.cohort): Ampere `cp.async` with its per-thread groups,
+and each CTA's mbarriers (init, arrive, expect_tx/complete_tx, the waits and polls), per row on the row's CTA's.
 
 Why it is exact.  Each row issues its own copies through the per-CTA closure on its 32-lane view (the row's
 warp's groups are the row's CTA's warp's own, `CohortWarp._view`), so its operations, group bookkeeping and
@@ -11,6 +12,13 @@ as the CTA does per CTA.  A completion's accesses, sync events and retirement ar
 order, and delivered at commit like the warps' own events.  Operation ids (the accesses' actors) are drawn
 from the engine's counter in the cohort's issue order: the same operations, other numbers (ids only name an
 operation; tests compare them by first appearance within a CTA).
+
+mbarriers.  Each row's operations act on its own CTA's barrier objects (`rt.mbarriers`).  A wait or a poll
+(try_wait/test_wait) runs for every row at once (`CohortWarp.each_row_blocking`): every row must block, poll or
+pass alike.  A poll becomes a wait in the scheduler when the warp made no side effect since its last poll at that
+site (runtime.Scheduler._step): the cohort keeps each row's side effects (`CohortWarp.row_effects`) and splits
+when rows would decide differently; the cohort's poll names all rows' barriers (`RowsObj`), and a change that
+wakes some rows' warps and not others splits too (`_Versions`).
 """
 from __future__ import annotations
 
@@ -22,6 +30,38 @@ from .cohort_rows import _Split
 ASYNC_PER_ROW = frozenset({"cp.async", "cp.async.commit_group"})
 # waits run for every row at once (`CohortWarp.each_row_blocking`): block only if every row's warp would
 ASYNC_WAITS = frozenset({"cp.async.wait_group", "cp.async.wait_all"})
+# each CTA's own mbarriers (a cohort has no clusters): per row, and the waits and polls for every row at once
+MBARRIER_PER_ROW = frozenset({"mbarrier.init", "mbarrier.inval", "mbarrier.arrive", "mbarrier.arrive_drop",
+                              "mbarrier.arrive.expect_tx", "mbarrier.arrive_drop.expect_tx", "mbarrier.expect_tx",
+                              "mbarrier.complete_tx", "fence.mbarrier_init"})
+MBARRIER_WAITS = frozenset({"mbarrier.try_wait.parity", "mbarrier.test_wait.parity", "mbarrier.try_wait",
+                            "mbarrier.test_wait", "cuda.mbarrier_wait"})
+
+
+class _Versions(tuple):
+    """The rows' barrier versions at a poll: `!=` (the scheduler's wake test) holds when every row's changed,
+    not when none did; some but not all is a step no per-CTA order shares."""
+
+    def __ne__(self, other):
+        diff = [a != b for a, b in zip(self, other)]
+        if all(diff):
+            return True
+        if any(diff):
+            raise _Split("some CTAs of the cohort see their barrier change while others do not")
+        return False
+
+
+class RowsObj:
+    """What a cohort warp's poll watches: every row's object (the cohort engine dirties it with any of them)."""
+
+    __slots__ = ("objs",)
+
+    def __init__(self, objs):
+        self.objs = objs
+
+    @property
+    def version(self) -> _Versions:
+        return _Versions(o.version for o in self.objs)
 
 
 class AsyncRows:
@@ -42,6 +82,25 @@ class AsyncRows:
     @async_id.setter
     def async_id(self, value: int) -> None:
         self.real.async_id = value
+
+    alias: dict
+    composites: dict
+    dirty: dict
+
+    def rows_obj(self, objs: list):
+        """The one `RowsObj` of these rows' objects (touching any of them dirties it: `touch`)."""
+        key = tuple(id(o) for o in objs)
+        c = self.composites.get(key)
+        if c is None:
+            c = self.composites[key] = RowsObj(objs)
+            for o in objs:
+                self.alias.setdefault(id(o), []).append(c)
+        return c
+
+    def touch(self, obj) -> None:
+        self.dirty[id(obj)] = None
+        for c in self.alias.get(id(obj), ()):
+            self.dirty[id(c)] = None
 
     def enqueue(self, completion) -> None:
         self.pending.append(completion)
