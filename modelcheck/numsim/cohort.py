@@ -322,6 +322,11 @@ class _CohortEng(AsyncRows):
         self.sites = eng.sites
         self.pending: deque = deque()
         self.sync_obs = eng.sync_obs
+        # the launch's tensor maps, pointing at the logged global memory (a TMA store rolls back); maps held in
+        # memory (`map_store`) are outside the subset
+        self.tensor_maps = {a: _logged_map(m, self.globals) for a, m in getattr(eng, "tensor_maps", {}).items()}
+        if getattr(eng, "map_store", None) is None:
+            self.map_store = None
         self.alias = {}                          # id(row object) -> the RowsObj watching it (cohort_async)
         self.composites = {}
         self.dirty = {}
@@ -407,6 +412,19 @@ class _CohortEng(AsyncRows):
         for plain, key, old in reversed(self.log):
             plain[key] = old
         self.log.clear()
+
+
+def _logged_map(bound, globals_):
+    """A copy of a bound tensor map whose allocation is the cohort's logged view of it."""
+    alloc = getattr(bound, "alloc", None)
+    proxy = None if alloc is None else globals_._by_id.get(alloc.id)
+    if proxy is None:
+        return bound
+    out = object.__new__(type(bound))
+    for name in type(bound).__slots__:
+        setattr(out, name, getattr(bound, name))
+    out.alloc = proxy
+    return out
 
 
 class _Row:
@@ -496,7 +514,7 @@ def _reset(group: list, launch: Launch) -> None:
             launch.make_shared(rt)
 
 
-_COUNTERS = ("polls", "blocks", "warps_finished", "async_ops")
+_COUNTERS = ("polls", "blocks", "warps_finished", "async_ops", "accesses", "lane_accesses")
 
 
 def _try_cohort(eng, group: list, launch: Launch):
@@ -512,6 +530,7 @@ def _try_cohort(eng, group: list, launch: Launch):
         for cw in cws:
             cw.pools = pools  # type: ignore[assignment]
     counters = {c: eng.stats[c] for c in _COUNTERS}
+    async_id = eng.async_id         # a rolled-back cohort's operations never happened: their ids are drawn again
     body = launch.cohort_body
 
     def program(cw):
@@ -550,6 +569,7 @@ def _try_cohort(eng, group: list, launch: Launch):
         ceng.rollback()
         _reset(group, launch)
         eng.stats.update(counters)
+        eng.async_id = async_id
         return failed, why
     # commit: each CTA's events in the order its own warps made them (the order the per-CTA scheduler gives
     # them: the cohort's steps are every row's steps), CTA after CTA

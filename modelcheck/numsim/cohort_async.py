@@ -1,5 +1,6 @@
 """Asynchronous copies and mbarriers in a CTA cohort (numsim.cohort): Ampere `cp.async` with its per-thread groups,
-and each CTA's mbarriers (init, arrive, expect_tx/complete_tx, the waits and polls), per row on the row's CTA's.
+TMA tensor loads and stores (cp.async.bulk.tensor, with complete_tx or bulk groups) and fence.proxy.async, and
+each CTA's mbarriers (init, arrive, expect_tx/complete_tx, the waits and polls), per row on the row's CTA's.
 
 Why it is exact.  Each row issues its own copies through the per-CTA closure on its 32-lane view (the row's
 warp's groups are the row's CTA's warp's own, `CohortWarp._view`), so its operations, group bookkeeping and
@@ -11,7 +12,9 @@ passes for one row and blocks another splits), see each completion after the sam
 as the CTA does per CTA.  A completion's accesses, sync events and retirement are kept in its CTA's row, in
 order, and delivered at commit like the warps' own events.  Operation ids (the accesses' actors) are drawn
 from the engine's counter in the cohort's issue order: the same operations, other numbers (ids only name an
-operation; tests compare them by first appearance within a CTA).
+operation; tests compare them by first appearance within a CTA).  A TMA's tensor map is the launch's (shared by
+the rows), its coordinates each row's own; the cohort's maps point at the undo-logged global memory, so a TMA
+store rolls back with the cohort, and its footprint (`access_runs`) joins the rows' global footprint.
 
 mbarriers.  Each row's operations act on its own CTA's barrier objects (`rt.mbarriers`).  A wait or a poll
 (try_wait/test_wait) runs for every row at once (`CohortWarp.each_row_blocking`): every row must block, poll or
@@ -24,12 +27,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .cohort_rows import _Split
 
 # per-CTA operations run once per CTA row (`CohortWarp.each_row`): issue and commit
-ASYNC_PER_ROW = frozenset({"cp.async", "cp.async.commit_group"})
+ASYNC_PER_ROW = frozenset({"cp.async", "cp.async.commit_group", "cp.async.bulk.tensor.g2s", "cp.async.bulk.tensor.s2g",
+                           "cp.async.bulk.commit_group", "fence.proxy.async"})
 # waits run for every row at once (`CohortWarp.each_row_blocking`): block only if every row's warp would
-ASYNC_WAITS = frozenset({"cp.async.wait_group", "cp.async.wait_all"})
+ASYNC_WAITS = frozenset({"cp.async.wait_group", "cp.async.wait_all", "cp.async.bulk.wait_group"})
 # each CTA's own mbarriers (a cohort has no clusters): per row, and the waits and polls for every row at once
 MBARRIER_PER_ROW = frozenset({"mbarrier.init", "mbarrier.inval", "mbarrier.arrive", "mbarrier.arrive_drop",
                               "mbarrier.arrive.expect_tx", "mbarrier.arrive_drop.expect_tx", "mbarrier.expect_tx",
@@ -132,6 +138,22 @@ class AsyncRows:
         else:
             self.footprint.add(alloc, r, offsets, size, kind != "read")
 
+    def access_runs(self, op, site: int, alloc, starts, sizes, kind: str, proxy: str = "async") -> None:
+        """An async operation's byte runs of `alloc` (a TMA box): its CTA's row; global bytes join the footprint."""
+        r = self._row_of(op.cta)
+        alloc = getattr(alloc, "real", alloc)
+        starts = np.asarray(starts, dtype=np.int64).reshape(-1)
+        self.records[r].append(("runs", op, site, alloc, starts, sizes, kind, proxy))
+        if alloc.space == "shared" or not starts.size:
+            return
+        if alloc.id not in self.written:
+            if kind != "read":
+                raise _Split(f"an async store to {alloc.name}, which the compiler did not list as written")
+            return
+        lens = np.broadcast_to(np.asarray(sizes, dtype=np.int64), starts.shape)
+        offs = np.repeat(starts - np.cumsum(np.r_[0, lens[:-1]]), lens) + np.arange(int(lens.sum()))
+        self.footprint.add(alloc, r, offs, 1, kind != "read")
+
     def async_sync(self, cta: int, warp: int, kind: str, site: int, iters, **fields) -> None:
         self.records[self._row_of(cta)].append(("async_sync", cta, warp, kind, site, iters, fields))
 
@@ -150,6 +172,10 @@ def deliver(eng, rec) -> bool:
     if tag == "async_sync":
         _, cta, warp, kind, site, iters, fields = rec
         eng.async_sync(cta, warp, kind, site, iters, **fields)
+        return True
+    if tag == "runs":
+        _, op, site, alloc, starts, sizes, kind, proxy = rec
+        eng.access_runs(op, site, alloc, starts, sizes, kind, proxy)
         return True
     if tag == "retire":
         op = rec[1]
