@@ -172,6 +172,7 @@ class CohortWarp(Warp):
     __slots__ = ("FULL", "row_full", "rows", "dtypes", "views", "pools", "lane_base", "lane_row", "_rm", "_eff",
                  "row_effects", "_poll_effects")
     COHORT = True
+    _eff: int
 
     def __init__(self, rows: list, index: int, cohort_eng, nslots: int, dtypes: dict):
         first = rows[0]
@@ -211,7 +212,7 @@ class CohortWarp(Warp):
             return False
         return None if self.row_full[r] and m.all() else m
 
-    @property  # type: ignore[override]
+    @property
     def effects(self) -> int:
         return self._eff
 
