@@ -33,7 +33,8 @@ from .cohort_rows import _Split
 
 # per-CTA operations run once per CTA row (`CohortWarp.each_row`): issue and commit
 ASYNC_PER_ROW = frozenset({"cp.async", "cp.async.commit_group", "cp.async.bulk.tensor.g2s", "cp.async.bulk.tensor.s2g",
-                           "cp.async.bulk.commit_group", "fence.proxy.async"})
+                           "cp.async.bulk.g2s", "cp.async.bulk.s2g", "cp.async.bulk.commit_group",
+                           "fence.proxy.async"})
 # waits run for every row at once (`CohortWarp.each_row_blocking`): block only if every row's warp would
 ASYNC_WAITS = frozenset({"cp.async.wait_group", "cp.async.wait_all", "cp.async.bulk.wait_group"})
 # each CTA's own mbarriers (a cohort has no clusters): per row, and the waits and polls for every row at once
