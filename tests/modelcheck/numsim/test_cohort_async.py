@@ -1,4 +1,4 @@
-"""CTA cohorts with Ampere cp.async and mbarriers (numsim/cohort_async.py), shared-memory atomics and the cohort step budget: each CTA's events (the
+"""CTA cohorts with Ampere cp.async, TMA and mbarriers (numsim/cohort_async.py), shared-memory atomics and the cohort step budget: each CTA's events (the
 async copies' accesses included), in the order they happen, the outputs, the verdict and the diagnostics are the
 per-CTA engine's -- for cohorts that commit, that split (a CTA whose wait_group passes where the others block)
 and that race with an async copy; the checkers find the same.  Shared atomics run per CTA row on its pool: the
@@ -191,3 +191,52 @@ def test_checkers_find_the_same_with_mbarriers_in_cohorts(case, monkeypatch):
     assert [(f.id, f.status, f.kind, f.message) for f in batched.findings] == \
         [(f.id, f.status, f.kind, f.message) for f in plain.findings]
     assert plain.verdict == ("clean" if case == "handoff" else "error")
+
+
+def _tma_inputs():
+    return {"x": np.random.default_rng(11).standard_normal((160, 32)).astype(np.float32),
+            "out": np.zeros((160, 32), np.float32)}
+
+
+TMA = {"load_store": {}, "race": {"RACE": 1}, "overlap": {"OVERLAP": 5}}
+
+
+@pytest.mark.parametrize("case", sorted(TMA))
+@pytest.mark.parametrize("size", [2, 7, 64])
+def test_tma_grids_run_the_same_in_cohorts(case, size):
+    func = modelcheck.load(FIX / "grid_tma.py", **TMA[case]).func
+    runs = _both(func, _tma_inputs, size)
+    _assert_same_per_cta(runs)
+    plain, stats = runs[0][0], runs[1][0].stats["cohorts"]
+    assert plain.termination == "completed"
+    if case == "load_store":
+        assert np.array_equal(plain.outputs["out"], 2 * _tma_inputs()["x"] + 1)
+    if case == "overlap" and size > 2:
+        # CTA 5 stores over CTA 6's rows: their cohort rolls back (the TMA stores too) and runs per CTA
+        assert stats["split"] == 1
+        assert list(stats["split_reasons"]) == ["two CTAs of the cohort touch the same global bytes, one writing"]
+    else:
+        assert stats["split"] == 0 and stats["ctas_in_cohorts"] == 20
+
+
+@pytest.mark.parametrize("case", sorted(TMA))
+def test_checkers_find_the_same_with_tma_in_cohorts(case, monkeypatch):
+    func = modelcheck.load(FIX / "grid_tma.py", **TMA[case]).func
+    base = numsim.Engine
+    reports = []
+    for k in (0, 7):
+        class Sized(base):
+            def __init__(self, *args, k=k, **kwargs):
+                kwargs["cohorts"] = k
+                super().__init__(*args, **kwargs)
+        monkeypatch.setattr(numsim, "Engine", Sized)
+        reports.append(modelcheck.check(func, _tma_inputs()))
+    plain, batched = reports
+    assert batched.verdict == plain.verdict
+    assert [(f.id, f.status, f.kind, f.message) for f in batched.findings] == \
+        [(f.id, f.status, f.kind, f.message) for f in plain.findings]
+    kinds = {f.kind for f in plain.findings}
+    if case == "load_store":
+        assert plain.verdict == "clean"
+    else:
+        assert "data_race" in kinds         # the tile read racing the TMA load; two CTAs' TMA stores
