@@ -1,7 +1,12 @@
 """Budgets for one NumSim run: steps, wall-clock time and memory.
 
-Steps are warp-instructions over every warp of the launch (the per-loop iteration limit
-stays as well).  Memory is what the run may add to the process: every large allocation
+Steps are the simulator's warp-instruction steps over every warp of the launch (the
+per-loop iteration limit stays as well).  A step budget bounds what a run costs us, so a
+CTA cohort's instruction (numsim.cohort: warp j of k CTAs executed at once as one step) is
+one step, not k: it is one pass of the compiled closure, whose numpy work the time budget
+bounds.  The run's stats still count the warp-instructions simulated (k per cohort step).
+
+Memory is what the run may add to the process: every large allocation
 (global buffer copies, the CTAs' shared pools and warps) is charged before it is made,
 and the resident size the run grows by is sampled as it goes (`/proc/self/statm`; the
 peak from `getrusage` elsewhere).  Exceeding any budget raises `ResourceLimit` naming it,
@@ -93,8 +98,9 @@ class Meter:
         if PROGRESS is not None:
             PROGRESS(self)
         if self.steps > self.max_steps:
-            raise ResourceLimit("steps", f"the run executed more than {self.max_steps:,} warp-instructions (its step "
-                                         f"budget; raise it with --max-steps / max_steps=)", budget=self.max_steps)
+            raise ResourceLimit("steps", f"the run executed more than {self.max_steps:,} warp-instruction steps (its "
+                                         f"step budget, a CTA cohort's step counted once; raise it with --max-steps /"
+                                         f" max_steps=)", budget=self.max_steps)
         elapsed = time.monotonic() - self.t0
         if elapsed > self.max_seconds:
             raise ResourceLimit("seconds", f"the run took more than {self.max_seconds:g} s (its time budget; raise it "

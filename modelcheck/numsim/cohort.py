@@ -24,7 +24,9 @@ Exactness by construction: run, check, commit -- or roll back and run per CTA.
   (`PER_ROW`, cohort_rows._RowView: the row's slices of the variables and registers, its own CTA's ids and
   state, its own events): warp collectives, setmaxnreg.  Shared memory is per row: each row's CTA has its own
   pool, the rows' pools are rows of one array (cohort_shared) so a shared access is one gather/scatter, and
-  what that does not cover runs per row.  Anything else -- mbarriers, TMA, tcgen05, atomics, cp.async,
+  what that does not cover runs per row, as do atomics on the CTA's shared memory (`ROW_ATOMICS`: its own
+  pool; global atomics may order CTAs).  Ampere cp.async runs per row too, its completions delivered by the
+  cohort's scheduler (numsim.cohort_async).  Anything else -- mbarriers, TMA, tcgen05, global atomics,
   fences, clusters, cluster launch control, forced schedules -- runs the launch per CTA, as before.
 - The scheduler.  A cohort's warps run under runtime.Scheduler itself, as a CTA's warps do.  A cohort warp
   yields only where every row's warp yields in the per-CTA run, and in the same way, else the cohort splits:
@@ -48,8 +50,9 @@ Exactness by construction: run, check, commit -- or roll back and run per CTA.
   run with the resident CTAs part-way through their steps (the scheduler's interleaving); in cohorts the
   CTAs before the failing one have finished: the error is the same, advisories gathered along the way
   (uninitialized reads) and the partial outputs may differ.  A budget (ResourceLimit) ends the run as
-  incomplete, as it would per CTA, but not at the same point; the step budget is charged k
-  warp-instructions per cohort instruction.  Budgets never turn a verdict into clean or error.
+  incomplete, as it would per CTA, but not at the same point.  The step budget is charged one step per
+  cohort instruction (what the run costs us: one closure call over 32k lanes; numsim.budget), the stats count
+  k warp-instructions.  Budgets never turn a verdict into clean or error.
 - Delivery: a committed cohort's records go to observers CTA by CTA, each CTA's in its own order, through
   the engine's own `access`/`sync`/`note_uninitialized`.  Sequence numbers follow delivery: within a CTA
   the order is the per-CTA run's; across CTAs it is cohort by cohort, where the per-CTA scheduler
@@ -77,7 +80,9 @@ import numpy as np
 
 import ir
 
-from . import cohort_shared
+from . import cohort_async, cohort_shared
+from .cohort_async import ASYNC_PER_ROW, ASYNC_WAITS, MBARRIER_PER_ROW, MBARRIER_WAITS, AsyncRows
+from .cohort_footprint import Footprint
 from .cohort_rows import CohortWarp, _RowView, _Split
 from .errors import ResourceLimit
 from .ops import barrier, misc, ptx_math, warp as warp_ops
@@ -90,13 +95,19 @@ from .sync import NamedBarrier
 CHECK_COHORT = 64
 ELEMENT_SITES = frozenset({"element load global", "element store global", "element load local",
                            "element store local", "element load shared", "element store shared"})
+# thread indexes from the warp's lanes, index and warp_base (ops/misc `_index`): a cohort warp's are the CTA's, tiled
+INDEXES = frozenset({"cuda.lane_id", "cuda.warp_id", "cuda.thread_rank", "cuda.warpgroup_id", "cuda.warp_in_warpgroup",
+                     "cuda.thread_in_warpgroup"})
+# atomics on the CTA's own shared memory run per CTA row (its pool); global ones may order CTAs: per CTA
+ROW_ATOMICS = ("atom", "red")
 # ops whose closures compute lane by lane on vectors of any length (reviewed: no 32-lane constant); the
 # griddepcontrol pair is a no-op in NumSim (ops/misc: a launch's predecessor is taken as complete), per CTA too
 NATIVE = frozenset(ptx_math.HANDLERS) | {"tir.reinterpret", "tir.ptr_byte_offset", "ld", "st", "griddepcontrol.wait",
-                                         "griddepcontrol.launch_dependents"}
+                                         "griddepcontrol.launch_dependents"} | INDEXES
 # run once per CTA row on a 32-lane view of the cohort warp (`_RowView`): the warp collectives, and setmaxnreg
 # (its bookkeeping is the CTA's)
-PER_ROW = frozenset(warp_ops.HANDLERS) | {"cuda.__activemask", "tir.tvm_warp_activemask", "setmaxnreg"}
+PER_ROW = (frozenset(warp_ops.HANDLERS) | {"cuda.__activemask", "tir.tvm_warp_activemask", "setmaxnreg"}
+           | ASYNC_PER_ROW | MBARRIER_PER_ROW)
 # CTA barriers: every row arrives at its own CTA's barrier (`CohortWarp.each_row_blocking`)
 BARRIERS = frozenset({"bar.sync", "cuda.cta_sync", "cuda.warpgroup_sync", "tir.tvm_storage_sync"})
 SPACES = ("", "global", "shared", "shared::cta")      # ld/st state spaces a cohort runs ("": generic)
@@ -127,7 +138,11 @@ def eligible(func: ir.PrimFunc, program, cluster: tuple, gated: bool, clc: bool)
             info = ir.classify(node.op, tuple(o.dtype for o in node.operands))
             if info is None or not info.supported:
                 continue        # outside the modeled set: reaching it stops the run as it does per CTA
-            if info.name not in NATIVE | PER_ROW | BARRIERS:
+            if info.name in ROW_ATOMICS:
+                if info.quals.get("space", "") not in SPACES[2:]:
+                    return f"operation {node.op}"
+                continue
+            if info.name not in NATIVE | PER_ROW | BARRIERS | ASYNC_WAITS | MBARRIER_WAITS:
                 return f"operation {node.op}"
             if info.name in ("ld", "st") and info.quals.get("space", "") not in SPACES:
                 return f"operation {node.op}"
@@ -183,7 +198,7 @@ def wrap_op(info, fn, blocking: bool):
     """The cohort program's op closure: per-CTA operations run per CTA row (`CohortWarp.each_row`), CTA
     barriers for every row at once (`CohortWarp.each_row_blocking`)."""
     if blocking:
-        if info.name not in BARRIERS:
+        if info.name not in BARRIERS and info.name not in ASYNC_WAITS and info.name not in MBARRIER_WAITS:
             return fn
 
         def run_gen(w):
@@ -191,7 +206,8 @@ def wrap_op(info, fn, blocking: bool):
                 return (yield from w.each_row_blocking(fn))
             return (yield from fn(w))
         return run_gen
-    if info.name not in PER_ROW and not (info.name in ("ld", "st") and info.quals.get("space") in SPACES[2:]):
+    if info.name not in PER_ROW and not (info.name in ("ld", "st", *ROW_ATOMICS)
+                                         and info.quals.get("space") in SPACES[2:]):
         return fn
     whole = getattr(fn, "cohort", None)      # the op's own path for a whole cohort warp, when it applies
 
@@ -280,67 +296,15 @@ class _Globals:
         return None if a is None else self._by_id[a.id]
 
 
-class _Footprint:
-    """Global bytes each CTA row of the cohort touched, in buffers the kernel writes."""
-
-    def __init__(self):
-        self.parts: dict[int, list] = {}     # alloc id -> [(row, byte offsets, is_write)]
-
-    def add(self, alloc, row: int, offsets, size: int, write: bool) -> None:
-        offs = np.asarray(offsets, dtype=np.int64).reshape(-1)
-        if size > 1:
-            offs = (offs[:, None] + np.arange(size, dtype=np.int64)).reshape(-1)
-        self.parts.setdefault(alloc.id, []).append((row, offs, write))
-
-    def conflict(self) -> bool:
-        """Does some byte have accesses of two rows, one of them a write?"""
-        for parts in self.parts.values():
-            if len({row for row, _, _ in parts}) < 2 or not any(w for _, _, w in parts):
-                continue
-            if not _ranges_meet(parts):
-                continue        # no row writes inside the span of bytes another row touches: no byte is shared
-            offs = np.concatenate([p[1] for p in parts])
-            rows = np.concatenate([np.full(p[1].size, p[0], np.int64) for p in parts])
-            writes = np.concatenate([np.full(p[1].size, p[2]) for p in parts])
-            order = np.lexsort((rows, offs))
-            offs, rows, writes = offs[order], rows[order], writes[order]
-            starts = np.flatnonzero(np.r_[True, offs[1:] != offs[:-1]])
-            lo = np.minimum.reduceat(rows, starts)
-            hi = np.maximum.reduceat(rows, starts)
-            wr = np.logical_or.reduceat(writes, starts)
-            if np.any((lo != hi) & wr):
-                return True
-        return False
-
-
-def _ranges_meet(parts: list) -> bool:
-    """Does some row's span of written bytes overlap another row's span of touched bytes (a cheap necessary
-    condition for a conflict: rows usually touch disjoint ranges)?"""
-    lo: dict[int, int] = {}
-    hi: dict[int, int] = {}
-    wlo: dict[int, int] = {}
-    whi: dict[int, int] = {}
-    for row, offs, write in parts:
-        if not offs.size:
-            continue
-        a, b = int(offs.min()), int(offs.max())
-        lo[row], hi[row] = min(lo.get(row, a), a), max(hi.get(row, b), b)
-        if write:
-            wlo[row], whi[row] = min(wlo.get(row, a), a), max(whi.get(row, b), b)
-    for r, (a, b) in ((r, (wlo[r], whi[r])) for r in wlo):
-        for q in lo:
-            if q != r and a <= hi[q] and lo[q] <= b:
-                return True
-    return False
-
-
-class _CohortEng:
+class _CohortEng(AsyncRows):
     """What a cohort warp reaches through `w.eng`: the real state's counters and budgets, logged global memory,
-    and per-row buffers of the events.  Anything else is outside the subset: `_Split`."""
+    per-row buffers of the events, and async completions (cohort_async).  Anything else is outside the subset:
+    `_Split`."""
 
-    def __init__(self, eng, k: int, written: set):
+    def __init__(self, eng, group: list, written: set):
         self.real = eng
-        self.k = k
+        self.k = k = len(group)
+        self.row_of = {rt.index: r for r, rt in enumerate(group)}
         self.stats = eng.stats
         self.loop_budget = eng.loop_budget
         self.tracing = eng.tracing
@@ -353,22 +317,27 @@ class _CohortEng:
             lv.log = self.log
             self.global_views[slot] = lv
         self.records: list[list] = [[] for _ in range(k)]    # per row, in order: ("access" | "sync", ...)
-        self.footprint = _Footprint()
-        # what runtime.Scheduler reads and writes of its engine state (a cohort has no async completions)
+        self.footprint = Footprint(k)
+        # what runtime.Scheduler reads and writes of its engine state
         self.sites = eng.sites
         self.pending: deque = deque()
-        self.dirty: dict = {}
+        self.sync_obs = eng.sync_obs
+        # the launch's tensor maps, pointing at the logged global memory (a TMA store rolls back); maps held in
+        # memory (`map_store`) are outside the subset
+        self.tensor_maps = {a: _logged_map(m, self.globals) for a, m in getattr(eng, "tensor_maps", {}).items()}
+        if getattr(eng, "map_store", None) is None:
+            self.map_store = None
+        self.alias = {}                          # id(row object) -> the RowsObj watching it (cohort_async)
+        self.composites = {}
+        self.dirty = {}
         self.waiters: dict = {}
         self.current = None
-
-    def touch(self, obj) -> None:
-        self.dirty[id(obj)] = None
 
     def __getattr__(self, name):
         raise _Split(f"engine state {name!r}")
 
     def checkpoint(self, w) -> None:
-        self.real.meter.charge((w.instr - w.instr_seen) * self.k)
+        self.real.meter.charge(w.instr - w.instr_seen)      # one step per cohort step (numsim.budget)
         w.instr_seen = w.instr
 
     def note_uninitialized(self, site, w, name) -> None:
@@ -377,37 +346,43 @@ class _CohortEng:
         if type(w) is _RowView:
             self.records[w.row].append(("uninit", w.index, site, name))
             return
-        for r in range(self.k):
-            if w.row_mask(r) is not False:
+        for r, m in enumerate(w.row_masks()):
+            if m is not False:
                 self.records[r].append(("uninit", w.index, site, name))
 
     def access(self, w, site, alloc, offsets, size, kind, proxy="generic", order="weak", scope="cta", lanes=None,
                actor=-1, iters=None, warp=None, cta=None) -> None:
-        if w is None or lanes is not None or actor != -1:
-            raise _Split("an async access")
+        if w is None:
+            self.async_access(site, alloc, offsets, size, kind, proxy, order, scope, lanes, actor, iters, warp, cta)
+            return
+        if lanes is not None or actor != -1:
+            raise _Split("an access naming its own lanes or actor")
         if type(w) is _RowView:
             self._record(w.row, w, site, alloc, w.mask, offsets, size, kind, proxy, order, scope)
             return
-        mask = w.mask
-        vec = type(offsets) is np.ndarray
-        for r in range(self.k):
-            lo = 32 * r
-            m = None if mask is None else mask[lo:lo + 32]
-            if m is not None:
-                if not m.any():
-                    continue            # this CTA does not execute the access
-                if w.row_full[r] and m.all():
-                    m = None
-            self._record(r, w, site, alloc, m, offsets[lo:lo + 32] if vec else offsets, size, kind, proxy, order,
-                         scope)
+        # the whole cohort warp: one record per row with active lanes, the footprint once for every row
+        vec = type(offsets) is np.ndarray and offsets.ndim
+        real = getattr(alloc, "real", alloc)
+        iters = tuple(w.iters)
+        for r, m in enumerate(w.row_masks()):
+            if m is not False:
+                self.records[r].append(("access", w.index, iters, m, site, real,
+                                        offsets[32 * r:32 * r + 32] if vec else offsets, size, kind, proxy, order,
+                                        scope))
+        if real.space == "shared":
+            raise _Split("a shared-memory access of the whole cohort")
+        if real.id not in self.written:
+            if kind != "read":
+                raise _Split(f"a store to {real.name}, which the compiler did not list as written")
+        else:
+            self.footprint.add_lanes(real, w.lane_row, w.mask, offsets, size, kind != "read")
 
     def access_rows(self, w, site, allocs: list, offsets, size, kind, order="weak", scope="cta") -> None:
         """A shared-memory access of a whole cohort warp: one record per row with active lanes, naming the row's
         own allocation (`allocs`, by row); its CTA's bytes, which no other row reaches."""
         vec = type(offsets) is np.ndarray
         iters = tuple(w.iters)
-        for r in range(self.k):
-            m = w.row_mask(r)
+        for r, m in enumerate(w.row_masks()):
             if m is not False:
                 self.records[r].append(("access", w.index, iters, m, site, allocs[r],
                                         offsets[32 * r:32 * r + 32] if vec else offsets, size, kind, "generic", order,
@@ -437,6 +412,19 @@ class _CohortEng:
         for plain, key, old in reversed(self.log):
             plain[key] = old
         self.log.clear()
+
+
+def _logged_map(bound, globals_):
+    """A copy of a bound tensor map whose allocation is the cohort's logged view of it."""
+    alloc = getattr(bound, "alloc", None)
+    proxy = None if alloc is None else globals_._by_id.get(alloc.id)
+    if proxy is None:
+        return bound
+    out = object.__new__(type(bound))
+    for name in type(bound).__slots__:
+        setattr(out, name, getattr(bound, name))
+    out.alloc = proxy
+    return out
 
 
 class _Row:
@@ -519,11 +507,14 @@ def _reset(group: list, launch: Launch) -> None:
     for rt in group:
         rt.named = [NamedBarrier(rt.index, b) for b in range(16)]
         rt.setmaxnreg = None
+        rt.mbarriers = {}
+        for w in rt.warps:
+            w.groups = None             # the rows' async groups (cohort_rows: a row view shares its warp's)
         if launch.make_shared is not None:
             launch.make_shared(rt)
 
 
-_COUNTERS = ("polls", "blocks", "warps_finished")
+_COUNTERS = ("polls", "blocks", "warps_finished", "async_ops", "accesses", "lane_accesses")
 
 
 def _try_cohort(eng, group: list, launch: Launch):
@@ -531,7 +522,7 @@ def _try_cohort(eng, group: list, launch: Launch):
     (True, why) -- run the group per CTA -- or ("error", why) -- run the rest of the launch per CTA; nothing of
     the cohort is committed then."""
     k = len(group)
-    ceng = _CohortEng(eng, k, launch.written)
+    ceng = _CohortEng(eng, group, launch.written)
     nwarps = len(group[0].warps)
     cws = [CohortWarp([rt.warps[j] for rt in group], j, ceng, launch.nslots, launch.dtypes) for j in range(nwarps)]
     if launch.make_shared is not None:
@@ -539,6 +530,7 @@ def _try_cohort(eng, group: list, launch: Launch):
         for cw in cws:
             cw.pools = pools  # type: ignore[assignment]
     counters = {c: eng.stats[c] for c in _COUNTERS}
+    async_id = eng.async_id         # a rolled-back cohort's operations never happened: their ids are drawn again
     body = launch.cohort_body
 
     def program(cw):
@@ -564,7 +556,11 @@ def _try_cohort(eng, group: list, launch: Launch):
         failed, why = "error", f"{type(err).__name__} in the cohort"
     finally:
         eng.stats["warps_finished"] = counters["warps_finished"]     # counted per CTA below
-        for cw in cws:                # a warp and its registers refer to each other: the run keeps gc off
+        # the run keeps gc off: break the cycles (a warp and its registers; the engine's current warp and its
+        # waiters) so the cohort's undo log, footprint and records go with it (else ~0.8 MB per CTA stays)
+        ceng.current = None
+        ceng.waiters = {}
+        for cw in cws:
             cw.local = {}
             cw.env = []
             cw.views = []
@@ -573,12 +569,15 @@ def _try_cohort(eng, group: list, launch: Launch):
         ceng.rollback()
         _reset(group, launch)
         eng.stats.update(counters)
+        eng.async_id = async_id
         return failed, why
     # commit: each CTA's events in the order its own warps made them (the order the per-CTA scheduler gives
     # them: the cohort's steps are every row's steps), CTA after CTA
     for r, rt in enumerate(group):
         warps = rt.warps
         for rec in ceng.records[r]:
+            if cohort_async.deliver(eng, rec):
+                continue
             w = warps[rec[1]]
             if rec[0] == "access":
                 _, _, iters, m, site, alloc, off, size, kind, proxy, order, scope = rec

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import values as V
-from .runtime import Wait, Warp
+from .runtime import Poll, Wait, Warp
 
 
 class _Split(Exception):
@@ -169,8 +169,10 @@ class _CohortRT:
 class CohortWarp(Warp):
     """Warp `index` of k CTAs at once: lane vectors of 32k elements, row r = CTA r."""
 
-    __slots__ = ("FULL", "row_full", "rows", "dtypes", "views", "pools", "lane_base")
+    __slots__ = ("FULL", "row_full", "rows", "dtypes", "views", "pools", "lane_base", "lane_row", "_rm", "_eff",
+                 "row_effects", "_poll_effects")
     COHORT = True
+    _eff: int
 
     def __init__(self, rows: list, index: int, cohort_eng, nslots: int, dtypes: dict):
         first = rows[0]
@@ -185,6 +187,10 @@ class CohortWarp(Warp):
         self.tid_yz = (np.tile(first.tid_yz[0], k), np.tile(first.tid_yz[1], k))
         self.lane = np.tile(V.LANES, k)
         self.lane_base = np.repeat(np.arange(0, 32 * k, 32), 32)     # each lane's row's first lane
+        self.lane_row = np.repeat(np.arange(k, dtype=np.int64), 32)     # each lane's row
+        self._rm: tuple = (False, [], None)                            # (mask, its row_masks(), rows active)
+        self.row_effects = np.zeros(k, np.int64)       # each row's warp's side effects (`effects`)
+        self._poll_effects = self.row_effects
         self.warp_base = first.warp_base
         self.full_mask = None if first.full_mask is None else np.tile(first.full_mask, k)
         self.mask = self.full_mask
@@ -206,6 +212,44 @@ class CohortWarp(Warp):
             return False
         return None if self.row_full[r] and m.all() else m
 
+    @property
+    def effects(self) -> int:
+        return self._eff
+
+    @effects.setter
+    def effects(self, value: int) -> None:
+        """A whole-cohort op's side effect is every row's with an active lane (a CTA whose lanes are elsewhere
+        does not execute it); the scheduler reads the total, polls compare per row (`each_row_blocking`)."""
+        try:
+            d = value - self._eff
+        except AttributeError:          # Warp.__init__
+            self._eff = value
+            return
+        self._eff = value
+        if d:
+            self.row_masks()
+            act = self._rm[2]
+            if act is None:
+                self.row_effects += d
+            else:
+                self.row_effects[act] += d
+
+    def row_masks(self) -> list:
+        """`row_mask(r)` of every row, computed at once (masks are never changed in place: kept per mask)."""
+        mask = self.mask
+        if mask is self._rm[0]:
+            return self._rm[1]
+        if mask is None:
+            self._rm = (None, [None] * len(self.rows), None)
+            return self._rm[1]
+        m = mask.reshape(-1, 32)
+        full = self.row_full
+        act = m.any(axis=1)
+        out = [False if not a else (None if al and full[r] else m[r])
+               for r, (a, al) in enumerate(zip(act.tolist(), m.all(axis=1).tolist()))]
+        self._rm = (mask, out, act)
+        return out
+
     def _view(self, r: int, m, owned: dict, fresh: bool):
         """Row r as a 32-lane warp of its CTA (cached unless `fresh`: a blocking op keeps its own views)."""
         lo, n = 32 * r, self.FULL.size
@@ -220,7 +264,10 @@ class CohortWarp(Warp):
             v.tid, v.tid_yz, v.lane, v.warp_base = base.tid, base.tid_yz, base.lane, base.warp_base
             v.block_idx, v.rt, v.eng = base.block_idx, base.rt, self.eng
             v.loops, v.instr, v.instr_seen = [], 0, 0
-            v.async_regs, v.groups, v.async_state, v.last_poll, v.waiting, v.gen = None, None, None, None, None, None
+            if base.groups is None:
+                base.groups = {}            # the row's async groups (cohort_async): its CTA's warp's, kept
+            v.groups = base.groups
+            v.async_regs, v.async_state, v.last_poll, v.waiting, v.gen = None, None, None, None, None
             if not fresh:
                 self.views[r] = v
         v.mask = m
@@ -236,14 +283,15 @@ class CohortWarp(Warp):
         cohort value (uniform when every row gave the same uniform value)."""
         owned: dict = {}
         results = []
-        for r in range(len(self.rows)):
-            m = self.row_mask(r)
+        for r, m in enumerate(self.row_masks()):
             if m is False:
                 results.append(None)
                 continue
             v = self._view(r, m, owned, False)
             results.append(fn(v))
-            self.effects += v.effects
+            if v.effects:
+                self._eff += v.effects
+                self.row_effects[r] += v.effects
         for _, rows, regs, i, old_none in owned.values():
             regs.note_write(i, rows, old_none)
         return _assemble(results, self.FULL.size)
@@ -254,8 +302,7 @@ class CohortWarp(Warp):
         so the cohort warp's steps are each row's warp's steps under the per-CTA scheduler."""
         owned: dict = {}
         views = []
-        for r in range(len(self.rows)):
-            m = self.row_mask(r)
+        for r, m in enumerate(self.row_masks()):
             if m is False:
                 raise _Split("a CTA of the cohort does not reach a barrier with this warp (its lanes are elsewhere)")
             views.append(self._view(r, m, owned, True))
@@ -267,22 +314,48 @@ class CohortWarp(Warp):
                     ys.append(next(g))
                 except StopIteration:
                     ys.append(None)
-            for v in views:
-                self.effects += v.effects
-                v.effects = 0
+            for r, v in enumerate(views):
+                if v.effects:
+                    self._eff += v.effects
+                    self.row_effects[r] += v.effects
+                    v.effects = 0
             done = sum(y is None for y in ys)
             if done == len(ys):
                 break
-            if done or any(type(y) is not Wait for y in ys):
+            if done:
+                raise _Split("the CTAs of the cohort leave a barrier at different steps")
+            if all(type(y) is Poll for y in ys):
+                yield self._poll(ys)
+                continue
+            if any(type(y) is not Wait for y in ys):
                 raise _Split("the CTAs of the cohort leave a barrier at different steps")
             if not _agree([y.check() for y in ys]):
                 self.eng.stats["blocks"] += len(ys) - 1     # each CTA's warp blocks (the scheduler counts one)
-            # watched: row 0's barrier only -- every step that arrives at one row's arrives at all of them (the
-            # rows run in lock-step), so it is re-checked whenever any row's could have changed
+            # watched: every row's objects -- a change to one row's wakes the cohort warp, and the check splits
+            # unless every row's warp would go on (rows whose arrivals differ may see them change apart)
             yield Wait(ys[0].obj, lambda ys=ys: _agree([y.check() for y in ys]), ys[0].what, ys[0].site,
-                       ys[0].objs)
+                       [o for y in ys for o in y.watched()])
         for _, rows, regs, i, old_none in owned.values():
             regs.note_write(i, rows, old_none)
+
+
+    def _poll(self, ys: list) -> Poll:
+        """Every row polled and found nothing (an mbarrier try_wait).  The scheduler turns a warp's poll into a
+        wait when it made no side effect since its last poll at the same site (runtime.Scheduler._step): per row
+        here, so every row must decide alike -- all unchanged (the cohort's total too) or all changed."""
+        site = ys[0].site
+        last = self.last_poll
+        if last is not None and last[0] == site:
+            changed = self.row_effects != self._poll_effects
+            if changed.any() and not changed.all():
+                raise _Split("some CTAs of the cohort made side effects since their last poll and others did not")
+        self._poll_effects = self.row_effects.copy()
+        objs = [y.obj for y in ys]
+        if any(o is None for o in objs):
+            if not all(o is None for o in objs):
+                raise _Split("the CTAs of the cohort poll different objects")
+            return Poll(None, site, ys[0].what)
+        return Poll(self.eng.rows_obj(objs), site, ys[0].what)
 
 
 def _agree(flags: list) -> bool:

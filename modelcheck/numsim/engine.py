@@ -240,8 +240,9 @@ class Engine:
                 # with waves, a cohort's CTAs hold their shared memory together: it takes k of the wave's slots
                 size = min(self.cohorts, max(resident // csize, 1)) if waves and program.layout.total else \
                     self.cohorts
+                # (`written`: the buffers stored-through tensor maps point into too)
                 launch = cohort.Launch(program.body, batched.body, batched.nslots, {
-                    gmem.allocs[n].id for n in program.written_globals if n in gmem.allocs}, dtypes, self.max_polls,
+                    gmem.allocs[n].id for n in written if n in gmem.allocs}, dtypes, self.max_polls,
                     make_shared if program.layout.total else None, waves, program.layout)
                 cohort_stats = {}
                 first = cohort.run_cohorts(eng, ctas, size, launch, cohort_stats)

@@ -172,9 +172,8 @@ def test_manifest_kernels_run_the_same_in_cohorts(name, entry):
 def test_cohorts_are_off_by_default_and_say_why_they_do_not_apply():
     func = modelcheck.load(FIX / "grid_branches.py").func
     assert "cohorts" not in numsim.Engine(func).run(_branches_inputs()).stats
-    ring = modelcheck.load(Path(__file__).parent.parent.parent / "fixtures" / "numsim" /
-                           "divergent_halves_deadlock.py").func
-    res = numsim.Engine(ring, cohorts=4, unsupported="incomplete").run(numsim.default_inputs(ring, {}))
-    assert res.stats["cohorts"] == {"off": "operation mbarrier.init.shared.b64"}
+    mma = modelcheck.load(Path(__file__).parent.parent.parent / "fixtures" / "numsim" / "mma_narrow.py").func
+    res = numsim.Engine(mma, cohorts=4, unsupported="incomplete").run(numsim.default_inputs(mma, {}))
+    assert res.stats["cohorts"] == {"off": "operation tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32"}
     with pytest.raises(ValueError):
         numsim.Engine(func, cohorts=-1)
