@@ -13,6 +13,12 @@ splits into 32 rows only when a subset of lanes acquires something the others do
 (an elected wait); a full-warp sync joins them back.  The same structure holds the
 knowledge that has crossed a `fence.proxy.async` ("bridged"), per proxy domain.
 
+A row nobody has written yet (a warp of a CTA not yet started, the tcgen05 knowledge of a warp that
+has no tcgen05 work, a lane's fence row) is the flow's one read-only zero row (`zero_row`), shared:
+a grid of thousands of CTAs holds rows only for the warps that have learned something, and a
+widening copies only those (`Ledger` counts them and charges them to the run's memory budget).
+A write to the shared row would raise (read-only), so no row is changed behind another's back.
+
 Async columns come and go: the analysis gives an operation a column when it is issued and
 takes it back once nothing can ask about the operation any more, so the rows stay as wide
 as the operations in flight, not as the run (`resize`: keep these columns, in order, then
@@ -40,33 +46,95 @@ def lanes_of(mask) -> np.ndarray:
     return lanes
 
 
+_ZERO: dict[int, np.ndarray] = {}
+
+
+def zero_row(width: int) -> np.ndarray:
+    """The shared read-only all-zero row of `width` columns (what a row nobody wrote knows)."""
+    row = _ZERO.get(width)
+    if row is None:
+        if len(_ZERO) > 16:        # widths only grow or shrink by compaction: keep the recent few
+            _ZERO.clear()
+        row = _ZERO[width] = np.zeros(width, dtype=np.int32)
+        row.flags.writeable = False
+    return row
+
+
+def is_zero_row(row) -> bool:
+    """Is `row` a shared zero row (never written: it knows nothing)?"""
+    return row is not None and row.ndim == 1 and not row.flags.writeable
+
+
 def resize(row: np.ndarray, keep: np.ndarray, width: int) -> np.ndarray:
-    """row[..., keep] followed by zero columns up to `width` (row: (A,) or (32, A))."""
+    """row[..., keep] followed by zero columns up to `width` (row: (A,) or (32, A)); a shared zero row stays one."""
+    if is_zero_row(row):
+        return zero_row(width)
     out = np.zeros(row.shape[:-1] + (width,), dtype=row.dtype)
     out[..., :keep.size] = row[..., keep]
     return out
 
 
-class Knowledge:
-    """One warp's knowledge: a shared row (A,) or per-lane rows (32, A)."""
+class Ledger:
+    """How many rows of its own a flow's knowledge holds (shared zero rows cost nothing), charged to the run's
+    memory budget as they are made, a step at a time: rows materialize one by one as warps start, and a
+    launch-wide domain makes each row megabytes wide."""
 
-    __slots__ = ("row", "rows")
+    __slots__ = ("rows", "meter", "bytes_since", "width")
+
+    STEP = 32 << 20            # bytes of new rows between two looks at the process's growth
+
+    def __init__(self, width: int):
+        self.rows = 0
+        self.meter = None
+        self.bytes_since = 0
+        self.width = width
+
+    def made(self, nrows: int) -> None:
+        self.rows += nrows
+        self.bytes_since += nrows * self.width * 4
+        if self.bytes_since >= self.STEP:
+            self.bytes_since = 0
+            if self.meter is not None:
+                self.meter.headroom(self.STEP, f"Racecheck's vector clocks ({self.rows:,} rows of {self.width:,} "
+                                               f"columns: the warps that have learned something)")
+
+
+class Knowledge:
+    """One warp's knowledge: a row (A,) its lanes share, or per-lane rows (32, A); until something is learned the
+    row is the shared zero row (`zero_row`), made the warp's own on the first write (`own`)."""
+
+    __slots__ = ("row", "rows", "ledger")
 
     # exactly one of the two is an array, the other None (a warp splits and joins in place); typed loosely so the
     # hot paths need no narrowing at every use
     row: Any
     rows: Any
 
-    def __init__(self, width: int):
-        self.row = np.zeros(width, dtype=np.int32)
+    def __init__(self, width: int, ledger: Ledger | None = None):
+        self.row = zero_row(width)
         self.rows = None
+        self.ledger = ledger
 
     def row_count(self) -> int:
-        """How many rows of the flow's width it holds (1, or 32 once its lanes' knowledge differs)."""
-        return 1 if self.rows is None else len(self.rows)
+        """How many rows of the flow's width it holds (0 while it knows nothing, 1, or 32 once its lanes' knowledge
+        differs)."""
+        if self.rows is None:
+            return 0 if is_zero_row(self.row) else 1
+        return len(self.rows)
+
+    def own(self) -> np.ndarray:
+        """The shared row, made this warp's own (writable) if it was the zero row."""
+        row = self.row
+        if not row.flags.writeable:
+            row = self.row = row.copy()
+            if self.ledger is not None:
+                self.ledger.made(1)
+        return row
 
     def lane_rows(self) -> np.ndarray:
         if self.rows is None:
+            if self.ledger is not None:
+                self.ledger.made(32 if is_zero_row(self.row) else 31)
             self.rows = np.repeat(self.row[None, :], 32, axis=0)
             self.row = None
         return self.rows
@@ -75,7 +143,8 @@ class Knowledge:
         """Lanes in `mask` (None = all) learn `payload`."""
         if mask is None or (self.rows is None and mask.all()):
             if self.rows is None:
-                np.maximum(self.row, payload, out=self.row)
+                row = self.own()
+                np.maximum(row, payload, out=row)
             else:
                 np.maximum(self.rows, payload[None, :], out=self.rows)
             return
@@ -94,7 +163,14 @@ class Knowledge:
     def set_all(self, mask, payload: np.ndarray) -> None:
         """Lanes in `mask` know exactly `payload` joined with what they knew (a warp-sync join)."""
         if mask is None or mask.all():
-            self.row = payload.copy() if self.rows is None else np.maximum(self.rows.max(axis=0), payload)
+            if self.rows is None:
+                if is_zero_row(self.row) and self.ledger is not None:
+                    self.ledger.made(1)
+                self.row = payload.copy()
+            else:
+                if self.ledger is not None:
+                    self.ledger.made(-31)
+                self.row = np.maximum(self.rows.max(axis=0), payload)
             self.rows = None
             return
         self.merge(mask, payload)
@@ -109,7 +185,7 @@ class Knowledge:
         if mask is None or (self.rows is None and mask.all()):
             if self.rows is None:
                 if self.row[col] < value:
-                    self.row[col] = value
+                    self.own()[col] = value
             else:
                 np.maximum(self.rows[:, col], value, out=self.rows[:, col])
             return
@@ -123,7 +199,8 @@ class Knowledge:
             return
         if mask is None or (self.rows is None and mask.all()):
             if self.rows is None:
-                self.row[cols] = np.maximum(self.row[cols], value)
+                row = self.own()
+                row[cols] = np.maximum(row[cols], value)
             else:
                 self.rows[:, cols] = np.maximum(self.rows[:, cols], value)
             return
@@ -154,6 +231,7 @@ class Knowledge:
             self.rows = resize(self.rows, keep, width)
 
 
+
 class WarpState:
     """Knowledge (ordinary, and bridged per proxy domain) and the epoch of one warp.
 
@@ -161,18 +239,19 @@ class WarpState:
     current epoch (program order); bridged knowledge of itself is the epoch of its last
     `fence.proxy.async` for that domain (`bown`)."""
 
-    __slots__ = ("id", "cta", "col0", "epoch", "k", "_bridged", "bown", "fence_row", "pending_acquire",
+    __slots__ = ("id", "cta", "col0", "epoch", "k", "_bridged", "ledger", "bown", "fence_row", "pending_acquire",
                  "async_uncommitted", "async_groups", "has_bridged", "tc", "tc_fenced", "tc_pending")
 
     tc_fenced: Knowledge           # set by `tc_start`
     tc_pending: Knowledge
 
-    def __init__(self, wid: int, cta: int, width: int, col0: int | None = None):
+    def __init__(self, wid: int, cta: int, width: int, col0: int | None = None, ledger: Ledger | None = None):
         self.id = wid
+        self.ledger = ledger
         self.cta = cta
         self.col0 = wid * 32 if col0 is None else col0      # its lane 0's column (flow.Flow: cluster-local)
         self.epoch = 1
-        self.k = Knowledge(width)
+        self.k = Knowledge(width, ledger)
         self._bridged: dict[str, Knowledge] | None = None     # made on first use (`bridged`): zeros until then
         self.bown = {"shared": np.zeros(32, dtype=np.int32), "global": np.zeros(32, dtype=np.int32)}
         self.has_bridged = False    # nothing bridged yet: bridged knowledge is all zeros, skip its bookkeeping
@@ -192,7 +271,7 @@ class WarpState:
         """Bridged knowledge per proxy domain (all zeros until something is bridged: made when first asked)."""
         if self._bridged is None:
             width = self.k.row.size if self.k.rows is None else self.k.rows.shape[1]
-            self._bridged = {"shared": Knowledge(width), "global": Knowledge(width)}
+            self._bridged = {"shared": Knowledge(width, self.ledger), "global": Knowledge(width, self.ledger)}
         return self._bridged
 
     def own_cols(self, mask) -> np.ndarray:
@@ -272,7 +351,7 @@ class WarpState:
                 self.bridged[d].merge(mask, p)
 
     def tc_start(self, width: int) -> None:
-        self.tc, self.tc_fenced, self.tc_pending = Knowledge(width), Knowledge(width), Knowledge(width)
+        self.tc, self.tc_fenced, self.tc_pending = (Knowledge(width, self.ledger) for _ in range(3))
 
     def tc_release(self, mask) -> np.ndarray:
         """A thread sync publishes the tcgen05 knowledge these lanes had at their last before_thread_sync, and
@@ -297,3 +376,34 @@ class WarpState:
         self.fence_row = {lane: resize(r, keep, width) for lane, r in self.fence_row.items()}
         self.pending_acquire = {lane: [resize(r, keep, width) for r in rows]
                                 for lane, rows in self.pending_acquire.items()}
+
+
+class Warps:
+    """The flow's warps by id, each made on first use: a warp no event or access has named yet (one of a CTA not
+    yet started) knows nothing beyond its launch, so it holds no state at all, and widenings and compactions
+    (`made`) touch only the warps that exist."""
+
+    __slots__ = ("n", "wpc", "col0", "ledger", "width", "tc", "made")
+
+    def __init__(self, n: int, warps_per_cta: int, col0: list, ledger: Ledger):
+        self.n, self.wpc, self.col0, self.ledger = n, max(warps_per_cta, 1), col0, ledger
+        self.width = ledger.width
+        self.tc = False              # tcgen05 knowledge started (`WarpState.tc_start` for every warp made)
+        self.made: dict[int, WarpState] = {}
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, wid: int) -> WarpState:
+        w = self.made.get(wid)
+        if w is None:
+            if not 0 <= wid < self.n:
+                raise IndexError(wid)
+            w = self.made[wid] = WarpState(wid, wid // self.wpc, self.width, self.col0[wid], self.ledger)
+            if self.tc:
+                w.tc_start(self.width)
+        return w
+
+    def __iter__(self):
+        """The warps made so far (the others are all zeros)."""
+        return iter(list(self.made.values()))

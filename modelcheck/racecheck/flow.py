@@ -29,7 +29,7 @@ import numpy as np
 from ..common import fence_sc
 from ..common.ordering import GROUP_FAMILY
 from ..numsim.trace import ClusterLayout
-from .clocks import WarpState, resize
+from .clocks import Ledger, WarpState, Warps, resize
 from .tcgen import DEALLOC_ACTOR, TcgenOrder
 
 _FENCE_DOMAINS = {"all": ("shared", "global"), "shared::cta": ("shared",), "shared::cluster": ("shared",),
@@ -70,7 +70,10 @@ class Flow:
         self.op_kind: dict[int, str] = {}
         self.retired: set = set()                   # ops that make no more accesses (NumSim says so)
         col0 = self.col0.tolist()
-        self.warps = [WarpState(w, w // max(warps_per_cta, 1), self.width, col0[w]) for w in range(run_warps)]
+        # rows nobody wrote are one shared zero row (clocks.zero_row): a warp costs a row once it learns something,
+        # and its state is made when something first names it (clocks.Warps)
+        self.ledger = Ledger(self.width)
+        self.warps = Warps(run_warps, warps_per_cta, col0, self.ledger)
         self.tc: TcgenOrder | None = None
         # async op -> (ordinary row, {domain: bridged row}, (warp, lane, epoch))
         self.fork: dict[int, tuple] = {}
@@ -127,6 +130,7 @@ class Flow:
         """tcgen05 knowledge from the first tcgen05 operation on (all of it is zero before one is issued)."""
         if self.tc is None:
             self.tc = TcgenOrder(self.width, self.async_col)
+            self.warps.tc = True
             for w in self.warps:
                 w.tc_start(self.width)
 
@@ -191,7 +195,7 @@ class Flow:
         self.issuer_col, self.issuer_seq = issuer, seq
         if self.tc is not None:
             self.tc.resize(keep, width, new_col)
-        self.width = width
+        self.width = self.ledger.width = self.warps.width = width
 
     def collect(self) -> None:
         """Drop barrier payloads no event can name again (see the module docstring)."""
@@ -374,7 +378,7 @@ class Flow:
             w.tc_pending.merge(m, w.tc_release(m))
         if mask is None and mm == 0xFFFFFFFF and w.k.rows is None and not w.has_bridged:
             # the common case: a converged warp's lanes learn each other's current epoch
-            w.k.row[w.col0:w.col0 + 32] = w.epoch
+            w.k.own()[w.col0:w.col0 + 32] = w.epoch
             w.epoch += 1
             return
         members = self._members.get(mm)
