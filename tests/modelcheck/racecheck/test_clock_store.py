@@ -71,7 +71,9 @@ def _apply(k: Knowledge, d: Dense, other: Knowledge, od: Dense, op, mask, vals, 
         k.merge(mask, payload), d.merge(mask, payload)
     elif op == "set_all":
         # as a warp sync uses it: the payload is the members' release, which covers what they know
-        payload = np.maximum(payload, d.rows[_idx(mask)].max(axis=0))
+        idx = _idx(mask)
+        if idx.size:
+            payload = np.maximum(payload, d.rows[idx].max(axis=0))
         k.set_all(mask, payload), d.set_all(mask, payload)
     elif op == "learn":
         k.learn_column(mask, int(cols[0]), value), d.learn_columns(mask, cols[:1], value)

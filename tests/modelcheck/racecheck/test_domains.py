@@ -131,8 +131,10 @@ def test_whole_grid_clocks_over_budget_are_incomplete_as_their_rows_are_made():
     small = RACECHECK.check(modelcheck.load(GRID_FLAGS, CTAS=2).func)
     assert small.verdict == "clean" and small.stats["clock_domain"] == "grid"
     res = RACECHECK.check(modelcheck.load(GRID_FLAGS, CTAS=4096).func)
-    (f,) = res.findings
-    assert f.status == "incomplete" and "Racecheck's vector clocks (" in f.message
+    # (the run goes on without the analysis: on a loaded machine it may also pass its time budget)
+    assert {f.status for f in res.findings} == {"incomplete"}
+    (f,) = [f for f in res.findings if "vector clocks" in f.message]
+    assert "Racecheck's vector clocks (" in f.message
     assert "rows of 524,352 columns: the warps that have learned something" in f.message
     assert int(f.message.split("(")[1].split(" rows")[0].replace(",", "")) < 16384
 
