@@ -486,8 +486,8 @@ class Analysis(Observer):
             table = np.stack([rows_of(opl[i]) for i in used.tolist()])
             return table, remap[inv[sel]]
 
-        table = np.stack([flow.fork[op][0] for op in opl])
-        c.known[q] = table[inv, cols]
+        table = flow.fork_table(opl)
+        c.known[q] = flow.fork_known(table, inv, cols)
         if flow.tc is not None:
             forked = np.array([op in flow.tc.fork for op in opl], dtype=np.bool_)[inv_rec]
             tc_op = (U.tc[nlive + recs] != 0) & c.tc_prior_any[recs] & forked
@@ -508,7 +508,7 @@ class Analysis(Observer):
         if m.size:
             cc = cols[m]
             issuer = np.where(flow.issuer_seq[cc] < seq[run[m]], flow.issuer_col[cc], cc)
-            c.known_issuer[q[m]] = table[inv[m], issuer]
+            c.known_issuer[q[m]] = flow.fork_known(table, inv[m], issuer)
         if c.xdom is not None:
             _unknown(c, q)
 

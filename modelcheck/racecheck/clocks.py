@@ -18,6 +18,10 @@ has no tcgen05 work, a lane's fence row) is the flow's one read-only zero row (`
 a grid of thousands of CTAs holds rows only for the warps that have learned something, and a
 widening copies only those (`Ledger` counts them and charges them to the run's memory budget).
 A write to the shared row would raise (read-only), so no row is changed behind another's back.
+The same copy-on-write shares a warp's row with the async operations it issues while it learns
+nothing new (`Knowledge.frozen`: a fork is the issuing lane's row, read-only, plus its own column
+at the issue's epoch, which the flow applies when it reads the fork): a producer issuing many
+copies per stage holds one row for them, not one per copy.
 
 Async columns come and go: the analysis gives an operation a column when it is issued and
 takes it back once nothing can ask about the operation any more, so the rows stay as wide
@@ -53,8 +57,7 @@ def zero_row(width: int) -> np.ndarray:
     """The shared read-only all-zero row of `width` columns (what a row nobody wrote knows)."""
     row = _ZERO.get(width)
     if row is None:
-        if len(_ZERO) > 16:        # widths only grow or shrink by compaction: keep the recent few
-            _ZERO.clear()
+        # (kept for the run: a flow passes through a few dozen widths at most)
         row = _ZERO[width] = np.zeros(width, dtype=np.int32)
         row.flags.writeable = False
     return row
@@ -62,7 +65,14 @@ def zero_row(width: int) -> np.ndarray:
 
 def is_zero_row(row) -> bool:
     """Is `row` a shared zero row (never written: it knows nothing)?"""
-    return row is not None and row.ndim == 1 and not row.flags.writeable
+    return row is not None and _ZERO.get(row.shape[-1]) is row
+
+
+def frozen(row: np.ndarray) -> np.ndarray:
+    """`row` made read-only: it is shared from now on (a fork), and its holder copies it before a write."""
+    if row.flags.writeable:
+        row.flags.writeable = False
+    return row
 
 
 def resize(row: np.ndarray, keep: np.ndarray, width: int) -> np.ndarray:
@@ -72,6 +82,39 @@ def resize(row: np.ndarray, keep: np.ndarray, width: int) -> np.ndarray:
     out = np.zeros(row.shape[:-1] + (width,), dtype=row.dtype)
     out[..., :keep.size] = row[..., keep]
     return out
+
+
+def resize_shared(memo: dict, row: np.ndarray, keep: np.ndarray, width: int) -> np.ndarray:
+    """`resize` of a row that forks share: each shared row once (`memo`: id -> resized), and still shared."""
+    out = memo.get(id(row))
+    if out is None:
+        out = memo[id(row)] = frozen(resize(row, keep, width))
+    return out
+
+
+def fork_table(forks: dict, ops: list, col0: np.ndarray):
+    """The forks (`flow.Flow.fork`: op -> (shared row, bridged, (warp, lane, epoch))) of `ops` for gathering: (rows:
+    one per distinct shared row, which: ops[i]'s row in `rows`, own: ops[i]'s own column, epoch: its value there)."""
+    index: dict = {}
+    rows, which, own, epoch = [], [], [], []
+    for op in ops:
+        row, _, (warp, lane, e) = forks[op]
+        k = index.get(id(row))
+        if k is None:
+            k = index[id(row)] = len(rows)
+            rows.append(row)
+        which.append(k)
+        own.append(int(col0[warp]) + lane)
+        epoch.append(e)
+    return (np.stack(rows), np.array(which, dtype=np.int64), np.array(own, dtype=np.int64),
+            np.array(epoch, dtype=np.int32))
+
+
+def fork_known(table, i: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """known[j] = what the fork of ops[i[j]] (`fork_table(.., ops, ..)`) knows of column cols[j]."""
+    rows, which, own, epoch = table
+    known = rows[which[i], cols]
+    return np.where(cols == own[i], epoch[i], known)
 
 
 class Ledger:
@@ -123,13 +166,26 @@ class Knowledge:
         return len(self.rows)
 
     def own(self) -> np.ndarray:
-        """The shared row, made this warp's own (writable) if it was the zero row."""
+        """The row its lanes share, made writable: a copy if it was the zero row or a row forks share."""
         row = self.row
         if not row.flags.writeable:
-            row = self.row = row.copy()
-            if self.ledger is not None:
+            if self.ledger is not None and is_zero_row(row):
                 self.ledger.made(1)
+            row = self.row = row.copy()
         return row
+
+    def frozen(self, lane: int) -> np.ndarray:
+        """What lane `lane` knows now, as a read-only row: the shared row itself (the next write copies it), or a
+        copy of the lane's row."""
+        if self.rows is None:
+            return frozen(self.row)
+        return frozen(self.rows[lane].copy())
+
+    def meet_frozen(self, mask) -> np.ndarray:
+        """`meet`, read-only, sharing the row when the lanes share one."""
+        if self.rows is None:
+            return frozen(self.row)
+        return frozen(self.rows[lanes_of(mask)].min(axis=0))
 
     def lane_rows(self) -> np.ndarray:
         if self.rows is None:
@@ -313,6 +369,11 @@ class WarpState:
         lanes = lanes_of(mask)
         payload[self.col0 + lanes] = np.maximum(payload[self.col0 + lanes], self.bown[domain][lanes])
         return payload
+
+    def fork_row(self, lane: int) -> np.ndarray:
+        """Lane `lane`'s knowledge now, read-only and maybe shared, without its own column (`snapshot` sets that to
+        the current epoch; a fork keeps the epoch beside the row)."""
+        return self.k.frozen(lane)
 
     def snapshot(self, lane: int) -> np.ndarray:
         """Lane `lane`'s knowledge now (own column = current epoch): an async operation's fork."""

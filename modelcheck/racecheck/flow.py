@@ -29,7 +29,7 @@ import numpy as np
 from ..common import fence_sc
 from ..common.ordering import GROUP_FAMILY
 from ..numsim.trace import ClusterLayout
-from .clocks import Ledger, WarpState, Warps, resize
+from .clocks import Ledger, WarpState, Warps, fork_known, fork_table, resize, resize_shared
 from .tcgen import DEALLOC_ACTOR, TcgenOrder
 
 _FENCE_DOMAINS = {"all": ("shared", "global"), "shared::cta": ("shared",), "shared::cluster": ("shared",),
@@ -75,7 +75,8 @@ class Flow:
         self.ledger = Ledger(self.width)
         self.warps = Warps(run_warps, warps_per_cta, col0, self.ledger)
         self.tc: TcgenOrder | None = None
-        # async op -> (ordinary row, {domain: bridged row}, (warp, lane, epoch))
+        # async op -> (ordinary row, {domain: bridged row}, (warp, lane, epoch)); the ordinary row is the issuing
+        # lane's read-only row, shared while the warp learns nothing new, its own column not set (`fork_row`)
         self.fork: dict[int, tuple] = {}
         self.fork_seq: dict[int, float] = {}       # async op -> seq of the event that forked it
         self.async_info: dict[int, dict] = {}
@@ -126,6 +127,19 @@ class Flow:
             self.op_kind[DEALLOC_ACTOR + ev.seq] = "tcgen05.dealloc"
             self.start_tcgen()
 
+    fork_known = staticmethod(fork_known)
+
+    def fork_table(self, ops: list):
+        """The ordinary forks of `ops` for gathering (`clocks.fork_table`)."""
+        return fork_table(self.fork, ops, self.col0)
+
+    def fork_row(self, op: int) -> np.ndarray:
+        """What async operation `op` knew at its issue: its lane's row, its own column at the issue's epoch."""
+        row, _, (warp, lane, epoch) = self.fork[op]
+        out = row.copy()
+        out[int(self.col0[warp]) + lane] = epoch
+        return out
+
     def start_tcgen(self) -> None:
         """tcgen05 knowledge from the first tcgen05 operation on (all of it is zero before one is issued)."""
         if self.tc is None:
@@ -162,12 +176,24 @@ class Flow:
             self.tc.async_col = self.async_col
         self.next_col = keep.size
 
+    def _held_rows(self) -> int:
+        """Rows of the flow's width held beside the warps' (forks count once per distinct shared row; a barrier
+        payload only the rows it has: a generation that only carries completions holds none)."""
+        seen = {id(f[0]) for f in self.fork.values()}
+        seen.update(id(x) for f in self.fork.values() for x in f[1].values())
+        if self.tc is not None:
+            seen.update(id(x) for f in self.tc.fork.values() for x in f)
+        n = len(seen) + len(self.release_rows) + len(self.tc_rows) + len(self.sc_rows)
+        for table in (self.mb, self.named):
+            for p in table.values():
+                n += (p["release"] is not None) + (p["tc"] is not None) + len(p["bridged"])
+        return n
+
     def _resize(self, keep: np.ndarray, width: int, new_col: np.ndarray) -> None:
         """Every row keeps columns `keep` (old column c becomes new_col[c]) and gets width `width`."""
         if self.meter is not None and width > self.width:
             # the new rows are made while the old ones live: refused before, not an out-of-memory kill after
-            rows = sum(w.row_count() for w in self.warps) + 4 * (len(self.fork) + len(self.mb) + len(self.named)) \
-                + len(self.release_rows) + len(self.tc_rows) + len(self.sc_rows)
+            rows = sum(w.row_count() for w in self.warps) + self._held_rows()
             self.meter.headroom(rows * width * 4, f"Racecheck's vector clocks ({rows:,} rows) widening to "
                                                   f"{width:,} columns for the async operations in flight")
         def r(row):
@@ -177,7 +203,9 @@ class Flow:
         zero = self._zero_bridged
         new_zero = {"shared": np.zeros(width, dtype=np.int32)}
         new_zero["global"] = new_zero["shared"]
-        self.fork = {op: (r(row), new_zero if b is zero else {d: r(x) for d, x in b.items()}, info)
+        memo: dict = {}
+        self.fork = {op: (resize_shared(memo, row, keep, width),
+                          new_zero if b is zero else {d: r(x) for d, x in b.items()}, info)
                      for op, (row, b, info) in self.fork.items()}
         self._zero_bridged = new_zero
         for table in (self.mb, self.named):
@@ -361,7 +389,7 @@ class Flow:
         elif kind == "tcgen05.dealloc":
             actor = DEALLOC_ACTOR + ev.seq
             if actor in self.async_col:
-                self.fork[actor] = (w.snapshot(0), self._zero_bridged, (ev.warp, 0, w.epoch))
+                self.fork[actor] = (w.fork_row(0), self._zero_bridged, (ev.warp, 0, w.epoch))
                 self.fork_seq[actor] = ev.seq
                 self.issuer_col[self.async_col[actor]] = w.col0
                 self.issuer_seq[self.async_col[actor]] = ev.seq
@@ -398,7 +426,7 @@ class Flow:
         lane = int(d.get("lane", 0))
         bridged = {dom: w.bridged_snapshot(lane, dom) for dom in ("shared", "global")} if w.has_bridged \
             else self._zero_bridged
-        self.fork[op] = (w.snapshot(lane), bridged, (ev.warp, lane, w.epoch))
+        self.fork[op] = (w.fork_row(lane), bridged, (ev.warp, lane, w.epoch))
         self.fork_seq[op] = ev.seq
         if op in self.async_col:
             self.issuer_col[self.async_col[op]] = w.col0 + lane
@@ -479,11 +507,11 @@ class Flow:
             # for tcgen05 operations also their causal predecessors (never work the issuer only imported)
             cols, row = commit
             p["cols"].update(cols.tolist())
-            fork = self.fork.get(op)
+            fork = self.fork_row(op) if op in self.fork else None
             if self.split and (fork is not None or row is not None):
                 self._claim(p, self.async_info.get(op, {}).get("warp", ev.warp))
             if fork is not None:
-                p["release"] = fork[0] if p["release"] is None else np.maximum(p["release"], fork[0])
+                p["release"] = fork if p["release"] is None else np.maximum(p["release"], fork)
             if row is not None:
                 self._tc_release_into(p, row)
         if ev.details.get("kind") == "st.async" and op in self.fork:
@@ -491,7 +519,7 @@ class Flow:
             # publishes what the issuing lane knew at the store's issue (not only the store itself)
             if self.split:
                 self._claim(p, self.async_info.get(op, {}).get("warp", ev.warp))
-            row = self.fork[op][0]
+            row = self.fork_row(op)
             p["release"] = row if p["release"] is None else np.maximum(p["release"], row)
         if ev.details.get("kind") == "cp.async.mbarrier.arrive":
             # the arrive covers the lane's earlier cp.async operations
