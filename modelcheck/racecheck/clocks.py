@@ -85,11 +85,12 @@ def resize(row: np.ndarray, keep: np.ndarray, width: int) -> np.ndarray:
 
 
 def resize_shared(memo: dict, row: np.ndarray, keep: np.ndarray, width: int) -> np.ndarray:
-    """`resize` of a row that forks share: each shared row once (`memo`: id -> resized), and still shared."""
-    out = memo.get(id(row))
-    if out is None:
-        out = memo[id(row)] = frozen(resize(row, keep, width))
-    return out
+    """`resize` of a row others may share: each shared row once (`memo`: id -> (row, resized); holding the row keeps
+    its id from being reused while the memo lives), and the result shared (read-only) too."""
+    hit = memo.get(id(row))
+    if hit is None:
+        hit = memo[id(row)] = (row, frozen(resize(row, keep, width)))
+    return hit[1]
 
 
 def fork_table(forks: dict, ops: list, col0: np.ndarray):
@@ -199,6 +200,14 @@ class Knowledge:
         """Lanes in `mask` (None = all) learn `payload`."""
         if mask is None or (self.rows is None and mask.all()):
             if self.rows is None:
+                if payload is self.row or is_zero_row(payload):
+                    return
+                if is_zero_row(self.row) and payload.shape == self.row.shape:
+                    # knowing nothing yet, the lanes know exactly the payload: share it (copy on the next write)
+                    self.row = frozen(payload)
+                    if self.ledger is not None:
+                        self.ledger.made(1)
+                    return
                 row = self.own()
                 np.maximum(row, payload, out=row)
             else:
@@ -280,9 +289,11 @@ class Knowledge:
             return self.row.copy()
         return self.rows[lanes_of(mask)].min(axis=0)
 
-    def resize(self, keep: np.ndarray, width: int) -> None:
+    def resize(self, keep: np.ndarray, width: int, memo: dict | None = None) -> None:
+        """`resize` the rows; a row shared with others (read-only) once per `memo`, so it stays shared."""
         if self.rows is None:
-            self.row = resize(self.row, keep, width)
+            shared = memo is not None and not self.row.flags.writeable
+            self.row = resize_shared(memo, self.row, keep, width) if shared else resize(self.row, keep, width)
         else:
             self.rows = resize(self.rows, keep, width)
 
@@ -426,14 +437,15 @@ class WarpState:
             n += self.tc.row_count() + self.tc_fenced.row_count() + self.tc_pending.row_count()
         return n + len(self.fence_row) + sum(len(rows) for rows in self.pending_acquire.values())
 
-    def resize(self, keep: np.ndarray, width: int) -> None:
-        """Keep the knowledge of columns `keep` (see `resize`); every row this warp holds."""
-        self.k.resize(keep, width)
+    def resize(self, keep: np.ndarray, width: int, memo: dict | None = None) -> None:
+        """Keep the knowledge of columns `keep` (see `resize`); every row this warp holds (shared rows stay shared
+        through `memo`)."""
+        self.k.resize(keep, width, memo)
         for b in (self._bridged or {}).values():
-            b.resize(keep, width)
+            b.resize(keep, width, memo)
         if self.tc is not None:
             for kn in (self.tc, self.tc_fenced, self.tc_pending):
-                kn.resize(keep, width)
+                kn.resize(keep, width, memo)
         self.fence_row = {lane: resize(r, keep, width) for lane, r in self.fence_row.items()}
         self.pending_acquire = {lane: [resize(r, keep, width) for r in rows]
                                 for lane, rows in self.pending_acquire.items()}

@@ -196,14 +196,17 @@ class Flow:
             rows = sum(w.row_count() for w in self.warps) + self._held_rows()
             self.meter.headroom(rows * width * 4, f"Racecheck's vector clocks ({rows:,} rows) widening to "
                                                   f"{width:,} columns for the async operations in flight")
+        memo: dict = {}          # rows warps and forks share (clocks.Knowledge.frozen) are resized once, still shared
+
         def r(row):
-            return None if row is None else resize(row, keep, width)
+            if row is None:
+                return None
+            return resize(row, keep, width) if row.flags.writeable else resize_shared(memo, row, keep, width)
         for w in self.warps:
-            w.resize(keep, width)
+            w.resize(keep, width, memo)
         zero = self._zero_bridged
         new_zero = {"shared": np.zeros(width, dtype=np.int32)}
         new_zero["global"] = new_zero["shared"]
-        memo: dict = {}
         self.fork = {op: (resize_shared(memo, row, keep, width),
                           new_zero if b is zero else {d: r(x) for d, x in b.items()}, info)
                      for op, (row, b, info) in self.fork.items()}
@@ -222,7 +225,7 @@ class Flow:
         seq[:keep.size] = self.issuer_seq[keep]
         self.issuer_col, self.issuer_seq = issuer, seq
         if self.tc is not None:
-            self.tc.resize(keep, width, new_col)
+            self.tc.resize(keep, width, new_col, memo)
         self.width = self.ledger.width = self.warps.width = width
 
     def collect(self) -> None:

@@ -148,9 +148,10 @@ class TcgenOrder:
         out |= (idx >= 0) & (idx < self.col_fenced[ccol]) & (issuer_col[pcol] == issuer_col[ccol])
         return out
 
-    def resize(self, keep: np.ndarray, width: int, new_col: np.ndarray) -> None:
-        """Columns `keep` stay (old column c is now new_col[c], -1 if dropped); every row and column list follows."""
-        memo: dict = {}              # fork rows are shared (clocks.Knowledge.frozen): resized once each, still shared
+    def resize(self, keep: np.ndarray, width: int, new_col: np.ndarray, memo: dict | None = None) -> None:
+        """Columns `keep` stay (old column c is now new_col[c], -1 if dropped); every row and column list follows
+        (fork rows are shared with the warps' (clocks.Knowledge.frozen): resized once each through `memo`)."""
+        memo = {} if memo is None else memo
         self.fork = {op: (resize_shared(memo, a, keep, width), resize_shared(memo, b, keep, width))
                      for op, (a, b) in self.fork.items()}
         self.last = {k: resize_shared(memo, r, keep, width) for k, r in self.last.items()}

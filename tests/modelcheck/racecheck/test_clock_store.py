@@ -1,7 +1,8 @@
 """Racecheck's knowledge store answers like dense per-lane clocks.
 
 `clocks.Knowledge` keeps a warp's knowledge as the shared read-only zero row until something is learned, then
-one row its lanes share, then 32 lane rows once they differ; the reference here is the plain dense form, a
+one row its lanes share (a payload it learned first, or a row forks read, shared read-only until the next write),
+then 32 lane rows once they differ; the reference here is the plain dense form, a
 (32, width) matrix per warp that every operation updates.  Over random operation sequences (merges, warp-sync
 joins, learned columns, absorbs, widenings and compactions) every "what does lane l know of column a" query, and
 the joins and meets that releases and collective operations read, must agree, and the shared zero row must
@@ -88,8 +89,9 @@ def _apply(k: Knowledge, d: Dense, other: Knowledge, od: Dense, op, mask, vals, 
         # a compaction (keep some columns) or a widening (keep all, more zeros after)
         keep = np.arange(width) if value % 2 else np.array(sorted(set(range(width)) - set(cols.tolist())))
         new = max(keep.size + value, 1)
+        memo: dict = {}          # rows the two share (one learned the other's) stay shared, as in a flow's widening
         for kn, dn in ((k, d), (other, od)):
-            kn.resize(keep, new)
+            kn.resize(keep, new, memo)
             dn.resize(keep, new)
     elif op == "split":
         k.lane_rows()
