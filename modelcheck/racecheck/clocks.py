@@ -97,7 +97,10 @@ def fork_table(forks: dict, ops: list, col0: np.ndarray):
     """The forks (`flow.Flow.fork`: op -> (shared row, bridged, (warp, lane, epoch))) of `ops` for gathering: (rows:
     one per distinct shared row, which: ops[i]'s row in `rows`, own: ops[i]'s own column, epoch: its value there)."""
     index: dict = {}
-    rows, which, own, epoch = [], [], [], []
+    rows: list[np.ndarray] = []
+    which: list[int] = []
+    own: list[int] = []
+    epoch: list[int] = []
     for op in ops:
         row, _, (warp, lane, e) = forks[op]
         k = index.get(id(row))
@@ -292,8 +295,10 @@ class Knowledge:
     def resize(self, keep: np.ndarray, width: int, memo: dict | None = None) -> None:
         """`resize` the rows; a row shared with others (read-only) once per `memo`, so it stays shared."""
         if self.rows is None:
-            shared = memo is not None and not self.row.flags.writeable
-            self.row = resize_shared(memo, self.row, keep, width) if shared else resize(self.row, keep, width)
+            if memo is not None and not self.row.flags.writeable:
+                self.row = resize_shared(memo, self.row, keep, width)
+            else:
+                self.row = resize(self.row, keep, width)
         else:
             self.rows = resize(self.rows, keep, width)
 

@@ -30,7 +30,6 @@ class Dense:
         self.rows[idx] = np.maximum(self.rows[idx], payload[None, :])
 
     def set_all(self, mask, payload):
-        idx = _idx(mask)
         if mask is None or mask.all():
             self.rows[:] = np.maximum(self.rows.max(axis=0), payload)[None, :]
         else:
