@@ -29,7 +29,7 @@ import numpy as np
 from ..common import fence_sc
 from ..common.ordering import GROUP_FAMILY
 from ..numsim.trace import ClusterLayout
-from .clocks import Ledger, WarpState, Warps, fork_known, fork_table, resize, resize_shared
+from .clocks import Ledger, WarpState, Warps, fork_known, fork_table, frozen, resize, resize_shared
 from .tcgen import DEALLOC_ACTOR, TcgenOrder
 
 _FENCE_DOMAINS = {"all": ("shared", "global"), "shared::cta": ("shared",), "shared::cluster": ("shared",),
@@ -183,7 +183,8 @@ class Flow:
         seen.update(id(x) for f in self.fork.values() for x in f[1].values())
         if self.tc is not None:
             seen.update(id(x) for f in self.tc.fork.values() for x in f)
-        n = len(seen) + len(self.release_rows) + len(self.tc_rows) + len(self.sc_rows)
+        seen.update(id(x) for x in self.tc_rows.values())      # (lanes of one write share theirs: `publish`)
+        n = len(seen) + len(self.release_rows) + len(self.sc_rows)
         for table in (self.mb, self.named):
             for p in table.values():
                 n += (p["release"] is not None) + (p["tc"] is not None) + len(p["bridged"])
@@ -539,10 +540,13 @@ class Flow:
     def publish(self, index: int, warp: int, lanes, level: int, via_fence: bool) -> None:
         """A strong write (record `index`) by these lanes: what each publishes to an acquire reading from it."""
         w = self.warps[warp]
+        # any morally strong write is a thread sync for fenced tcgen05 work (a relaxed flag included); lanes that
+        # share their tcgen05 rows publish one row, shared read-only
+        tc = frozen(w.tc_release(None)) if w.tc is not None and w.tc_fenced.rows is None \
+            and w.tc_pending.rows is None else None
         for lane in lanes:
             if w.tc is not None:
-                # any morally strong write is a thread sync for fenced tcgen05 work (a relaxed flag included)
-                self.tc_rows[(index, lane)] = w.tc_release(one_lane(lane))
+                self.tc_rows[(index, lane)] = tc if tc is not None else w.tc_release(one_lane(lane))
             if via_fence:
                 row = w.fence_row.get(lane)
                 if row is None:
