@@ -205,8 +205,9 @@ class Knowledge:
             if self.rows is None:
                 if payload is self.row or is_zero_row(payload):
                     return
-                if is_zero_row(self.row) and payload.shape == self.row.shape:
-                    # knowing nothing yet, the lanes know exactly the payload: share it (copy on the next write)
+                if is_zero_row(self.row) and payload.shape == self.row.shape and payload.base is None:
+                    # knowing nothing yet, the lanes know exactly the payload: share it (copy on the next write; a
+                    # view is not shared, since its base could still be written)
                     self.row = frozen(payload)
                     if self.ledger is not None:
                         self.ledger.made(1)
