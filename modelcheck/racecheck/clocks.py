@@ -476,6 +476,8 @@ class Warps:
     def __getitem__(self, wid: int) -> WarpState:
         w = self.made.get(wid)
         if w is None:
+            if -self.n <= wid < 0:        # as a list indexes (the flow's warps were one)
+                return self[wid + self.n]
             if not 0 <= wid < self.n:
                 raise IndexError(wid)
             w = self.made[wid] = WarpState(wid, wid // self.wpc, self.width, self.col0[wid], self.ledger)
