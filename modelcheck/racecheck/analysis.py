@@ -126,16 +126,11 @@ class Analysis(Observer):
 
     def setup(self, run_warps: int, warps_per_cta: int, layout: ClusterLayout | None = None) -> None:
         layout = layout if layout is not None else ClusterLayout.whole(run_warps)
-        if self.meter is not None:
-            # a knowledge row (int32 per lane column of the warp's clock domain, plus async headroom) per warp:
-            # warps x domain lanes, quadratic in the launch's warps when the domain is the whole grid, so it is
-            # charged before it is made (incomplete naming the budget, not an out-of-memory kill)
-            cols = layout.size * 32
-            where = "the launch" if not layout.split else "its cluster"
-            self.meter.allocate(run_warps * (cols + 64) * 4,
-                                f"Racecheck's vector clocks for {run_warps:,} warps (one row of "
-                                f"{cols:,} lane columns per warp: every lane of {where})")
+        # a knowledge row (int32 per lane column of the warp's clock domain, plus async columns) is made only when a
+        # warp learns something (clocks.zero_row): the rows follow the warps that have started, charged as they
+        # are made (clocks.Ledger), not warps x domain lanes up front
         self.flow = Flow(run_warps, warps_per_cta, layout)
+        self.flow.ledger.meter = self.meter
         self.flow.meter = self.meter
 
     def on_sync(self, ev) -> None:
@@ -491,8 +486,8 @@ class Analysis(Observer):
             table = np.stack([rows_of(opl[i]) for i in used.tolist()])
             return table, remap[inv[sel]]
 
-        table = np.stack([flow.fork[op][0] for op in opl])
-        c.known[q] = table[inv, cols]
+        table = flow.fork_table(opl)
+        c.known[q] = flow.fork_known(table, inv, cols)
         if flow.tc is not None:
             forked = np.array([op in flow.tc.fork for op in opl], dtype=np.bool_)[inv_rec]
             tc_op = (U.tc[nlive + recs] != 0) & c.tc_prior_any[recs] & forked
@@ -513,7 +508,7 @@ class Analysis(Observer):
         if m.size:
             cc = cols[m]
             issuer = np.where(flow.issuer_seq[cc] < seq[run[m]], flow.issuer_col[cc], cc)
-            c.known_issuer[q[m]] = table[inv[m], issuer]
+            c.known_issuer[q[m]] = flow.fork_known(table, inv[m], issuer)
         if c.xdom is not None:
             _unknown(c, q)
 

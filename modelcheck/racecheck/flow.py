@@ -29,7 +29,7 @@ import numpy as np
 from ..common import fence_sc
 from ..common.ordering import GROUP_FAMILY
 from ..numsim.trace import ClusterLayout
-from .clocks import WarpState, resize
+from .clocks import Ledger, WarpState, Warps, fork_known, fork_table, frozen, resize, resize_shared
 from .tcgen import DEALLOC_ACTOR, TcgenOrder
 
 _FENCE_DOMAINS = {"all": ("shared", "global"), "shared::cta": ("shared",), "shared::cluster": ("shared",),
@@ -70,9 +70,13 @@ class Flow:
         self.op_kind: dict[int, str] = {}
         self.retired: set = set()                   # ops that make no more accesses (NumSim says so)
         col0 = self.col0.tolist()
-        self.warps = [WarpState(w, w // max(warps_per_cta, 1), self.width, col0[w]) for w in range(run_warps)]
+        # rows nobody wrote are one shared zero row (clocks.zero_row): a warp costs a row once it learns something,
+        # and its state is made when something first names it (clocks.Warps)
+        self.ledger = Ledger(self.width)
+        self.warps = Warps(run_warps, warps_per_cta, col0, self.ledger)
         self.tc: TcgenOrder | None = None
-        # async op -> (ordinary row, {domain: bridged row}, (warp, lane, epoch))
+        # async op -> (ordinary row, {domain: bridged row}, (warp, lane, epoch)); the ordinary row is the issuing
+        # lane's read-only row, shared while the warp learns nothing new, its own column not set (`fork_row`)
         self.fork: dict[int, tuple] = {}
         self.fork_seq: dict[int, float] = {}       # async op -> seq of the event that forked it
         self.async_info: dict[int, dict] = {}
@@ -123,10 +127,24 @@ class Flow:
             self.op_kind[DEALLOC_ACTOR + ev.seq] = "tcgen05.dealloc"
             self.start_tcgen()
 
+    fork_known = staticmethod(fork_known)
+
+    def fork_table(self, ops: list):
+        """The ordinary forks of `ops` for gathering (`clocks.fork_table`)."""
+        return fork_table(self.fork, ops, self.col0)
+
+    def fork_row(self, op: int) -> np.ndarray:
+        """What async operation `op` knew at its issue: its lane's row, its own column at the issue's epoch."""
+        row, _, (warp, lane, epoch) = self.fork[op]
+        out = row.copy()
+        out[int(self.col0[warp]) + lane] = epoch
+        return out
+
     def start_tcgen(self) -> None:
         """tcgen05 knowledge from the first tcgen05 operation on (all of it is zero before one is issued)."""
         if self.tc is None:
             self.tc = TcgenOrder(self.width, self.async_col)
+            self.warps.tc = True
             for w in self.warps:
                 w.tc_start(self.width)
 
@@ -158,22 +176,40 @@ class Flow:
             self.tc.async_col = self.async_col
         self.next_col = keep.size
 
+    def _held_rows(self) -> int:
+        """Rows of the flow's width held beside the warps' (forks count once per distinct shared row; a barrier
+        payload only the rows it has: a generation that only carries completions holds none)."""
+        seen = {id(f[0]) for f in self.fork.values()}
+        seen.update(id(x) for f in self.fork.values() for x in f[1].values())
+        if self.tc is not None:
+            seen.update(id(x) for f in self.tc.fork.values() for x in f)
+        seen.update(id(x) for x in self.tc_rows.values())      # (lanes of one write share theirs: `publish`)
+        n = len(seen) + len(self.release_rows) + len(self.sc_rows)
+        for table in (self.mb, self.named):
+            for p in table.values():
+                n += (p["release"] is not None) + (p["tc"] is not None) + len(p["bridged"])
+        return n
+
     def _resize(self, keep: np.ndarray, width: int, new_col: np.ndarray) -> None:
         """Every row keeps columns `keep` (old column c becomes new_col[c]) and gets width `width`."""
         if self.meter is not None and width > self.width:
             # the new rows are made while the old ones live: refused before, not an out-of-memory kill after
-            rows = sum(w.row_count() for w in self.warps) + 4 * (len(self.fork) + len(self.mb) + len(self.named)) \
-                + len(self.release_rows) + len(self.tc_rows) + len(self.sc_rows)
+            rows = sum(w.row_count() for w in self.warps) + self._held_rows()
             self.meter.headroom(rows * width * 4, f"Racecheck's vector clocks ({rows:,} rows) widening to "
                                                   f"{width:,} columns for the async operations in flight")
+        memo: dict = {}          # rows warps and forks share (clocks.Knowledge.frozen) are resized once, still shared
+
         def r(row):
-            return None if row is None else resize(row, keep, width)
+            if row is None:
+                return None
+            return resize(row, keep, width) if row.flags.writeable else resize_shared(memo, row, keep, width)
         for w in self.warps:
-            w.resize(keep, width)
+            w.resize(keep, width, memo)
         zero = self._zero_bridged
         new_zero = {"shared": np.zeros(width, dtype=np.int32)}
         new_zero["global"] = new_zero["shared"]
-        self.fork = {op: (r(row), new_zero if b is zero else {d: r(x) for d, x in b.items()}, info)
+        self.fork = {op: (resize_shared(memo, row, keep, width),
+                          new_zero if b is zero else {d: r(x) for d, x in b.items()}, info)
                      for op, (row, b, info) in self.fork.items()}
         self._zero_bridged = new_zero
         for table in (self.mb, self.named):
@@ -190,8 +226,8 @@ class Flow:
         seq[:keep.size] = self.issuer_seq[keep]
         self.issuer_col, self.issuer_seq = issuer, seq
         if self.tc is not None:
-            self.tc.resize(keep, width, new_col)
-        self.width = width
+            self.tc.resize(keep, width, new_col, memo)
+        self.width = self.ledger.width = self.warps.width = width
 
     def collect(self) -> None:
         """Drop barrier payloads no event can name again (see the module docstring)."""
@@ -357,7 +393,7 @@ class Flow:
         elif kind == "tcgen05.dealloc":
             actor = DEALLOC_ACTOR + ev.seq
             if actor in self.async_col:
-                self.fork[actor] = (w.snapshot(0), self._zero_bridged, (ev.warp, 0, w.epoch))
+                self.fork[actor] = (w.fork_row(0), self._zero_bridged, (ev.warp, 0, w.epoch))
                 self.fork_seq[actor] = ev.seq
                 self.issuer_col[self.async_col[actor]] = w.col0
                 self.issuer_seq[self.async_col[actor]] = ev.seq
@@ -374,7 +410,7 @@ class Flow:
             w.tc_pending.merge(m, w.tc_release(m))
         if mask is None and mm == 0xFFFFFFFF and w.k.rows is None and not w.has_bridged:
             # the common case: a converged warp's lanes learn each other's current epoch
-            w.k.row[w.col0:w.col0 + 32] = w.epoch
+            w.k.own()[w.col0:w.col0 + 32] = w.epoch
             w.epoch += 1
             return
         members = self._members.get(mm)
@@ -394,7 +430,7 @@ class Flow:
         lane = int(d.get("lane", 0))
         bridged = {dom: w.bridged_snapshot(lane, dom) for dom in ("shared", "global")} if w.has_bridged \
             else self._zero_bridged
-        self.fork[op] = (w.snapshot(lane), bridged, (ev.warp, lane, w.epoch))
+        self.fork[op] = (w.fork_row(lane), bridged, (ev.warp, lane, w.epoch))
         self.fork_seq[op] = ev.seq
         if op in self.async_col:
             self.issuer_col[self.async_col[op]] = w.col0 + lane
@@ -475,11 +511,11 @@ class Flow:
             # for tcgen05 operations also their causal predecessors (never work the issuer only imported)
             cols, row = commit
             p["cols"].update(cols.tolist())
-            fork = self.fork.get(op)
+            fork = self.fork_row(op) if op in self.fork else None
             if self.split and (fork is not None or row is not None):
                 self._claim(p, self.async_info.get(op, {}).get("warp", ev.warp))
             if fork is not None:
-                p["release"] = fork[0] if p["release"] is None else np.maximum(p["release"], fork[0])
+                p["release"] = fork if p["release"] is None else np.maximum(p["release"], fork)
             if row is not None:
                 self._tc_release_into(p, row)
         if ev.details.get("kind") == "st.async" and op in self.fork:
@@ -487,7 +523,7 @@ class Flow:
             # publishes what the issuing lane knew at the store's issue (not only the store itself)
             if self.split:
                 self._claim(p, self.async_info.get(op, {}).get("warp", ev.warp))
-            row = self.fork[op][0]
+            row = self.fork_row(op)
             p["release"] = row if p["release"] is None else np.maximum(p["release"], row)
         if ev.details.get("kind") == "cp.async.mbarrier.arrive":
             # the arrive covers the lane's earlier cp.async operations
@@ -504,10 +540,13 @@ class Flow:
     def publish(self, index: int, warp: int, lanes, level: int, via_fence: bool) -> None:
         """A strong write (record `index`) by these lanes: what each publishes to an acquire reading from it."""
         w = self.warps[warp]
+        # any morally strong write is a thread sync for fenced tcgen05 work (a relaxed flag included); lanes that
+        # share their tcgen05 rows publish one row, shared read-only
+        tc = frozen(w.tc_release(None)) if w.tc is not None and w.tc_fenced.rows is None \
+            and w.tc_pending.rows is None else None
         for lane in lanes:
             if w.tc is not None:
-                # any morally strong write is a thread sync for fenced tcgen05 work (a relaxed flag included)
-                self.tc_rows[(index, lane)] = w.tc_release(one_lane(lane))
+                self.tc_rows[(index, lane)] = tc if tc is not None else w.tc_release(one_lane(lane))
             if via_fence:
                 row = w.fence_row.get(lane)
                 if row is None:

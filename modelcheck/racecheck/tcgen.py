@@ -20,7 +20,7 @@ import numpy as np
 
 from ..common.ordering import PIPELINED_AFTER
 from ..numsim import AccessRecord
-from .clocks import Knowledge, WarpState, resize
+from .clocks import Knowledge, WarpState, resize, resize_shared
 
 DONE = 2
 CODE = {"tcgen05.mma": 1, "tcgen05.cp": 2, "tcgen05.shift": 3, "tcgen05.ld": 4, "tcgen05.st": 5,
@@ -104,8 +104,8 @@ class TcgenOrder:
             return
         m = _one(lane) if "lane" in ev.details else ev.lanes    # mma/cp/shift: one thread; ld/st: the warp
         tc = _tc(w)
-        row = tc.meet(m)
-        self.fork[op] = (row, w.tc_pending.meet(m))
+        row = tc.meet_frozen(m)           # (read-only, shared with the warp until its next tcgen05 write)
+        self.fork[op] = (row, w.tc_pending.meet_frozen(m))
         col = self.async_col[op]
         tc.learn_column(m, col, 1)
         if code in _TRACKED:
@@ -127,7 +127,7 @@ class TcgenOrder:
                 self.fenced_upto[key] = self.count[key]
 
     def dealloc(self, actor: int, w: WarpState, mask) -> None:
-        self.fork[actor] = (_tc(w).meet(mask), w.tc_pending.meet(mask))
+        self.fork[actor] = (_tc(w).meet_frozen(mask), w.tc_pending.meet_frozen(mask))
 
     def commit_payload(self, op: int):
         """(columns a landed commit completes, the tcgen05 knowledge it publishes or None) — None if unknown."""
@@ -148,10 +148,13 @@ class TcgenOrder:
         out |= (idx >= 0) & (idx < self.col_fenced[ccol]) & (issuer_col[pcol] == issuer_col[ccol])
         return out
 
-    def resize(self, keep: np.ndarray, width: int, new_col: np.ndarray) -> None:
-        """Columns `keep` stay (old column c is now new_col[c], -1 if dropped); every row and column list follows."""
-        self.fork = {op: (resize(a, keep, width), resize(b, keep, width)) for op, (a, b) in self.fork.items()}
-        self.last = {k: resize(r, keep, width) for k, r in self.last.items()}
+    def resize(self, keep: np.ndarray, width: int, new_col: np.ndarray, memo: dict | None = None) -> None:
+        """Columns `keep` stay (old column c is now new_col[c], -1 if dropped); every row and column list follows
+        (fork rows are shared with the warps' (clocks.Knowledge.frozen): resized once each through `memo`)."""
+        memo = {} if memo is None else memo
+        self.fork = {op: (resize_shared(memo, a, keep, width), resize_shared(memo, b, keep, width))
+                     for op, (a, b) in self.fork.items()}
+        self.last = {k: resize_shared(memo, r, keep, width) for k, r in self.last.items()}
         self.commit_cover = {op: (_kept(cols, new_col), None if last is None else resize(last, keep, width))
                              for op, (cols, last) in self.commit_cover.items()}
         self.issued = {k: _kept(np.array(cols, dtype=np.int64), new_col).tolist() for k, cols in self.issued.items()}

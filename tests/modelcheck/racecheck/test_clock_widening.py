@@ -28,8 +28,8 @@ def test_a_widening_within_the_budget_goes_ahead():
 
 def test_a_widening_past_the_budget_is_a_resource_limit_naming_the_clocks():
     flow = Flow(run_warps=8, warps_per_cta=8)
-    for w in flow.warps:
-        w.k.lane_rows()            # lanes that know different things: 32 rows per warp
+    for wid in range(8):
+        flow.warps[wid].k.lane_rows()            # lanes that know different things: 32 rows per warp
     flow.meter = Meter(max_memory_mb=0.01)
     with pytest.raises(ResourceLimit) as err:
         _widen(flow)

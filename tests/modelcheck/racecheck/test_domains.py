@@ -125,14 +125,18 @@ def test_gated_activation_at_1024_ctas():
 GRID_FLAGS = Path(__file__).resolve().parents[2] / "fixtures" / "racecheck" / "grid_release_flags.py"
 
 
-def test_whole_grid_clocks_over_budget_are_incomplete_before_they_are_made():
-    """4,096 CTAs x 4 warps with a .gpu release: whole-grid clocks (16,384 x 524,352 columns) are charged first."""
+def test_whole_grid_clocks_over_budget_are_incomplete_as_their_rows_are_made():
+    """4,096 CTAs x 4 warps with a .gpu release: whole-grid clocks (524,352 columns a row) cost a row only per warp
+    that has learned something, charged as the rows are made: over the budget long before 16,384 rows, and named."""
     small = RACECHECK.check(modelcheck.load(GRID_FLAGS, CTAS=2).func)
     assert small.verdict == "clean" and small.stats["clock_domain"] == "grid"
     res = RACECHECK.check(modelcheck.load(GRID_FLAGS, CTAS=4096).func)
-    (f,) = res.findings
-    assert f.status == "incomplete" and "vector clocks for 16,384 warps" in f.message
-    assert "524,288 lane columns per warp: every lane of the launch" in f.message
+    # (the run goes on without the analysis: on a loaded machine it may also pass its time budget)
+    assert {f.status for f in res.findings} == {"incomplete"}
+    (f,) = [f for f in res.findings if "vector clocks" in f.message]
+    assert "Racecheck's vector clocks (" in f.message
+    assert "rows of 524,352 columns: the warps that have learned something" in f.message
+    assert int(f.message.split("(")[1].split(" rows")[0].replace(",", "")) < 16384
 
 
 @pytest.mark.parametrize("scope", [0, 1])
