@@ -28,6 +28,7 @@ from __future__ import annotations
 import ctypes
 import os
 import shutil
+import signal
 import socket
 import sys
 import tempfile
@@ -59,7 +60,7 @@ class Snapshots:
         self.enabled = available()
         self.dir: str | None = None
         self.listener: socket.socket | None = None
-        self.parked: dict[tuple, Connection] = {}   # answer prefix -> its snapshot's connection (accepted)
+        self.parked: dict[tuple, tuple] = {}        # answer prefix -> (its snapshot's connection, pid): accepted
         self.pids: set[int] = set()                 # every snapshot process, to reap
         self.subreaper = False
         self.resumed: Connection | None = None      # in a resumed snapshot: its connection to the root
@@ -88,11 +89,24 @@ class Snapshots:
             self.keys.append(key)
             self.pids.add(pid)
             return default
-        # the snapshot: drop the root's sockets (a parked snapshot must not keep another's connection open)
+        # the snapshot: it must never return into the caller's code unless resumed (a Ctrl-C to the process group
+        # included), so everything until the root's answer ends the process on any exception
+        try:
+            conn = self._park(key, address)
+        except BaseException:       # noqa: BLE001 -- a parked snapshot has nothing to report to
+            os._exit(0)
+        if conn is None:
+            os._exit(0)
+        self.resumed, self.resumed_steps = conn, steps
+        return not default
+
+    def _park(self, key: tuple, address: str) -> Connection | None:
+        """In a new snapshot: drop the forking process's sockets (a parked snapshot must not keep another's
+        connection open), connect to the root and wait; the connection when the root says "go", else None."""
         try:
             if self.listener is not None:
                 self.listener.close()
-            for conn in self.parked.values():
+            for conn, _ in self.parked.values():
                 conn.close()
             if self.resumed is not None:
                 self.resumed.close()
@@ -107,11 +121,8 @@ class Snapshots:
             conn.send((key, os.getpid()))
             go = conn.recv()
         except (OSError, EOFError):
-            os._exit(0)
-        if go != "go":
-            os._exit(0)
-        self.resumed, self.resumed_steps = conn, steps
-        return not default
+            return None
+        return conn if go == "go" else None
 
     def _listen(self) -> bool:
         if self.listener is not None or self.resumed is not None:
@@ -184,10 +195,14 @@ class Snapshots:
         while prefix not in self.parked:
             if not self._accept():
                 raise SnapshotLost(f"no snapshot of {prefix} connected")
-        conn = self.parked.pop(prefix)
+        conn, pid = self.parked.pop(prefix)
         try:
             conn.send("go")
             if not conn.poll(self.deadline_seconds):
+                try:
+                    os.kill(pid, signal.SIGKILL)    # past every budget of its run: stuck
+                except OSError:
+                    pass
                 raise SnapshotLost(f"the snapshot of {prefix} did not finish")
             status, payload, keys = conn.recv()
         except (EOFError, OSError) as err:
@@ -217,7 +232,7 @@ class Snapshots:
             conn.close()
             return True
         self.pids.add(pid)
-        self.parked[tuple(key)] = conn
+        self.parked[tuple(key)] = (conn, pid)
         return True
 
     def close(self) -> None:
@@ -227,7 +242,7 @@ class Snapshots:
             self.listener.settimeout(5.0)
             while self.accepted < self.expected and self._accept():
                 pass
-        for conn in self.parked.values():
+        for conn, _ in self.parked.values():
             conn.close()
         self.parked.clear()
         if self.listener is not None:
