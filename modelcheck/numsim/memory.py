@@ -113,6 +113,7 @@ class SharedMemory:
     def __init__(self, cta: int, layout: SharedLayout, first_id: int, pool=None, written=None):
         """`pool`, `written`: zeroed arrays of the pool's size to hold it (a CTA cohort's rows: numsim.cohort)."""
         self.cta = cta
+        self.layout = layout          # the launch's one layout (per-layout caches of the ops hang on it)
         self.pool = np.zeros(max(layout.total, 1), dtype=np.uint8) if pool is None else pool
         self.written = np.zeros(max(layout.total, 1), dtype=np.bool_) if written is None else written
         self.allocs: dict[str, Allocation] = {}
