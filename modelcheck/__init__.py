@@ -50,7 +50,7 @@ __all__ = ["Kernel", "ParseError", "PrimFunc", "as_func", "load", "parse", "chec
 def synccheck(kernel, inputs=None, *, max_polls: int = 1_000_000, max_loop_iterations: int = 1_000_000,
               max_states: int = 200_000, max_transitions: int = 2_000_000, max_seconds: float = 60.0,
               max_steps: int = 50_000_000, max_memory_mb: float = 2048, target: str | None = None,
-              max_clc_paths: int = 64) -> SyncCheckReport:
+              max_clc_paths: int = 64, clc_snapshots: bool = True) -> SyncCheckReport:
     """Can the kernel hang or misuse a barrier for these inputs, in any schedule?
 
     `kernel`: an ir.PrimFunc, a Kernel, or an object with .script(); `inputs`: parameter name ->
@@ -58,12 +58,13 @@ def synccheck(kernel, inputs=None, *, max_polls: int = 1_000_000, max_loop_itera
     whole check, `max_steps` the warp-instructions simulated, `max_memory_mb` what the check may add to the
     process, `target` the hardware whose launch limits apply (default sm_100a).  Exceeding a limit gives
     verdict incomplete, never clean.  `max_clc_paths` bounds the answer sequences of cluster launch control
-    requests checked (one run each; more left unexplored is incomplete)."""
+    requests checked (one run each; more left unexplored is incomplete); with `clc_snapshots` each answer
+    sequence resumes from a snapshot of the run where its answers first differ (Linux), else runs from the start."""
     return SyncCheckReport(_import("modelcheck.synccheck").check(as_func(kernel), inputs, max_polls=max_polls,
                                             max_loop_iterations=max_loop_iterations, max_states=max_states,
                                             max_transitions=max_transitions, max_seconds=max_seconds,
                                             max_steps=max_steps, max_memory_mb=max_memory_mb, target=target,
-                                            max_clc_paths=max_clc_paths))
+                                            max_clc_paths=max_clc_paths, clc_snapshots=clc_snapshots))
 
 
 def racecheck(kernel, inputs=None, *, max_polls: int = 1_000_000, max_loop_iterations: int = 1_000_000,

@@ -71,7 +71,7 @@ class Engine:
                  max_seconds: float = budget.DEFAULT_MAX_SECONDS,
                  max_memory_mb: float = budget.DEFAULT_MAX_MEMORY_MB, target: str | None = None,
                  clc_resident: int = 1, clc_policy: str = "steal", clc_answers: tuple = (),
-                 resident_ctas: int | None = None, cohorts: int = 0):
+                 resident_ctas: int | None = None, cohorts: int = 0, clc_choice=None):
         self.func = func
         if cohorts < 0:
             raise ValueError("cohorts must be at least 0")
@@ -84,6 +84,9 @@ class Engine:
         self.clc_resident = clc_resident    # clusters running at once under cluster launch control (ops/clc.py)
         self.clc_policy = clc_policy
         self.clc_answers = tuple(bool(a) for a in clc_answers)   # the first CLC choice points' answers, forced
+        # (the answers so far, the policy's answer, warp-instructions so far) -> the answer, at each later CLC
+        # choice point: where a checker may snapshot the run (the snapshot goes on with the other answer)
+        self.clc_choice = clc_choice
         self.max_polls = max_polls
         self.max_loop_iterations = max_loop_iterations
         if unsupported not in ("raise", "incomplete"):
@@ -261,6 +264,9 @@ class Engine:
                 if clc:
                     eng.clc = ClcScheduler(_clusters_in_order(rest), self.clc_resident, self.clc_policy,
                                            self.clc_answers)
+                    if self.clc_choice is not None:
+                        hook = self.clc_choice
+                        eng.clc.on_choice = lambda taken, default: hook(taken, default, meter.steps)
                     body = launch_gate(eng, body, eng.clc)
                 scheduler.run(body)
             eng.finish_accesses()       # the last access records, inside the run's error handling

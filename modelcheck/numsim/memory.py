@@ -113,6 +113,7 @@ class SharedMemory:
     def __init__(self, cta: int, layout: SharedLayout, first_id: int, pool=None, written=None):
         """`pool`, `written`: zeroed arrays of the pool's size to hold it (a CTA cohort's rows: numsim.cohort)."""
         self.cta = cta
+        self.layout = layout          # the launch's one layout (per-layout caches of the ops hang on it)
         self.pool = np.zeros(max(layout.total, 1), dtype=np.uint8) if pool is None else pool
         self.written = np.zeros(max(layout.total, 1), dtype=np.bool_) if written is None else written
         self.allocs: dict[str, Allocation] = {}
@@ -169,6 +170,22 @@ class GlobalMemory:
         slot = (addr - GLOBAL_BASE) // GLOBAL_STRIDE
         a = self._by_slot.get(slot) if slot >= 0 else self._params.get(addr & ~0xFF)
         return a if a is not None and a.contains(addr, size) else None
+
+
+COPY_CHUNK = 1 << 16
+
+
+def sparse_copy(src: np.ndarray, pad: int = 0) -> np.ndarray:
+    """A private uint8 copy of `src`'s bytes after `pad` zero bytes, in fresh zeroed memory with only the chunks
+    that are not all zero copied in: untouched pages of the zeroed allocation are not resident, so the copy costs
+    the input's nonzero part, not its size (a 1.5 GB output buffer holding one tensor map page: 64 KB, not 1.5 GB)."""
+    raw = src.reshape(-1).view(np.uint8)
+    out = np.zeros(pad + raw.size, dtype=np.uint8)
+    for lo in range(0, raw.size, COPY_CHUNK):
+        chunk = raw[lo:lo + COPY_CHUNK]
+        if chunk.any():
+            out[pad + lo:pad + lo + chunk.size] = chunk
+    return out
 
 
 def cluster_address(rank: int, local: int) -> int:

@@ -47,6 +47,7 @@ import numpy as np
 import ir
 
 from .descriptors import tma_swizzle
+from .memory import sparse_copy
 
 MAGIC = b"MCTMAP\x00\x01"
 HEADER = 256
@@ -597,17 +598,16 @@ def bind_descriptor(name: str, arr, buffers: list, gmem, stored: bool = True) ->
         try:
             # a map no operation stores through reads its bytes in place (a read-only view): no copy of a
             # tensor of hundreds of MB; globalAddress not 16-byte aligned needs the padded copy below
-            data = payload(arr, f.base_nbytes, copy=stored or f.global_address % 16 != 0)
+            data = payload(arr, f.base_nbytes, copy=False)
         except TensorMapError as err:
             bound.error = err
         else:
             alloc_name = name if name not in gmem.allocs else f"{name}#{len(gmem.allocs)}"
-            if not data.flags.writeable:
+            if not stored and f.global_address % 16 == 0:
                 bound.alloc, bound.base_off = gmem.add(alloc_name, data), 0
                 return bound
-            # 16-byte aligned like globalAddress: the allocation base is, and the offset is kept mod 16
+            # 16-byte aligned like globalAddress: the allocation base is, and the offset is kept mod 16; one
+            # copy, of the nonzero part only (an output tensor is mostly zeros: memory.sparse_copy)
             pad = f.global_address % 16
-            buf = np.zeros(pad + data.size, dtype=np.uint8)
-            buf[pad:] = data
-            bound.alloc, bound.base_off = gmem.add(alloc_name, buf), pad
+            bound.alloc, bound.base_off = gmem.add(alloc_name, sparse_copy(data, pad)), pad
     return bound

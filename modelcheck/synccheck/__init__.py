@@ -21,6 +21,7 @@ from ..common.async_effects import UnobservedEffects
 from ..common.phase_a import Causality, StrictProtocol
 from ..common.verdict import Verdict, verdict_of
 from ..common.results import digest_inputs, engine_findings, limit_finding, resolve_inputs
+from . import snapshots
 
 if TYPE_CHECKING:                   # numsim loads its engine lazily (a fast start for commands that never simulate)
     from ..numsim.engine import NumSimResult
@@ -58,7 +59,8 @@ class PhaseA:
 ENGINE_LIMITS = ("max_polls", "max_loop_iterations", "max_steps", "max_seconds", "max_memory_mb", "target")
 
 
-def phase_a(func, inputs=None, *, build_programs: bool = True, clc_answers: tuple = (), **limits) -> PhaseA:
+def phase_a(func, inputs=None, *, build_programs: bool = True, clc_answers: tuple = (), clc_choice=None,
+            **limits) -> PhaseA:
     """Run NumSim once with the strict-protocol and causality observers; build the sync programs.
     `limits`: numsim.Engine's budgets and target (ENGINE_LIMITS); `clc_answers`: the first cluster launch control
     choice points' answers (numsim/ops/clc.py)."""
@@ -79,7 +81,7 @@ def phase_a(func, inputs=None, *, build_programs: bool = True, clc_answers: tupl
     trace = numsim.Trace()
     trace.wants_accesses = False
     engine = numsim.Engine(func, unsupported="incomplete", clc_answers=clc_answers, cohorts=numsim.CHECK_COHORT,
-                           **limits)
+                           clc_choice=clc_choice, **limits)
     try:
         res = engine.run(inputs, observers=(strict, causality, effects, trace))
     except numsim.InputError as err:
@@ -103,13 +105,27 @@ def phase_a(func, inputs=None, *, build_programs: bool = True, clc_answers: tupl
 
 def check(func, inputs=None, *, max_states: int = 200_000, max_transitions: int = 2_000_000,
           max_seconds: float = numsim.budget.DEFAULT_MAX_SECONDS, phase_b: bool = True,
-          max_clc_paths: int = explorer.choices.DEFAULT_MAX_PATHS, **limits) -> SyncResult:
+          max_clc_paths: int = explorer.choices.DEFAULT_MAX_PATHS, clc_snapshots: bool = True,
+          **limits) -> SyncResult:
     """`max_seconds` bounds the whole check (the run, then phase B with what is left); `limits`: the run's
     other budgets and target (ENGINE_LIMITS).  A kernel whose cluster launch control requests can be answered
-    either way is checked once per answer sequence (at most `max_clc_paths` runs: explorer/choices.py)."""
+    either way is checked once per answer sequence (at most `max_clc_paths` runs: explorer/choices.py), each
+    resumed from a snapshot of the run where its answers first differ (`clc_snapshots`, Linux: snapshots.py;
+    else, or when a snapshot is lost, a whole run from the start: the same run either way)."""
     t0 = time.perf_counter()
-    a, found, stats, verification = _one_path(func, inputs, (), t0, max_states, max_transitions, max_seconds,
-                                              phase_b, limits)
+    snaps = snapshots.Snapshots(max_seconds + 30.0) if clc_snapshots and phase_b else None
+    try:
+        return _check(func, inputs, t0, snaps, max_states, max_transitions, max_seconds, phase_b, max_clc_paths,
+                      limits)
+    finally:
+        if snaps is not None:
+            snaps.close()
+
+
+def _check(func, inputs, t0, snaps, max_states, max_transitions, max_seconds, phase_b, max_clc_paths,
+           limits) -> SyncResult:
+    a, found, stats, verification = _leaf(func, inputs, (), t0, max_states, max_transitions, max_seconds,
+                                          phase_b, limits, snaps)
     func, inputs = a.func, a.inputs
     if a.run is None:
         stats["wall_time_s"] = time.perf_counter() - t0
@@ -117,17 +133,31 @@ def check(func, inputs=None, *, max_states: int = 200_000, max_transitions: int 
     clc = a.run.stats.get("clc")
     if clc is not None and clc["choices"] and phase_b and not _fails(found):
         simulated = [a.run.stats.get("warp_instructions", 0)]
+        resumed = [0, 0]    # warp-instructions the resumed runs executed past their snapshot; sequences resumed
         whole = [1]         # runs that finished (the default's included); a run cut by the time budget is not one
+        reruns: list = []   # answer prefixes run from the start although a snapshot was taken (it was lost)
 
         def run(prefix):
             nonlocal found, verification
             left = max_seconds - (time.perf_counter() - t0)
             if left <= 0:
                 raise _OutOfTime
-            b, f, _, v = _one_path(func, inputs, prefix, time.perf_counter(), max_states, max_transitions, left,
-                                   phase_b, limits)
-            full = list(b.run.stats.get("clc", {}).get("choices", [])) if b.run is not None else list(prefix)
-            simulated.append(b.run.stats.get("warp_instructions", 0) if b.run is not None else 0)
+            out = None
+            if snaps is not None and snaps.has(prefix):
+                try:
+                    out = snaps.resume(prefix)
+                except snapshots.SnapshotLost as err:
+                    reruns.append({"answers": list(prefix), "why": str(err)[:500]})
+            if out is not None:
+                full, f, v, instr, at_fork = out
+                resumed[0] += instr - at_fork
+                resumed[1] += 1
+            else:
+                b, f, _, v = _leaf(func, inputs, prefix, time.perf_counter(), max_states, max_transitions, left,
+                                   phase_b, limits, snaps)
+                full, instr = _summary(b, prefix)
+                resumed[0] += instr
+            simulated.append(instr)
             if _out_of_time(f):
                 # the check's time ran out on this sequence (it got what the earlier ones left): say so, not
                 # "the run took more than <the remainder>"
@@ -147,18 +177,51 @@ def check(func, inputs=None, *, max_states: int = 200_000, max_transitions: int 
         stats["clc_choice_points"] = search.choice_points if search is not None else len(clc["choices"])
         stats["clc_max_paths"] = max_clc_paths
         stats["clc_warp_instructions"] = sum(simulated)     # every answer sequence's run, the default's included
+        # what was executed: the default run, then each other sequence from its snapshot (or from the start)
+        stats["clc_executed_warp_instructions"] = simulated[0] + resumed[0]
+        stats["clc_resumed"] = resumed[1]
+        if reruns:
+            stats["clc_snapshots_lost"] = reruns
         if search is None or search.truncated:
             runs = whole[0]
+            how = "each resumed from a snapshot of the run where its answers first differ" if resumed[1] else \
+                "each a whole run of the kernel"
             found.append(F.make(CHECKER, "analysis_incomplete",
                                 "cluster launch control: not every answer of the try_cancel requests was explored "
                                 + (f"(out of time: the {max_seconds:g} s budget covered the default run and "
-                                   f"{runs - 1} other answer sequence(s), each a whole run of the kernel)"
+                                   f"{runs - 1} other answer sequence(s), {how})"
                                    if search is None else
                                    f"(stopped at the bound of {max_clc_paths} answer sequences)"),
                                 {"reason": "resource_limit", "resource": "clc_paths", "bound": max_clc_paths,
                                  "runs": runs}))
     stats["wall_time_s"] = time.perf_counter() - t0
     return SyncResult(func, F.sort_findings(found), stats, verification, inputs, digest_inputs(inputs), a.run.sites)
+
+
+def _leaf(func, inputs, answers, t0, max_states, max_transitions, max_seconds, phase_b, limits, snaps):
+    """`_one_path` with the CLC choice points snapshotted.  In a snapshot resumed by the search this returns
+    never: the snapshot's run ends here, and it sends what it found to the check's process and exits."""
+    hook = snaps.choice if snaps is not None and snaps.enabled else None
+    try:
+        out = _one_path(func, inputs, answers, t0, max_states, max_transitions, max_seconds, phase_b, limits,
+                        clc_choice=hook)
+    except BaseException as err:
+        if snaps is not None and snaps.resumed is not None:
+            snaps.fail(err)
+        raise
+    if snaps is not None and snaps.resumed is not None:
+        b, f, _, v = out
+        full, instr = _summary(b, answers)
+        # the verification only matters for a failing sequence (it becomes the result's phase_b)
+        snaps.finish((full, f, v if _fails(f) else None, instr, snaps.resumed_steps))
+    return out
+
+
+def _summary(a: PhaseA, answers) -> tuple[list, int]:
+    """A run's full answer sequence and its warp-instructions."""
+    if a.run is None:
+        return list(answers), 0
+    return list(a.run.stats.get("clc", {}).get("choices", [])), a.run.stats.get("warp_instructions", 0)
 
 
 class _OutOfTime(Exception):
@@ -181,9 +244,10 @@ def _on_path(f, answers: list):
                   dict(f.details, clc_answers=list(answers)), status=f.status)
 
 
-def _one_path(func, inputs, answers, t0, max_states, max_transitions, max_seconds, phase_b, limits):
-    """Phase A, then phase B, on one run with the CLC answers `answers` forced."""
-    a = phase_a(func, inputs, build_programs=phase_b, clc_answers=answers, max_seconds=max_seconds, **limits)
+def _one_path(func, inputs, answers, t0, max_states, max_transitions, max_seconds, phase_b, limits, clc_choice=None):
+    """Phase A, then phase B, on one run with the CLC answers `answers` forced (`clc_choice`: numsim.Engine's)."""
+    a = phase_a(func, inputs, build_programs=phase_b, clc_answers=answers, clc_choice=clc_choice,
+                max_seconds=max_seconds, **limits)
     found, stats, programs = list(a.findings), a.stats, a.programs
     verification = None
     if a.run is not None and programs is not None:

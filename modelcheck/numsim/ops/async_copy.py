@@ -351,7 +351,8 @@ def _cp_async_mbarrier_arrive(ctx, call, info):
                 bar.pending += 1
             gen = bar.local_gen
             op = _new_op(w, "cp.async.mbarrier.arrive", lane, site)
-            eng.sync(w, "async.issue", site, barrier=("mbarrier", w.cta, a),
+            # the generation at issue, as tcgen05.commit's: phase B checks every schedule keeps it
+            eng.sync(w, "async.issue", site, barrier=("mbarrier", w.cta, a), generation=gen,
                      details={"op": op.id, "kind": "cp.async.mbarrier.arrive", "lane": lane, "noinc": noinc})
             cta, warp, iters = w.cta, w.gid, tuple(w.iters)
 

@@ -23,6 +23,8 @@ explorer decides which answers to try: modelcheck/explorer/choices.py).
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from ..errors import EngineError, UnsupportedTIRxError
@@ -46,6 +48,9 @@ class ClcScheduler:
         self.policy = policy
         self.answers = tuple(bool(a) for a in answers)
         self.choices: list[bool] = []       # each choice point's answer, in landing order
+        # past the forced answers: (the answers so far, the policy's answer) -> the answer taken (a checker may
+        # snapshot the run here and resume the snapshot with the other answer: modelcheck/synccheck/snapshots.py)
+        self.on_choice: Callable[[tuple, bool], bool] | None = None
         self.cancels = 0
         self.version = 0
         self.exits = [0] * len(clusters)
@@ -63,6 +68,8 @@ class ClcScheduler:
             return None
         k = len(self.choices)
         take = self.answers[k] if k < len(self.answers) else self.policy == "steal"
+        if k >= len(self.answers) and self.on_choice is not None:
+            take = bool(self.on_choice(tuple(self.choices), take))
         self.choices.append(take)
         if not take:
             return None

@@ -60,7 +60,19 @@ def _operand(w, value: int, rows: int, k: int, esz: int, mn_major: bool, span, w
             _ADDRESSES.clear()
         _ADDRESSES[key] = shape = (addrs, index)
     addrs, index = shape
-    parts = smem_footprint(w, addrs, esz, span, what, rt)
+    # every CTA of a launch has its one static shared layout: the offsets are the same in each, only the
+    # allocation differs, so they are kept once per layout (per CTA: ~6 KB a descriptor, 200 MB on a 148-CTA GEMM)
+    layout = getattr(rt.shared, "layout", None)
+    shared = layout.__dict__.setdefault("_umma_parts", {}) if layout is not None else {}
+    named = shared.get(key)
+    if named is None:
+        parts = smem_footprint(w, addrs, esz, span, what, rt)
+        if len(shared) >= _CACHE_LIMIT:
+            shared.clear()
+        shared[key] = [(a.name, offs) for a, offs in parts]
+    else:
+        allocs = rt.shared.allocs
+        parts = [(allocs[name], offs) for name, offs in named]
     if len(cache) >= _CACHE_LIMIT:
         cache.clear()
     cache[key] = hit = (index, parts)
