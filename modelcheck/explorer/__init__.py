@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 
+from ..numsim.budget import now
 from . import certificates, choices
 from .program import Command, Programs, build, gating
 from .search import Model, SearchResult, search
@@ -45,7 +46,7 @@ def project(programs: Programs, resource, index: dict | None = None) -> dict[int
 
 def verify(programs: Programs, *, certificates_on: bool = True, sleep_sets: bool = True,
            max_states: int = 200_000, max_transitions: int = 2_000_000, max_seconds: float = 60.0) -> Verification:
-    t0 = time.perf_counter()
+    t0, b0 = time.perf_counter(), now()
     result = Verification("complete")
     index = programs.by_resource()
     for resource in programs.resources():
@@ -65,7 +66,7 @@ def verify(programs: Programs, *, certificates_on: bool = True, sleep_sets: bool
         model = Model(proj, gating(proj), programs.resource_names)
         model.check_generations = True
         res = search(model, max_states=max_states, max_transitions=max_transitions,
-                     max_seconds=max(max_seconds - (time.perf_counter() - t0), 0.1), sleep_sets=sleep_sets)
+                     max_seconds=max(max_seconds - (now() - b0), 0.1), sleep_sets=sleep_sets)
         result.searched += 1
         result.states += res.states
         result.transitions += res.transitions
@@ -77,7 +78,7 @@ def verify(programs: Programs, *, certificates_on: bool = True, sleep_sets: bool
             # verdict can be trusted -- search the whole program instead
             whole = verify_whole(programs, sleep_sets=sleep_sets, max_states=max(max_states - result.states, 1),
                                  max_transitions=max(max_transitions - result.transitions, 1),
-                                 max_seconds=max(max_seconds - (time.perf_counter() - t0), 0.1), components=True)
+                                 max_seconds=max(max_seconds - (now() - b0), 0.1), components=True)
             whole.per_resource = result.per_resource + [{"resource": "whole program", "method": "search",
                                                          "states": whole.states, "transitions": whole.transitions,
                                                          "status": whole.status, "deviation": model.deviation}]
@@ -104,14 +105,14 @@ def verify_whole(programs: Programs, *, sleep_sets: bool = False, max_states: in
     product of independent components fails iff one of them does: a component's reachable stuck state, protocol
     error or second final state combines with any terminal state of the others), so a state is as large as one
     component, not the grid; off, the one search of the product (the brute-force oracle)."""
-    t0 = time.perf_counter()
+    t0, b0 = time.perf_counter(), now()
     parts = _components(programs) if components else [sorted(programs.warps)]
     out = Verification("complete", projections=1, searched=1)
     for warps in parts:
         model = Model({w: list(programs.warps[w]) for w in warps}, None, programs.resource_names)
         res = search(model, max_states=max(max_states - out.states, 1),
                      max_transitions=max(max_transitions - out.transitions, 1),
-                     max_seconds=max(max_seconds - (time.perf_counter() - t0), 0.1), sleep_sets=sleep_sets)
+                     max_seconds=max(max_seconds - (now() - b0), 0.1), sleep_sets=sleep_sets)
         out.states += res.states
         out.transitions += res.transitions
         if res.status != "complete":

@@ -13,8 +13,9 @@ commuting transitions (both orders reach the same state).
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
+
+from ..numsim.budget import now
 
 from .program import Command
 
@@ -281,7 +282,7 @@ def _complete(r, name):
 def search(model: Model, max_states: int = 200_000, max_transitions: int = 2_000_000, max_seconds: float = 60.0,
            sleep_sets: bool = True) -> SearchResult:
     """Depth-first exploration of every schedule; stops at the first failure."""
-    t0 = time.monotonic()
+    t0 = now()
     root = model.initial()
     parent: dict = {root: None}
     visited_sleep: dict = {root: frozenset()}
@@ -338,7 +339,7 @@ def search(model: Model, max_states: int = 200_000, max_transitions: int = 2_000
                 # a W-warp state: the budget is checked as they go, not only between states
                 kept = []
                 for n, u in enumerate(sleep | set(explored)):
-                    if n % 32 == 31 and time.monotonic() - t0 > max_seconds:
+                    if n % 32 == 31 and now() - t0 > max_seconds:
                         return SearchResult("limit", len(parent), transitions, limit="wall_time")
                     if _independent(model, state, t, u, after):
                         kept.append(u)
@@ -357,9 +358,9 @@ def search(model: Model, max_states: int = 200_000, max_transitions: int = 2_000
                 return SearchResult("limit", len(parent), transitions, limit="fixed_sync_states")
             if transitions > max_transitions:
                 return SearchResult("limit", len(parent), transitions, limit="fixed_sync_transitions")
-            if time.monotonic() - t0 > max_seconds:
+            if now() - t0 > max_seconds:
                 return SearchResult("limit", len(parent), transitions, limit="wall_time")
-        if time.monotonic() - t0 > max_seconds:
+        if now() - t0 > max_seconds:
             return SearchResult("limit", len(parent), transitions, limit="wall_time")
     if len(finals) > 1:
         return SearchResult("nonconfluent", len(parent), transitions, message=f"{len(finals)} distinct final states",

@@ -1,4 +1,4 @@
-"""Budgets for one NumSim run: steps, wall-clock time and memory.
+"""Budgets for one NumSim run: steps, time and memory.
 
 Steps are the simulator's warp-instruction steps over every warp of the launch (the
 per-loop iteration limit stays as well).  A step budget bounds what a run costs us, so a
@@ -12,6 +12,14 @@ and the resident size the run grows by is sampled as it goes (`/proc/self/statm`
 peak from `getrusage` elsewhere).  Exceeding any budget raises `ResourceLimit` naming it,
 which the engine turns into `incomplete` -- never a pass, never a crash.  The defaults
 finish in about a minute and stay under ~2 GB on a 2-core machine.
+
+Time is wall-clock by default: what the user waits for (the command line's --max-seconds is always
+the command's wall time).  `set_clock("cpu")` (`modelcheck.set_budget_clock`) measures every time
+budget of a check from Python -- the run's, phase B's, the answer sequences' -- in CPU seconds of the
+check instead, so a verdict does not depend on what else the machine runs (a shared CI machine, a
+benchmark's parallel jobs).  The CPU
+clock follows the check across the forks of Synccheck's snapshots: a forked child starts where its
+parent's clock stood, and a process that waits for another's work moves its clock to the other's.
 """
 from __future__ import annotations
 
@@ -36,6 +44,58 @@ CTA_BYTES = 16384
 PROGRESS: Callable[[Meter], None] | None = None
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+CLOCKS = ("wall", "cpu")
+_clock = "wall"
+_cpu_offset = 0.0       # CPU seconds of this check spent before this process's own counter began (forks), or by others
+_cpu_at_fork = 0.0
+
+
+def set_clock(name: str) -> None:
+    """Measure time budgets in wall-clock ("wall") or CPU ("cpu") seconds, process-wide."""
+    global _clock
+    if name not in CLOCKS:
+        raise ValueError(f"unknown budget clock {name!r}: expected one of {', '.join(CLOCKS)}")
+    _clock = name
+
+
+def clock_name() -> str:
+    return _clock
+
+
+def now() -> float:
+    """The budget clock's reading (seconds; only differences mean anything)."""
+    if _clock == "cpu":
+        return time.process_time() + _cpu_offset
+    return time.monotonic()
+
+
+def advance_to(reading: float) -> None:
+    """Another process did this check's work up to `reading` on the CPU clock while this one waited: count it."""
+    global _cpu_offset
+    if _clock == "cpu":
+        _cpu_offset = max(_cpu_offset, reading - time.process_time())
+
+
+def _before_fork() -> None:
+    global _cpu_at_fork
+    _cpu_at_fork = now() if _clock == "cpu" else 0.0
+
+
+def _after_fork_in_child() -> None:
+    # a child's CPU counter starts at zero: its clock goes on from the parent's
+    global _cpu_offset
+    if _clock == "cpu":
+        _cpu_offset = _cpu_at_fork - time.process_time()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
+
+
+def seconds_unit() -> str:
+    """How a time budget's seconds are named in messages."""
+    return "s of CPU" if clock_name() == "cpu" else "s"
 
 
 def resident_bytes() -> int:
@@ -64,7 +124,7 @@ class Meter:
         self.max_bytes = int(max_memory_mb * (1 << 20))
         self.steps = 0
         self.allocated = 0
-        self.t0 = time.monotonic()
+        self.t0 = now()
         self.rss0 = resident_bytes()
         self.next_check = CHECK_EVERY
 
@@ -101,9 +161,10 @@ class Meter:
             raise ResourceLimit("steps", f"the run executed more than {self.max_steps:,} warp-instruction steps (its "
                                          f"step budget, a CTA cohort's step counted once; raise it with --max-steps /"
                                          f" max_steps=)", budget=self.max_steps)
-        elapsed = time.monotonic() - self.t0
+        elapsed = now() - self.t0
         if elapsed > self.max_seconds:
-            raise ResourceLimit("seconds", f"the run took more than {self.max_seconds:g} s (its time budget; raise it "
+            raise ResourceLimit("seconds", f"the run took more than {self.max_seconds:g} {seconds_unit()} (its time "
+                                           f"budget; raise it "
                                            f"with --max-seconds / max_seconds=)", budget=self.max_seconds)
         grown = resident_bytes() - self.rss0
         if grown > self.max_bytes:
@@ -112,4 +173,4 @@ class Meter:
                                           f"max_memory_mb=)", budget_mb=self.max_bytes >> 20)
 
     def remaining_seconds(self) -> float:
-        return max(self.max_seconds - (time.monotonic() - self.t0), 0.0)
+        return max(self.max_seconds - (now() - self.t0), 0.0)

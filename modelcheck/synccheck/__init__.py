@@ -112,23 +112,23 @@ def check(func, inputs=None, *, max_states: int = 200_000, max_transitions: int 
     either way is checked once per answer sequence (at most `max_clc_paths` runs: explorer/choices.py), each
     resumed from a snapshot of the run where its answers first differ (`clc_snapshots`, Linux: snapshots.py;
     else, or when a snapshot is lost, a whole run from the start: the same run either way)."""
-    t0 = time.perf_counter()
+    w0, t0 = time.perf_counter(), numsim.budget.now()     # wall clock for the stats, the budget clock for budgets
     snaps = snapshots.Snapshots(max_seconds + 30.0) if clc_snapshots and phase_b else None
     try:
-        return _check(func, inputs, t0, snaps, max_states, max_transitions, max_seconds, phase_b, max_clc_paths,
+        return _check(func, inputs, w0, t0, snaps, max_states, max_transitions, max_seconds, phase_b, max_clc_paths,
                       limits)
     finally:
         if snaps is not None:
             snaps.close()
 
 
-def _check(func, inputs, t0, snaps, max_states, max_transitions, max_seconds, phase_b, max_clc_paths,
+def _check(func, inputs, w0, t0, snaps, max_states, max_transitions, max_seconds, phase_b, max_clc_paths,
            limits) -> SyncResult:
     a, found, stats, verification = _leaf(func, inputs, (), t0, max_states, max_transitions, max_seconds,
                                           phase_b, limits, snaps)
     func, inputs = a.func, a.inputs
     if a.run is None:
-        stats["wall_time_s"] = time.perf_counter() - t0
+        stats["wall_time_s"] = time.perf_counter() - w0
         return SyncResult(func, found, stats, inputs=inputs)
     clc = a.run.stats.get("clc")
     if clc is not None and clc["choices"] and phase_b and not _fails(found):
@@ -139,7 +139,7 @@ def _check(func, inputs, t0, snaps, max_states, max_transitions, max_seconds, ph
 
         def run(prefix):
             nonlocal found, verification
-            left = max_seconds - (time.perf_counter() - t0)
+            left = max_seconds - (numsim.budget.now() - t0)
             if left <= 0:
                 raise _OutOfTime
             out = None
@@ -153,7 +153,7 @@ def _check(func, inputs, t0, snaps, max_states, max_transitions, max_seconds, ph
                 resumed[0] += instr - at_fork
                 resumed[1] += 1
             else:
-                b, f, _, v = _leaf(func, inputs, prefix, time.perf_counter(), max_states, max_transitions, left,
+                b, f, _, v = _leaf(func, inputs, prefix, numsim.budget.now(), max_states, max_transitions, left,
                                    phase_b, limits, snaps)
                 full, instr = _summary(b, prefix)
                 resumed[0] += instr
@@ -194,7 +194,7 @@ def _check(func, inputs, t0, snaps, max_states, max_transitions, max_seconds, ph
                                    f"(stopped at the bound of {max_clc_paths} answer sequences)"),
                                 {"reason": "resource_limit", "resource": "clc_paths", "bound": max_clc_paths,
                                  "runs": runs}))
-    stats["wall_time_s"] = time.perf_counter() - t0
+    stats["wall_time_s"] = time.perf_counter() - w0
     return SyncResult(func, F.sort_findings(found), stats, verification, inputs, digest_inputs(inputs), a.run.sites)
 
 
@@ -252,7 +252,7 @@ def _one_path(func, inputs, answers, t0, max_states, max_transitions, max_second
     verification = None
     if a.run is not None and programs is not None:
         verification = explorer.verify(programs, max_states=max_states, max_transitions=max_transitions,
-                                       max_seconds=max(max_seconds - (time.perf_counter() - t0), 0.1))
+                                       max_seconds=max(max_seconds - (numsim.budget.now() - t0), 0.1))
         found.extend(_phase_b_findings(verification, a.run.sites))
         stats.update({"verifier_states": verification.states, "verifier_transitions": verification.transitions,
                       "projections": verification.projections, "certified_projections": verification.certified,

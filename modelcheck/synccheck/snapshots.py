@@ -122,7 +122,10 @@ class Snapshots:
             go = conn.recv()
         except (OSError, EOFError):
             return None
-        return conn if go == "go" else None
+        if not (isinstance(go, tuple) and go[0] == "go"):
+            return None
+        budget.advance_to(go[1])      # the root's budget clock when it resumed this snapshot (CPU clock: its work)
+        return conn
 
     def _listen(self) -> bool:
         if self.listener is not None or self.resumed is not None:
@@ -150,7 +153,7 @@ class Snapshots:
         assert self.resumed is not None
         code = 0
         try:
-            self.resumed.send(("ok", result, self.keys))
+            self.resumed.send(("ok", result, self.keys, budget.now()))
         except Exception:        # noqa: BLE001 -- an unpicklable result: the root reruns the prefix
             code = 1
         self._exit(code)
@@ -159,7 +162,7 @@ class Snapshots:
         """The resumed run raised: tell the root (it reruns the prefix in its own process) and exit."""
         assert self.resumed is not None
         try:
-            self.resumed.send(("raised", "".join(traceback.format_exception(err))[-4000:], self.keys))
+            self.resumed.send(("raised", "".join(traceback.format_exception(err))[-4000:], self.keys, budget.now()))
         except Exception:        # noqa: BLE001 -- the root sees the connection close: the same outcome
             pass
         self._exit(1)
@@ -197,14 +200,15 @@ class Snapshots:
                 raise SnapshotLost(f"no snapshot of {prefix} connected")
         conn, pid = self.parked.pop(prefix)
         try:
-            conn.send("go")
+            conn.send(("go", budget.now()))
             if not conn.poll(self.deadline_seconds):
                 try:
                     os.kill(pid, signal.SIGKILL)    # past every budget of its run: stuck
                 except OSError:
                     pass
                 raise SnapshotLost(f"the snapshot of {prefix} did not finish")
-            status, payload, keys = conn.recv()
+            status, payload, keys, reading = conn.recv()
+            budget.advance_to(reading)          # the resumed run's CPU is this check's (CPU budget clock)
         except (EOFError, OSError) as err:
             raise SnapshotLost(f"the snapshot of {prefix} ended without a result ({err})") from None
         finally:
