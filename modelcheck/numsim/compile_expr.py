@@ -16,10 +16,12 @@ import numpy as np
 import ir
 from ir import dtypes as dt
 
+from . import expr_memo
 from . import values as V
 from .errors import EngineError, UnsupportedTIRxError
 
 _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
+_OPERATORS = (ir.BinOp, ir.UnaryOp, ir.Cast, ir.Select)
 
 
 class BufferInfo:
@@ -60,6 +62,8 @@ class ExprCompiler:
         self.slots: dict[str, int] = {}
         self.ops = ops                  # the op compiler (modelcheck.numsim.ops)
         self.one_d = block[1] == 1 and block[2] == 1
+        self._pure_parent: tuple | None = None     # inputs of the pure expression being compiled (expr_memo)
+        self._pure_seen: dict = {}
 
     # ------------------------------------------------------------------ helpers
     def slot(self, name: str) -> int:
@@ -87,7 +91,23 @@ class ExprCompiler:
         if c is not None:
             return lambda w, _c=c: _c
         method = getattr(self, "_" + type(e).__name__)
-        return method(e)
+        if not isinstance(e, _OPERATORS):
+            parent, self._pure_parent = self._pure_parent, None
+            try:
+                return method(e)
+            finally:
+                self._pure_parent = parent
+        pure = expr_memo.inputs(e, self.const_value, self._pure_seen)
+        parent, self._pure_parent = self._pure_parent, pure
+        try:
+            fn = method(e)
+        finally:
+            self._pure_parent = parent
+        # kept values where a pure part reads fewer inputs than the whole (the whole changes more often)
+        if pure is not None and pure[2] >= 2 and (
+                parent is None or set(pure[0]) != set(parent[0]) or set(pure[1]) != set(parent[1])):
+            return expr_memo.memoized(fn, [self.slot(n) for n in pure[0]], pure[1])
+        return fn
 
     def _Var(self, e: ir.Var):
         s = self.slot(e.name)
