@@ -128,9 +128,18 @@ class ExprCompiler:
             k = "xyz".index(tag[-1])
             return lambda w: w.rt.cluster_idx[k]
         k = "xyz".index(tag[-1])
-        if k == 0:
-            return lambda w: w.tid
-        return lambda w: w.tid_yz[k - 1]
+        # one array per warp index, shared by every CTA's warp of that index (block dimensions are fixed for the
+        # compiled program): the values kept by expr_memo, keyed by identity, serve every CTA
+        shared: dict = {}
+
+        def tid(w):
+            if w.COHORT:
+                return w.tid if k == 0 else w.tid_yz[k - 1]
+            t = shared.get(w.index)
+            if t is None:
+                t = shared[w.index] = w.tid if k == 0 else w.tid_yz[k - 1]
+            return t
+        return tid
 
     # ------------------------------------------------------------------ operators
     def _BinOp(self, e: ir.BinOp):
@@ -195,7 +204,20 @@ class ExprCompiler:
         if e.op == ">>" and c is not None and c >= 5:
             return lambda w: w.warp_base >> c
         if e.op == "%" and c is not None and c > 0 and c % 32 == 0:
-            return lambda w: (w.warp_base % c) + w.lane
+            # the lane id (c = 32) or a lane's place in a group of warps: one read-only array per value, shared
+            # by the warps that have it (expr_memo keys by identity)
+            shared: dict = {}
+
+            def lane_in_group(w):
+                base = w.warp_base % c
+                if w.COHORT:
+                    return base + w.lane
+                v = shared.get(base)
+                if v is None:
+                    v = shared[base] = base + w.lane
+                    v.flags.writeable = False
+                return v
+            return lane_in_group
         if e.op in ("<", ">=", "<=", ">"):
             fb = self.expr(e.b)
             # x < k and x >= k are uniform when k is a multiple of 32; x <= k, x > k when k + 1 is

@@ -4,11 +4,11 @@ Kernels recompute the same lane arithmetic at every access (`(warp & 3) * 64 + (
 `lane_id()` bound once): each operator is a numpy call on 32 lanes.  A pure subexpression -- operators,
 casts and non-lazy selects over variables, constants and thread indices, no load, call, `and`/`or` or
 division by a variable -- is a function of its variables' values alone: masks, memory and schedule do not
-enter it.  Its site keeps the values it computed, keyed by the identities of the variable values it read
-(values are never changed in place: numsim.values) and the thread indices it used; an entry holds those
-objects, so an identity in its key cannot be reused by another object while it lives.  A hit returns the
-same (read-only) result the closure would compute; a miss computes it.  A site whose inputs change at every
-evaluation (a loop-carried variable) stops looking after `_TRIAL` misses without hits.
+enter it.  Its site keeps the values it computed, keyed by the variable values it read (Python ints) or their
+identities (arrays: values are never changed in place, numsim.values) and the thread indices it used; an entry
+holds those objects, so an identity in its key cannot be reused by another object while it lives.  A hit returns the
+same (read-only) result the closure would compute; a miss computes it.  A site whose inputs change at most
+evaluations (a value loaded anew) stops looking once its misses pass `_TRIAL` and half its hits.
 """
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ import numpy as np
 import ir
 
 _CAP = 256          # entries per site before it starts over (distinct CTAs / warps / iteration values)
-_TRIAL = 64         # misses without a hit after which a site evaluates directly
+_OFF = 1 << 62      # misses that turn a site off at once
+_TRIAL = 256        # misses after which a site that hits less than twice per miss evaluates directly
 _DIVISIONS = ("/", "//", "%", "tdiv", "tmod")
 
 
@@ -83,6 +84,13 @@ def _tag_key(tag: str):
     return lambda w: w.index
 
 
+def _part(v):
+    """A variable value's part of a key: a Python int by value (immutable, and loop counters and indices are made
+    anew each time), anything else (arrays, numpy scalars -- a float's value would merge -0.0 and 0.0 and never
+    match a NaN) by identity, which its entry keeps alive."""
+    return v if type(v) is int else (id(v),)
+
+
 def memoized(fn, slots: list[int], tags):
     """`fn` (a pure expression's closure reading the variables in `slots` and the thread indices `tags`)
     returning a kept value when the same inputs come again."""
@@ -92,8 +100,10 @@ def memoized(fn, slots: list[int], tags):
 
     def miss(w, key, held):
         r = fn(w)
-        if type(r) is np.ndarray:
-            r.flags.writeable = False       # shared by every later hit: never changed in place
+        if type(r) is not np.ndarray:
+            state[0] = _OFF                 # a warp-uniform value: computing it costs less than looking it up
+            return r
+        r.flags.writeable = False           # shared by every later hit: never changed in place
         if len(table) >= _CAP:
             table.clear()
         table[key] = (held, r)
@@ -104,25 +114,25 @@ def memoized(fn, slots: list[int], tags):
         (s,) = slots
 
         def one(w):
-            if w.COHORT or state[0] > _TRIAL and not state[1]:
+            if w.COHORT or state[0] > _TRIAL and state[1] < 2 * state[0]:
                 return fn(w)
             a = w.env[s]
-            ent = table.get(id(a))
+            ent = table.get(a if type(a) is int else (id(a),))
             if ent is not None:
                 state[1] += 1
                 return ent[1]
-            return miss(w, id(a), a)
+            return miss(w, a if type(a) is int else (id(a),), a)
         return one
 
     if not tag_keys and len(slots) == 2:
         s0, s1 = slots
 
         def two(w):
-            if w.COHORT or state[0] > _TRIAL and not state[1]:
+            if w.COHORT or state[0] > _TRIAL and state[1] < 2 * state[0]:
                 return fn(w)
             env = w.env
             a, b = env[s0], env[s1]
-            key = (id(a), id(b))
+            key = (a if type(a) is int else (id(a),), b if type(b) is int else (id(b),))
             ent = table.get(key)
             if ent is not None:
                 state[1] += 1
@@ -131,11 +141,11 @@ def memoized(fn, slots: list[int], tags):
         return two
 
     def general(w):
-        if w.COHORT or state[0] > _TRIAL and not state[1]:
+        if w.COHORT or state[0] > _TRIAL and state[1] < 2 * state[0]:
             return fn(w)
         env = w.env
         held = tuple(env[s] for s in slots)
-        key = tuple(map(id, held)) + tuple(t(w) for t in tag_keys)
+        key = tuple(map(_part, held)) + tuple(t(w) for t in tag_keys)
         ent = table.get(key)
         if ent is not None:
             state[1] += 1
