@@ -16,7 +16,7 @@ import numpy as np
 
 import ir
 
-_CAP = 256          # entries per site before it starts over (distinct CTAs / warps / iteration values)
+_CAP = 64           # entries per site before it starts over (distinct CTAs / warps / iteration values)
 _OFF = 1 << 62      # misses that turn a site off at once
 _TRIAL = 256        # misses after which a site that hits less than twice per miss evaluates directly
 _DIVISIONS = ("/", "//", "%", "tdiv", "tmod")
