@@ -203,7 +203,11 @@ class ExprCompiler:
             return lambda w: w.warp_base // c
         if e.op == ">>" and c is not None and c >= 5:
             return lambda w: w.warp_base >> c
-        if e.op == "%" and c is not None and c > 0 and c % 32 == 0:
+        if c is not None and not isinstance(c, bool) and e.op == "&" and c >= 31 and (c + 1) & c == 0:
+            c, op = c + 1, "%"          # x & (2**m - 1) is x % 2**m for x >= 0 (lowered code's `tid & 31`)
+        else:
+            op = e.op
+        if op == "%" and c is not None and c > 0 and c % 32 == 0:
             # the lane id (c = 32) or a lane's place in a group of warps: one read-only array per value, shared
             # by the warps that have it (expr_memo keys by identity)
             shared: dict = {}
