@@ -16,10 +16,12 @@ import numpy as np
 import ir
 from ir import dtypes as dt
 
+from . import expr_memo
 from . import values as V
 from .errors import EngineError, UnsupportedTIRxError
 
 _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
+_OPERATORS = (ir.BinOp, ir.UnaryOp, ir.Cast, ir.Select)
 
 
 class BufferInfo:
@@ -60,6 +62,8 @@ class ExprCompiler:
         self.slots: dict[str, int] = {}
         self.ops = ops                  # the op compiler (modelcheck.numsim.ops)
         self.one_d = block[1] == 1 and block[2] == 1
+        self._pure_parent: tuple | None = None     # inputs of the pure expression being compiled (expr_memo)
+        self._pure_seen: dict = {}
 
     # ------------------------------------------------------------------ helpers
     def slot(self, name: str) -> int:
@@ -87,7 +91,23 @@ class ExprCompiler:
         if c is not None:
             return lambda w, _c=c: _c
         method = getattr(self, "_" + type(e).__name__)
-        return method(e)
+        if not isinstance(e, _OPERATORS):
+            parent, self._pure_parent = self._pure_parent, None
+            try:
+                return method(e)
+            finally:
+                self._pure_parent = parent
+        pure = expr_memo.inputs(e, self.const_value, self._pure_seen)
+        parent, self._pure_parent = self._pure_parent, pure
+        try:
+            fn = method(e)
+        finally:
+            self._pure_parent = parent
+        # kept values where a pure part reads fewer inputs than the whole (the whole changes more often)
+        if pure is not None and pure[2] >= 2 and (
+                parent is None or set(pure[0]) != set(parent[0]) or set(pure[1]) != set(parent[1])):
+            return expr_memo.memoized(fn, [self.slot(n) for n in pure[0]], pure[1])
+        return fn
 
     def _Var(self, e: ir.Var):
         s = self.slot(e.name)
@@ -108,9 +128,18 @@ class ExprCompiler:
             k = "xyz".index(tag[-1])
             return lambda w: w.rt.cluster_idx[k]
         k = "xyz".index(tag[-1])
-        if k == 0:
-            return lambda w: w.tid
-        return lambda w: w.tid_yz[k - 1]
+        # one array per warp index, shared by every CTA's warp of that index (block dimensions are fixed for the
+        # compiled program): the values kept by expr_memo, keyed by identity, serve every CTA
+        shared: dict = {}
+
+        def tid(w):
+            if w.COHORT:
+                return w.tid if k == 0 else w.tid_yz[k - 1]
+            t = shared.get(w.index)
+            if t is None:
+                t = shared[w.index] = w.tid if k == 0 else w.tid_yz[k - 1]
+            return t
+        return tid
 
     # ------------------------------------------------------------------ operators
     def _BinOp(self, e: ir.BinOp):
@@ -174,8 +203,25 @@ class ExprCompiler:
             return lambda w: w.warp_base // c
         if e.op == ">>" and c is not None and c >= 5:
             return lambda w: w.warp_base >> c
-        if e.op == "%" and c is not None and c > 0 and c % 32 == 0:
-            return lambda w: (w.warp_base % c) + w.lane
+        if c is not None and not isinstance(c, bool) and e.op == "&" and c >= 31 and (c + 1) & c == 0:
+            c, op = c + 1, "%"          # x & (2**m - 1) is x % 2**m for x >= 0 (lowered code's `tid & 31`)
+        else:
+            op = e.op
+        if op == "%" and c is not None and c > 0 and c % 32 == 0:
+            # the lane id (c = 32) or a lane's place in a group of warps: one read-only array per value, shared
+            # by the warps that have it (expr_memo keys by identity)
+            shared: dict = {}
+
+            def lane_in_group(w):
+                base = w.warp_base % c
+                if w.COHORT:
+                    return base + w.lane
+                v = shared.get(base)
+                if v is None:
+                    v = shared[base] = base + w.lane
+                    v.flags.writeable = False
+                return v
+            return lane_in_group
         if e.op in ("<", ">=", "<=", ">"):
             fb = self.expr(e.b)
             # x < k and x >= k are uniform when k is a multiple of 32; x <= k, x > k when k + 1 is

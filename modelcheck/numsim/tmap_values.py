@@ -79,6 +79,29 @@ def decode(words: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray, np.nd
     return ok, n, v & np.uint32(15)
 
 
+_CHUNK = 1 << 16          # words per pass of `candidates` (its buffers stay in cache)
+
+
+def candidates(words: np.ndarray, count: int) -> np.ndarray:
+    """Indices of the words whose low half names one of the `count` map values (`decode`'s first test, without the
+    hash): a whole output buffer is scanned in cache-sized pieces into reused buffers, where `decode` would make
+    several arrays of its size -- in data almost no word passes."""
+    low = np.ascontiguousarray(words).view("<u4")[0::2]
+    limit = np.uint32(count << 4)           # n < count  <=>  (n << 4 | i) < count << 4
+    buf = np.empty(min(_CHUNK, low.size), dtype=np.uint32)
+    hit = np.empty(buf.size, dtype=np.bool_)
+    found = []
+    for start in range(0, low.size, _CHUNK):
+        seg = low[start:start + _CHUNK]
+        b, h = buf[:seg.size], hit[:seg.size]
+        np.multiply(seg, _UNSPREAD, out=b)
+        np.bitwise_xor(b, _FAR, out=b)
+        np.less(b, limit, out=h)
+        if h.any():
+            found.append(np.flatnonzero(h) + start)
+    return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+
+
 class MapStore:
     """The map values of one run and their tensormap-proxy fence state."""
 
@@ -229,8 +252,11 @@ def output_maps(store: MapStore, allocs: dict, out: dict) -> dict:
         if name not in out or alloc.nbytes < NBYTES:
             continue
         words = alloc.data[: alloc.nbytes - alloc.nbytes % 8].view("<u8")
-        ok, _, idx = decode(words, len(store.values))
-        for i in np.flatnonzero(ok & (idx == 0)).tolist():
+        cand = candidates(words, len(store.values))
+        if not cand.size:
+            continue
+        ok, _, idx = decode(words[cand], len(store.values))
+        for i in cand[ok & (idx == 0)].tolist():
             off = 8 * i
             try:
                 n = store.at(alloc, off, None, "")
@@ -288,6 +314,8 @@ def stray_words(store: MapStore, gmem, names, inputs: dict | None = None) -> dic
         if alloc is None or alloc.nbytes < 8:
             continue
         words = alloc.data[: alloc.nbytes - alloc.nbytes % 8].view("<u8")
+        if not candidates(words, len(store.values)).size:
+            continue                    # (the common case, found without decoding the whole buffer)
         tagged, ns, idx = decode(words, len(store.values))
         if not tagged.any():
             continue

@@ -280,17 +280,18 @@ def _to_float(x: np.ndarray, elem: str, mode: str, relu: bool, satf: bool, exact
 
 def _pack_halves(hi: np.ndarray, lo: np.ndarray, elem: str) -> np.ndarray:
     """cvt.rn.{f16,bf16}x2.f32 of float32 registers: each float32 rounded to nearest even by the dtype cast (a
-    float32 is exact in float64, so this is `_to_float`'s rounding), NaN canonical, lo in the low half."""
-    np_t = _np_float(elem)
-    nan_bits = np.uint32(NAN_BITS[elem])
-    out = np.zeros(hi.shape, dtype=np.uint32)
-    for shift, v in ((0, lo), (16, hi)):
-        v = np.asarray(v, dtype=np.float32)
-        with np.errstate(over="ignore", invalid="ignore"):
-            bits = v.astype(np_t).view(np.uint16).astype(np.uint32)
-        bits = np.where(np.isnan(v), nan_bits, bits)
-        out |= bits << np.uint32(shift)
-    return out
+    float32 is exact in float64, so this is `_to_float`'s rounding), NaN canonical, lo in the low half.  Both
+    halves convert in one cast of an (lanes, 2) array whose uint16 view, read as uint32, is the packed register
+    (little endian: element 0 low)."""
+    pair = np.empty(hi.shape + (2,), dtype=np.float32)
+    pair[..., 0] = lo
+    pair[..., 1] = hi
+    with np.errstate(over="ignore", invalid="ignore"):
+        bits = pair.astype(_np_float(elem)).view(np.uint16)
+    nan = np.isnan(pair)
+    if nan.any():
+        bits = np.where(nan, np.uint16(NAN_BITS[elem]), bits)
+    return np.ascontiguousarray(bits).view(np.uint32).reshape(hi.shape)
 
 
 def _int_round(x: np.ndarray, mode: str) -> np.ndarray:

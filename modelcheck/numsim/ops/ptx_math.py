@@ -360,6 +360,8 @@ def _arith(ctx, call, info):
 # formats whose correctly rounded float64 sum, rounded again to nearest, is the correctly rounded sum
 # (53 >= 2p + 1 bits: the double rounding is innocuous; Figueroa, "When is double rounding innocuous?")
 _SUM_ONCE = frozenset({"float32", "float16", "bfloat16", "float64"})
+_ONE_STEP = {"add": np.add, "sub": np.subtract, "mul": np.multiply}
+_FTZ = frozenset({"ftz"})
 
 
 def float_op(head: str, vals: list, elem: str, mode: str, flags=frozenset()) -> np.ndarray:
@@ -367,6 +369,17 @@ def float_op(head: str, vals: list, elem: str, mode: str, flags=frozenset()) -> 
     operands, widen to float64, (x, err) the exact result (TwoSum), `round_float(x, err)`; below, numpy
     broadcasts implicitly, and err is skipped where x alone rounds correctly (products are exact; sums
     under .rn per `_SUM_ONCE`).  tests/modelcheck/numsim/ops/test_float_op.py checks the two agree."""
+    if mode == "rn" and elem == "float32" and head in _ONE_STEP and flags <= _FTZ:
+        a, b = vals
+        if type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == b.dtype == np.float32:
+            # float32 add/sub/mul is correctly rounded by numpy's IEEE arithmetic itself: the same value as the
+            # float64 result rounded once (53 >= 2*24 + 2 bits, subnormal results included), without the two
+            # widenings and the cast back; .ftz flushes the operands and the result as below
+            if flags:
+                a, b = ftz(a), ftz(b)
+            with np.errstate(all="ignore"):
+                r = _ONE_STEP[head](a, b)
+            return canonical_nan(ftz(r) if flags else r)
     if "ftz" in flags:
         vals = [ftz(v) for v in vals]
     xs = [np.asarray(v).astype(np.float64) for v in vals]

@@ -11,7 +11,7 @@ import modelcheck
 from modelcheck import numsim
 from modelcheck.numsim.memory import GlobalMemory
 from modelcheck.numsim.tensormap import BoundTensorMap, MapBuffer, TensorMap, TensorMapError, with_maps
-from modelcheck.numsim.tmap_values import MapStore, decode, stray_words, tokens
+from modelcheck.numsim.tmap_values import MapStore, candidates, decode, stray_words, tokens
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "tmap"
 X = np.arange(32 * 32, dtype=np.float32).reshape(32, 32)
@@ -174,3 +174,20 @@ def test_stray_map_bytes_left_in_an_output_say_whose_they_are():
     ws[1:8] = tokens(n)[1:8]          # a map's words 1-7, its word 0 patched by a plain store (left as data)
     ws[16:32] = tokens(n)             # a whole map: not stray
     assert stray_words(store, gmem, ["ws"]) == {"ws": "8-63 (bytes 8-63 of map #0 (b))"}
+
+
+def test_candidates_are_the_words_decode_tests_by_hash():
+    """The scan of output buffers in cache-sized pieces finds every token word (and the few data words whose low
+    half looks like one), across piece boundaries."""
+    rng = np.random.default_rng(5)
+    piece = 1 << 16
+    words = rng.integers(0, 2 ** 63, size=3 * piece + 5, dtype=np.uint64)
+    for n, at in ((0, 3), (1, piece - 8), (2, 2 * piece + 2)):     # map 1 straddles the first piece's end
+        words[at:at + 16] = tokens(n)
+    words[100] = tokens(2)[7]                                       # a stray word of map 2
+    ok, ns, _ = decode(words, 3)
+    cand = candidates(words, 3)
+    np.testing.assert_array_equal(cand, np.flatnonzero(ns < 3))     # decode's first test, before the hash
+    np.testing.assert_array_equal(cand[ok[cand]], np.flatnonzero(ok))
+    assert ok.sum() == 3 * 16 + 1
+    assert candidates(np.zeros(10, np.uint64), 3).size == 0
