@@ -54,6 +54,20 @@ def _assert_same_per_cta(runs, async_ops: bool = True) -> None:
         assert any(e[-1] != -1 for e in ea[0] if e[0] == "access")    # the async copies are in the streams
 
 
+def _without_and_with_cohorts(monkeypatch, checker, func, inputs):
+    """`checker`'s reports on `func` per CTA and with cohorts of 7 (the checkers' Engine patched to that size)."""
+    base = numsim.Engine
+    reports = []
+    for k in (0, 7):
+        class Sized(base):
+            def __init__(self, *args, k=k, **kwargs):
+                kwargs["cohorts"] = k
+                super().__init__(*args, **kwargs)
+        monkeypatch.setattr(numsim, "Engine", Sized)
+        reports.append(checker(func, inputs()))
+    return reports
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize("size", [2, 7, 64])
 def test_cp_async_grids_run_the_same_in_cohorts(case, size):
@@ -130,16 +144,7 @@ def test_shared_atomics_run_per_row_in_cohorts(race, size):
 
 def test_racecheck_finds_the_shared_atomic_race_in_cohorts(monkeypatch):
     func = modelcheck.load(FIX / "grid_smem_atomic.py", RACE=1).func
-    base = numsim.Engine
-    reports = []
-    for k in (0, 7):
-        class Sized(base):
-            def __init__(self, *args, k=k, **kwargs):
-                kwargs["cohorts"] = k
-                super().__init__(*args, **kwargs)
-        monkeypatch.setattr(numsim, "Engine", Sized)
-        reports.append(modelcheck.racecheck(func, _atomic_inputs()))
-    plain, batched = reports
+    plain, batched = _without_and_with_cohorts(monkeypatch, modelcheck.racecheck, func, _atomic_inputs)
     assert [(f.id, f.kind, f.message) for f in batched.findings] == [(f.id, f.kind, f.message) for f in plain.findings]
     assert "data_race" in {f.kind for f in plain.findings}
 
@@ -177,16 +182,7 @@ def test_mbarrier_grids_run_the_same_in_cohorts(case, size):
 @pytest.mark.parametrize("case", ["handoff", "skip"])
 def test_checkers_find_the_same_with_mbarriers_in_cohorts(case, monkeypatch):
     func = modelcheck.load(FIX / "grid_mbarrier.py", **MBAR[case]).func
-    base = numsim.Engine
-    reports = []
-    for k in (0, 7):
-        class Sized(base):
-            def __init__(self, *args, k=k, **kwargs):
-                kwargs["cohorts"] = k
-                super().__init__(*args, **kwargs)
-        monkeypatch.setattr(numsim, "Engine", Sized)
-        reports.append(modelcheck.check(func, _mbar_inputs()))
-    plain, batched = reports
+    plain, batched = _without_and_with_cohorts(monkeypatch, modelcheck.check, func, _mbar_inputs)
     assert batched.verdict == plain.verdict
     assert [(f.id, f.status, f.kind, f.message) for f in batched.findings] == \
         [(f.id, f.status, f.kind, f.message) for f in plain.findings]
@@ -222,16 +218,7 @@ def test_tma_grids_run_the_same_in_cohorts(case, size):
 @pytest.mark.parametrize("case", sorted(TMA))
 def test_checkers_find_the_same_with_tma_in_cohorts(case, monkeypatch):
     func = modelcheck.load(FIX / "grid_tma.py", **TMA[case]).func
-    base = numsim.Engine
-    reports = []
-    for k in (0, 7):
-        class Sized(base):
-            def __init__(self, *args, k=k, **kwargs):
-                kwargs["cohorts"] = k
-                super().__init__(*args, **kwargs)
-        monkeypatch.setattr(numsim, "Engine", Sized)
-        reports.append(modelcheck.check(func, _tma_inputs()))
-    plain, batched = reports
+    plain, batched = _without_and_with_cohorts(monkeypatch, modelcheck.check, func, _tma_inputs)
     assert batched.verdict == plain.verdict
     assert [(f.id, f.status, f.kind, f.message) for f in batched.findings] == \
         [(f.id, f.status, f.kind, f.message) for f in plain.findings]
