@@ -245,8 +245,9 @@ class ModuleScan:
                 keep.append(p)
                 continue
             if p.default is None and p.name not in self.b.overrides:
-                raise UsageError(f"compile-time parameter {p.name} of kernel {fn.name} in {self.b.file} has no "
-                                 f"default value: pass --const {p.name}=VALUE (load(path, {p.name}=VALUE))")
+                raise UsageError(f"{self.b.file}:{p.pos.line}:{p.pos.col}: compile-time parameter {p.name} of kernel "
+                                 f"{fn.name} has no default value: pass --const {p.name}=VALUE "
+                                 f"(load(path, {p.name}=VALUE))")
             self.define(sx.Name(p.pos, p.name), p.default, p)
             if p.name in self.meta and not isinstance(self.meta[p.name], str):
                 raise self.error(f"compile-time parameter '{p.name}' must be a number or a string", p.default or p)

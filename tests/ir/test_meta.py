@@ -90,6 +90,16 @@ def test_static_assert_is_decided_while_reading():
     assert err.value.what == "static assertion failed: N must divide 128" and err.value.span.line == 10
 
 
+def test_a_compile_time_parameter_without_default_needs_a_value_and_says_where():
+    with pytest.raises(UsageError) as err:
+        load("jit_constexpr_required")
+    assert str(err.value).startswith(f"{FIXTURES / 'jit_constexpr_required.py'}:7:")
+    assert "compile-time parameter SCALE of kernel jit_constexpr_required has no default value: pass --const " \
+        "SCALE=VALUE" in str(err.value)
+    res = numsim.run(load("jit_constexpr_required", SCALE=2), {"a": np.zeros(128, np.int32)})
+    np.testing.assert_array_equal(res.outputs["a"], np.arange(128) * 2)
+
+
 def test_an_unknown_override_is_still_a_usage_error():
     with pytest.raises(UsageError, match="unknown constant"):
         load("jit_constexpr", M=3)
