@@ -38,7 +38,7 @@ COMPARE = ("eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs",
 _FLAGS = ("ftz", "sat", "satfinite", "relu", "approx", "full", "NaN", "hi", "lo", "wide")
 UNARY_MATH = ("ex2", "lg2", "rcp", "rsqrt", "sqrt", "tanh", "sin", "cos")
 HEADS = ("mov", "add", "sub", "mul", "fma", "div", "min", "max", "and", "or", "xor", "not", "shl", "shr",
-         "neg", "abs", "setp", "selp", "cvt", "popc", "clz", "fns") + UNARY_MATH
+         "neg", "abs", "setp", "selp", "cvt", "popc", "clz", "fns", "prmt") + UNARY_MATH
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +167,8 @@ def _check(f: MathForm, op: str, dtypes: tuple[str, ...]) -> str:
     if head in ("popc", "clz"):       # PTX ISA 9.7.3.x: d (.u32) = set bits / leading zeros of a .b32 or .b64
         return "" if t in ("b32", "b64") and n == 2 else f"{op}: not modeled"
     if head == "fns":                 # d = the position of the offset-th set bit of mask from base
+        return "" if t == "b32" and n == 4 else f"{op}: not modeled"
+    if head == "prmt":                # PTX ISA 9.7.8.7: the generic byte permute (a mode qualifier is refused above)
         return "" if t == "b32" and n == 4 else f"{op}: not modeled"
     if head in ("neg", "abs"):
         return "" if t in FLOATS + ("s16", "s32", "s64") and n == 2 else f"{op}: not modeled"

@@ -290,6 +290,29 @@ def _fns(ctx, call, info):
     return run, False
 
 
+def _prmt(ctx, call, info):
+    """prmt.b32 d, a, b, c, the generic form (PTX ISA 9.7.8.7): the bytes of {b, a} are numbered 0-7 (a's are
+    0-3); byte i of d is chosen by the 4-bit selector c[4i+3:4i]: its 3 low bits pick the source byte, its msb
+    replicates that byte's sign bit over the 8 bits instead of copying it.  The modes (.f4e, .b4e, .rc8, .ecl,
+    .ecr, .rc16) are refused by the form parser."""
+    srcs = _readers(ctx, call.operands[1:], ["b32"] * 3, raw=True)
+    if srcs is None:
+        return _unsupported(ctx, call, f"{call.op}: an operand is not a b32 register")
+    dst = writer(ctx, call.operands[0], call.op, "b32")
+
+    def run(w):
+        a, b, c = (x.astype(np.uint64) for x in np.broadcast_arrays(*(np.asarray(f(w)).reshape(-1) for f in srcs)))
+        pool = (b << np.uint64(32)) | a
+        out = np.zeros(a.shape, np.uint64)
+        for i in range(4):
+            sel = (c >> np.uint64(4 * i)) & np.uint64(0xF)
+            byte = (pool >> ((sel & np.uint64(7)) * np.uint64(8))) & np.uint64(0xFF)
+            sign = np.where(byte & np.uint64(0x80), np.uint64(0xFF), np.uint64(0))
+            out |= np.where(sel & np.uint64(8), sign, byte) << np.uint64(8 * i)
+        dst(w, out.astype(np.uint32))
+    return run, False
+
+
 def _logic(ctx, call, info):
     form = _form(call)
     t = form.types[0]
@@ -638,7 +661,7 @@ HANDLERS = {
     "math.shl": _shift, "math.shr": _shift,
     "math.add": _arith, "math.sub": _arith, "math.mul": _arith, "math.fma": _arith, "math.div": _div,
     "math.min": _minmax, "math.max": _minmax, "math.neg": _neg_abs, "math.abs": _neg_abs,
-    "math.popc": _bitcount, "math.clz": _bitcount, "math.fns": _fns,
+    "math.popc": _bitcount, "math.clz": _bitcount, "math.fns": _fns, "math.prmt": _prmt,
     **{f"math.{h}": _unary for h in AF.UNARY_MATH},
     "math.setp": _setp, "math.selp": _selp, "math.cvt": CV.compile_cvt,
     "cuda.make_float2": _make_float2, "cuda.float2_x": _float2_part(0), "cuda.float2_y": _float2_part(1),

@@ -217,3 +217,33 @@ def test_fns_matches_the_ptx_examples_and_a_reference():
     assert out[2] == 3 and out[3] == 3                     # fns(0xaaaaaaaa, 2, 1) = 3; fns(.., 3, -1) = 3
     want = [_fns_reference(int(m), b, int(o)) for b, (m, o) in enumerate(zip(mask, offset))]
     np.testing.assert_array_equal(out, want)
+
+
+def _prmt_reference(a: int, b: int, c: int) -> int:
+    pool = (b << 32) | a
+    out = 0
+    for i in range(4):
+        sel = c >> 4 * i & 0xF
+        byte = pool >> 8 * (sel & 7) & 0xFF
+        out |= ((0xFF if byte & 0x80 else 0) if sel & 8 else byte) << 8 * i
+    return out
+
+
+def test_prmt_permutes_bytes_as_the_ptx_isa_says():
+    """prmt.b32 generic form per lane (tests/fixtures/ops2/prmt.py): the ISA's numbering ({b, a}, a's bytes 0-3),
+    sign replication by a selector's msb, the int16 pack 0x5410 kernels use, and random operands against a
+    direct reference."""
+    kernel = modelcheck.load(Path(__file__).parents[3] / "fixtures" / "ops2" / "prmt.py")
+    rng = np.random.default_rng(7)
+    a = rng.integers(-2**31, 2**31, 32, dtype=np.int64).astype(np.int32)
+    b = rng.integers(0, 2**32, 32, dtype=np.uint64).astype(np.uint32)
+    c = rng.integers(0, 2**16, 32, dtype=np.uint64).astype(np.uint32)
+    a[0], b[0], c[0] = np.int32(-2), 0x00000007, 0x5410        # low halves packed: 0x0007fffe
+    a[1], b[1], c[1] = 0x00000080, 0, 0x8888                   # byte 0 (0x80) sign-replicated four times
+    a[2], b[2], c[2] = 0x44332211, 0x88776655, 0x3210          # the identity on a
+    a[3], b[3], c[3] = 0x44332211, 0x88776655, 0x7654          # b
+    res = numsim.run(kernel.func, {"a": a, "b": b, "c": c, "out": np.zeros(32, np.uint32)})
+    out = res.outputs["out"]
+    assert [int(x) for x in out[:4]] == [0x0007FFFE, 0xFFFFFFFF, 0x44332211, 0x88776655]
+    want = [_prmt_reference(int(x) & 0xFFFFFFFF, int(y), int(z)) for x, y, z in zip(a, b, c)]
+    np.testing.assert_array_equal(out, np.array(want, np.uint32))
