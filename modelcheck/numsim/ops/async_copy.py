@@ -87,6 +87,27 @@ def _new_op(w, kind, lane, site) -> AsyncOp:
     return AsyncOp(eng.async_id, kind, w, lane, site)
 
 
+def issue_on_barrier(w, kind: str, lane: int, site, span, what: str, rt, brt, blocal: int, size: int,
+                     extra: dict | None = None):
+    """Issue `lane`'s async op `kind` that writes into CTA `rt` and completes `size` tx bytes on the mbarrier at
+    `blocal` of CTA `brt` (a cluster peer's included): the barrier must be live; the issue event names the
+    generation the op completes (`extra`: more details for it).  Returns (op, barrier, generation)."""
+    bar = barrier_of(w, cluster_address(brt.cluster_rank, blocal) if brt is not w.rt else blocal, span, what,
+                     remote=True)
+    try:
+        bar.require_live(what)
+    except SyncError as err:
+        raise EngineError(err.kind, err.message, span, **err.details) from None
+    op = _new_op(w, kind, lane, site)
+    gen = bar.local_gen
+    details = {"op": op.id, "kind": op.kind, "lane": lane, "name": name_of(w, blocal), **(extra or {})}
+    if rt is not w.rt:
+        details["target_cta"] = rt.index
+    w.eng.sync(w, "async.issue", site, barrier=("mbarrier", brt.index, blocal), tx=size, generation=gen,
+               details=details)
+    return op, bar, gen
+
+
 def _lanes(w):
     return [int(k) for k in np.flatnonzero(w.active())]
 
@@ -159,20 +180,8 @@ def _bulk_g2s(ctx, call, info):
                 if d_alloc is None:
                     raise EngineError("oob", f"cp.async.bulk range [{dst:#x}, +{size}) is outside every shared "
                                              f"allocation (lane {lane})", span, address=dst, lane=lane, size=size)
-                remote = brt is not w.rt
-                bar = barrier_of(w, cluster_address(brt.cluster_rank, blocal) if remote else blocal, span,
-                                 "cp.async.bulk", remote=True)
-                try:
-                    bar.require_live("cp.async.bulk")
-                except SyncError as err:
-                    raise EngineError(err.kind, err.message, span, **err.details) from None
-                op = _new_op(w, "bulk.g2s", lane, site)
-                gen = bar.local_gen
-                details = {"op": op.id, "kind": op.kind, "lane": lane, "name": name_of(w, blocal)}
-                if rt is not w.rt:
-                    details["target_cta"] = rt.index
-                eng.sync(w, "async.issue", site, barrier=("mbarrier", brt.index, blocal), tx=size, generation=gen,
-                         details=details)
+                op, bar, gen = issue_on_barrier(w, "bulk.g2s", lane, site, span, "cp.async.bulk", rt, brt, blocal,
+                                                size)
                 eng.enqueue(_complete_g2s(eng, w, op, s_alloc, src - s_alloc.base, d_alloc, local - d_alloc.base,
                                           size, bar, blocal, span, gen, rt, brt))
     return run, False

@@ -15,12 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import EngineError
-from ..memory import cluster_address
 from ..sync import SyncError
-from . import name_of
-from .async_copy import _at, _lanes, _new_op, _one_lane
+from .async_copy import _at, _lanes, _one_lane, issue_on_barrier
 from .cluster import cluster_of
-from .mbarrier import barrier_of
 from .memory import PTX_NP, _from_register
 
 
@@ -64,20 +61,8 @@ def _st_async(ctx, call, info):
                 raise EngineError("oob", f"{what}: [{local:#x}, +{size}) of CTA rank {rt.cluster_rank} is outside "
                                          f"every shared allocation (lane {lane})", span, address=local, lane=lane,
                                   size=size)
-            bar = barrier_of(w, cluster_address(brt.cluster_rank, blocal) if brt is not w.rt else blocal, span, what,
-                             remote=True)
-            try:
-                bar.require_live(what)
-            except SyncError as err:
-                raise EngineError(err.kind, err.message, span, **err.details) from None
+            op, bar, gen = issue_on_barrier(w, "st.async", lane, site, span, what, rt, brt, blocal, size)
             data = np.array([v[lane] if v.ndim else v for v in values], dtype=np_t).view(np.uint8)
-            op = _new_op(w, "st.async", lane, site)
-            gen = bar.local_gen
-            details = {"op": op.id, "kind": op.kind, "lane": lane, "name": name_of(w, blocal)}
-            if rt is not w.rt:
-                details["target_cta"] = rt.index
-            eng.sync(w, "async.issue", site, barrier=("mbarrier", brt.index, blocal), tx=size, generation=gen,
-                     details=details)
             eng.enqueue(_complete(w, op, rt, d_alloc, local - d_alloc.base, data, bar, blocal, span, gen))
     return run, False
 

@@ -23,16 +23,14 @@ import ir
 
 from ..descriptors import byte_runs, tma_swizzle
 from ..errors import EngineError, UnsupportedTIRxError
-from ..memory import CLUSTER_WINDOW, SHARED_BASE, cluster_address
+from ..memory import CLUSTER_WINDOW, SHARED_BASE
 from ..sync import SyncError
 from ..tensormap import (TENSOR_MAPS, BoundTensorMap, BoxPlan, TensorMapError, TensorMapFields,
                          fill_bits, validate)
 from ..tmap_values import NBYTES, validate_replaced
-from . import name_of
 from .access import _find
-from .async_copy import _groups, _new_op, _one_lane, group_done
+from .async_copy import _groups, _new_op, _one_lane, group_done, issue_on_barrier
 from .cluster import cluster_of
-from .mbarrier import barrier_of
 from .tma_plan import TilePlan, plan_box, words
 
 
@@ -240,20 +238,8 @@ def _g2s(ctx, call, info):
                                                      None if mask_a is None else _at(mask_a, lane), span, what, pair):
                 plan, d_alloc = _plan(w, bound, dims, coords, dst, span, what, rt, gather4)
                 nbytes = plan.inb.size * plan.esz      # the whole box, filled elements included
-                bar = barrier_of(w, cluster_address(brt.cluster_rank, baddr) if brt is not w.rt else baddr, span,
-                                 what, remote=True)
-                try:
-                    bar.require_live(what)
-                except SyncError as err:
-                    raise EngineError(err.kind, err.message, span, **err.details) from None
-                op = _new_op(w, "tma.g2s", lane, site)
-                gen = bar.local_gen
-                details = {"op": op.id, "kind": op.kind, "lane": lane, "name": name_of(w, baddr),
-                           "tensor_map": bound.name, "coords": coords}
-                if rt is not w.rt:
-                    details["target_cta"] = rt.index
-                eng.sync(w, "async.issue", site, barrier=("mbarrier", brt.index, baddr), tx=nbytes, generation=gen,
-                         details=details)
+                op, bar, gen = issue_on_barrier(w, "tma.g2s", lane, site, span, what, rt, brt, baddr, nbytes,
+                                                {"tensor_map": bound.name, "coords": coords})
                 eng.enqueue(_complete_g2s(w, op, bound, plan, d_alloc, nbytes, bar, baddr, span, gen, rt, brt))
     return run, False
 
