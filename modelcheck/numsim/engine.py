@@ -33,8 +33,8 @@ from .tmap_values import MapStore, attach_output_maps, bind_buffer_maps, bind_pa
 from .ops.wgmma import at_exit as wgmma_at_exit
 from .tmem import live_at_exit
 from .memory import SHARED_BASE
-from .ops.clc import ClcScheduler, launch_gate
-from .residency import Residency
+from .ops.clc import ClcScheduler, NotLaunched, launch_gate
+from .residency import Residency, release_shared
 from .sync import ClusterBarrier
 from .trace import Halt, RunInfo
 
@@ -174,7 +174,9 @@ class Engine:
             # a launch with cluster launch control has its own launch scheduler (ops/clc.py)
             clc = any(s.op == "clusterlaunchcontrol.try_cancel" for s in program.sites)
             waves = not clc and resident // csize < nctas // csize
-            held = min(nctas, max(resident // csize, 1) * csize) if waves else nctas
+            # CTAs holding shared memory at once: a wave's, or (CLC) the running clusters' only
+            held = min(nctas, max(resident // csize, 1) * csize) if waves else \
+                min(nctas, max(self.clc_resident, 1) * csize) if clc else nctas
             # buffers the kernel only reads are bound as they are (host tensor maps may write theirs)
             written = program.written_globals | {program.buffers_alloc(h.buffer) for h in func.host
                                                  if isinstance(h, ir.TensorMapEncode)}
@@ -188,7 +190,7 @@ class Engine:
                                and not all_zero(np.asarray(inputs[p.name]))), "copying the global buffers")
             meter.allocate(nctas * (budget.CTA_BYTES + nwarps * budget.WARP_BYTES) + held * 2 * program.layout.total,
                            f"{nctas:,} CTA(s) of {nwarps} warp(s) with {program.layout.total:,} bytes of shared "
-                           f"memory each" + (f" ({held:,} resident at once)" if waves else ""))
+                           f"memory each" + (f" ({held:,} resident at once)" if held < nctas else ""))
             gmem = GlobalMemory()
             for p in func.params:
                 if p.kind == "buffer":
@@ -218,7 +220,9 @@ class Engine:
                 for by in range(grid[1]):
                     for bx in range(grid[0]):
                         rt = CTARuntime(len(ctas), (bx, by, bz), None, nthreads)
-                        if not waves:
+                        if clc:             # its cluster's launch gives it shared memory (ops/clc.py)
+                            rt.shared = NotLaunched(rt.index, {})
+                        elif not waves:
                             make_shared(rt)
                         for k in range(nwarps):
                             w = Warp(len(warps), rt, k, min(32, nthreads - 32 * k), block, eng, program.nslots)
@@ -262,8 +266,16 @@ class Engine:
                     body = eng.residency.gate(body)
                     eng.residency.start()
                 if clc:
-                    eng.clc = ClcScheduler(_clusters_in_order(rest), self.clc_resident, self.clc_policy,
-                                           self.clc_answers)
+                    clusters = _clusters_in_order(rest)
+
+                    def launched(cid: int) -> None:
+                        for rt in clusters[cid]:
+                            make_shared(rt)
+
+                    def released(cid: int) -> None:
+                        release_shared(eng, clusters[cid])
+                    eng.clc = ClcScheduler(clusters, self.clc_resident, self.clc_policy, self.clc_answers,
+                                           launched, released)
                     if self.clc_choice is not None:
                         hook = self.clc_choice
                         eng.clc.on_choice = lambda taken, default: hook(taken, default, meter.steps)

@@ -50,6 +50,20 @@ class ReleasedShared:
 _MEMORY = ("pool", "written", "allocs", "_bases", "_ordered")
 
 
+def release_shared(eng, ctas) -> None:
+    """The shared memory of `ctas` (a cluster whose last warp exited) is gone: its bytes are released, its
+    bookkeeping kept (ReleasedShared)."""
+    if eng.columns is not None:
+        eng.columns.flush()             # buffered records still name the allocations about to go
+    for rt in ctas:
+        shared = rt.shared
+        if eng.columns is not None:
+            eng.columns.release(shared.allocs.values())
+        kept = {k: v for k, v in shared.__dict__.items() if k not in _MEMORY}
+        rt.shared = ReleasedShared(rt.index, kept)
+        rt.views = []
+
+
 class Residency:
     """Which clusters are resident; launches the next when one exits (see the module docstring)."""
 
@@ -90,15 +104,7 @@ class Residency:
 
     def _exit(self, cid: int) -> None:
         eng = self.eng
-        if eng.columns is not None:
-            eng.columns.flush()             # buffered records still name the allocations about to go
-        for rt in self.clusters[cid]:
-            shared = rt.shared
-            if eng.columns is not None:
-                eng.columns.release(shared.allocs.values())
-            kept = {k: v for k, v in shared.__dict__.items() if k not in _MEMORY}
-            rt.shared = ReleasedShared(rt.index, kept)
-            rt.views = []
+        release_shared(eng, self.clusters[cid])
         self.running -= 1
         self.finished += 1
         self.last_exit = eng.meter.steps if eng.meter is not None else 0

@@ -3,7 +3,10 @@
 The launch: a kernel that executes `try_cancel` (found in its sites before the run) gets a `ClcScheduler`: its
 clusters launch in cluster-id order, at most `resident` at a time (default 1); the others are pending, and a
 pending cluster launches when a running one has finished (every warp of its CTAs exited).  A cluster cancelled
-by `try_cancel` never runs: its warps finish without executing anything (the canceller does its tile).
+by `try_cancel` never runs: its warps finish without executing anything (the canceller does its tile).  As on
+hardware, only running clusters hold shared memory: a cluster's CTAs get theirs when it launches and give it back
+when its last warp exits (numsim.residency.release_shared); a pending or cancelled cluster's CTAs hold none
+(`NotLaunched`), and the engine charges the memory budget for the running ones only.
 
 `try_cancel.async[.shared::cta].mbarrier::complete_tx::bytes[.multicast::cluster::all].b128 [addr], [mbar]` is an
 async operation: when it lands it decides its answer (policy "steal", the default: cancel the first pending
@@ -29,6 +32,7 @@ import numpy as np
 
 from ..errors import EngineError, UnsupportedTIRxError
 from ..memory import CLUSTER_WINDOW, cluster_address
+from ..residency import ReleasedShared
 from ..runtime import Wait
 from ..sync import SyncError
 from .async_copy import _new_op
@@ -42,8 +46,13 @@ RESPONSE_BYTES = 16
 class ClcScheduler:
     """Which clusters of the grid run, are pending or were cancelled (numsim/ops/clc.py)."""
 
-    def __init__(self, clusters: list[list], resident: int = 1, policy: str = "steal", answers: tuple = ()):
+    def __init__(self, clusters: list[list], resident: int = 1, policy: str = "steal", answers: tuple = (),
+                 launch: Callable[[int], None] | None = None, release: Callable[[int], None] | None = None):
+        """`launch(cid)`: give the cluster's CTAs their shared memory as it starts running; `release(cid)`: take
+        it back when its last warp exits (only running clusters hold shared memory, as on hardware)."""
         self.clusters = clusters            # cluster id -> its CTAs (ranks in order)
+        self.launch = launch
+        self.release = release
         self.state = ["pending"] * len(clusters)
         self.policy = policy
         self.answers = tuple(bool(a) for a in answers)
@@ -55,7 +64,12 @@ class ClcScheduler:
         self.version = 0
         self.exits = [0] * len(clusters)
         for cid in range(min(max(resident, 1), len(clusters))):
-            self.state[cid] = "running"
+            self._run(cid)
+
+    def _run(self, cid: int) -> None:
+        self.state[cid] = "running"
+        if self.launch is not None:
+            self.launch(cid)
 
     def pending(self) -> int | None:
         return next((c for c, s in enumerate(self.state) if s == "pending"), None)
@@ -80,10 +94,22 @@ class ClcScheduler:
 
     def finished(self, cid: int) -> None:
         self.state[cid] = "done"
+        if self.release is not None:
+            self.release(cid)
         nxt = self.pending()
         if nxt is not None:
-            self.state[nxt] = "running"
+            self._run(nxt)
         self.version += 1
+
+
+class NotLaunched(ReleasedShared):
+    """The shared memory of a CTA whose cluster has not launched (pending) or never will (cancelled): it holds
+    none; reaching its bytes is an unmodeled operation, not a read of memory that does not exist."""
+
+    def __getattr__(self, name):
+        raise UnsupportedTIRxError("shared memory of a CTA not launched", None,
+                                   f"an operation reaches CTA {self.__dict__['cta']}'s shared memory while its "
+                                   f"cluster is pending or cancelled (cluster launch control): it holds none")
 
 
 def launch_gate(eng, program, clc: ClcScheduler):
