@@ -2,7 +2,8 @@
 
 Runs in a child process of `benchmarks/production_corpus.py`, inside the environment made by
 `benchmarks/corpus_setup.sh` (apache-tvm 0.27.0.post1, tirx-kernels 0.1.2.post1, torch CPU).
-For the module's first configuration (`CONFIGS[0]`) and first listed CUDA arch it calls
+For the module's first configuration (`CONFIGS[0]`; the first listed one whose inputs fit a check when
+`CONFIGS[0]`'s do not: benchmarks/corpus/config_fit.py) and first listed CUDA arch it calls
 `get_kernel(**config)`, flattens what comes back (a PrimFunc, an IRModule, a nested
 list/tuple/dict, or a tirx-lite kernel object with `.func`) and, per function, writes
 
@@ -209,7 +210,9 @@ def tensor_maps(name: str, module, config: dict, func) -> dict:
 
 
 def build(name: str, cache: str) -> dict:
-    """Build registry module `name`; write its printed functions under `cache`; return the record."""
+    """Build registry module `name` at its first configuration whose inputs fit a check (`CONFIGS[0]` unless
+    it is known not to: benchmarks/corpus/config_fit.py); write its printed functions under `cache`; return the
+    record (`config_index`, and `config_why` when it is not 0 or 0 does not fit)."""
     from tirx_kernels import registry
 
     record_ = registry.kernel_index()[name]
@@ -220,9 +223,57 @@ def build(name: str, cache: str) -> dict:
     try:
         module = registry.load_kernel(name, strict=True)
         configs = getattr(module, "CONFIGS", None) or [{}]
-        config = dict(configs[0])
+    except BaseException as err:   # noqa: BLE001 -- any failure of the library is a recorded build error
+        rec.update(status="build_error", error=f"{type(err).__name__}: {err}",
+                   traceback=traceback.format_exc()[-4000:], build_s=round(time.perf_counter() - t0, 3))
+        return rec
+    # the configuration whose inputs fit a check (benchmarks/corpus/config_fit.py), sized with the parameters
+    # of the module's last build when the cache has one; a first build learns them from CONFIGS[0]'s
+    chosen, why = _fitting_config(name, configs, _previous_functions(cache, name), rec)
+    for attempt in range(2):
+        out = _build_at(name, module, configs, chosen, why, cache, arch, rec, t0)
+        if out.get("status") != "built" or attempt:
+            return out
+        again, again_why = _fitting_config(name, configs, out["functions"], rec)
+        if again == chosen:
+            return out
+        chosen, why = again, again_why
+        rec["functions"] = []
+        t0 = time.perf_counter()
+    return rec
+
+
+def _previous_functions(cache: str, name: str) -> list[dict]:
+    """The module's function records in the cache's index (their parameters), or [] without one."""
+    try:
+        with open(os.path.join(cache, "index.json")) as fh:
+            index = json.load(fh)
+    except (OSError, ValueError):
+        return []
+    old = next((m for m in index.get("modules", []) if m.get("module") == name), None)
+    return list(old.get("functions", [])) if old else []
+
+
+def _fitting_config(name: str, configs: list, functions: list[dict], rec: dict) -> tuple[int, str | None]:
+    try:
+        from benchmarks.corpus import config_fit
+        return config_fit.choose(name, configs, functions)
+    except Exception as err:   # noqa: BLE001 -- sizing is advisory: CONFIGS[0] stays, the failure is recorded
+        rec["config_fit_error"] = f"{type(err).__name__}: {err}"[:300]
+        return 0, None
+
+
+def _build_at(name: str, module, configs: list, chosen: int, why: str | None, cache: str, arch: str, rec: dict,
+              t0: float) -> dict:
+    """Build `CONFIGS[chosen]` of the loaded module into `rec` (see `build`)."""
+    try:
+        config = dict(configs[chosen])
         rec["config"] = {k: (v if isinstance(v, (int, float, str, bool, type(None))) else repr(v))
                          for k, v in config.items()}
+        rec["config_index"] = chosen
+        rec.pop("config_why", None)
+        if why:
+            rec["config_why"] = why
         config.pop("label", None)
         result = module.get_kernel(**config)
         pairs: list = []

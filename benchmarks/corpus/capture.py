@@ -3,7 +3,8 @@
 Runs in a child process of `benchmarks/production_corpus.py` (environment of
 `benchmarks/corpus_setup.sh`).  Every module of the library ships `run_test(**config)`, which
 prepares its tensors, compiles the kernel (`tirx_kernels.runner.compile_kernel`), calls it and
-compares against a reference.  Here, for `CONFIGS[0]`:
+compares against a reference.  Here, for the configuration the build printed the kernels at (`CONFIGS[0]`, or
+the index's `config_index`: benchmarks/corpus/config_fit.py):
 
 - `compile_kernel` returns a recorder instead of a CUDA executable: calling it records the
   arguments (tensors, scalars, tensor-map descriptors) and launches nothing;
@@ -269,7 +270,7 @@ class Snapshot:
 
 
 def capture(name: str, cache: str) -> dict:
-    """Run module `name`'s `run_test(**CONFIGS[0])` with recorders; write its kernels' inputs."""
+    """Run module `name`'s `run_test(**CONFIGS[config_index])` with recorders; write its kernels' inputs."""
     import numpy as np
     import tvm
     from tirx_kernels import registry, runner
@@ -299,7 +300,9 @@ def capture(name: str, cache: str) -> dict:
     module = registry.load_kernel(name, strict=True)
     if getattr(module, "compile_kernel", None) is original:   # imported at module level
         module.compile_kernel = runner.compile_kernel
-    config = {k: v for k, v in (module.CONFIGS[0] if getattr(module, "CONFIGS", None) else {}).items()
+    # the configuration the build printed the kernels at (benchmarks/corpus/config_fit.py), so they match
+    at = int(mod_rec.get("config_index") or 0)
+    config = {k: v for k, v in (module.CONFIGS[at] if getattr(module, "CONFIGS", None) else {}).items()
               if k != "label"}
     try:
         module.run_test(**config)

@@ -339,7 +339,7 @@ def check_one(cache: Path, module: str, function: str, gen: str, stage: str) -> 
     index = json.loads((cache / "index.json").read_text())
     mod = next(m for m in index["modules"] if m["module"] == module)
     frec = next(f for f in mod["functions"] if f["function"] == function)
-    rec = {"module": module, "function": function, "generation": gen}
+    rec = {"module": module, "function": function, "generation": gen, "config": config_of(mod)}
     rel = frec.get(gen)
     if rel is None:
         rec.update(parsed=False, skipped=f"no {gen} text ({frec.get(gen + '_error', 'not printed')})")
@@ -411,6 +411,15 @@ def check_one(cache: Path, module: str, function: str, gen: str, stage: str) -> 
     return rec
 
 
+def config_of(mod: dict) -> dict:
+    """Which listed configuration the module was built and checked at, and why when not the first
+    (benchmarks/corpus/config_fit.py)."""
+    out = {"index": int(mod.get("config_index") or 0), "label": (mod.get("config") or {}).get("label")}
+    if mod.get("config_why"):
+        out["why"] = mod["config_why"]
+    return out
+
+
 def run_all(index: dict, cache: Path, *, stage: str, only, jobs: int, timeout: float, child) -> list[dict]:
     from concurrent.futures import ThreadPoolExecutor
     root = Path(__file__).resolve().parents[2]
@@ -456,6 +465,7 @@ def payload(index: dict, rows: list[dict], stage: str) -> dict:
                     verdicts[v] = verdicts.get(v, 0) + 1
             summary[f"{gen}_{checker}"] = verdicts
     build = [{"module": m["module"], "status": m["status"], "arch": m.get("arch"), "config": m.get("config"),
+              "config_index": int(m.get("config_index") or 0), "config_why": m.get("config_why"),
               "error": m.get("error"), "functions": [f["function"] for f in m.get("functions", [])],
               "wall_s": m.get("wall_s")} for m in mods]
     return {"stage": stage, "versions": index.get("versions"), "build_wall_s": index.get("build_wall_s"),
@@ -537,6 +547,9 @@ def markdown_table(payload: dict) -> str:
             "read" if src and src.startswith("the library's launch code") else ("shapes" if src != "—" else src)
         if any(r.get("inputs_from_chained_run") for r in pair.values()):
             src += " + chained"
+        at = next((r["config"] for r in pair.values() if (r.get("config") or {}).get("index")), None)
+        if at:      # not CONFIGS[0]: the first listed configuration whose inputs fit (config_fit.py)
+            src += f" @ CONFIGS[{at['index']}] {at.get('label') or ''}".rstrip()
         lines.append(f"| {module} / {function} | {src} | {cell(pair.get('pre'))} | {cell(pair.get('lowered'))} | "
                      f"{stop(pair).replace('|', '/')} |")
     return "\n".join(lines) + "\n"
