@@ -331,7 +331,7 @@ def _findings(report) -> dict:
 def check_one(cache: Path, module: str, function: str, gen: str, stage: str) -> dict:
     import ir
     import modelcheck
-    from modelcheck.numsim.targets import TARGETS
+    from modelcheck.numsim.targets import NOT_MODELED, TARGETS
     from benchmarks.corpus import census
     from benchmarks.corpus.chain import Chain
     from benchmarks.corpus.recipes import recipe_for
@@ -375,8 +375,8 @@ def check_one(cache: Path, module: str, function: str, gen: str, stage: str) -> 
         rec["inputs_shared_with_other_launches"] = others
     target = mod.get("arch")
     if target not in TARGETS:
-        rec["not_checked"] = [f"target {target}: no cited launch limits for it (modelcheck knows "
-                              f"{', '.join(sorted(TARGETS))})"]
+        why = NOT_MODELED.get(target, "no cited launch limits for it")
+        rec["not_checked"] = [f"target {target}: {why} (modelcheck knows {', '.join(sorted(TARGETS))})"]
         return rec
     for fill in fills:
         if "npz" in captured:
