@@ -10,12 +10,14 @@ Run it with the Python of the environment `benchmarks/corpus_setup.sh` makes (ap
 
 1. build: for every registry module (`tirx_kernels.registry.kernel_index()`), one child process
    with TIRX_PREPARE_CUDA_ARCH=<first listed arch> and TIRX_PREPARE_NUM_SMS=148 calls
-   `get_kernel(**CONFIGS[0])` and prints each function before lowering (`func.script()`) and
+   `get_kernel(**CONFIGS[0])` (or, when CONFIGS[0]'s inputs are known not to fit a check, the first listed
+   configuration whose inputs do: benchmarks/corpus/config_fit.py, recorded as `config_index` / `config_why`)
+   and prints each function before lowering (`func.script()`) and
    after TVM's `tirx` pipeline and device finalization (what reaches CUDA codegen) into
    `<cache>/<module>/<function>.{pre,lowered,host}.py`; `<cache>/index.json` records module,
    config, arch, function, parameters (kind, dtype, shape), build status and errors.  The
    printed kernels stay in the cache, outside the repository.  `--no-build` reuses the cache.
-2. `--capture`: per module, a child runs the library's own `run_test(**CONFIGS[0])` on the CPU with the
+2. `--capture`: per module, a child runs the library's own `run_test(**config)` (the built one) on the CPU with the
    compiler's launch replaced by a recorder (benchmarks/corpus/capture.py), and saves the arguments the
    library passes to each kernel (`<cache>/<module>/<function>.inputs.npz`, scalars and tensor maps in
    the index); the check stage then uses the library's own inputs.
