@@ -232,6 +232,14 @@ def build(name: str, cache: str) -> dict:
     chosen, why = _fitting_config(name, configs, _previous_functions(cache, name), rec)
     for attempt in range(2):
         out = _build_at(name, module, configs, chosen, why, cache, arch, rec, t0)
+        if out.get("status") != "built" and chosen:
+            # the smaller configuration does not build: CONFIGS[0] as before, and the row says why
+            rec["config_fit_error"] = f"CONFIGS[{chosen}] did not build ({out.get('error', '')[:200]}); built CONFIGS[0]"
+            for key in ("status", "error", "traceback"):
+                rec.pop(key, None)
+            rec["functions"] = []
+            return _build_at(name, module, configs, 0, f"{why}; but CONFIGS[{chosen}] did not build, so CONFIGS[0]",
+                             cache, arch, rec, time.perf_counter())
         if out.get("status") != "built" or attempt:
             return out
         again, again_why = _fitting_config(name, configs, out["functions"], rec)

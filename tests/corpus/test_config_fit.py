@@ -70,3 +70,57 @@ def test_rows_and_the_table_name_the_configuration():
 
 def test_configs_are_sized_as_the_index_records_them():
     assert config_fit.as_recorded(SMALL)["seq_lens"] == "(128, 128)"
+
+
+class _Registry:
+    """A stand-in for tirx_kernels.registry: one module whose CONFIGS are BIG then SMALL."""
+
+    class _Record:
+        runtime_cuda_archs = ("sm_100a",)
+        module_name = "tirx_kernels.kda.kda_backward_packed"
+        category = "kda"
+
+    class _Module:
+        CONFIGS = [BIG, GVA, SMALL]
+
+    def kernel_index(self):
+        return {KDA: self._Record()}
+
+    def load_kernel(self, name, strict=True):
+        return self._Module()
+
+
+def _fake_build(monkeypatch, tmp_path, fails: set):
+    """build.build over the stand-in registry; `_build_at` records the configuration it builds (failing `fails`)."""
+    import sys
+    import types
+    pkg = types.ModuleType("tirx_kernels")
+    pkg.registry = _Registry()       # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "tirx_kernels", pkg)
+    built: list[int] = []
+
+    def build_at(name, module, configs, chosen, why, cache, arch, rec, t0):
+        built.append(chosen)
+        rec.update(config_index=chosen, **({"config_why": why} if why else {}))
+        if chosen in fails:
+            rec.update(status="build_error", error="TypeError: no such kernel")
+        else:
+            rec.update(status="built", functions=[FUSED])
+        return rec
+    monkeypatch.setattr(build, "_build_at", build_at)
+    (tmp_path / "index.json").write_text(json.dumps({"modules": [{"module": KDA, "functions": [FUSED]}]}))
+    return built
+
+
+def test_the_build_takes_the_fitting_configuration_once(monkeypatch, tmp_path):
+    built = _fake_build(monkeypatch, tmp_path, fails=set())
+    rec = build.build(KDA, str(tmp_path))
+    assert built == [2] and rec["config_index"] == 2 and "CONFIGS[2] (small)" in rec["config_why"]
+
+
+def test_a_fitting_configuration_that_does_not_build_falls_back_to_configs_0(monkeypatch, tmp_path):
+    built = _fake_build(monkeypatch, tmp_path, fails={2})
+    rec = build.build(KDA, str(tmp_path))
+    assert built == [2, 0] and rec["status"] == "built" and rec["config_index"] == 0
+    assert "did not build" in rec["config_fit_error"] and "error" not in rec
+    assert rec["config_why"].endswith("but CONFIGS[2] did not build, so CONFIGS[0]")
