@@ -21,7 +21,7 @@ from ..common.async_effects import UnobservedEffects
 from ..common.phase_a import Causality, StrictProtocol
 from ..common.verdict import Verdict, verdict_of
 from ..common.results import digest_inputs, engine_findings, limit_finding, resolve_inputs
-from . import snapshots
+from . import segments, snapshots
 
 if TYPE_CHECKING:                   # numsim loads its engine lazily (a fast start for commands that never simulate)
     from ..numsim.engine import NumSimResult
@@ -54,16 +54,18 @@ class PhaseA:
     stats: dict
     run: NumSimResult | None = None             # when the run started
     programs: explorer.Programs | None = None   # when the run completed without error or incomplete
+    facts: dict | None = None                   # segments.Footprint's, when asked for and the run completed
 
 
 ENGINE_LIMITS = ("max_polls", "max_loop_iterations", "max_steps", "max_seconds", "max_memory_mb", "target")
 
 
 def phase_a(func, inputs=None, *, build_programs: bool = True, clc_answers: tuple = (), clc_choice=None,
-            **limits) -> PhaseA:
+            footprint: bool = False, **limits) -> PhaseA:
     """Run NumSim once with the strict-protocol and causality observers; build the sync programs.
     `limits`: numsim.Engine's budgets and target (ENGINE_LIMITS); `clc_answers`: the first cluster launch control
-    choice points' answers (numsim/ops/clc.py)."""
+    choice points' answers (numsim/ops/clc.py); `footprint`: record the facts the CLC segment search needs
+    (segments.Footprint: the clusters' global reads and writes, their requests)."""
     t0 = time.perf_counter()
     func = ir.as_func(func)
     stats: dict = {"checker": CHECKER}
@@ -80,10 +82,14 @@ def phase_a(func, inputs=None, *, build_programs: bool = True, clc_answers: tupl
     effects = UnobservedEffects(CHECKER)
     trace = numsim.Trace()
     trace.wants_accesses = False
+    observers: tuple = (strict, causality, effects, trace)
+    foot = segments.Footprint() if footprint else None
+    if foot is not None:
+        observers += (foot,)
     engine = numsim.Engine(func, unsupported="incomplete", clc_answers=clc_answers, cohorts=numsim.CHECK_COHORT,
                            clc_choice=clc_choice, **limits)
     try:
-        res = engine.run(inputs, observers=(strict, causality, effects, trace))
+        res = engine.run(inputs, observers=observers)
     except numsim.InputError as err:
         f = F.make(CHECKER, "analysis_incomplete", str(err), {"reason": "missing_input_bindings",
                                                               "parameters": list(err.missing)})
@@ -100,120 +106,223 @@ def phase_a(func, inputs=None, *, build_programs: bool = True, clc_answers: tupl
     if build_programs and res.termination == "completed" and not any(f.status in (Verdict.ERROR, Verdict.INCOMPLETE)
                                                                      for f in found):
         programs = explorer.build(trace.sync, causality.event_clocks, _namer(res, causality))
-    return PhaseA(func, inputs, found, stats, res, programs)
+    facts = foot.result() if foot is not None and res.termination == "completed" else None
+    return PhaseA(func, inputs, found, stats, res, programs, facts)
 
 
 def check(func, inputs=None, *, max_states: int = 200_000, max_transitions: int = 2_000_000,
           max_seconds: float = numsim.budget.DEFAULT_MAX_SECONDS, phase_b: bool = True,
           max_clc_paths: int = explorer.choices.DEFAULT_MAX_PATHS, clc_snapshots: bool = True,
-          **limits) -> SyncResult:
+          clc_segments: bool = True, **limits) -> SyncResult:
     """`max_seconds` bounds the whole check (the run, then phase B with what is left); `limits`: the run's
     other budgets and target (ENGINE_LIMITS).  A kernel whose cluster launch control requests can be answered
-    either way is checked once per answer sequence (at most `max_clc_paths` runs: explorer/choices.py), each
-    resumed from a snapshot of the run where its answers first differ (`clc_snapshots`, Linux: snapshots.py;
+    either way is checked on every answer sequence: by segments (`clc_segments`, segments.py: the runs of a few
+    sequences that together hold every segment of tiles one cluster can do, when the trace shows the clusters
+    do not communicate), else once per answer sequence (at most `max_clc_paths` runs: explorer/choices.py).  Each
+    run resumes from a snapshot of a run where its answers first differ (`clc_snapshots`, Linux: snapshots.py;
     else, or when a snapshot is lost, a whole run from the start: the same run either way)."""
     w0, t0 = time.perf_counter(), numsim.budget.now()     # wall clock for the stats, the budget clock for budgets
     snaps = snapshots.Snapshots(max_seconds + 30.0) if clc_snapshots and phase_b else None
     try:
         return _check(func, inputs, w0, t0, snaps, max_states, max_transitions, max_seconds, phase_b, max_clc_paths,
-                      limits)
+                      clc_segments, limits)
     finally:
         if snaps is not None:
             snaps.close()
 
 
+def _has_clc(func) -> bool:
+    return any(isinstance(n, ir.OpCall) and n.op.startswith("clusterlaunchcontrol.try_cancel")
+               for n in ir.walk(ir.as_func(func).body))
+
+
+class _ClcRuns:
+    """The CLC answer sequences' runs of one check: each resumed from a snapshot or rerun, failures collected."""
+
+    def __init__(self, func, inputs, t0, snaps, budgets, limits, footprint, found, verification, first):
+        self.func, self.inputs, self.t0, self.snaps, self.limits = func, inputs, t0, snaps, limits
+        self.max_states, self.max_transitions, self.max_seconds = budgets
+        self.footprint, self.found, self.verification = footprint, found, verification
+        self.simulated = [first]    # every sequence's whole-run warp-instructions, the default's first
+        self.executed = first       # what was simulated: the default run, then each other from its snapshot
+        self.resumed = 0            # sequences resumed from a snapshot
+        self.whole = 1              # runs that finished (a run cut by the time budget is not one)
+        self.reruns: list = []      # prefixes run from the start although a snapshot was taken (it was lost)
+        self.done: dict = {}        # full answer sequence -> the run's facts, of every finished run
+
+    def run(self, prefix: tuple, exact: bool = True, wanted=None):
+        """Run the sequence answering `prefix` (then the policy's answers): (full answers, whether it fails, the
+        trace facts).  `exact`: resume only the snapshot of `prefix` itself (the depth-first search's); else the
+        longest snapshot whose answers begin `prefix`, told the rest (the segment search's)."""
+        left = self.max_seconds - (numsim.budget.now() - self.t0)
+        if left <= 0:
+            raise _OutOfTime
+        out, snaps = None, self.snaps
+        key = prefix if exact else (snaps.longest(prefix) if snaps is not None else None)
+        if snaps is not None and key is not None and snaps.has(key):
+            try:
+                out = snaps.resume(key, prefix[len(key):], wanted)
+            except snapshots.SnapshotLost as err:
+                self.reruns.append({"answers": list(prefix), "why": str(err)[:500]})
+        if out is not None:
+            full, f, v, instr, at_fork, facts = out
+            self.executed += instr - at_fork
+            self.resumed += 1
+        else:
+            b, f, _, v = _leaf(self.func, self.inputs, prefix, numsim.budget.now(), self.max_states,
+                               self.max_transitions, left, True, self.limits, snaps, self.footprint, via_hook=not exact)
+            full, instr = _summary(b, prefix)
+            facts = b.facts
+            self.executed += instr
+        self.simulated.append(instr)
+        if _out_of_time(f):
+            # the check's time ran out on this sequence (it got what the earlier ones left): say so, not "the
+            # run took more than <the remainder>"
+            raise _OutOfTime
+        self.whole += 1
+        if _fails(f):
+            # the default run's (review) findings stay; the failing sequence adds what makes it fail
+            self.found = self.found + [_on_path(x, full) for x in f if x.status in (Verdict.ERROR, Verdict.INCOMPLETE)]
+            self.verification = v
+            return full, True, facts
+        self.done[tuple(full)] = facts
+        return full, False, facts
+
+    def cached(self, prefix: tuple, default: bool):
+        """`run` for the depth-first search after the segment search: a sequence already run is not run again
+        (a run forcing `prefix` takes the policy's `default` past it, so an earlier run that did is the same)."""
+        for full in self.done:
+            if full[:len(prefix)] == prefix and all(x == default for x in full[len(prefix):]):
+                return list(full), False
+        full, stop, _ = self.run(prefix)
+        return full, stop
+
+    def by_segments(self, nclusters: int, default_run: tuple, facts, max_paths: int) -> tuple[str, int, tuple | None]:
+        """The segment search (segments.py): ("covered" | "stopped" | "truncated" | why it fell back, runs,
+        the failing prefix)."""
+        seg = segments.SegmentSearch(nclusters)
+        segs = seg.add(facts)
+        if segs is not None and segments.answers_of(segs) != default_run:
+            seg.broken = f"the default run's answers {list(default_run)} are not its segments' {segs}"
+        if seg.broken or segs is None:
+            return seg.broken, 1, None
+        todo = segments.plan(nclusters, set(segs))
+        runs = 1
+        for k, answers in enumerate(todo):
+            if runs >= max_paths:
+                return "truncated", runs, None
+            ahead = frozenset(a[:m] for a in todo[k + 1:] for m in range(1, len(a) + 1))
+            if self.snaps is not None:
+                self.snaps.wanted = ahead.__contains__
+            full, stop, got = self.run(answers, exact=False, wanted=ahead)
+            runs += 1
+            if stop:
+                return "stopped", runs, answers
+            segs = seg.add(got)
+            if segs is not None and tuple(full) != segments.answers_of(segs):
+                seg.broken = f"the run forced {list(answers)} answered {full}, not its segments' {segs}"
+            if seg.broken or not seg.verify():      # clause (3) as soon as it fails: fewer runs before falling back
+                return seg.broken, runs, None
+        if self.snaps is not None:
+            self.snaps.wanted = snapshots.every
+        return ("covered" if seg.verify() and seg.complete() else seg.broken or "not every segment ran"), runs, None
+
+
 def _check(func, inputs, w0, t0, snaps, max_states, max_transitions, max_seconds, phase_b, max_clc_paths,
-           limits) -> SyncResult:
+           clc_segments, limits) -> SyncResult:
+    # the segment search needs the runs' trace facts; one resident cluster at a time (segments.py)
+    footprint = phase_b and clc_segments and limits.get("clc_resident", 1) == 1 and _has_clc(func)
     a, found, stats, verification = _leaf(func, inputs, (), t0, max_states, max_transitions, max_seconds,
-                                          phase_b, limits, snaps)
+                                          phase_b, limits, snaps, footprint)
     func, inputs = a.func, a.inputs
     if a.run is None:
         stats["wall_time_s"] = time.perf_counter() - w0
         return SyncResult(func, found, stats, inputs=inputs)
     clc = a.run.stats.get("clc")
     if clc is not None and clc["choices"] and phase_b and not _fails(found):
-        simulated = [a.run.stats.get("warp_instructions", 0)]
-        resumed = [0, 0]    # warp-instructions the resumed runs executed past their snapshot; sequences resumed
-        whole = [1]         # runs that finished (the default's included); a run cut by the time budget is not one
-        reruns: list = []   # answer prefixes run from the start although a snapshot was taken (it was lost)
-
-        def run(prefix):
-            nonlocal found, verification
-            left = max_seconds - (numsim.budget.now() - t0)
-            if left <= 0:
-                raise _OutOfTime
-            out = None
-            if snaps is not None and snaps.has(prefix):
-                try:
-                    out = snaps.resume(prefix)
-                except snapshots.SnapshotLost as err:
-                    reruns.append({"answers": list(prefix), "why": str(err)[:500]})
-            if out is not None:
-                full, f, v, instr, at_fork = out
-                resumed[0] += instr - at_fork
-                resumed[1] += 1
-            else:
-                b, f, _, v = _leaf(func, inputs, prefix, numsim.budget.now(), max_states, max_transitions, left,
-                                   phase_b, limits, snaps)
-                full, instr = _summary(b, prefix)
-                resumed[0] += instr
-            simulated.append(instr)
-            if _out_of_time(f):
-                # the check's time ran out on this sequence (it got what the earlier ones left): say so, not
-                # "the run took more than <the remainder>"
-                raise _OutOfTime
-            whole[0] += 1
-            if _fails(f):
-                # the default run's (review) findings stay; the failing sequence adds what makes it fail
-                found = found + [_on_path(x, full) for x in f if x.status in (Verdict.ERROR, Verdict.INCOMPLETE)]
-                verification = v
-                return full, True
-            return full, False
+        runs = _ClcRuns(func, inputs, t0, snaps, (max_states, max_transitions, max_seconds), limits, footprint,
+                        found, verification, a.run.stats.get("warp_instructions", 0))
+        default = limits.get("clc_policy", "steal") == "steal"
+        search: explorer.choices.ChoiceSearch | None = None
+        outcome, seg_runs = "off", 0
         try:
-            search = explorer.choices.explore(run, first=clc["choices"], max_paths=max_clc_paths)
+            if footprint:
+                nclusters = _clusters(a.run)
+                stats["clc_segments"] = seg_stats = {"outcome": "out of time", "tiles": nclusters,
+                                                     "segments": nclusters * (nclusters + 1) // 2,
+                                                     "sequences": 2 ** max(nclusters - 1, 0)}
+                outcome, seg_runs, failing = runs.by_segments(nclusters, tuple(clc["choices"]), a.facts, max_clc_paths)
+                seg_stats.update({"outcome": outcome, "runs": seg_runs})
+                if outcome in ("covered", "stopped", "truncated"):
+                    search = explorer.choices.ChoiceSearch(max_paths=max_clc_paths)
+                    search.paths = [((), list(clc["choices"]))] + [(p, list(p)) for p in runs.done if p]
+                    search.truncated = outcome == "truncated"
+                    search.stopped = failing
+            if search is None:      # the sequences, depth first (the segment search's runs are not run again)
+                search = explorer.choices.explore(lambda p: runs.cached(p, default), first=clc["choices"],
+                                                  max_paths=max_clc_paths)
         except _OutOfTime:
             search = None
-        stats["clc_paths"] = len(search.paths) if search is not None else None
+        found, verification = runs.found, runs.verification
+        # the sequences checked: the segment search's runs (covering every sequence when "covered"), or the
+        # depth-first search's sequences (those the segment search ran included)
+        stats["clc_paths"] = (seg_runs if outcome in ("covered", "stopped", "truncated") else len(search.paths)) \
+            if search is not None else None
         stats["clc_choice_points"] = search.choice_points if search is not None else len(clc["choices"])
         stats["clc_max_paths"] = max_clc_paths
-        stats["clc_warp_instructions"] = sum(simulated)     # every answer sequence's run, the default's included
-        # what was executed: the default run, then each other sequence from its snapshot (or from the start)
-        stats["clc_executed_warp_instructions"] = simulated[0] + resumed[0]
-        stats["clc_resumed"] = resumed[1]
-        if reruns:
-            stats["clc_snapshots_lost"] = reruns
+        stats["clc_warp_instructions"] = sum(runs.simulated)     # every answer sequence's run, the default's included
+        stats["clc_executed_warp_instructions"] = runs.executed
+        stats["clc_resumed"] = runs.resumed
+        if runs.reruns:
+            stats["clc_snapshots_lost"] = runs.reruns
         if search is None or search.truncated:
-            runs = whole[0]
-            how = "each resumed from a snapshot of the run where its answers first differ" if resumed[1] else \
+            how = "each resumed from a snapshot of the run where its answers first differ" if runs.resumed else \
                 "each a whole run of the kernel"
             found.append(F.make(CHECKER, "analysis_incomplete",
                                 "cluster launch control: not every answer of the try_cancel requests was explored "
                                 + (f"(out of time: the {max_seconds:g} s budget covered the default run and "
-                                   f"{runs - 1} other answer sequence(s), {how})"
+                                   f"{runs.whole - 1} other answer sequence(s), {how})"
                                    if search is None else
                                    f"(stopped at the bound of {max_clc_paths} answer sequences)"),
                                 {"reason": "resource_limit", "resource": "clc_paths", "bound": max_clc_paths,
-                                 "runs": runs}))
+                                 "runs": runs.whole}))
     stats["wall_time_s"] = time.perf_counter() - w0
     return SyncResult(func, F.sort_findings(found), stats, verification, inputs, digest_inputs(inputs), a.run.sites)
 
 
-def _leaf(func, inputs, answers, t0, max_states, max_transitions, max_seconds, phase_b, limits, snaps):
+def _clusters(res) -> int:
+    """The clusters of the launch (the CLC scheduler's tiles)."""
+    grid, cluster = res.stats.get("grid") or (1, 1, 1), res.stats.get("cluster") or (1, 1, 1)
+    n = 1
+    for g, c in zip(grid, cluster):
+        n *= g // max(c, 1)
+    return n
+
+
+def _leaf(func, inputs, answers, t0, max_states, max_transitions, max_seconds, phase_b, limits, snaps,
+          footprint=False, via_hook=False):
     """`_one_path` with the CLC choice points snapshotted.  In a snapshot resumed by the search this returns
-    never: the snapshot's run ends here, and it sends what it found to the check's process and exits."""
+    never: the snapshot's run ends here, and it sends what it found to the check's process and exits.
+    `via_hook`: the answers are forced through the snapshot hook, so the run may fork at forced choice points."""
     hook = snaps.choice if snaps is not None and snaps.enabled else None
+    forced = answers
+    if hook is not None and via_hook:
+        snaps.forced, forced = tuple(answers), ()
     try:
-        out = _one_path(func, inputs, answers, t0, max_states, max_transitions, max_seconds, phase_b, limits,
-                        clc_choice=hook)
+        out = _one_path(func, inputs, forced, t0, max_states, max_transitions, max_seconds, phase_b, limits,
+                        clc_choice=hook, footprint=footprint)
     except BaseException as err:
         if snaps is not None and snaps.resumed is not None:
             snaps.fail(err)
         raise
+    finally:
+        if snaps is not None and snaps.resumed is None:
+            snaps.forced = ()
     if snaps is not None and snaps.resumed is not None:
         b, f, _, v = out
         full, instr = _summary(b, answers)
         # the verification only matters for a failing sequence (it becomes the result's phase_b)
-        snaps.finish((full, f, v if _fails(f) else None, instr, snaps.resumed_steps))
+        snaps.finish((full, f, v if _fails(f) else None, instr, snaps.resumed_steps, b.facts))
     return out
 
 
@@ -244,10 +353,11 @@ def _on_path(f, answers: list):
                   dict(f.details, clc_answers=list(answers)), status=f.status)
 
 
-def _one_path(func, inputs, answers, t0, max_states, max_transitions, max_seconds, phase_b, limits, clc_choice=None):
+def _one_path(func, inputs, answers, t0, max_states, max_transitions, max_seconds, phase_b, limits, clc_choice=None,
+              footprint=False):
     """Phase A, then phase B, on one run with the CLC answers `answers` forced (`clc_choice`: numsim.Engine's)."""
     a = phase_a(func, inputs, build_programs=phase_b, clc_answers=answers, clc_choice=clc_choice,
-                max_seconds=max_seconds, **limits)
+                footprint=footprint, max_seconds=max_seconds, **limits)
     found, stats, programs = list(a.findings), a.stats, a.programs
     verification = None
     if a.run is not None and programs is not None:

@@ -48,6 +48,10 @@ def available() -> bool:
     return sys.platform.startswith("linux") and hasattr(os, "fork")
 
 
+def every(key: tuple) -> bool:
+    return True
+
+
 class SnapshotLost(Exception):
     """The snapshot of an answer prefix did not answer (it crashed, or never connected): rerun the prefix."""
 
@@ -71,14 +75,21 @@ class Snapshots:
         self.expected = 0                           # in the root: snapshots forked by any process of the check
         self.accepted = 0                           # in the root: snapshot connections taken
         self.address = ""
+        # the answers this process's run takes at its choice points, from the first, before the policy's: the
+        # segment search forces whole sequences (segments.py); resumed, a snapshot gets its sequence's rest
+        self.forced: tuple = ()
+        self.wanted = every       # (answer prefix) -> whether a snapshot there may be resumed later
 
     # -- in the run (any process): the engine's CLC choice hook
 
     def choice(self, taken: tuple, default: bool, steps: int) -> bool:
-        """Fork a snapshot that will take the other answer; this process takes the policy's answer."""
-        if not self.enabled or steps < MIN_SNAPSHOT_STEPS or not self._listen():
-            return default
+        """Fork a snapshot that will take the other answer; this process takes the policy's answer (or the one
+        `forced` names for this choice point)."""
+        if len(taken) < len(self.forced):
+            default = self.forced[len(taken)]
         key = taken + (not default,)
+        if not self.enabled or steps < MIN_SNAPSHOT_STEPS or not self.wanted(key) or not self._listen():
+            return default
         address = self.address
         sys.stdout.flush()
         sys.stderr.flush()
@@ -125,6 +136,8 @@ class Snapshots:
         if not (isinstance(go, tuple) and go[0] == "go"):
             return None
         budget.advance_to(go[1])      # the root's budget clock when it resumed this snapshot (CPU clock: its work)
+        self.forced = key + tuple(go[2])
+        self.wanted = every if go[3] is None else go[3].__contains__
         return conn
 
     def _listen(self) -> bool:
@@ -190,9 +203,19 @@ class Snapshots:
         self.keys = []
         return self.listener is not None and prefix in self.known
 
-    def resume(self, prefix: tuple):
+    def longest(self, answers: tuple) -> tuple | None:
+        """The longest prefix of `answers` with a snapshot (`has`), or None."""
+        self.has(())
+        best = None
+        for key in self.known:
+            if len(key) <= len(answers) and answers[:len(key)] == key and (best is None or len(key) > len(best)):
+                best = key
+        return best if self.listener is not None else None
+
+    def resume(self, prefix: tuple, then: tuple = (), wanted: frozenset | None = None):
         """Resume the snapshot of `prefix` (`has(prefix)`) and return its result; SnapshotLost when it does not
-        answer."""
+        answer.  `then`: the answers its run takes at the next choice points (then the policy's); `wanted`: the
+        answer prefixes where its run may fork snapshots (None: every one)."""
         assert self.listener is not None
         self.known.discard(prefix)
         while prefix not in self.parked:
@@ -200,7 +223,7 @@ class Snapshots:
                 raise SnapshotLost(f"no snapshot of {prefix} connected")
         conn, pid = self.parked.pop(prefix)
         try:
-            conn.send(("go", budget.now()))
+            conn.send(("go", budget.now(), tuple(then), wanted))
             if not conn.poll(self.deadline_seconds):
                 try:
                     os.kill(pid, signal.SIGKILL)    # past every budget of its run: stuck

@@ -57,6 +57,9 @@ class ClcScheduler:
         self.policy = policy
         self.answers = tuple(bool(a) for a in answers)
         self.choices: list[bool] = []       # each choice point's answer, in landing order
+        # every request's (issuing cluster, cancelled cluster or None, was it a choice point), in landing order:
+        # what a checker needs to see which tiles each cluster did (modelcheck/synccheck/segments.py)
+        self.requests: list[tuple[int, int | None, bool]] = []
         # past the forced answers: (the answers so far, the policy's answer) -> the answer taken (a checker may
         # snapshot the run here and resume the snapshot with the other answer: modelcheck/synccheck/snapshots.py)
         self.on_choice: Callable[[tuple, bool], bool] | None = None
@@ -74,17 +77,19 @@ class ClcScheduler:
     def pending(self) -> int | None:
         return next((c for c, s in enumerate(self.state) if s == "pending"), None)
 
-    def cancel(self) -> int | None:
-        """The cluster the next try_cancel cancels, or None: with a pending cluster the forced answer of this
-        choice point, else the policy's."""
+    def cancel(self, issuer: int = -1) -> int | None:
+        """The cluster the next try_cancel (of cluster `issuer`) cancels, or None: with a pending cluster the
+        forced answer of this choice point, else the policy's."""
         cid = self.pending()
         if cid is None:
+            self.requests.append((issuer, None, False))
             return None
         k = len(self.choices)
         take = self.answers[k] if k < len(self.answers) else self.policy == "steal"
         if k >= len(self.answers) and self.on_choice is not None:
             take = bool(self.on_choice(tuple(self.choices), take))
         self.choices.append(take)
+        self.requests.append((issuer, cid if take else None, True))
         if not take:
             return None
         self.state[cid] = "cancelled"
@@ -185,7 +190,8 @@ def _land(w, op, clc, decision, rt, slot, off, bar, baddr, bound_gen, span, what
                                                                 f"writes its response after CTA {rt.index} exited",
                               span, peer_cta=rt.index, warp=warp)
         if "cid" not in decision:         # one answer per request, multicast to every CTA of the cluster
-            decision["cid"] = clc.cancel()
+            decision["cid"] = clc.cancel(w.rt.cluster_id)
+            decision["request"] = len(clc.requests) - 1
             eng.touch(clc)
         cid = decision["cid"]
         words = np.zeros(4, dtype="<u4")
@@ -205,7 +211,8 @@ def _land(w, op, clc, decision, rt, slot, off, bar, baddr, bound_gen, span, what
         eng.async_sync(w.cta, warp, "mbarrier.complete_tx", op.site, op.iters, barrier=("mbarrier", rt.index, baddr),
                        tx=RESPONSE_BYTES, generation=gen, completed=completed,
                        details={"op": op.id, "async": True, "kind": op.kind, "bound_generation": bound_gen,
-                                "cancelled_cluster": cid})
+                                "cancelled_cluster": cid, "clc_request": decision["request"],
+                                "clc_choice": clc.requests[decision["request"]][2]})
     return complete
 
 
