@@ -199,18 +199,30 @@ class _ClcRuns:
 
     def by_segments(self, nclusters: int, default_run: tuple, facts, max_paths: int) -> tuple[str, int, tuple | None]:
         """The segment search (segments.py): ("covered" | "stopped" | "truncated" | why it fell back, runs,
-        the failing prefix)."""
+        the failing sequence's answers)."""
+        try:
+            return self._segments(nclusters, default_run, facts, max_paths)
+        finally:
+            if self.snaps is not None:
+                self.snaps.wanted = snapshots.every     # a depth-first search after this one resumes any prefix
+
+    def _segments(self, nclusters, default_run, facts, max_paths):
         seg = segments.SegmentSearch(nclusters)
         segs = seg.add(facts)
         if segs is not None and segments.answers_of(segs) != default_run:
             seg.broken = f"the default run's answers {list(default_run)} are not its segments' {segs}"
         if seg.broken or segs is None:
             return seg.broken, 1, None
+        if -(-(nclusters + 1) * (nclusters + 2) // 6) > max_paths:
+            # every plan needs at least this many runs (each holds T tiles of the T(T+1)(T+2)/6 the segments
+            # hold): past the bound, the depth-first search's runs are as good and the plan is not worth making
+            return f"{nclusters} tiles need more than the bound of {max_paths} runs", 1, None
         todo = segments.plan(nclusters, set(segs))
         runs = 1
         for k, answers in enumerate(todo):
             if runs >= max_paths:
                 return "truncated", runs, None
+            # fork snapshots only where a later planned sequence can resume
             ahead = frozenset(a[:m] for a in todo[k + 1:] for m in range(1, len(a) + 1))
             if self.snaps is not None:
                 self.snaps.wanted = ahead.__contains__
@@ -223,9 +235,7 @@ class _ClcRuns:
                 seg.broken = f"the run forced {list(answers)} answered {full}, not its segments' {segs}"
             if seg.broken or not seg.verify():      # clause (3) as soon as it fails: fewer runs before falling back
                 return seg.broken, runs, None
-        if self.snaps is not None:
-            self.snaps.wanted = snapshots.every
-        return ("covered" if seg.verify() and seg.complete() else seg.broken or "not every segment ran"), runs, None
+        return ("covered" if seg.complete() else "not every segment ran"), runs, None
 
 
 def _check(func, inputs, w0, t0, snaps, max_states, max_transitions, max_seconds, phase_b, max_clc_paths,

@@ -217,6 +217,7 @@ class SegmentSearch:
     nclusters: int
     seen: dict = field(default_factory=dict)      # (i, j) -> {"r": {alloc: intervals}, "w": {...}}
     broken: str = ""
+    fresh: set = field(default_factory=set)       # segments added (or grown) since the last `verify`
 
     def add(self, facts: dict | None) -> list | None:
         """Record a completed run's facts; its segments, or None (and `broken` says why) when the premise fails."""
@@ -235,6 +236,7 @@ class SegmentSearch:
         for i, j in segs:
             fp = facts["footprints"].get(i, {"r": {}, "w": {}})
             old = self.seen.get((i, j))
+            self.fresh.add((i, j))
             if old is None:
                 self.seen[(i, j)] = fp
                 continue
@@ -246,13 +248,15 @@ class SegmentSearch:
         return segs
 
     def verify(self) -> bool:
-        """Clause (3) over every pair of segments seen: no segment reads what one ending at or before its start
-        writes.  False (and `broken` says where) when some does."""
+        """Clause (3) over every pair of segments seen (the pairs with a segment added since the last call): no
+        segment reads what one ending at or before its start writes.  False (and `broken` says where) when some
+        does."""
         if self.broken:
             return False
+        fresh, self.fresh = self.fresh, set()
         for (a, b), later in sorted(self.seen.items()):
             for (i, j), earlier in sorted(self.seen.items()):
-                if j > a:
+                if j > a or ((a, b) not in fresh and (i, j) not in fresh):     # pairs of old ones: checked before
                     continue
                 for name, w in earlier["w"].items():
                     r = later["r"].get(name)

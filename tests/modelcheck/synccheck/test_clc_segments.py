@@ -104,7 +104,12 @@ def test_more_than_one_resident_cluster_falls_back():
 
 
 def test_the_bound_on_runs_still_holds():
+    # 5 tiles: a plan needs 7 runs at least (this one 9); under 7 the depth-first search runs, to its bound
     res = _check(SHAPE, {"BAD_START": -1}, max_clc_paths=3)
+    assert res.verdict == "incomplete" and res.findings[0].details["resource"] == "clc_paths"
+    assert "need more than the bound of 3 runs" in res.stats["clc_segments"]["outcome"]
+    assert res.stats["clc_paths"] == 3
+    res = _check(SHAPE, {"BAD_START": -1}, max_clc_paths=8)
     assert res.verdict == "incomplete" and res.findings[0].details["resource"] == "clc_paths"
     assert res.stats["clc_segments"]["outcome"] == "truncated"
 
