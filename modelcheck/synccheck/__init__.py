@@ -150,10 +150,11 @@ class _ClcRuns:
         self.reruns: list = []      # prefixes run from the start although a snapshot was taken (it was lost)
         self.done: dict = {}        # full answer sequence -> the run's facts, of every finished run
 
-    def run(self, prefix: tuple, exact: bool = True, wanted=None):
+    def run(self, prefix: tuple, exact: bool = True, wanted=None, skip_at: int | None = None):
         """Run the sequence answering `prefix` (then the policy's answers): (full answers, whether it fails, the
         trace facts).  `exact`: resume only the snapshot of `prefix` itself (the depth-first search's); else the
-        longest snapshot whose answers begin `prefix`, told the rest (the segment search's)."""
+        longest snapshot whose answers begin `prefix`, told the rest (the segment search's); `skip_at`: the choice
+        point past which the run ends (the clusters still pending never run: segments.cuts)."""
         left = self.max_seconds - (numsim.budget.now() - self.t0)
         if left <= 0:
             raise _OutOfTime
@@ -161,7 +162,7 @@ class _ClcRuns:
         key = prefix if exact else (snaps.longest(prefix) if snaps is not None else None)
         if snaps is not None and key is not None and snaps.has(key):
             try:
-                out = snaps.resume(key, prefix[len(key):], wanted)
+                out = snaps.resume(key, prefix[len(key):], wanted, skip_at)
             except snapshots.SnapshotLost as err:
                 self.reruns.append({"answers": list(prefix), "why": str(err)[:500]})
         if out is not None:
@@ -170,7 +171,8 @@ class _ClcRuns:
             self.resumed += 1
         else:
             b, f, _, v = _leaf(self.func, self.inputs, prefix, numsim.budget.now(), self.max_states,
-                               self.max_transitions, left, True, self.limits, snaps, self.footprint, via_hook=not exact)
+                               self.max_transitions, left, True, self.limits, snaps, self.footprint, via_hook=not exact,
+                               skip_at=skip_at)
             full, instr = _summary(b, prefix)
             facts = b.facts
             self.executed += instr
@@ -185,7 +187,8 @@ class _ClcRuns:
             self.found = self.found + [_on_path(x, full) for x in f if x.status in (Verdict.ERROR, Verdict.INCOMPLETE)]
             self.verification = v
             return full, True, facts
-        self.done[tuple(full)] = facts
+        if skip_at is None:     # a run cut short is no sequence the depth-first search may take as run
+            self.done[tuple(full)] = facts
         return full, False, facts
 
     def cached(self, prefix: tuple, default: bool):
@@ -218,20 +221,22 @@ class _ClcRuns:
             # hold): past the bound, the depth-first search's runs are as good and the plan is not worth making
             return f"{nclusters} tiles need more than the bound of {max_paths} runs", 1, None
         todo = segments.plan(nclusters, set(segs))
+        ends = segments.cuts(nclusters, set(segs), todo)
         runs = 1
-        for k, answers in enumerate(todo):
+        for k, (answers, end) in enumerate(zip(todo, ends)):
             if runs >= max_paths:
                 return "truncated", runs, None
             # fork snapshots only where a later planned sequence can resume
             ahead = frozenset(a[:m] for a in todo[k + 1:] for m in range(1, len(a) + 1))
             if self.snaps is not None:
                 self.snaps.wanted = ahead.__contains__
-            full, stop, got = self.run(answers, exact=False, wanted=ahead)
+            full, stop, got = self.run(answers[:end], exact=False, wanted=ahead,
+                                       skip_at=end - 1 if end < nclusters else None)
             runs += 1
             if stop:
                 return "stopped", runs, answers
-            segs = seg.add(got)
-            if segs is not None and tuple(full) != segments.answers_of(segs):
+            segs = seg.add(got, end)
+            if segs is not None and tuple(full) != segments.answers_of(segs, nclusters):
                 seg.broken = f"the run forced {list(answers)} answered {full}, not its segments' {segs}"
             if seg.broken or not seg.verify():      # clause (3) as soon as it fails: fewer runs before falling back
                 return seg.broken, runs, None
@@ -310,14 +315,17 @@ def _clusters(res) -> int:
 
 
 def _leaf(func, inputs, answers, t0, max_states, max_transitions, max_seconds, phase_b, limits, snaps,
-          footprint=False, via_hook=False):
+          footprint=False, via_hook=False, skip_at=None):
     """`_one_path` with the CLC choice points snapshotted.  In a snapshot resumed by the search this returns
     never: the snapshot's run ends here, and it sends what it found to the check's process and exits.
-    `via_hook`: the answers are forced through the snapshot hook, so the run may fork at forced choice points."""
+    `via_hook`: the answers are forced through the snapshot hook, so the run may fork at forced choice points;
+    `skip_at`: the choice point past which the run ends (ops/clc.py skip_rest)."""
     hook = snaps.choice if snaps is not None and snaps.enabled else None
     forced = answers
     if hook is not None and via_hook:
-        snaps.forced, forced = tuple(answers), ()
+        snaps.forced, snaps.skip_at, forced = tuple(answers), skip_at, ()
+    elif via_hook and skip_at is not None:      # no snapshots: a hook that only forces the answers and the end
+        hook, forced = _forcing(tuple(answers), skip_at), ()
     try:
         out = _one_path(func, inputs, forced, t0, max_states, max_transitions, max_seconds, phase_b, limits,
                         clc_choice=hook, footprint=footprint)
@@ -327,13 +335,22 @@ def _leaf(func, inputs, answers, t0, max_states, max_transitions, max_seconds, p
         raise
     finally:
         if snaps is not None and snaps.resumed is None:
-            snaps.forced = ()
+            snaps.forced, snaps.skip_at = (), None
     if snaps is not None and snaps.resumed is not None:
         b, f, _, v = out
         full, instr = _summary(b, answers)
         # the verification only matters for a failing sequence (it becomes the result's phase_b)
         snaps.finish((full, f, v if _fails(f) else None, instr, snaps.resumed_steps, b.facts))
     return out
+
+
+def _forcing(answers: tuple, skip_at: int):
+    """numsim.Engine's clc_choice hook answering `answers`, the run ending past choice point `skip_at`."""
+    def choice(taken: tuple, default: bool, steps: int):
+        k = len(taken)
+        answer = answers[k] if k < len(answers) else default
+        return (answer, True) if k == skip_at else answer
+    return choice
 
 
 def _summary(a: PhaseA, answers) -> tuple[list, int]:

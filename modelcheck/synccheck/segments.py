@@ -16,10 +16,12 @@ cluster's writes, in any composition), then in every composition each cluster's 
 where its segment was checked, and the sequence's verdict is the conjunction of its segments' verdicts (phase A's
 observers and phase B's projections follow one cluster's barriers; the run order of clusters is fixed by the
 launch).  So checking every one of the T(T+1)/2 segments once covers every sequence: `plan` picks compositions
-that together contain every segment (at least T of them: tile 0 starts a different segment in each), and Synccheck
-runs those.  A failing run is a real sequence's failure whatever the premise.  When a fact of the premise fails on
-some run, Synccheck falls back to every answer sequence (explorer/choices.py), reusing the runs already made, and
-says so in its stats (`clc_segments`).
+that together contain every segment (at least (T+1)(T+2)/6 of them: each holds T of the T(T+1)(T+2)/6 tiles the
+segments hold), and Synccheck runs those, each ended once the segments it has left were checked by earlier runs
+(`cuts`: the clusters still pending then never run, as cancelled ones do; those before ran as in the whole
+run).  A failing run is a real sequence's failure whatever the premise.  When a fact of the premise fails on some
+run, Synccheck falls back to every answer sequence (explorer/choices.py), reusing the runs already made, and says
+so in its stats (`clc_segments`).
 
 Residency > 1 (more SMs than one cluster): two running clusters cancel pending clusters alternately, so a
 cluster's tiles need not be consecutive and a run is not decided by (i, j): Synccheck falls back to sequences.
@@ -139,14 +141,15 @@ class Footprint(Observer):
                 "footprints": sets}
 
 
-def segments_of(requests: list, nclusters: int) -> tuple[list | None, str]:
+def segments_of(requests: list, nclusters: int, upto: int | None = None) -> tuple[list | None, str]:
     """The run's segments [(i, j)] from its CLC requests in landing order, or None and why the run is not a
-    composition of consecutive segments (clause (1) of the rule)."""
+    composition of consecutive segments (clause (1) of the rule).  `upto`: the tile where the run ended (the
+    clusters from it on never ran: `plan`'s cuts)."""
     by: dict[int, list] = {}
     for issuer, cancelled, _ in requests:
         by.setdefault(issuer, []).append(cancelled)
     out, i = [], 0
-    while i < nclusters:
+    while i < (nclusters if upto is None else upto):
         answers = by.pop(i, None)
         if not answers:
             return None, f"cluster {i} ran and made no cluster launch control request"
@@ -162,14 +165,37 @@ def segments_of(requests: list, nclusters: int) -> tuple[list | None, str]:
     return out, ""
 
 
-def answers_of(segments: list) -> tuple:
-    """The composition's answer sequence: one per choice point (every request while a cluster is pending)."""
+def answers_of(segments: list, tiles: int | None = None) -> tuple:
+    """The composition's answer sequence: one per choice point (every request while a cluster is pending);
+    `tiles`: of a run that ended after `segments` (default: they hold every tile)."""
     out: list[bool] = []
+    end = segments[-1][1] if tiles is None else tiles
     for i, j in segments:
         out += [True] * (j - i - 1)
-        if j < segments[-1][1]:
+        if j < end:
             out.append(False)
     return tuple(out)
+
+
+def cuts(nclusters: int, covered: set, todo: list) -> list[int]:
+    """Where each planned run may end: the first tile of the run's last segments that an earlier run (or
+    `covered`) already checked -- those clusters need not run again (ops/clc.py skip_rest)."""
+    seen, out = set(covered), []
+    for answers in todo:
+        segs, cut = [], 0
+        for k, a in enumerate(answers):
+            if not a:
+                segs.append((cut, k + 1))
+                cut = k + 1
+        segs.append((cut, nclusters))
+        end = nclusters
+        for i, j in reversed(segs):
+            if (i, j) not in seen:
+                break
+            end = i
+        out.append(end)
+        seen |= set(segs)
+    return out
 
 
 def plan(nclusters: int, covered: set) -> list[tuple]:
@@ -219,8 +245,9 @@ class SegmentSearch:
     broken: str = ""
     fresh: set = field(default_factory=set)       # segments added (or grown) since the last `verify`
 
-    def add(self, facts: dict | None) -> list | None:
-        """Record a completed run's facts; its segments, or None (and `broken` says why) when the premise fails."""
+    def add(self, facts: dict | None, upto: int | None = None) -> list | None:
+        """Record a completed run's facts (a run ended at tile `upto`); its segments, or None (and `broken` says
+        why) when the premise fails."""
         if self.broken:
             return None
         if facts is None:
@@ -229,7 +256,7 @@ class SegmentSearch:
         if facts["crossing"]:
             self.broken = f"clusters share a barrier: {facts['crossing']}"
             return None
-        segs, why = segments_of(facts["requests"], self.nclusters)
+        segs, why = segments_of(facts["requests"], self.nclusters, upto)
         if segs is None:
             self.broken = why
             return None

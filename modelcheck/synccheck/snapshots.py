@@ -78,18 +78,21 @@ class Snapshots:
         # the answers this process's run takes at its choice points, from the first, before the policy's: the
         # segment search forces whole sequences (segments.py); resumed, a snapshot gets its sequence's rest
         self.forced: tuple = ()
+        self.skip_at: int | None = None     # the choice point past which the run ends (ops/clc.py skip_rest)
         self.wanted = every       # (answer prefix) -> whether a snapshot there may be resumed later
 
     # -- in the run (any process): the engine's CLC choice hook
 
-    def choice(self, taken: tuple, default: bool, steps: int) -> bool:
+    def choice(self, taken: tuple, default: bool, steps: int) -> bool | tuple[bool, bool]:
         """Fork a snapshot that will take the other answer; this process takes the policy's answer (or the one
         `forced` names for this choice point)."""
         if len(taken) < len(self.forced):
             default = self.forced[len(taken)]
+        # the last choice point the segment search needs: the clusters pending after it never run
+        mine = (default, True) if self.skip_at == len(taken) else default
         key = taken + (not default,)
         if not self.enabled or steps < MIN_SNAPSHOT_STEPS or not self.wanted(key) or not self._listen():
-            return default
+            return mine
         address = self.address
         sys.stdout.flush()
         sys.stderr.flush()
@@ -99,7 +102,7 @@ class Snapshots:
             self.expected += 1
             self.keys.append(key)
             self.pids.add(pid)
-            return default
+            return mine
         # the snapshot: it must never return into the caller's code unless resumed (a Ctrl-C to the process group
         # included), so everything until the root's answer ends the process on any exception
         try:
@@ -109,7 +112,7 @@ class Snapshots:
         if conn is None:
             os._exit(0)
         self.resumed, self.resumed_steps = conn, steps
-        return not default
+        return (not default, True) if self.skip_at == len(taken) else not default
 
     def _park(self, key: tuple, address: str) -> Connection | None:
         """In a new snapshot: drop the forking process's sockets (a parked snapshot must not keep another's
@@ -138,6 +141,7 @@ class Snapshots:
         budget.advance_to(go[1])      # the root's budget clock when it resumed this snapshot (CPU clock: its work)
         self.forced = key + tuple(go[2])
         self.wanted = every if go[3] is None else go[3].__contains__
+        self.skip_at = go[4]
         return conn
 
     def _listen(self) -> bool:
@@ -212,10 +216,11 @@ class Snapshots:
                 best = key
         return best if self.listener is not None else None
 
-    def resume(self, prefix: tuple, then: tuple = (), wanted: frozenset | None = None):
+    def resume(self, prefix: tuple, then: tuple = (), wanted: frozenset | None = None, skip_at: int | None = None):
         """Resume the snapshot of `prefix` (`has(prefix)`) and return its result; SnapshotLost when it does not
         answer.  `then`: the answers its run takes at the next choice points (then the policy's); `wanted`: the
-        answer prefixes where its run may fork snapshots (None: every one)."""
+        answer prefixes where its run may fork snapshots (None: every one); `skip_at`: the choice point past which
+        its run ends (the pending clusters never run)."""
         assert self.listener is not None
         self.known.discard(prefix)
         while prefix not in self.parked:
@@ -223,7 +228,7 @@ class Snapshots:
                 raise SnapshotLost(f"no snapshot of {prefix} connected")
         conn, pid = self.parked.pop(prefix)
         try:
-            conn.send(("go", budget.now(), tuple(then), wanted))
+            conn.send(("go", budget.now(), tuple(then), wanted, skip_at))
             if not conn.poll(self.deadline_seconds):
                 try:
                     os.kill(pid, signal.SIGKILL)    # past every budget of its run: stuck

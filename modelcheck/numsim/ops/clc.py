@@ -62,7 +62,10 @@ class ClcScheduler:
         self.requests: list[tuple[int, int | None, bool]] = []
         # past the forced answers: (the answers so far, the policy's answer) -> the answer taken (a checker may
         # snapshot the run here and resume the snapshot with the other answer: modelcheck/synccheck/snapshots.py)
-        self.on_choice: Callable[[tuple, bool], bool] | None = None
+        # it may answer (answer, True): the clusters still pending when the running one exits never run (a
+        # checker that has checked them elsewhere ends the run there: synccheck/segments.py)
+        self.on_choice: Callable[[tuple, bool], bool | tuple[bool, bool]] | None = None
+        self.skip_rest = False
         self.cancels = 0
         self.version = 0
         self.exits = [0] * len(clusters)
@@ -87,7 +90,11 @@ class ClcScheduler:
         k = len(self.choices)
         take = self.answers[k] if k < len(self.answers) else self.policy == "steal"
         if k >= len(self.answers) and self.on_choice is not None:
-            take = bool(self.on_choice(tuple(self.choices), take))
+            got = self.on_choice(tuple(self.choices), take)
+            if isinstance(got, tuple):
+                got, skip = got
+                self.skip_rest = self.skip_rest or bool(skip)
+            take = bool(got)
         self.choices.append(take)
         self.requests.append((issuer, cid if take else None, True))
         if not take:
@@ -102,7 +109,12 @@ class ClcScheduler:
         if self.release is not None:
             self.release(cid)
         nxt = self.pending()
-        if nxt is not None:
+        if nxt is not None and self.skip_rest and not any(s == "running" for s in self.state):
+            # the checker's end of the run: the pending clusters finish without running, as cancelled ones do
+            for c, s in enumerate(self.state):
+                if s == "pending":
+                    self.state[c] = "skipped"
+        elif nxt is not None:
             self._run(nxt)
         self.version += 1
 
@@ -124,7 +136,7 @@ def launch_gate(eng, program, clc: ClcScheduler):
         while clc.state[cid] == "pending":
             yield Wait(clc, lambda: clc.state[cid] != "pending",
                        f"await the launch of cluster {cid} (pending: running clusters hold the GPU)")
-        if clc.state[cid] == "cancelled":
+        if clc.state[cid] in ("cancelled", "skipped"):
             return
         yield from program(w)
         clc.exits[cid] += 1

@@ -148,8 +148,22 @@ def test_the_plan_holds_every_segment(tiles):
     assert len(plan) < max(2 ** (tiles - 1), 2)
 
 
+def test_a_planned_run_ends_where_the_rest_was_checked():
+    # 3 tiles, the default run holds (0, 3); the plan: [F, T] = (0,1)(1,3), [F, F] = (0,1)(1,2)(2,3),
+    # [T, F] = (0,2)(2,3): its (2, 3) was checked by [F, F], so that run ends at tile 2
+    todo = segments.plan(3, {(0, 3)})
+    assert todo == [(False, True), (False, False), (True, False)]
+    assert segments.cuts(3, {(0, 3)}, todo) == [3, 3, 2]
+    assert segments.answers_of([(0, 2)], 3) == (True, False)
+    res = _check(SHAPE, {"BAD_START": -1, "NUM_TILES": 6})
+    whole = _check(SHAPE, {"BAD_START": -1, "NUM_TILES": 6}, clc_segments=False)
+    per_run = whole.stats["clc_warp_instructions"] / whole.stats["clc_paths"]    # every sequence does 6 tiles
+    assert res.stats["clc_warp_instructions"] < 0.85 * per_run * res.stats["clc_paths"]   # 6 of the 11 planned runs end early
+
+
 def test_a_run_not_made_of_segments_is_named():
     assert segments.segments_of([(0, 1, True), (0, None, True), (2, None, False)], 3) == ([(0, 2), (2, 3)], "")
+    assert segments.segments_of([(0, 1, True), (0, None, True)], 3, upto=2) == ([(0, 2)], "")
     segs, why = segments.segments_of([(0, None, True), (1, 2, True), (1, None, False)], 3)
     assert segs == [(0, 1), (1, 3)]
     segs, why = segments.segments_of([(0, 1, True)], 3)
