@@ -11,7 +11,8 @@ import pytest
 import modelcheck
 from modelcheck import numsim
 from modelcheck.numsim.descriptors import InstrDescriptor, SmemDescriptor
-from modelcheck.numsim.ops import umma
+from modelcheck.numsim.ops import umma, umma2
+from tests.manifest import KERNELS, load_manifest, manifest_inputs
 
 FIX = Path(__file__).parents[3] / "fixtures" / "numsim" / "mma_plan_reuse.py"
 
@@ -28,14 +29,14 @@ def _inputs(rounds: int, iters: int, seed: int = 5):
                     "out": np.zeros((rounds, 128, c["N"]), np.uint32)}
 
 
-def _observed(func, inputs):
+def _observed(func, inputs, out="out"):
     trace = numsim.Trace()
     res = numsim.run(func, inputs, observers=[trace])
     assert res.verdict == "clean" and res.termination == "completed", res.diagnostics
     sync = [(e.seq, e.kind, e.cta, e.warp, e.site, e.iters, e.barrier, e.tx, repr(e.details)) for e in trace.sync]
     acc = [(r.seq, r.space, r.alloc, r.kind, np.asarray(r.offsets).tolist(), r.size, r.proxy, r.actor)
            for r in trace.accesses]
-    return res.outputs["out"], sync, acc
+    return res.outputs[out], sync, acc
 
 
 @pytest.mark.parametrize("rounds, iters", [(2, 3), (1, 6)])
@@ -71,3 +72,24 @@ def test_plans_are_kept_and_renewed_with_the_allocation(monkeypatch):
     numsim.run(func, inputs)
     # masks 0, 0, m1 | m1, 0, m2 under one allocation each: plans made for 0, m1 then (new TMEM version) m1, 0, m2
     assert seen == [0, 1, 1, 2, 3, 4]
+
+
+def test_kept_pair_plans_change_nothing(monkeypatch):
+    """cta_group::2 (ops/umma2.py): the 2-CTA cluster GEMM's MMAs, plans kept vs made afresh."""
+    entry = load_manifest()["kernels"]["gemm_2cta_clc"]
+    k = modelcheck.load(KERNELS / entry["file"])
+    inputs = manifest_inputs(k.func, entry, k.constants)
+    kept = _observed(k.func, inputs, "D")
+    made = {"plans": 0}
+
+    def fresh(rt):
+        made["plans"] += 1
+        return {}
+
+    monkeypatch.setattr(umma2, "_plans", fresh)
+    afresh = _observed(k.func, inputs, "D")
+    assert made["plans"] > 2
+    np.testing.assert_array_equal(kept[0], afresh[0])
+    assert kept[1] == afresh[1]
+    assert kept[2] == afresh[2]
+    assert (kept[0] != 0).any()
