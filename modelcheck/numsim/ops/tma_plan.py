@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..descriptors import byte_runs
 from ..memory import SHARED_BASE
 from ..tensormap import BoxPlan, TensorMapFields, box_plan
 
@@ -29,6 +30,8 @@ class _Template:
     inb: np.ndarray
     bounds: tuple           # (lo goff, hi goff, lo smem, hi smem)
     words: tuple | None     # (global, shared) word indices of the template
+    esz: int
+    runs: tuple | None = None   # ((starts, lengths) global, (starts, lengths) shared), made when first asked
 
 
 class TilePlan:
@@ -58,6 +61,23 @@ class TilePlan:
     def smem_addr(self) -> np.ndarray:
         return self._t.smem + self.base
 
+    def _runs(self) -> tuple:
+        t = self._t
+        if t.runs is None:
+            t.runs = (byte_runs(t.goff, t.esz), byte_runs(t.smem, t.esz))
+        return t.runs
+
+    def global_runs(self, base_off: int) -> tuple:
+        """`byte_runs(base_off + global_off, esz)` from the template's (kept with it; adding a constant to the
+        offsets adds it to the starts)."""
+        starts, lengths = self._runs()[0]
+        return starts + (base_off + self.origin), lengths
+
+    def smem_runs(self, alloc_base: int) -> tuple:
+        """`byte_runs(smem_addr - alloc_base, esz)` from the template's."""
+        starts, lengths = self._runs()[1]
+        return starts + (self.base - alloc_base), lengths
+
 
 _templates: dict = {}
 
@@ -80,7 +100,7 @@ def _template(f: TensorMapFields, phase: int) -> _Template:
     inb = np.ones(goff.size, dtype=np.bool_)
     inb.flags.writeable = False
     t = _Template(goff, smem, inb, (int(goff.min()), int(goff.max()), int(smem.min()), int(smem.max())),
-                  pair)
+                  pair, esz)
     if len(_templates) >= _LIMIT:
         _templates.clear()
     _templates[key] = t

@@ -27,12 +27,12 @@ from .. import values as V
 from .. import narrow
 from ..blas import product
 from ..descriptors import (KIND_K, SF_TYPES, BlockScaledInstrDescriptor, DescriptorError, InstrDescriptor,
-                           matrix_addresses, tmem_split)
+                           byte_runs, matrix_addresses, tmem_split)
 from ..errors import EngineError, UnsupportedTIRxError
 from ..memory import SHARED_BASE
 from ..tmem import TmemError, record_rows, tmem_of
 from .tcgen05 import (at, descriptor_error, lanes_of, smem_descriptor, smem_footprint, tc_state, tmem_error)
-from .tma import async_records
+from .tma import run_records
 from .async_copy import _new_op
 
 _CACHE_LIMIT = 4096
@@ -40,8 +40,8 @@ _SHARED_LIMIT = 256     # process-wide address arrays (a stage ring has a few do
 
 
 def _operand(w, value: int, rows: int, k: int, esz: int, mn_major: bool, span, what: str, rt=None):
-    """(byte index into the shared pool (rows, k*esz), [(allocation, element offsets)]) of a shared operand in CTA
-    `rt` (default: the issuing warp's)."""
+    """(byte index into the shared pool (rows, k*esz), [(allocation, element offsets, their byte runs)]) of a shared
+    operand in CTA `rt` (default: the issuing warp's)."""
     rt = rt or w.rt
     cache = rt.shared.__dict__.setdefault("_umma_operands", {})   # per CTA: parts name its allocations
     key = (value, rows, k, esz, mn_major)
@@ -66,13 +66,14 @@ def _operand(w, value: int, rows: int, k: int, esz: int, mn_major: bool, span, w
     shared = layout.__dict__.setdefault("_umma_parts", {}) if layout is not None else {}
     named = shared.get(key)
     if named is None:
-        parts = smem_footprint(w, addrs, esz, span, what, rt)
+        # with each part its byte runs (`byte_runs(offs, esz)`, the records of every MMA reading it)
+        parts = [(a, offs, byte_runs(offs, esz)) for a, offs in smem_footprint(w, addrs, esz, span, what, rt)]
         if len(shared) >= _CACHE_LIMIT:
             shared.clear()
-        shared[key] = [(a.name, offs) for a, offs in parts]
+        shared[key] = [(a.name, offs, runs) for a, offs, runs in parts]
     else:
         allocs = rt.shared.allocs
-        parts = [(allocs[name], offs) for name, offs in named]
+        parts = [(allocs[name], offs, runs) for name, offs, runs in named]
     if len(cache) >= _CACHE_LIMIT:
         cache.clear()
     cache[key] = hit = (index, parts)
@@ -403,12 +404,12 @@ def _complete(w, op, tm, p: _Plan, ts, accumulate, span, what):
         else:
             a_index, a_parts = a_src
             a = _values(pool[a_index], a_dtype, (m, kdim))
-            for alloc, offs in a_parts:
-                async_records(eng, op, alloc, offs, esz, "read")
+            for alloc, _, runs in a_parts:
+                run_records(eng, op, alloc, *runs, "read")
         b_index, b_parts = b_src
         b = _values(pool[b_index], b_dtype, (n, kdim))
-        for alloc, offs in b_parts:
-            async_records(eng, op, alloc, offs, esz, "read")
+        for alloc, _, runs in b_parts:
+            run_records(eng, op, alloc, *runs, "read")
         if idesc.negate_a:
             a = -a
         if idesc.negate_b:

@@ -41,7 +41,7 @@ from ..tmem import TmemError, record_rows, tmem_of
 from .async_copy import _new_op
 from .pair import check_even, pair_peer
 from .tcgen05 import at, lanes_of, tc_state, tmem_error
-from .tma import async_records
+from .tma import run_records
 from .umma import _idesc, _operand, _plans, _scaled, _sf_source, _values, tmem_a
 
 _PLAN_LIMIT = 4096
@@ -214,11 +214,11 @@ def _complete(w, op, idesc, shape, halves, d_cols, disabled, accumulate, ts, spa
             else:
                 a_index, a_allocs = a_src
                 a_parts.append(_values(pool[a_index], a_dtype, (half, kdim)))
-                for alloc, offs in a_allocs:
-                    async_records(eng, op, alloc, offs, esz, "read")
+                for alloc, _, runs in a_allocs:
+                    run_records(eng, op, alloc, *runs, "read")
             b_parts.append(_values(pool[b_index], b_dtype, (n // 2, kdim)))
-            for alloc, offs in b_allocs:
-                async_records(eng, op, alloc, offs, esz, "read")
+            for alloc, _, runs in b_allocs:
+                run_records(eng, op, alloc, *runs, "read")
         if idesc.negate_a:
             a_parts = [-x for x in a_parts]
         a, b = np.vstack(a_parts), np.vstack(b_parts)
