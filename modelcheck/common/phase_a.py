@@ -124,12 +124,14 @@ class Causality(Observer):
         self.clusters = ClusterOrder(self)
         self.layout = ClusterLayout.whole(0)
         self.local: list[int] = []
+        self.after: list = []          # warp -> the ClockView recorded after its latest event (or None)
 
     def on_start(self, run):
         self.ctx.start(run)
         self.layout = run.cluster_layout()
         self.local = self.layout.local.tolist()
         self.clocks = [np.zeros(self.layout.size, dtype=np.int64) for _ in range(run.warps)]
+        self.after = [None] * run.warps
 
     # -- helpers
     def _tick(self, w: int) -> np.ndarray:
@@ -189,7 +191,11 @@ class Causality(Observer):
             self._async(ev)
             return
         w = ev.warp
-        before = self.clocks[w].copy() if self.record_clocks else None
+        if self.record_clocks:
+            # a warp's clock moves only in its own events: its view after its previous event is its view now
+            before = self.after[w]
+            if before is None:
+                before = self._view(w, self.clocks[w].copy())
         if kind.startswith("mbarrier."):
             self._mbarrier(ev, w)
         elif kind in ("bar.sync", "bar.arrive", "bar.red"):
@@ -219,7 +225,8 @@ class Causality(Observer):
         else:
             self._tick(w)
         if self.record_clocks:
-            self.event_clocks[ev.seq] = (self._view(w, before), self._view(w, self.clocks[w].copy()))
+            after = self.after[w] = self._view(w, self.clocks[w].copy())
+            self.event_clocks[ev.seq] = (before, after)
 
     def _mbarrier(self, ev, w: int):
         kind = ev.kind
