@@ -107,8 +107,29 @@ def _template(f: TensorMapFields, phase: int) -> _Template:
     return t
 
 
+_tiles: dict = {}          # (id(map fields), coordinates, destination) -> (the fields, their TilePlan)
+
+
 def plan_box(f: TensorMapFields, coords, dst: int) -> BoxPlan | TilePlan:
-    """`box_plan(f, coords, dst)`, from the cached template when the box lies inside the tensor (a TilePlan)."""
+    """`box_plan(f, coords, dst)`, from the cached template when the box lies inside the tensor (a TilePlan).
+    TilePlans are kept per (map, coordinates, destination): CTAs sharing an operand tile load the same box into
+    the same stage (a plan is never changed once made; the entry holds its fields, so their id is not reused)."""
+    key = (id(f), tuple(coords), dst)
+    hit = _tiles.get(key)
+    if hit is not None and hit[0] is f:
+        return hit[1]
+    plan = _plan_box(f, coords, dst)
+    if isinstance(plan, TilePlan):
+        if len(_tiles) >= _TILE_LIMIT:
+            _tiles.clear()
+        _tiles[key] = (f, plan)
+    return plan
+
+
+_TILE_LIMIT = 4096
+
+
+def _plan_box(f: TensorMapFields, coords, dst: int) -> BoxPlan | TilePlan:
     given = coords
     coords = tuple(int(c) for c in coords)
     if f.packed > 1:       # dim 0 of a packed map is stored in bytes (as in box_plan)

@@ -52,6 +52,7 @@ def test_cached_plans_agree_with_box_plan(spec):
         _same(plan, ref)
         if isinstance(plan, tma_plan.TilePlan):
             assert ref.inb.all()
+            assert tma_plan.plan_box(f, list(coords), dst) is plan      # kept per (map, coordinates, destination)
             # the kept runs, translated, are the runs of this box's own offsets (the records TMA makes)
             base_off, alloc_base = 8 * int(rng.integers(0, 9)), SHARED_BASE + 64 * int(rng.integers(0, 4))
             for got, want in ((plan.global_runs(base_off), byte_runs(base_off + ref.global_off, ref.esz)),
