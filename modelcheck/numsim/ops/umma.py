@@ -21,6 +21,9 @@ hardware keeps an operand between MMAs, so A and B are always read from their so
 """
 from __future__ import annotations
 
+import functools
+
+import ml_dtypes
 import numpy as np
 
 from .. import values as V
@@ -304,7 +307,21 @@ def _sf_cells(m: int, n: int, ca: int, cb: int, ncols: int):
     return hit
 
 
-def _scaled(eng, op, tm, sf, m: int, n: int, kdim: int, a, b):
+@functools.lru_cache(maxsize=None)
+def order_free(a_dtype: str, b_dtype: str, sf_dtype: str, kdim: int, nsf: int) -> bool:
+    """Whether every order of summing a K-slab's scaled products gives the same (exact) float64 sum: the
+    factors are powers of two (UE8M0) shared by the whole row and column (one per K-slab), and K products of
+    elements that are multiples of the types' quanta q (smallest subnormals) and at most their maxima M add up
+    exactly (K * Ma * Mb / (qa * qb) <= 2^53; E4M3 at K = 32 needs 41 bits, E5M2 69).  A NaN operand is not
+    covered (which NaN a sum returns may depend on the order)."""
+    if sf_dtype != "float8_e8m0fnu" or nsf != 1:
+        return False
+    fa, fb = (ml_dtypes.finfo(narrow.element_type(t)) for t in (a_dtype, b_dtype))
+    span = kdim * float(fa.max) * float(fb.max) / (float(fa.smallest_subnormal) * float(fb.smallest_subnormal))
+    return span <= 2.0 ** 53
+
+
+def _scaled(eng, op, tm, sf, m: int, n: int, kdim: int, a, b, dtypes=None):
     """A and B multiplied by their block scale factors, read from TMEM (the ss form, M = 128).
 
     Model (CUTLASS's tmem_sf_frg 4x1 layout; docs/semantics.md#tcgen05-and-tmem): the scale factors of row i
@@ -330,9 +347,12 @@ def _scaled(eng, op, tm, sf, m: int, n: int, kdim: int, a, b):
     # each element times its block's factor (broadcast over the block: the products np.repeat would give)
     a = (a.reshape(m, nsf, vec) * sfa[:, :, None]).reshape(m, kdim)
     bv = b.reshape(n, nsf, vec)
-    acc = np.empty((m, n))
     same = (sfb[1:] == sfb[0]).all()              # B's factors alike in the four lane quarters (the usual copy)
     bq = (bv * sfb[0][:, :, None]).reshape(n, kdim)
+    if same and dtypes is not None and order_free(*dtypes, sf_dtype, kdim, nsf) and \
+            not np.isnan(a.sum() + bq.sum()):
+        return product(a, bq)       # the four quarters' products in one: each element's sum is exact either way
+    acc = np.empty((m, n))
     for q in range(4):
         if q and not same:
             bq = (bv * sfb[q][:, :, None]).reshape(n, kdim)
@@ -415,7 +435,7 @@ def _complete(w, op, tm, p: _Plan, ts, accumulate, span, what):
         if idesc.negate_b:
             b = -b
         if sf is not None:
-            acc = _scaled(eng, op, tm, sf, m, n, kdim, a, b)
+            acc = _scaled(eng, op, tm, sf, m, n, kdim, a, b, (a_dtype, b_dtype))
         elif len(bands) > 1 and ts:                 # .ws, A from TMEM: one copy of A per part of D
             acc = np.concatenate([product(a[m * q:m * (q + 1)], b[band[3]]) for q, band in enumerate(bands)], axis=1)
         else:

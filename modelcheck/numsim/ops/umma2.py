@@ -225,7 +225,7 @@ def _complete(w, op, idesc, shape, halves, d_cols, disabled, accumulate, ts, spa
         if idesc.negate_b:
             b = -b
         if halves[0][5] is not None:      # block-scaled: each CTA's factors scale its half of A and all of B
-            acc = np.vstack([_scaled(eng, op, tm, sf, 128, n, kdim, a[128 * h:128 * h + 128], b)
+            acc = np.vstack([_scaled(eng, op, tm, sf, 128, n, kdim, a[128 * h:128 * h + 128], b, (a_dtype, b_dtype))
                              for h, (_rt, tm, _, _, _, sf) in enumerate(halves)])
         elif half == 128:
             acc = product(a, b)
