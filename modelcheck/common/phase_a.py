@@ -96,11 +96,13 @@ class StrictProtocol(Observer):
 
 
 class _Barrier:
-    __slots__ = ("init_clock", "init_op", "epoch", "release", "completion", "waits", "tokens")
+    __slots__ = ("init_clock", "init_op", "epoch", "release", "completion", "waits", "tokens", "init_seen")
 
     def __init__(self):
         self.init_clock = None
         self.init_op = None
+        # warps whose clock was found after init_clock: a warp's clock only grows, so it stays after it
+        self.init_seen: set[int] = set()
         self.epoch = 0
         self.release: dict[int, np.ndarray] = {}       # generation -> joined clocks of release arrives
         self.completion: dict[int, np.ndarray] = {}    # generation -> joined issuer clocks of async completions
@@ -124,12 +126,14 @@ class Causality(Observer):
         self.clusters = ClusterOrder(self)
         self.layout = ClusterLayout.whole(0)
         self.local: list[int] = []
+        self.after: list = []          # warp -> the ClockView recorded after its latest event (or None)
 
     def on_start(self, run):
         self.ctx.start(run)
         self.layout = run.cluster_layout()
         self.local = self.layout.local.tolist()
         self.clocks = [np.zeros(self.layout.size, dtype=np.int64) for _ in range(run.warps)]
+        self.after = [None] * run.warps
 
     # -- helpers
     def _tick(self, w: int) -> np.ndarray:
@@ -153,18 +157,23 @@ class Causality(Observer):
         return bool((a <= b).all())
 
     def _check_init(self, bar: _Barrier, use: np.ndarray, ev, op: str, name: str):
+        """`use` is warp ev.warp's current clock."""
         if bar.init_clock is None:
             return      # NumSim reports use before init
-        if ev.barrier is not None and ev.barrier[1] != ev.cta and not self._leq(bar.init_clock, use):
+        if ev.warp in bar.init_seen:
+            return
+        if self._leq(bar.init_clock, use):
+            bar.init_seen.add(ev.warp)
+            return
+        if ev.barrier is not None and ev.barrier[1] != ev.cta:
             self._fail("cluster_barrier_init_not_visible",
                        f"{op} from CTA {ev.cta} on CTA {ev.barrier[1]}'s {name} (generation {ev.generation}) is not "
                        f"ordered after its mbarrier.init: the init is not made visible to the cluster", ev,
                        barrier=name, generation=ev.generation, barrier_cta=ev.barrier[1],
                        related_operations=[bar.init_op])
-        if not self._leq(bar.init_clock, use):
-            self._fail("mbarrier_init_not_happens_before_use",
-                       f"mbarrier.init does not happen before {op} on {name} generation {ev.generation}", ev,
-                       barrier=name, generation=ev.generation, related_operations=[bar.init_op])
+        self._fail("mbarrier_init_not_happens_before_use",
+                   f"mbarrier.init does not happen before {op} on {name} generation {ev.generation}", ev,
+                   barrier=name, generation=ev.generation, related_operations=[bar.init_op])
 
     def _check_prior(self, bar: _Barrier, use: np.ndarray, ev, op: str, name: str):
         g = ev.generation
@@ -189,7 +198,11 @@ class Causality(Observer):
             self._async(ev)
             return
         w = ev.warp
-        before = self.clocks[w].copy() if self.record_clocks else None
+        if self.record_clocks:
+            # a warp's clock moves only in its own events: its view after its previous event is its view now
+            before = self.after[w]
+            if before is None:
+                before = self._view(w, self.clocks[w].copy())
         if kind.startswith("mbarrier."):
             self._mbarrier(ev, w)
         elif kind in ("bar.sync", "bar.arrive", "bar.red"):
@@ -219,7 +232,8 @@ class Causality(Observer):
         else:
             self._tick(w)
         if self.record_clocks:
-            self.event_clocks[ev.seq] = (self._view(w, before), self._view(w, self.clocks[w].copy()))
+            after = self.after[w] = self._view(w, self.clocks[w].copy())
+            self.event_clocks[ev.seq] = (before, after)
 
     def _mbarrier(self, ev, w: int):
         kind = ev.kind
@@ -231,6 +245,7 @@ class Causality(Observer):
         if kind == "mbarrier.init":
             c = self._tick(w)
             bar.init_clock = c.copy()
+            bar.init_seen = set()
             bar.init_op = F.event_operation(self.ctx.sites, ev)
             bar.epoch += 1
             bar.release, bar.completion, bar.waits = {}, {}, {}

@@ -31,6 +31,7 @@ def limit_finding(checker: str, err) -> "F.Finding":
 
 
 def digest_inputs(inputs: dict) -> str:
+    """sha256 over every input's name, dtype, shape and bytes (scalars: their repr)."""
     h = hashlib.sha256()
     for name in sorted(inputs):
         v = inputs[name]
@@ -41,6 +42,26 @@ def digest_inputs(inputs: dict) -> str:
         else:
             h.update(repr(v).encode())
     return h.hexdigest()
+
+
+class InputDigest:
+    """`digest_inputs` of a check's inputs, taken when first read.
+
+    The digest is how a serialised report names the inputs it ran on (two reports on the same inputs carry the
+    same one). Hashing costs 1-4 s of CPU on a GEMM's inputs and only a serialised report reads it, so it is not
+    taken at the end of every check. The value is the same: the engine copies every buffer it writes, so the
+    arrays hashed are the ones the check read, unless the caller changes them before the digest is read."""
+
+    __slots__ = ("_inputs", "_hex")
+
+    def __init__(self, inputs: dict):
+        self._inputs: dict | None = inputs
+        self._hex = ""
+
+    def __str__(self) -> str:
+        if self._inputs is not None:
+            self._hex, self._inputs = digest_inputs(self._inputs), None
+        return self._hex
 
 
 def scalars_of(func: ir.PrimFunc, inputs: dict) -> dict:
@@ -99,4 +120,4 @@ def engine_findings(checker: str, res, events=()) -> list:
     return out
 
 
-__all__ = ["resolve_inputs", "digest_inputs", "engine_findings", "scalars_of", "numsim"]
+__all__ = ["resolve_inputs", "digest_inputs", "InputDigest", "engine_findings", "scalars_of", "numsim"]

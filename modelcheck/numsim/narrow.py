@@ -60,6 +60,13 @@ def _table(np_t) -> np.ndarray:
     return t
 
 
+def element_type(dtype: str):
+    """The ml_dtypes type of one element of a narrow operand type."""
+    if dtype in _BYTE_TYPES:
+        return _BYTE_TYPES[dtype]
+    return ml_dtypes.float4_e2m1fn if dtype == "float4_e2m1fn_x2" else _SUB_BYTE[dtype][0]
+
+
 def values(raw: np.ndarray, dtype: str, k: int) -> np.ndarray:
     """The float64 (rows, k) matrix of a narrow operand's shared-memory rows."""
     raw = np.ascontiguousarray(raw, dtype=np.uint8)

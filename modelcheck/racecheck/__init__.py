@@ -21,7 +21,7 @@ from ..common import findings as F
 from ..common.async_effects import UnobservedEffects
 from ..common.phase_a import Causality, StrictProtocol
 from ..common.verdict import Verdict, verdict_of
-from ..common.results import digest_inputs, engine_findings, limit_finding, resolve_inputs
+from ..common.results import InputDigest, engine_findings, limit_finding, resolve_inputs
 from .analysis import Analysis
 from .domains import cross_cluster_ordering
 
@@ -39,7 +39,7 @@ class RaceResult:
     findings: list
     stats: dict
     inputs: dict = field(default_factory=dict)
-    input_digest: str = ""
+    input_digest: str | InputDigest = ""    # InputDigest: hashed when a report reads it
     sites: tuple = ()
 
     @property
@@ -97,7 +97,7 @@ def check(func, inputs=None, **limits) -> RaceResult:
                   "clock_domain": "grid" if whole else "cluster",
                   **({"clock_domain_reason": why_whole} if whole else {}),
                   "wall_time_s": time.perf_counter() - t0})
-    return RaceResult(func, F.sort_findings(found), stats, inputs, digest_inputs(inputs), res.sites)
+    return RaceResult(func, F.sort_findings(found), stats, inputs, InputDigest(inputs), res.sites)
 
 
 def _run(func, inputs, limits: dict, whole: bool):

@@ -25,11 +25,15 @@ class Report:
         self.func = func
         self.findings = F.sort_findings(findings)
         self.stats = dict(stats)
-        self.input_digest = input_digest
+        self._input_digest = input_digest     # a str, or a common.results.InputDigest hashed when first read
         self.scalars = dict(scalars or {})
         self.sources: dict = {}        # parameter -> where its value came from (the command line sets it)
         self.overrides: dict = {}      # the module constants given with --const / load(..., NAME=V)
         self.kernel_path = func.path
+
+    @property
+    def input_digest(self) -> str:
+        return str(self._input_digest)
 
     def coverage(self) -> list[str]:
         """What this report covered: constants, input sources, launch, schedules; a manifest note."""

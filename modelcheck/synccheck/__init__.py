@@ -20,7 +20,7 @@ from ..common import findings as F
 from ..common.async_effects import UnobservedEffects
 from ..common.phase_a import Causality, StrictProtocol
 from ..common.verdict import Verdict, verdict_of
-from ..common.results import digest_inputs, engine_findings, limit_finding, resolve_inputs
+from ..common.results import InputDigest, engine_findings, limit_finding, resolve_inputs
 from . import segments, snapshots
 
 if TYPE_CHECKING:                   # numsim loads its engine lazily (a fast start for commands that never simulate)
@@ -36,7 +36,7 @@ class SyncResult:
     stats: dict
     phase_b: object = None          # explorer.Verification, when phase B ran
     inputs: dict = field(default_factory=dict)
-    input_digest: str = ""
+    input_digest: str | InputDigest = ""    # InputDigest: hashed when a report reads it
     sites: tuple = ()
 
     @property
@@ -302,7 +302,7 @@ def _check(func, inputs, w0, t0, snaps, max_states, max_transitions, max_seconds
                                 {"reason": "resource_limit", "resource": "clc_paths", "bound": max_clc_paths,
                                  "runs": runs.whole}))
     stats["wall_time_s"] = time.perf_counter() - w0
-    return SyncResult(func, F.sort_findings(found), stats, verification, inputs, digest_inputs(inputs), a.run.sites)
+    return SyncResult(func, F.sort_findings(found), stats, verification, inputs, InputDigest(inputs), a.run.sites)
 
 
 def _clusters(res) -> int:

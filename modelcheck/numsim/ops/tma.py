@@ -199,6 +199,14 @@ def _move_words(plan, bound, gdata, pool, marked, to_shared: bool) -> bool:
     return True
 
 
+def run_records(eng, op, alloc, starts, lengths, kind):
+    """`async_records` of a footprint whose byte runs are known (kept with a cached plan or operand)."""
+    if not eng.tracing:
+        eng.stats["accesses"] += 1
+        return
+    eng.access_runs(op, op.site, alloc, starts, lengths, kind)
+
+
 def async_records(eng, op, alloc, offsets, esz, kind):
     """Records of an async op's element footprint (byte offsets in `alloc`), merged into contiguous runs: one
     bulk record of the runs."""
@@ -287,7 +295,8 @@ def _complete_g2s(w, op, bound, plan, d_alloc, nbytes, bar, baddr, span, bound_g
                               f"completes after CTA {rt.index} exited", span, peer_cta=rt.index, warp=warp)
         esz = plan.esz
         moved = _move_words(plan, bound, bound.alloc.data, pool, d_alloc, to_shared=True)
-        goff = bound.base_off + plan.global_off[plan.inb] if not moved or eng.tracing else None
+        tile = isinstance(plan, TilePlan)
+        goff = bound.base_off + plan.global_off[plan.inb] if not moved or (eng.tracing and not tile) else None
         if not moved:
             n = plan.inb.size
             data = np.empty((n, esz), dtype=np.uint8)
@@ -295,8 +304,12 @@ def _complete_g2s(w, op, bound, plan, d_alloc, nbytes, bar, baddr, span, bound_g
             data[plan.inb] = read_elements(bound.alloc.data, goff, esz)
             write_elements(pool, plan.smem_addr - SHARED_BASE, esz, data)
             d_alloc.mark_written(plan.smem_addr - d_alloc.base, esz)
-        async_records(eng, op, bound.alloc, goff, esz, "read")
-        async_records(eng, op, d_alloc, plan.smem_addr - d_alloc.base if eng.tracing else None, esz, "write")
+        if tile:        # the template's runs, translated
+            run_records(eng, op, bound.alloc, *plan.global_runs(bound.base_off), "read")
+            run_records(eng, op, d_alloc, *plan.smem_runs(d_alloc.base), "write")
+        else:
+            async_records(eng, op, bound.alloc, goff, esz, "read")
+            async_records(eng, op, d_alloc, plan.smem_addr - d_alloc.base if eng.tracing else None, esz, "write")
         op.done = True
         gen = bar.local_gen
         try:
@@ -336,7 +349,10 @@ def _s2g(ctx, call, info):
             eng.sync(w, "async.issue", site, details={"op": op.id, "kind": op.kind, "lane": lane,
                                                       "tensor_map": bound.name, "coords": coords})
             # the source may be read any time until wait_group.read: reported at issue (see async_copy)
-            async_records(eng, op, s_alloc, plan.smem_addr - s_alloc.base, plan.esz, "read")
+            if isinstance(plan, TilePlan):
+                run_records(eng, op, s_alloc, *plan.smem_runs(s_alloc.base), "read")
+            else:
+                async_records(eng, op, s_alloc, plan.smem_addr - s_alloc.base, plan.esz, "read")
             eng.enqueue(_complete_s2g(w, op, bound, plan, s_alloc, groups))
     return run, False
 
@@ -347,12 +363,16 @@ def _complete_s2g(w, op, bound, plan, s_alloc, groups):
     def complete():
         esz = plan.esz
         moved = _move_words(plan, bound, bound.alloc.data, pool, bound.alloc, to_shared=False)
-        goff = bound.base_off + plan.global_off[plan.inb] if not moved or eng.tracing else None
+        tile = isinstance(plan, TilePlan)
+        goff = bound.base_off + plan.global_off[plan.inb] if not moved or (eng.tracing and not tile) else None
         if not moved:
             data = read_elements(pool, plan.smem_addr - SHARED_BASE, esz)
             write_elements(bound.alloc.data, goff, esz, data[plan.inb])
             bound.alloc.mark_written(goff, esz)
-        async_records(eng, op, bound.alloc, goff, esz, "write")
+        if tile:
+            run_records(eng, op, bound.alloc, *plan.global_runs(bound.base_off), "write")
+        else:
+            async_records(eng, op, bound.alloc, goff, esz, "write")
         group_done(eng, op, groups)
     return complete
 

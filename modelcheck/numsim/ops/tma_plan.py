@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..descriptors import byte_runs
 from ..memory import SHARED_BASE
 from ..tensormap import BoxPlan, TensorMapFields, box_plan
 
@@ -29,6 +30,8 @@ class _Template:
     inb: np.ndarray
     bounds: tuple           # (lo goff, hi goff, lo smem, hi smem)
     words: tuple | None     # (global, shared) word indices of the template
+    esz: int
+    runs: tuple | None = None   # ((starts, lengths) global, (starts, lengths) shared), made when first asked
 
 
 class TilePlan:
@@ -58,6 +61,23 @@ class TilePlan:
     def smem_addr(self) -> np.ndarray:
         return self._t.smem + self.base
 
+    def _runs(self) -> tuple:
+        t = self._t
+        if t.runs is None:
+            t.runs = (byte_runs(t.goff, t.esz), byte_runs(t.smem, t.esz))
+        return t.runs
+
+    def global_runs(self, base_off: int) -> tuple:
+        """`byte_runs(base_off + global_off, esz)` from the template's (kept with it; adding a constant to the
+        offsets adds it to the starts)."""
+        starts, lengths = self._runs()[0]
+        return starts + (base_off + self.origin), lengths
+
+    def smem_runs(self, alloc_base: int) -> tuple:
+        """`byte_runs(smem_addr - alloc_base, esz)` from the template's."""
+        starts, lengths = self._runs()[1]
+        return starts + (self.base - alloc_base), lengths
+
 
 _templates: dict = {}
 
@@ -80,15 +100,36 @@ def _template(f: TensorMapFields, phase: int) -> _Template:
     inb = np.ones(goff.size, dtype=np.bool_)
     inb.flags.writeable = False
     t = _Template(goff, smem, inb, (int(goff.min()), int(goff.max()), int(smem.min()), int(smem.max())),
-                  pair)
+                  pair, esz)
     if len(_templates) >= _LIMIT:
         _templates.clear()
     _templates[key] = t
     return t
 
 
+_tiles: dict = {}          # (id(map fields), coordinates, destination) -> (the fields, their TilePlan)
+
+
 def plan_box(f: TensorMapFields, coords, dst: int) -> BoxPlan | TilePlan:
-    """`box_plan(f, coords, dst)`, from the cached template when the box lies inside the tensor (a TilePlan)."""
+    """`box_plan(f, coords, dst)`, from the cached template when the box lies inside the tensor (a TilePlan).
+    TilePlans are kept per (map, coordinates, destination): CTAs sharing an operand tile load the same box into
+    the same stage (a plan is never changed once made; the entry holds its fields, so their id is not reused)."""
+    key = (id(f), tuple(coords), dst)
+    hit = _tiles.get(key)
+    if hit is not None and hit[0] is f:
+        return hit[1]
+    plan = _plan_box(f, coords, dst)
+    if isinstance(plan, TilePlan):
+        if len(_tiles) >= _TILE_LIMIT:
+            _tiles.clear()
+        _tiles[key] = (f, plan)
+    return plan
+
+
+_TILE_LIMIT = 4096
+
+
+def _plan_box(f: TensorMapFields, coords, dst: int) -> BoxPlan | TilePlan:
     given = coords
     coords = tuple(int(c) for c in coords)
     if f.packed > 1:       # dim 0 of a packed map is stored in bytes (as in box_plan)

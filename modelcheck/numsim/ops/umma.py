@@ -21,18 +21,21 @@ hardware keeps an operand between MMAs, so A and B are always read from their so
 """
 from __future__ import annotations
 
+import functools
+
+import ml_dtypes
 import numpy as np
 
 from .. import values as V
 from .. import narrow
 from ..blas import product
 from ..descriptors import (KIND_K, SF_TYPES, BlockScaledInstrDescriptor, DescriptorError, InstrDescriptor,
-                           matrix_addresses, tmem_split)
+                           byte_runs, matrix_addresses, tmem_split)
 from ..errors import EngineError, UnsupportedTIRxError
 from ..memory import SHARED_BASE
 from ..tmem import TmemError, record_rows, tmem_of
 from .tcgen05 import (at, descriptor_error, lanes_of, smem_descriptor, smem_footprint, tc_state, tmem_error)
-from .tma import async_records
+from .tma import run_records
 from .async_copy import _new_op
 
 _CACHE_LIMIT = 4096
@@ -40,8 +43,8 @@ _SHARED_LIMIT = 256     # process-wide address arrays (a stage ring has a few do
 
 
 def _operand(w, value: int, rows: int, k: int, esz: int, mn_major: bool, span, what: str, rt=None):
-    """(byte index into the shared pool (rows, k*esz), [(allocation, element offsets)]) of a shared operand in CTA
-    `rt` (default: the issuing warp's)."""
+    """(byte index into the shared pool (rows, k*esz), [(allocation, element offsets, their byte runs)]) of a shared
+    operand in CTA `rt` (default: the issuing warp's)."""
     rt = rt or w.rt
     cache = rt.shared.__dict__.setdefault("_umma_operands", {})   # per CTA: parts name its allocations
     key = (value, rows, k, esz, mn_major)
@@ -66,13 +69,14 @@ def _operand(w, value: int, rows: int, k: int, esz: int, mn_major: bool, span, w
     shared = layout.__dict__.setdefault("_umma_parts", {}) if layout is not None else {}
     named = shared.get(key)
     if named is None:
-        parts = smem_footprint(w, addrs, esz, span, what, rt)
+        # with each part its byte runs (`byte_runs(offs, esz)`, the records of every MMA reading it)
+        parts = [(a, offs, byte_runs(offs, esz)) for a, offs in smem_footprint(w, addrs, esz, span, what, rt)]
         if len(shared) >= _CACHE_LIMIT:
             shared.clear()
-        shared[key] = [(a.name, offs) for a, offs in parts]
+        shared[key] = [(a.name, offs, runs) for a, offs, runs in parts]
     else:
         allocs = rt.shared.allocs
-        parts = [(allocs[name], offs) for name, offs in named]
+        parts = [(allocs[name], offs, runs) for name, offs, runs in named]
     if len(cache) >= _CACHE_LIMIT:
         cache.clear()
     cache[key] = hit = (index, parts)
@@ -193,6 +197,65 @@ def _mma(ctx, call, info):
     if ts and scaled:
         raise UnsupportedTIRxError(what, span, "A in Tensor Memory with block scaling is not modeled")
 
+    def plan(w, tm, ival, aval, bval, taddr, zcm, sfs, mask_bits):
+        """Everything one issue derives from its operand values and the CTA's TMEM allocations (decoded
+        descriptors, footprints, allocations): the same for every issue with the same values (`_mma`'s cache)."""
+        idesc, vec = _idesc(kind, scaled, ival, info.quals, span, what)
+        m, n = idesc.m, idesc.n
+        a_dtype, b_dtype = idesc.operand_dtypes(kind)
+        esz = (4 if kind == "kind::tf32" else 2) if wide else 1
+        kk = kdim if wide else narrow.row_bytes(a_dtype, kdim)        # elements (wide) or bytes per row
+        kb = kdim if wide else narrow.row_bytes(b_dtype, kdim)
+        dl0, dc0 = tmem_split(taddr)
+        if ws:
+            if (zcm >> 39) & 1:
+                # bit 39 clear: an all-zero mask, every column of B takes part (PTX Table 48)
+                raise UnsupportedTIRxError(what, span, "a zero-column mask descriptor with its non-zero-mask "
+                                                       "bit (39) set is not modeled")
+            bands = ws_bands(m, n, dl0, dc0, span, what)
+        else:
+            bands = [(_d_lanes(m, dl0, span, what), dc0, n, slice(0, n))]
+        d_lanes = np.concatenate([b[0] for b in bands])
+        d_cols = np.arange(dc0, dc0 + bands[0][2])
+        try:
+            d_alloc = tm.covering(d_lanes, d_cols, what + " D")
+        except TmemError as err:
+            raise tmem_error(err, span) from None
+        if ts:
+            if idesc.transpose_a:
+                raise EngineError("invalid_descriptor", f"{what}: instruction descriptor {ival:#010x}: "
+                                                        f"transpose_a: A in TMEM must be K-major (bit 15 = 0)",
+                                  span, field="transpose_a", descriptor="instruction")
+            if not wide and a_dtype not in ("float8_e4m3fn", "float8_e5m2"):
+                raise UnsupportedTIRxError(what, span, f"a {a_dtype} A operand in Tensor Memory is not modeled")
+            al0, ac0 = tmem_split(aval & 0xFFFFFFFF)
+            if ws and al0 != 0:
+                raise EngineError("tmem_access_invalid_target", f"{what}: A in TMEM starts at lane 0 for the "
+                                                                f"weight-stationary form, not {al0}", span,
+                                  lane=al0)
+            # .ws: part b of D reads its own copy of A from lanes M*b.. (TVM's batched A[2, M, K] fold)
+            a_lanes = d_lanes if ws else _d_lanes(m, al0, span, what)
+            a_cols = ac0 + (np.arange(kdim) * esz * 8) // 32
+            try:
+                a_alloc = tm.covering(a_lanes, a_cols, what + " A")
+            except TmemError as err:
+                raise tmem_error(err, span) from None
+            a_src = (a_lanes, a_cols, a_alloc)
+        else:
+            a_src = _operand(w, aval, m, kk, esz, bool(idesc.transpose_a), span, what + " A")
+        b_src = _operand(w, bval, n, kb, esz, bool(idesc.transpose_b), span, what + " B")
+        sf = None
+        if scaled:
+            sa, sb = sfs
+            sf = (vec, SF_TYPES[idesc.sf_type], idesc.a_sf_id, idesc.b_sf_id,
+                  _sf_source(tm, sa, m, span, what + " scale factors A"),
+                  _sf_source(tm, sb, n, span, what + " scale factors B"))
+        disabled = np.zeros(128, dtype=np.bool_)
+        for q, bits in enumerate(mask_bits):
+            disabled[32 * q:32 * q + 32] = (bits >> np.arange(32)) & 1 == 1
+        shape = (m, n, kdim, esz, a_dtype, b_dtype, not scaled and idesc.d_type == 0)
+        return _Plan(tm.version, idesc, shape, a_src, b_src, bands, d_lanes, d_cols, d_alloc, disabled, sf)
+
     def run(w):
         d_all, a_all, b_all, i_all, en_all = d_fn(w), a_fn(w), b_fn(w), i_fn(w), en_fn(w)
         masks_all = [f(w) for f in mask_fns]
@@ -200,75 +263,30 @@ def _mma(ctx, call, info):
         sf_all = [f(w) for f in sf_fns]
         eng = w.eng
         tm = tmem_of(w.rt)
+        plans = _plans(w.rt)
         w.effects += 1
         for lane in lanes_of(w):
             ival = at(i_all, lane) & 0xFFFFFFFF
-            idesc, vec = _idesc(kind, scaled, ival, info.quals, span, what)
-            m, n = idesc.m, idesc.n
-            a_dtype, b_dtype = idesc.operand_dtypes(kind)
-            esz = (4 if kind == "kind::tf32" else 2) if wide else 1
-            kk = kdim if wide else narrow.row_bytes(a_dtype, kdim)        # elements (wide) or bytes per row
-            kb = kdim if wide else narrow.row_bytes(b_dtype, kdim)
-            taddr = at(d_all, lane) & 0xFFFFFFFF
-            dl0, dc0 = tmem_split(taddr)
-            if ws:
-                if (at(zcm_all, lane) >> 39) & 1:
-                    # bit 39 clear: an all-zero mask, every column of B takes part (PTX Table 48)
-                    raise UnsupportedTIRxError(what, span, "a zero-column mask descriptor with its non-zero-mask "
-                                                           "bit (39) set is not modeled")
-                bands = ws_bands(m, n, dl0, dc0, span, what)
-            else:
-                bands = [(_d_lanes(m, dl0, span, what), dc0, n, slice(0, n))]
-            d_lanes = np.concatenate([b[0] for b in bands])
-            d_cols = np.arange(dc0, dc0 + bands[0][2])
-            try:
-                d_alloc = tm.covering(d_lanes, d_cols, what + " D")
-            except TmemError as err:
-                raise tmem_error(err, span) from None
-            if ts:
-                if idesc.transpose_a:
-                    raise EngineError("invalid_descriptor", f"{what}: instruction descriptor {ival:#010x}: "
-                                                            f"transpose_a: A in TMEM must be K-major (bit 15 = 0)",
-                                      span, field="transpose_a", descriptor="instruction")
-                if not wide and a_dtype not in ("float8_e4m3fn", "float8_e5m2"):
-                    raise UnsupportedTIRxError(what, span, f"a {a_dtype} A operand in Tensor Memory is not modeled")
-                aaddr = at(a_all, lane) & 0xFFFFFFFF
-                al0, ac0 = tmem_split(aaddr)
-                if ws and al0 != 0:
-                    raise EngineError("tmem_access_invalid_target", f"{what}: A in TMEM starts at lane 0 for the "
-                                                                    f"weight-stationary form, not {al0}", span,
-                                      lane=al0)
-                # .ws: part b of D reads its own copy of A from lanes M*b.. (TVM's batched A[2, M, K] fold)
-                a_lanes = d_lanes if ws else _d_lanes(m, al0, span, what)
-                a_cols = ac0 + (np.arange(kdim) * esz * 8) // 32
-                try:
-                    a_alloc = tm.covering(a_lanes, a_cols, what + " A")
-                except TmemError as err:
-                    raise tmem_error(err, span) from None
-                a_src = (a_lanes, a_cols, a_alloc)
-            else:
-                a_src = _operand(w, at(a_all, lane), m, kk, esz, bool(idesc.transpose_a), span, what + " A")
-            b_src = _operand(w, at(b_all, lane), n, kb, esz, bool(idesc.transpose_b), span, what + " B")
-            sf = None
-            if scaled:
-                sa = at(sf_all[0], lane) & 0xFFFFFFFF
-                sb = at(sf_all[1], lane) & 0xFFFFFFFF
-                sf = (vec, SF_TYPES[idesc.sf_type], idesc.a_sf_id, idesc.b_sf_id,
-                      _sf_source(tm, sa, m, span, what + " scale factors A"),
-                      _sf_source(tm, sb, n, span, what + " scale factors B"))
-            disabled = np.zeros(128, dtype=np.bool_)
-            for q, mf in enumerate(masks_all):
-                bits = at(mf, lane) & 0xFFFFFFFF
-                disabled[32 * q:32 * q + 32] = (bits >> np.arange(32)) & 1 == 1
+            aval, bval, taddr = at(a_all, lane), at(b_all, lane), at(d_all, lane) & 0xFFFFFFFF
+            zcm = at(zcm_all, lane) if ws else 0
+            sfs = tuple(at(f, lane) & 0xFFFFFFFF for f in sf_all)
+            mask_bits = tuple(at(mf, lane) & 0xFFFFFFFF for mf in masks_all)
+            # the TMEM version moves with every alloc / dealloc: a plan's allocations are live while it holds
+            key = (site, ival, aval, bval, taddr, zcm, sfs, mask_bits, tm.version)
+            p = plans.get(key)
+            if p is None:
+                p = plan(w, tm, ival, aval, bval, taddr, zcm, sfs, mask_bits)
+                if len(plans) >= _CACHE_LIMIT:
+                    plans.clear()
+                plans[key] = p
             accumulate = bool(at(en_all, lane))
             op = _new_op(w, "tcgen05.mma", lane, site)
             tc_state(w).since_commit[lane].append(op)
+            m, n = p.shape[0], p.shape[1]
             eng.sync(w, "async.issue", site, details={
                 "op": op.id, "kind": op.kind, "lane": lane, "form": "ts" if ts else "ss", "mma_kind": kind,
-                "d_tmem": taddr, "m": m, "n": n, "accumulate": accumulate, "allocation": d_alloc.id})
-            shape = (m, n, kdim, esz, a_dtype, b_dtype, not scaled and idesc.d_type == 0)
-            eng.enqueue(_complete(w, op, tm, idesc, shape, a_src, ts, b_src, bands, d_lanes, d_cols, d_alloc,
-                                  disabled, accumulate, sf, span, what))
+                "d_tmem": taddr, "m": m, "n": n, "accumulate": accumulate, "allocation": p.d_alloc.id})
+            eng.enqueue(_complete(w, op, tm, p, ts, accumulate, span, what))
     return run, False
 
 
@@ -289,7 +307,21 @@ def _sf_cells(m: int, n: int, ca: int, cb: int, ncols: int):
     return hit
 
 
-def _scaled(eng, op, tm, sf, m: int, n: int, kdim: int, a, b):
+@functools.lru_cache(maxsize=None)
+def order_free(a_dtype: str, b_dtype: str, sf_dtype: str, kdim: int, nsf: int) -> bool:
+    """Whether every order of summing a K-slab's scaled products gives the same (exact) float64 sum: the
+    factors are powers of two (UE8M0) shared by the whole row and column (one per K-slab), and K products of
+    elements that are multiples of the types' quanta q (smallest subnormals) and at most their maxima M add up
+    exactly (K * Ma * Mb / (qa * qb) <= 2^53; E4M3 at K = 32 needs 41 bits, E5M2 69).  A NaN operand is not
+    covered (which NaN a sum returns may depend on the order)."""
+    if sf_dtype != "float8_e8m0fnu" or nsf != 1:
+        return False
+    fa, fb = (ml_dtypes.finfo(narrow.element_type(t)) for t in (a_dtype, b_dtype))
+    span = kdim * float(fa.max) * float(fb.max) / (float(fa.smallest_subnormal) * float(fb.smallest_subnormal))
+    return span <= 2.0 ** 53
+
+
+def _scaled(eng, op, tm, sf, m: int, n: int, kdim: int, a, b, dtypes=None):
     """A and B multiplied by their block scale factors, read from TMEM (the ss form, M = 128).
 
     Model (CUTLASS's tmem_sf_frg 4x1 layout; docs/semantics.md#tcgen05-and-tmem): the scale factors of row i
@@ -315,9 +347,12 @@ def _scaled(eng, op, tm, sf, m: int, n: int, kdim: int, a, b):
     # each element times its block's factor (broadcast over the block: the products np.repeat would give)
     a = (a.reshape(m, nsf, vec) * sfa[:, :, None]).reshape(m, kdim)
     bv = b.reshape(n, nsf, vec)
-    acc = np.empty((m, n))
     same = (sfb[1:] == sfb[0]).all()              # B's factors alike in the four lane quarters (the usual copy)
     bq = (bv * sfb[0][:, :, None]).reshape(n, kdim)
+    if same and dtypes is not None and order_free(*dtypes, sf_dtype, kdim, nsf) and \
+            not np.isnan(a.sum() + bq.sum()):
+        return product(a, bq)       # the four quarters' products in one: each element's sum is exact either way
+    acc = np.empty((m, n))
     for q in range(4):
         if q and not same:
             bq = (bv * sfb[q][:, :, None]).reshape(n, kdim)
@@ -347,59 +382,83 @@ def tmem_a(eng, op, tm, a_src, kdim: int, esz: int, a_dtype: str) -> np.ndarray:
     return _values(raw.view(np.uint8), a_dtype, (a_lanes.size, kdim))
 
 
-def _complete(w, op, tm, idesc, shape, a_src, ts, b_src, bands, d_lanes, d_cols, d_alloc, disabled, accumulate, sf,
-              span, what):
+def _plans(rt) -> dict:
+    """The CTA's kept issue plans (per CTA: a plan names its allocations)."""
+    return rt.shared.__dict__.setdefault("_umma_plans", {})
+
+
+class _Plan:
+    """One MMA issue's decoded operands (see `_mma`'s `plan`): kept per CTA and reused while TMEM's allocations
+    are those it was made under (`version`)."""
+
+    __slots__ = ("version", "idesc", "shape", "a_src", "b_src", "bands", "d_lanes", "d_cols", "d_alloc", "sf",
+                 "writes")
+
+    def __init__(self, version, idesc, shape, a_src, b_src, bands, d_lanes, d_cols, d_alloc, disabled, sf):
+        self.version, self.idesc, self.shape, self.sf = version, idesc, shape, sf
+        self.a_src, self.b_src, self.bands = a_src, b_src, bands
+        self.d_lanes, self.d_cols, self.d_alloc = d_lanes, d_cols, d_alloc
+        # per band: (its lanes as a slice when consecutive, the kept rows or None when all are, D's part)
+        self.writes = []
+        for rows, _, _, part in bands:
+            keep = ~disabled[rows]
+            self.writes.append((_run(rows), None if keep.all() else (rows[keep], keep), part, rows[keep]))
+
+
+def _complete(w, op, tm, p: _Plan, ts, accumulate, span, what):
     pool = w.rt.shared.pool
     eng = w.eng
-    m, n, kdim, esz, a_dtype, b_dtype, f16 = shape
-    band_lanes = [_run(b[0]) for b in bands]
+    m, n, kdim, esz, a_dtype, b_dtype, f16 = p.shape
+    idesc, a_src, b_src, bands, sf = p.idesc, p.a_src, p.b_src, p.bands, p.sf
 
     def complete():
-        try:
-            tm.covering(d_lanes, d_cols, what + " D")
-            if ts:
-                tm.covering(a_src[0], a_src[1], what + " A")
-        except TmemError as err:
-            raise tmem_error(err, span, warp=op.warp) from None
+        if tm.version != p.version:         # an alloc / dealloc since the issue: D (and A) must still be live
+            try:
+                tm.covering(p.d_lanes, p.d_cols, what + " D")
+                if ts:
+                    tm.covering(a_src[0], a_src[1], what + " A")
+            except TmemError as err:
+                raise tmem_error(err, span, warp=op.warp) from None
         if ts:
             a = tmem_a(eng, op, tm, a_src, kdim, esz, a_dtype)
         else:
             a_index, a_parts = a_src
             a = _values(pool[a_index], a_dtype, (m, kdim))
-            for alloc, offs in a_parts:
-                async_records(eng, op, alloc, offs, esz, "read")
+            for alloc, _, runs in a_parts:
+                run_records(eng, op, alloc, *runs, "read")
         b_index, b_parts = b_src
         b = _values(pool[b_index], b_dtype, (n, kdim))
-        for alloc, offs in b_parts:
-            async_records(eng, op, alloc, offs, esz, "read")
+        for alloc, _, runs in b_parts:
+            run_records(eng, op, alloc, *runs, "read")
         if idesc.negate_a:
             a = -a
         if idesc.negate_b:
             b = -b
         if sf is not None:
-            acc = _scaled(eng, op, tm, sf, m, n, kdim, a, b)
+            acc = _scaled(eng, op, tm, sf, m, n, kdim, a, b, (a_dtype, b_dtype))
         elif len(bands) > 1 and ts:                 # .ws, A from TMEM: one copy of A per part of D
-            acc = np.concatenate([product(a[m * p:m * (p + 1)], b[band[3]]) for p, band in enumerate(bands)], axis=1)
+            acc = np.concatenate([product(a[m * q:m * (q + 1)], b[band[3]]) for q, band in enumerate(bands)], axis=1)
         else:
             acc = product(a, b)
         # D in bands of (lanes, columns) holding slices of N: one band except for the .ws folds
-        dc0, width = int(d_cols[0]), bands[0][2]
+        dc0, width = int(p.d_cols[0]), bands[0][2]
         cols = slice(dc0, dc0 + width)           # D's columns are consecutive: a basic slice, no gather
+        writes = p.writes
         if accumulate:
-            old = np.concatenate([tm.cells[lanes, cols] for lanes in band_lanes], axis=1)
+            old = tm.cells[writes[0][0], cols] if len(writes) == 1 else \
+                np.concatenate([tm.cells[lanes, cols] for lanes, *_ in writes], axis=1)
             acc += (old & 0xFFFF).astype(np.uint16).view(np.float16) if f16 else old.view(np.float32)
             for band in bands:
-                record_rows(eng, op.site, d_alloc, band[0], dc0, width, "read", op)
+                record_rows(eng, op.site, p.d_alloc, band[0], dc0, width, "read", op)
         with np.errstate(over="ignore", invalid="ignore"):
             new = acc.astype(np.float16).view(np.uint16).astype(np.uint32) if f16 else acc.astype(np.float32).view(
                 np.uint32)
-        for (rows, _, _, part), lanes in zip(bands, band_lanes):
-            keep = ~disabled[rows]
-            if keep.all():
+        for lanes, some, part, kept in writes:
+            if some is None:
                 tm.cells[lanes, cols] = new[:, part]
             else:
-                tm.cells[rows[keep], cols] = new[keep][:, part]
-            record_rows(eng, op.site, d_alloc, rows[keep], dc0, width, "write", op)
+                tm.cells[some[0], cols] = new[some[1]][:, part]
+            record_rows(eng, op.site, p.d_alloc, kept, dc0, width, "write", op)
         op.done = True
         eng.async_sync(op.cta, op.warp, "async.complete", op.site, op.iters,
                        details={"op": op.id, "kind": op.kind, "lane": op.lane})

@@ -41,8 +41,10 @@ from ..tmem import TmemError, record_rows, tmem_of
 from .async_copy import _new_op
 from .pair import check_even, pair_peer
 from .tcgen05 import at, lanes_of, tc_state, tmem_error
-from .tma import async_records
-from .umma import _idesc, _operand, _scaled, _sf_source, _values, tmem_a
+from .tma import run_records
+from .umma import _idesc, _operand, _plans, _scaled, _sf_source, _values, tmem_a
+
+_PLAN_LIMIT = 4096
 
 
 def pair_mma(ctx, call, info):
@@ -64,72 +66,89 @@ def pair_mma(ctx, call, info):
     kdim = KIND_K[kind]
     wide = kind in ("kind::f16", "kind::tf32")
 
+    def plan(w, peer, ival, aval, bval, taddr, sfs, mask_bits):
+        """What one issue derives from its operand values and the pair's TMEM allocations (ops/umma.py `_Plan`):
+        (idesc, shape, halves, D's columns, disabled lanes)."""
+        idesc, vec = _idesc(kind, scaled, ival, info.quals, span, what, 2)
+        m, n = idesc.m, idesc.n
+        if m not in (128, 256):
+            raise UnsupportedTIRxError(what, span, f"M = {m}: cta_group::2 is modeled for M = 256 and 128")
+        if m == 128 and scaled:
+            raise UnsupportedTIRxError(what, span, "M = 128 with block scaling is not modeled")
+        if n % 16:
+            raise EngineError("invalid_descriptor", f"{what}: instruction descriptor {ival:#010x}: n: N = {n} "
+                                                    f"must split evenly over the pair (a multiple of 16)", span,
+                              field="n", descriptor="instruction")
+        a_dtype, b_dtype = idesc.operand_dtypes(kind)
+        esz = (4 if kind == "kind::tf32" else 2) if wide else 1
+        sa, sb = sfs if scaled else (0, 0)
+        kk = kdim if wide else narrow.row_bytes(a_dtype, kdim)
+        kb = kdim if wide else narrow.row_bytes(b_dtype, kdim)
+        l0, c0 = tmem_split(taddr)
+        if l0 != 0:
+            raise EngineError("tmem_access_invalid_target", f"{what}: D uses all 128 lanes of each CTA; the lane "
+                                                            f"of the TMEM address must be 0, not {l0}", span,
+                              lane=l0)
+        half = m // 2                      # rows of A and D each CTA holds
+        d_lanes, d_cols = np.arange(128), np.arange(c0, c0 + (n if m == 256 else n // 2))
+        halves = []
+        for rt in (w.rt, peer):
+            tm = tmem_of(rt)
+            try:
+                d_alloc = tm.covering(d_lanes, d_cols, f"{what} D (CTA rank {rt.cluster_rank})")
+            except TmemError as err:
+                raise tmem_error(err, span) from None
+            if ts:
+                a_src = _tmem_a_half(tm, aval, idesc, ival, kdim, esz, a_dtype, wide, rt, span, what)
+            else:
+                a_src = _operand(w, aval, half, kk, esz, bool(idesc.transpose_a), span, what + " A", rt)
+            b_src = _operand(w, bval, n // 2, kb, esz, bool(idesc.transpose_b), span, what + " B", rt)
+            sf = None
+            if scaled:
+                where = f" (CTA rank {rt.cluster_rank})"
+                sf = (vec, SF_TYPES[idesc.sf_type], idesc.a_sf_id, idesc.b_sf_id,
+                      _sf_source(tm, sa, 128, span, what + " scale factors A" + where),
+                      _sf_source(tm, sb, n, span, what + " scale factors B" + where))
+            halves.append((rt, tm, d_alloc, a_src, b_src, sf))
+        disabled = np.zeros(256, dtype=np.bool_)
+        for q, bits in enumerate(mask_bits):
+            disabled[32 * q:32 * q + 32] = (bits >> np.arange(32)) & 1 == 1
+        shape = (n, kdim, esz, a_dtype, b_dtype, not scaled and idesc.d_type == 0)
+        return idesc, shape, halves, d_cols, disabled
+
     def run(w):
         check_even(w, what, span)
         peer = pair_peer(w, what, span)
         d_all, a_all, b_all, i_all, en_all = d_fn(w), a_fn(w), b_fn(w), i_fn(w), en_fn(w)
         masks_all = [f(w) for f in mask_fns]
         sf_all = [f(w) for f in sf_fns]
+        plans = _plans(w.rt)
         w.effects += 1
         for lane in lanes_of(w):
             ival = at(i_all, lane) & 0xFFFFFFFF
-            idesc, vec = _idesc(kind, scaled, ival, info.quals, span, what, 2)
-            m, n = idesc.m, idesc.n
-            if m not in (128, 256):
-                raise UnsupportedTIRxError(what, span, f"M = {m}: cta_group::2 is modeled for M = 256 and 128")
-            if m == 128 and scaled:
-                raise UnsupportedTIRxError(what, span, "M = 128 with block scaling is not modeled")
-            if n % 16:
-                raise EngineError("invalid_descriptor", f"{what}: instruction descriptor {ival:#010x}: n: N = {n} "
-                                                        f"must split evenly over the pair (a multiple of 16)", span,
-                                  field="n", descriptor="instruction")
-            a_dtype, b_dtype = idesc.operand_dtypes(kind)
-            esz = (4 if kind == "kind::tf32" else 2) if wide else 1
-            sa, sb = (at(f, lane) & 0xFFFFFFFF for f in sf_all) if scaled else (0, 0)
-            kk = kdim if wide else narrow.row_bytes(a_dtype, kdim)
-            kb = kdim if wide else narrow.row_bytes(b_dtype, kdim)
-            taddr = at(d_all, lane) & 0xFFFFFFFF
-            l0, c0 = tmem_split(taddr)
-            if l0 != 0:
-                raise EngineError("tmem_access_invalid_target", f"{what}: D uses all 128 lanes of each CTA; the lane "
-                                                                f"of the TMEM address must be 0, not {l0}", span,
-                                  lane=l0)
-            half = m // 2                      # rows of A and D each CTA holds
-            d_lanes, d_cols = np.arange(128), np.arange(c0, c0 + (n if m == 256 else n // 2))
-            halves = []
-            for rt in (w.rt, peer):
-                tm = tmem_of(rt)
-                try:
-                    d_alloc = tm.covering(d_lanes, d_cols, f"{what} D (CTA rank {rt.cluster_rank})")
-                except TmemError as err:
-                    raise tmem_error(err, span) from None
-                if ts:
-                    a_src = _tmem_a_half(tm, at(a_all, lane), idesc, ival, kdim, esz, a_dtype, wide, rt, span, what)
-                else:
-                    a_src = _operand(w, at(a_all, lane), half, kk, esz, bool(idesc.transpose_a), span,
-                                     what + " A", rt)
-                b_src = _operand(w, at(b_all, lane), n // 2, kb, esz, bool(idesc.transpose_b), span, what + " B", rt)
-                sf = None
-                if scaled:
-                    where = f" (CTA rank {rt.cluster_rank})"
-                    sf = (vec, SF_TYPES[idesc.sf_type], idesc.a_sf_id, idesc.b_sf_id,
-                          _sf_source(tm, sa, 128, span, what + " scale factors A" + where),
-                          _sf_source(tm, sb, n, span, what + " scale factors B" + where))
-                halves.append((rt, tm, d_alloc, a_src, b_src, sf))
-            disabled = np.zeros(256, dtype=np.bool_)
-            for q, mf in enumerate(masks_all):
-                bits = at(mf, lane) & 0xFFFFFFFF
-                disabled[32 * q:32 * q + 32] = (bits >> np.arange(32)) & 1 == 1
+            aval, bval, taddr = at(a_all, lane), at(b_all, lane), at(d_all, lane) & 0xFFFFFFFF
+            sfs = tuple(at(f, lane) & 0xFFFFFFFF for f in sf_all)
+            mask_bits = tuple(at(mf, lane) & 0xFFFFFFFF for mf in masks_all)
+            # both CTAs' TMEM versions: a plan's allocations are live while neither has moved
+            versions = (tmem_of(w.rt).version, tmem_of(peer).version)
+            key = (site, id(peer), ival, aval, bval, taddr, sfs, mask_bits, versions)    # the plan holds peer
+            p = plans.get(key)
+            if p is None:
+                p = plan(w, peer, ival, aval, bval, taddr, sfs, mask_bits)
+                if len(plans) >= _PLAN_LIMIT:
+                    plans.clear()
+                plans[key] = p
+            idesc, shape, halves, d_cols, disabled = p
             accumulate = bool(at(en_all, lane))
             op = _new_op(w, "tcgen05.mma", lane, site)
             tc_state(w).since_commit[lane].append(op)
             w.eng.sync(w, "async.issue", site, details={
                 "op": op.id, "kind": op.kind, "lane": lane, "form": "ts" if ts else "ss", "mma_kind": kind,
                 "cta_group": 2,
-                "d_tmem": taddr, "m": m, "n": n, "accumulate": accumulate, "allocation": halves[0][2].id,
+                "d_tmem": taddr, "m": idesc.m, "n": idesc.n, "accumulate": accumulate, "allocation": halves[0][2].id,
                 "peer_allocation": halves[1][2].id, "peer_cta": peer.index})
-            shape = (n, kdim, esz, a_dtype, b_dtype, not scaled and idesc.d_type == 0)
-            w.eng.enqueue(_complete(w, op, idesc, shape, halves, d_cols, disabled, accumulate, ts, span, what))
+            w.eng.enqueue(_complete(w, op, idesc, shape, halves, d_cols, disabled, accumulate, ts, span, what,
+                                    versions))
     return run, False
 
 
@@ -161,7 +180,7 @@ def _folded(a_half: np.ndarray, b: np.ndarray, ncols: int, ts: bool) -> np.ndarr
     return np.vstack([product(top, b[:ncols]), product(bottom, b[ncols:])])
 
 
-def _complete(w, op, idesc, shape, halves, d_cols, disabled, accumulate, ts, span, what):
+def _complete(w, op, idesc, shape, halves, d_cols, disabled, accumulate, ts, span, what, versions):
     eng = w.eng
     n, kdim, esz, a_dtype, b_dtype, f16 = shape
     d_lanes = np.arange(128)
@@ -169,13 +188,16 @@ def _complete(w, op, idesc, shape, halves, d_cols, disabled, accumulate, ts, spa
     ncols = len(d_cols)
 
     def complete():
+        # an alloc / dealloc in either CTA since the issue: D (and A) must still be live
+        moved = tuple(h[1].version for h in halves) != versions
         for rt, tm, *_ in halves:
             if rt.exited:
                 raise EngineError("cluster_exit_while_peer_access", f"{what} (issued by warp {op.warp} of CTA "
                                                                     f"{op.cta}) completes after CTA {rt.index} exited",
                                   span, peer_cta=rt.index, warp=op.warp)
             try:
-                tm.covering(d_lanes, d_cols, f"{what} D (CTA rank {rt.cluster_rank})")
+                if moved:
+                    tm.covering(d_lanes, d_cols, f"{what} D (CTA rank {rt.cluster_rank})")
             except TmemError as err:
                 raise tmem_error(err, span, warp=op.warp) from None
         a_parts, b_parts = [], []
@@ -184,25 +206,26 @@ def _complete(w, op, idesc, shape, halves, d_cols, disabled, accumulate, ts, spa
             if ts:
                 _, cells = a_src
                 try:
-                    tm.covering(cells[0], cells[1], f"{what} A (CTA rank {rt.cluster_rank})")
+                    if moved:
+                        tm.covering(cells[0], cells[1], f"{what} A (CTA rank {rt.cluster_rank})")
                 except TmemError as err:
                     raise tmem_error(err, span, warp=op.warp) from None
                 a_parts.append(tmem_a(eng, op, tm, cells, kdim, esz, a_dtype))
             else:
                 a_index, a_allocs = a_src
                 a_parts.append(_values(pool[a_index], a_dtype, (half, kdim)))
-                for alloc, offs in a_allocs:
-                    async_records(eng, op, alloc, offs, esz, "read")
+                for alloc, _, runs in a_allocs:
+                    run_records(eng, op, alloc, *runs, "read")
             b_parts.append(_values(pool[b_index], b_dtype, (n // 2, kdim)))
-            for alloc, offs in b_allocs:
-                async_records(eng, op, alloc, offs, esz, "read")
+            for alloc, _, runs in b_allocs:
+                run_records(eng, op, alloc, *runs, "read")
         if idesc.negate_a:
             a_parts = [-x for x in a_parts]
         a, b = np.vstack(a_parts), np.vstack(b_parts)
         if idesc.negate_b:
             b = -b
         if halves[0][5] is not None:      # block-scaled: each CTA's factors scale its half of A and all of B
-            acc = np.vstack([_scaled(eng, op, tm, sf, 128, n, kdim, a[128 * h:128 * h + 128], b)
+            acc = np.vstack([_scaled(eng, op, tm, sf, 128, n, kdim, a[128 * h:128 * h + 128], b, (a_dtype, b_dtype))
                              for h, (_rt, tm, _, _, _, sf) in enumerate(halves)])
         elif half == 128:
             acc = product(a, b)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from modelcheck.numsim.descriptors import byte_runs
 from modelcheck.numsim.memory import SHARED_BASE
 from modelcheck.numsim.ops import tma_plan
 from modelcheck.numsim.tensormap import TensorMapFields, box_plan
@@ -51,6 +52,12 @@ def test_cached_plans_agree_with_box_plan(spec):
         _same(plan, ref)
         if isinstance(plan, tma_plan.TilePlan):
             assert ref.inb.all()
+            assert tma_plan.plan_box(f, list(coords), dst) is plan      # kept per (map, coordinates, destination)
+            # the kept runs, translated, are the runs of this box's own offsets (the records TMA makes)
+            base_off, alloc_base = 8 * int(rng.integers(0, 9)), SHARED_BASE + 64 * int(rng.integers(0, 4))
+            for got, want in ((plan.global_runs(base_off), byte_runs(base_off + ref.global_off, ref.esz)),
+                              (plan.smem_runs(alloc_base), byte_runs(ref.smem_addr - alloc_base, ref.esz))):
+                assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
             assert (plan.lo_goff, plan.hi_goff) == (int(ref.global_off.min()), int(ref.global_off.max()))
             assert (plan.lo_smem, plan.hi_smem) == (int(ref.smem_addr.min()), int(ref.smem_addr.max()))
         else:
