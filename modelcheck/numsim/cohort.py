@@ -582,17 +582,15 @@ def _try_cohort(eng, group: list, launch: Launch):
     for r, rt in enumerate(group):
         warps = rt.warps
         for rec in ceng.records[r]:
-            if cohort_async.deliver(eng, rec):
-                continue
-            w = warps[rec[1]]
-            if rec[0] == "access":
-                _, _, iters, m, site, alloc, off, size, kind, proxy, order, scope = rec
-                eng.access(_Row(w, iters, m), site, alloc, off, size, kind, proxy, order, scope)
-            elif rec[0] == "sync":
-                _, _, iters, m, site, kind, fields = rec
-                eng.sync(_Row(w, iters, m), kind, site, **fields)
-            else:
-                eng.note_uninitialized(rec[2], w, rec[3])
+            tag = rec[0]        # the warps' own events first: most records (millions in a production grid)
+            if tag == "access":
+                _, wi, iters, m, site, alloc, off, size, kind, proxy, order, scope = rec
+                eng.access(_Row(warps[wi], iters, m), site, alloc, off, size, kind, proxy, order, scope)
+            elif tag == "sync":
+                _, wi, iters, m, site, kind, fields = rec
+                eng.sync(_Row(warps[wi], iters, m), kind, site, **fields)
+            elif not cohort_async.deliver(eng, rec):
+                eng.note_uninitialized(rec[2], warps[rec[1]], rec[3])
         for j, w in enumerate(warps):
             w.instr = w.instr_seen = cws[j].instr
             w.status = DONE
