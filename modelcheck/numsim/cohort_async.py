@@ -186,6 +186,11 @@ def deliver(eng, rec) -> bool:
     return False
 
 
+# each lane's one-hot lane mask (an async access names its operation's lane; read-only: shared by the records)
+_ONE_LANE = np.eye(32, dtype=np.bool_)
+_ONE_LANE.setflags(write=False)
+
+
 class _Issuer:
     """What `AsyncOp` reads of the warp issuing it: a row's CTA warp, at the cohort warp's iteration."""
 
@@ -199,7 +204,7 @@ def _lane_vector(value, n: int) -> np.ndarray:
     return value.astype(np.int64) if type(value) is np.ndarray else np.full(n, int(value), np.int64)
 
 
-def cp_async(dst_fn, src_fn, cp_size_fn, src_size_fn, site: int, new_op, groups_of):
+def cp_async(dst_fn, src_fn, cp_size_fn, src_size_fn, site: int, async_op, groups_of):
     """`run.cohort` of Ampere cp.async (ops/async_copy._cp_async): the whole cohort warp's copies at once -- True
     if it ran them, False (nothing done) for the per-row path.
 
@@ -233,17 +238,22 @@ def cp_async(dst_fn, src_fn, cp_size_fn, src_size_fn, site: int, new_op, groups_
         iters = tuple(w.iters)
         real = s_alloc.real
         footprint = real.id in eng.written
+        real_eng = eng.real
         for r, m, lanes, d_alloc, d_offs, s_offs in rows:
             base = w.rows[r]
             groups = groups_of(base, "cp.async")
             issuer = _Issuer(base, iters, eng)
             ops = []
             rec = eng.records[r]
-            for lane in lanes:
-                op = new_op(issuer, "cp.async", lane, site)
-                groups.uncommitted[lane].append(op)
+            uncommitted = groups.uncommitted
+            first = real_eng.async_id + 1           # ids in lane order, as `new_op` draws them lane by lane
+            real_eng.async_id += len(lanes)
+            eng.stats["async_ops"] += len(lanes)
+            for i, lane in enumerate(lanes):
+                op = async_op(first + i, "cp.async", issuer, lane, site)
+                uncommitted[lane].append(op)
                 rec.append(("sync", w.index, iters, m, site, "async.issue",
-                            {"details": {"op": op.id, "kind": op.kind, "lane": lane}}))
+                            {"details": {"op": op.id, "kind": "cp.async", "lane": lane}}))
                 ops.append(op)
             eng.enqueue(_cp_complete(eng, r, ops, lanes, s_alloc, real, s_offs, d_alloc, d_offs, size, groups,
                                      footprint))
@@ -299,15 +309,15 @@ def _cp_complete(eng, r: int, ops: list, lanes: list, s_alloc, real, s_offs, d_a
         rec = eng.records[r]
         d_real = getattr(d_alloc, "real", d_alloc)
         for op, lane, s_off, d_off in zip(ops, lanes, s_offs.tolist(), d_offs.tolist()):
-            one = np.zeros(32, dtype=np.bool_)
-            one[lane] = True
+            one = _ONE_LANE[lane]
             rec.append(("async", op.cta, op.warp, op.site, op.iters, one, real, s_off, size, "read", "generic",
                         "weak", "cta", op.id))
             rec.append(("async", op.cta, op.warp, op.site, op.iters, one, d_real, d_off, size, "write", "generic",
                         "weak", "cta", op.id))
-            op.done = True          # its retirement record (`AsyncRows.retire`)
-            groups.version += 1
-            eng.touch(groups)
+            op._done = True         # `op.done = True`: its retirement (`AsyncRows.retire`), in the same place
+            rec.append(("retire", op))
+        groups.version += len(ops)  # one change per lane (only inequality is read: `runtime.Wait`)
+        eng.touch(groups)
         if footprint:
             eng.footprint.add(real, r, s_offs, size, False)
     return complete

@@ -337,7 +337,7 @@ def _cp_async(ctx, call, info):
                       zero_from=keep if keep < size else None)
                 group_done(eng, op, groups, announce=False)
             eng.enqueue(complete)
-    run.cohort = cohort_async.cp_async(dst_fn, src_fn, cp_size_fn, src_size_fn, site, _new_op,  # type: ignore[attr-defined]
+    run.cohort = cohort_async.cp_async(dst_fn, src_fn, cp_size_fn, src_size_fn, site, AsyncOp,  # type: ignore[attr-defined]
                                        _groups)
     return run, False
 
