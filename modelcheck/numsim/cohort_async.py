@@ -16,6 +16,12 @@ operation; tests compare them by first appearance within a CTA).  A TMA's tensor
 the rows), its coordinates each row's own; the cohort's maps point at the undo-logged global memory, so a TMA
 store rolls back with the cohort, and its footprint (`access_runs`) joins the rows' global footprint.
 
+Whole cohort warps.  The common forms skip the rows' views (`cp_async`, `wait_group` below; the mbarrier arrive
+and polls in numsim.cohort_mbarrier): the operands are evaluated once over the cohort, and only each row's
+operations, group bookkeeping and events are per row, as the per-row run makes them.  Each lane's cp.async stays
+its own operation (the checkers order each thread's copies by its own groups: common/async_effects, hb/graph,
+racecheck/flow fork an operation from its one issuing lane).
+
 mbarriers.  Each row's operations act on its own CTA's barrier objects (`rt.mbarriers`).  A wait or a poll
 (try_wait/test_wait) runs for every row at once (`CohortWarp.each_row_blocking`): every row must block, poll or
 pass alike.  A poll becomes a wait in the scheduler when the warp made no side effect since its last poll at that
@@ -30,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from .cohort_rows import _Split
+from .runtime import Wait
 
 # per-CTA operations run once per CTA row (`CohortWarp.each_row`): issue and commit
 ASYNC_PER_ROW = frozenset({"cp.async", "cp.async.commit_group", "cp.async.bulk.tensor.g2s", "cp.async.bulk.tensor.s2g",
@@ -321,3 +328,58 @@ def _cp_complete(eng, r: int, ops: list, lanes: list, s_alloc, real, s_offs, d_a
         if footprint:
             eng.footprint.add(real, r, s_offs, size, False)
     return complete
+
+
+def wait_group(n_fn, family: str, wait_all: bool, read: bool, name: str, site: int, groups_of):
+    """`run.cohort` of cp.async.wait_group / wait_all and cp.async.bulk.wait_group (ops/async_copy._wait_group):
+    a generator function of the cohort warp and the per-CTA closure `fn` (run per row, `each_row_blocking`, where
+    this path does not apply).  It is that per-row run without the rows' views: every row must wait here, and
+    every row's warp must pass, or block, alike (else split); the events are each row's."""
+
+    def whole(w, fn):
+        eng = w.eng
+        notes = eng.uninit_notes
+        masks = w.row_masks()
+        if any(m is False for m in masks):
+            raise _Split("a CTA of the cohort does not reach a barrier with this warp (its lanes are elsewhere)")
+        n = _common(n_fn(w), w)
+        if n is None:
+            if eng.uninit_notes != notes:
+                raise _Split("a wait_group count read an unwritten register")
+            return (yield from w.each_row_blocking(fn))
+        rows = []
+        for r, m in enumerate(masks):
+            groups = groups_of(w.rows[r], family)
+            lanes = list(range(32)) if m is None else np.flatnonzero(m).tolist()
+            if wait_all:
+                for lane in lanes:
+                    groups.commit(lane)
+            rows.append((groups, lanes))
+
+        def ready_row(groups, lanes) -> bool:
+            return all(groups.pending_groups(lane) <= n for lane in lanes)
+
+        def ready() -> bool:
+            return _agree([ready_row(g, lanes) for g, lanes in rows])
+        blocked = False
+        while not ready():
+            blocked = True
+            eng.stats["blocks"] += len(rows) - 1      # each CTA's warp blocks (the scheduler counts one)
+            yield Wait(rows[0][0], ready, f"await {name} {n} ({family} groups still pending)", site,
+                       [g for g, _ in rows])
+        w.effects += 1
+        iters = tuple(w.iters)
+        for r, m in enumerate(masks):
+            eng.records[r].append(("sync", w.index, iters, m, site, f"{family}.wait_group",
+                                   {"count": n, "details": {"read": read, "blocked": blocked}}))
+        return None
+    return whole
+
+
+def _agree(flags: list) -> bool:
+    """Every row's warp ready (True) or none (False); some but not all: the CTAs' steps part ways."""
+    if all(flags):
+        return True
+    if any(flags):
+        raise _Split("the CTAs of the cohort leave a barrier at different steps")
+    return False

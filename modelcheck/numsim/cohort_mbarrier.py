@@ -40,7 +40,7 @@ def _row_bars(w, a: int, masks: list):
     has none there yet (its first use validates the address: per row)."""
     if not 0 <= a < CLUSTER_WINDOW:
         return None
-    bars = []
+    bars: list = []
     for r, m in enumerate(masks):
         if m is False:
             bars.append(None)

@@ -173,7 +173,7 @@ def _arrive(ctx, call, info):
                          completed=completed, details=details)
         if tokens is not None:
             state(w, tokens)
-    run.cohort = cohort_mbarrier.arrive(addr, count, tx, state, expect_tx, drop, kind, order, site, span,  # type: ignore[attr-defined]
+    run.cohort = cohort_mbarrier.arrive(addr, count, tx, state, expect_tx, drop, kind, order, site, span,
                                         token_of)
     return run, False
 
@@ -261,7 +261,7 @@ def _try_wait(ctx, call, info):
 
     def describe(w, a, p, bar):
         return lambda: f"await {info.name} on {name_of(w, a)}; phase {p} ({bar.describe()})"
-    run.cohort = cohort_mbarrier.try_wait(dst, addr, parity, with_token, order, site, span,  # type: ignore[attr-defined]
+    run.cohort = cohort_mbarrier.try_wait(dst, addr, parity, with_token, order, site, span,
                                           info.name, _token_phase, describe)
     return run, True
 

@@ -244,13 +244,20 @@ LANES = {"whole": {}, "zfill": {"ZFILL": 1}, "overlap": {"OVERLAP": 5}}
 def test_cp_async_of_a_whole_cohort_warp_is_each_ctas(case, size, monkeypatch):
     from modelcheck.numsim import cohort_rows
     per_row: list = []
-    each_row = cohort_rows.CohortWarp.each_row
+    waits: list = []
+    each_row, blocking = cohort_rows.CohortWarp.each_row, cohort_rows.CohortWarp.each_row_blocking
 
     def spy(self, fn):
         if fn.__qualname__.startswith("_cp_async."):
             per_row.append(fn)
         return each_row(self, fn)
+
+    def spy_blocking(self, fn):
+        if fn.__qualname__.startswith("_wait_group."):
+            waits.append(fn)
+        return blocking(self, fn)
     monkeypatch.setattr(cohort_rows.CohortWarp, "each_row", spy)
+    monkeypatch.setattr(cohort_rows.CohortWarp, "each_row_blocking", spy_blocking)
     func = modelcheck.load(FIX / "grid_cp_async_lanes.py", **LANES[case]).func
     runs = _both(func, _lanes_inputs, size)
     _assert_same_per_cta(runs)
@@ -258,6 +265,7 @@ def test_cp_async_of_a_whole_cohort_warp_is_each_ctas(case, size, monkeypatch):
     assert plain.termination == "completed" and plain.stats["async_ops"] == runs[1][0].stats["async_ops"] == 800
     assert stats["split"] == 0 and stats["ctas_in_cohorts"] == 20
     assert bool(per_row) == (case != "whole")
+    assert waits == []              # wait_group for the whole cohort warp (cohort_async.wait_group)
     x = _lanes_inputs()["x"].reshape(20, 64, 4)
     if case == "zfill":
         x[:, :, 2:] = 0
