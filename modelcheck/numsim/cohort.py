@@ -201,8 +201,12 @@ def wrap_op(info, fn, blocking: bool):
         if info.name not in BARRIERS and info.name not in ASYNC_WAITS and info.name not in MBARRIER_WAITS:
             return fn
 
+        whole_gen = getattr(fn, "cohort", None)     # the op's own path for a whole cohort warp (cohort_mbarrier)
+
         def run_gen(w):
             if type(w) is CohortWarp:
+                if whole_gen is not None:
+                    return (yield from whole_gen(w, fn))
                 return (yield from w.each_row_blocking(fn))
             return (yield from fn(w))
         return run_gen
@@ -332,6 +336,7 @@ class _CohortEng(AsyncRows):
         self.dirty = {}
         self.waiters: dict = {}
         self.current = None
+        self.uninit_notes = 0                    # reads of unwritten bytes noted (cohort_mbarrier)
 
     def __getattr__(self, name):
         raise _Split(f"engine state {name!r}")
@@ -343,6 +348,7 @@ class _CohortEng(AsyncRows):
     def note_uninitialized(self, site, w, name) -> None:
         """A read of never-written bytes, noted for each CTA row that executes it (global memory is all written
         in a cohort run, see `run_cohorts`; a register no row wrote is None, one only some rows wrote splits)."""
+        self.uninit_notes += 1
         if type(w) is _RowView:
             self.records[w.row].append(("uninit", w.index, site, name))
             return
@@ -576,17 +582,15 @@ def _try_cohort(eng, group: list, launch: Launch):
     for r, rt in enumerate(group):
         warps = rt.warps
         for rec in ceng.records[r]:
-            if cohort_async.deliver(eng, rec):
-                continue
-            w = warps[rec[1]]
-            if rec[0] == "access":
-                _, _, iters, m, site, alloc, off, size, kind, proxy, order, scope = rec
-                eng.access(_Row(w, iters, m), site, alloc, off, size, kind, proxy, order, scope)
-            elif rec[0] == "sync":
-                _, _, iters, m, site, kind, fields = rec
-                eng.sync(_Row(w, iters, m), kind, site, **fields)
-            else:
-                eng.note_uninitialized(rec[2], w, rec[3])
+            tag = rec[0]        # the warps' own events first: most records (millions in a production grid)
+            if tag == "access":
+                _, wi, iters, m, site, alloc, off, size, kind, proxy, order, scope = rec
+                eng.access(_Row(warps[wi], iters, m), site, alloc, off, size, kind, proxy, order, scope)
+            elif tag == "sync":
+                _, wi, iters, m, site, kind, fields = rec
+                eng.sync(_Row(warps[wi], iters, m), kind, site, **fields)
+            elif not cohort_async.deliver(eng, rec):
+                eng.note_uninitialized(rec[2], warps[rec[1]], rec[3])
         for j, w in enumerate(warps):
             w.instr = w.instr_seen = cws[j].instr
             w.status = DONE

@@ -16,6 +16,12 @@ operation; tests compare them by first appearance within a CTA).  A TMA's tensor
 the rows), its coordinates each row's own; the cohort's maps point at the undo-logged global memory, so a TMA
 store rolls back with the cohort, and its footprint (`access_runs`) joins the rows' global footprint.
 
+Whole cohort warps.  The common forms skip the rows' views (`cp_async`, `wait_group` below; the mbarrier arrive
+and polls in numsim.cohort_mbarrier): the operands are evaluated once over the cohort, and only each row's
+operations, group bookkeeping and events are per row, as the per-row run makes them.  Each lane's cp.async stays
+its own operation (the checkers order each thread's copies by its own groups: common/async_effects, hb/graph,
+racecheck/flow fork an operation from its one issuing lane).
+
 mbarriers.  Each row's operations act on its own CTA's barrier objects (`rt.mbarriers`).  A wait or a poll
 (try_wait/test_wait) runs for every row at once (`CohortWarp.each_row_blocking`): every row must block, poll or
 pass alike.  A poll becomes a wait in the scheduler when the warp made no side effect since its last poll at that
@@ -30,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from .cohort_rows import _Split
+from .runtime import Wait
 
 # per-CTA operations run once per CTA row (`CohortWarp.each_row`): issue and commit
 ASYNC_PER_ROW = frozenset({"cp.async", "cp.async.commit_group", "cp.async.bulk.tensor.g2s", "cp.async.bulk.tensor.s2g",
@@ -183,4 +190,196 @@ def deliver(eng, rec) -> bool:
         op.eng = eng
         eng.retire(op)
         return True
+    return False
+
+
+# each lane's one-hot lane mask (an async access names its operation's lane; read-only: shared by the records)
+_ONE_LANE = np.eye(32, dtype=np.bool_)
+_ONE_LANE.setflags(write=False)
+
+
+class _Issuer:
+    """What `AsyncOp` reads of the warp issuing it: a row's CTA warp, at the cohort warp's iteration."""
+
+    __slots__ = ("gid", "cta", "iters", "eng")
+
+    def __init__(self, base, iters, eng):
+        self.gid, self.cta, self.iters, self.eng = base.gid, base.cta, iters, eng
+
+
+def _lane_vector(value, n: int) -> np.ndarray:
+    return value.astype(np.int64) if type(value) is np.ndarray else np.full(n, int(value), np.int64)
+
+
+def cp_async(dst_fn, src_fn, cp_size_fn, src_size_fn, site: int, async_op, groups_of):
+    """`run.cohort` of Ampere cp.async (ops/async_copy._cp_async): the whole cohort warp's copies at once -- True
+    if it ran them, False (nothing done) for the per-row path.
+
+    Each lane is still its own operation, issued in lane order per row with the per-CTA issue event, group entry
+    and operation id order; what is batched is the work around them: the operands are evaluated once, the
+    addresses checked per row (not per lane), and a row's copies complete in ONE queued completion that moves
+    every lane's bytes at once and then records, lane by lane, what the per-lane completions do (the read, the
+    write, the retirement, the group's change).  Exact because the per-lane completions of one instruction are
+    queued back to back and delivered in one batch between rounds (runtime.Scheduler), where no warp runs.  The
+    path applies when every active lane copies the same size with no zero fill, a row's destinations are disjoint
+    and in one shared allocation of its CTA and the sources in one global allocation; else per row (the per-CTA
+    closure reports what is wrong)."""
+
+    def whole(w) -> bool:
+        eng = w.eng
+        notes = eng.uninit_notes
+        n = w.FULL.size
+        dst_a, src_a, cp_a = dst_fn(w), src_fn(w), cp_size_fn(w)
+        src_sz = src_size_fn(w) if src_size_fn is not None else None
+        size = _common(cp_a, w)
+        keep = size if src_sz is None else _common(src_sz, w)
+        plan = None
+        if size in (4, 8, 16) and keep is not None and keep >= size:
+            plan = _cp_plan(w, _lane_vector(dst_a, n), _lane_vector(src_a, n), size)
+        if plan is None:
+            if eng.uninit_notes != notes:
+                raise _Split("a cp.async operand read an unwritten register")    # noted once, per row
+            return False
+        s_alloc, rows = plan
+        w.effects += 1
+        iters = tuple(w.iters)
+        real = s_alloc.real
+        footprint = real.id in eng.written
+        real_eng = eng.real
+        for r, m, lanes, d_alloc, d_offs, s_offs in rows:
+            base = w.rows[r]
+            groups = groups_of(base, "cp.async")
+            issuer = _Issuer(base, iters, eng)
+            ops = []
+            rec = eng.records[r]
+            uncommitted = groups.uncommitted
+            first = real_eng.async_id + 1           # ids in lane order, as `new_op` draws them lane by lane
+            real_eng.async_id += len(lanes)
+            eng.stats["async_ops"] += len(lanes)
+            for i, lane in enumerate(lanes):
+                op = async_op(first + i, "cp.async", issuer, lane, site)
+                uncommitted[lane].append(op)
+                rec.append(("sync", w.index, iters, m, site, "async.issue",
+                            {"details": {"op": op.id, "kind": "cp.async", "lane": lane}}))
+                ops.append(op)
+            eng.enqueue(_cp_complete(eng, r, ops, lanes, s_alloc, real, s_offs, d_alloc, d_offs, size, groups,
+                                     footprint))
+        return True
+    return whole
+
+
+def _common(value, w):
+    """The operand's value if it is the same on every active lane of the cohort warp, else None."""
+    if type(value) is not np.ndarray:
+        return int(value)
+    vals = value if w.mask is None else value[w.mask]
+    if not vals.size or not (vals == vals[0]).all():
+        return None
+    return int(vals[0])
+
+
+def _cp_plan(w, dst: np.ndarray, src: np.ndarray, size: int):
+    """(the source allocation, [(row, its mask, its active lanes, its destination allocation, destination and
+    source offsets per lane)]) if the whole-cohort cp.async applies, else None."""
+    act = w.FULL if w.mask is None else w.mask
+    if ((dst[act] % size) != 0).any() or ((src[act] % size) != 0).any():
+        return None
+    lo, hi = int(src[act].min()), int(src[act].max()) + size
+    s_alloc = w.eng.globals.find(lo, hi - lo)
+    if s_alloc is None:
+        return None
+    rows = []
+    for r, m in enumerate(w.row_masks()):
+        if m is False:
+            continue
+        lanes = np.arange(32) if m is None else np.flatnonzero(m)
+        d = dst[32 * r + lanes]
+        order = np.sort(d)
+        if order.size > 1 and (np.diff(order) < size).any():
+            return None         # lanes' destinations overlap: per lane, in lane order
+        dlo = int(order[0])
+        d_alloc = w.rows[r].rt.shared.find(dlo, int(order[-1]) + size - dlo)
+        if d_alloc is None:
+            return None
+        rows.append((r, m, lanes.tolist(), d_alloc, d - d_alloc.base, src[32 * r + lanes] - s_alloc.base))
+    return s_alloc, rows
+
+
+def _cp_complete(eng, r: int, ops: list, lanes: list, s_alloc, real, s_offs, d_alloc, d_offs, size: int, groups,
+                 footprint: bool):
+    """One row's cp.async completions (ops/async_copy `_copy` + `group_done` per lane, in lane order)."""
+
+    def complete():
+        span = np.arange(size, dtype=np.int64)
+        d_alloc.data[(d_offs[:, None] + span).ravel()] = s_alloc.data.view(np.ndarray)[(s_offs[:, None] + span).ravel()]
+        d_alloc.mark_written(d_offs, size)
+        rec = eng.records[r]
+        d_real = getattr(d_alloc, "real", d_alloc)
+        for op, lane, s_off, d_off in zip(ops, lanes, s_offs.tolist(), d_offs.tolist()):
+            one = _ONE_LANE[lane]
+            rec.append(("async", op.cta, op.warp, op.site, op.iters, one, real, s_off, size, "read", "generic",
+                        "weak", "cta", op.id))
+            rec.append(("async", op.cta, op.warp, op.site, op.iters, one, d_real, d_off, size, "write", "generic",
+                        "weak", "cta", op.id))
+            op._done = True         # `op.done = True`: its retirement (`AsyncRows.retire`), in the same place
+            rec.append(("retire", op))
+        groups.version += len(ops)  # one change per lane (only inequality is read: `runtime.Wait`)
+        eng.touch(groups)
+        if footprint:
+            eng.footprint.add(real, r, s_offs, size, False)
+    return complete
+
+
+def wait_group(n_fn, family: str, wait_all: bool, read: bool, name: str, site: int, groups_of):
+    """`run.cohort` of cp.async.wait_group / wait_all and cp.async.bulk.wait_group (ops/async_copy._wait_group):
+    a generator function of the cohort warp and the per-CTA closure `fn` (run per row, `each_row_blocking`, where
+    this path does not apply).  It is that per-row run without the rows' views: every row must wait here, and
+    every row's warp must pass, or block, alike (else split); the events are each row's."""
+
+    def whole(w, fn):
+        eng = w.eng
+        notes = eng.uninit_notes
+        masks = w.row_masks()
+        if any(m is False for m in masks):
+            raise _Split("a CTA of the cohort does not reach a barrier with this warp (its lanes are elsewhere)")
+        n = _common(n_fn(w), w)
+        if n is None:
+            if eng.uninit_notes != notes:
+                raise _Split("a wait_group count read an unwritten register")
+            return (yield from w.each_row_blocking(fn))
+        rows = []
+        for r, m in enumerate(masks):
+            groups = groups_of(w.rows[r], family)
+            lanes = list(range(32)) if m is None else np.flatnonzero(m).tolist()
+            if wait_all:
+                for lane in lanes:
+                    groups.commit(lane)
+            rows.append((groups, lanes))
+
+        def ready_row(groups, lanes) -> bool:
+            return all(groups.pending_groups(lane) <= n for lane in lanes)
+
+        def ready() -> bool:
+            return _agree([ready_row(g, lanes) for g, lanes in rows])
+        blocked = False
+        while not ready():
+            blocked = True
+            eng.stats["blocks"] += len(rows) - 1      # each CTA's warp blocks (the scheduler counts one)
+            yield Wait(rows[0][0], ready, f"await {name} {n} ({family} groups still pending)", site,
+                       [g for g, _ in rows])
+        w.effects += 1
+        iters = tuple(w.iters)
+        for r, m in enumerate(masks):
+            eng.records[r].append(("sync", w.index, iters, m, site, f"{family}.wait_group",
+                                   {"count": n, "details": {"read": read, "blocked": blocked}}))
+        return None
+    return whole
+
+
+def _agree(flags: list) -> bool:
+    """Every row's warp ready (True) or none (False); some but not all: the CTAs' steps part ways."""
+    if all(flags):
+        return True
+    if any(flags):
+        raise _Split("the CTAs of the cohort leave a barrier at different steps")
     return False

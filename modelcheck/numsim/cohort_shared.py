@@ -33,6 +33,10 @@ class Pools:
         self.first = group[0].shared                     # decodes addresses (the layout is every row's)
         self.row_byte = np.repeat(np.arange(k, dtype=np.int64) * self.stride, 32)
         self._typed: dict = {}
+        self._allocs: dict = {}
+        # the written flags as words of 2/4/8 bytes (a row's stride is 16-aligned): one gather tests, one scatter
+        # marks, an aligned access's bytes (a word of 0x01 bytes is all written)
+        self._wwords = {size: self.wflat.view(t) for size, (t, _) in _WORDS.items()}
 
     def view(self, np_t) -> np.ndarray:
         v = self._typed.get(np_t)
@@ -41,21 +45,49 @@ class Pools:
         return v
 
     def allocs(self, name: str) -> list:
-        return [rt.shared.allocs[name] for rt in self.group]
+        got = self._allocs.get(name)
+        if got is None:
+            got = self._allocs[name] = [rt.shared.allocs[name] for rt in self.group]
+        return got
+
+    def _words(self, byte0: np.ndarray, size: int):
+        """(word view, word size, word index of each lane's first byte) covering [byte0, byte0 + size) with
+        whole words, or None when the bytes are not so aligned (lanes without a byte of their own included)."""
+        word = 8 if size % 8 == 0 else size if size in _WORDS else 0
+        if not word or (byte0 % word).any():
+            return None
+        return self._wwords[word], word, byte0 // word
 
     def unwritten_rows(self, byte0: np.ndarray, size: int, act) -> np.ndarray | None:
         """Rows whose active lanes read a byte of [byte0, byte0 + size) never written (None: none)."""
-        ok = self.wflat[byte0]
-        for b in range(1, size):
-            ok = ok & self.wflat[byte0 + b]
+        got = self._words(byte0, size)
+        if got is not None:
+            view, word, idx = got
+            full = _WORDS[word][1]
+            ok = view[idx] == full
+            for b in range(1, size // word):
+                ok &= view[idx + b] == full
+        else:
+            ok = self.wflat[byte0]
+            for b in range(1, size):
+                ok = ok & self.wflat[byte0 + b]
         bad = ~ok if act is None else act & ~ok
         if not bad.any():
             return None
         return np.flatnonzero(bad.reshape(-1, 32).any(axis=1))
 
     def mark(self, byte0: np.ndarray, size: int) -> None:
+        got = self._words(byte0, size)
+        if got is not None:
+            view, word, idx = got
+            for b in range(size // word):
+                view[idx + b] = _WORDS[word][1]
+            return
         for b in range(size):
             self.wflat[byte0 + b] = True
+
+
+_WORDS = {2: (np.uint16, 0x0101), 4: (np.uint32, 0x01010101), 8: (np.uint64, 0x0101010101010101)}
 
 
 def _lanes(v, n: int) -> np.ndarray:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import cohort_async
 from ..errors import EngineError
 from ..memory import cluster_address
 from ..runtime import Wait
@@ -296,6 +297,8 @@ def _wait_group(family, wait_all=False):
             w.effects += 1
             w.eng.sync(w, f"{family}.wait_group", site, count=n,
                        details={"read": "read" in info.quals, "blocked": blocked})
+        run.cohort = cohort_async.wait_group(n_fn, family, wait_all, "read" in info.quals,
+                                             info.name, site, _groups)
         return run, True
     return compile_
 
@@ -336,6 +339,8 @@ def _cp_async(ctx, call, info):
                       zero_from=keep if keep < size else None)
                 group_done(eng, op, groups, announce=False)
             eng.enqueue(complete)
+    run.cohort = cohort_async.cp_async(dst_fn, src_fn, cp_size_fn, src_size_fn, site, AsyncOp,
+                                       _groups)
     return run, False
 
 

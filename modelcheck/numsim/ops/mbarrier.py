@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import cohort_mbarrier
 from ..errors import EngineError
 from ..memory import CLUSTER_WINDOW, GLOBAL_BASE, cluster_address
 from ..runtime import Poll, Wait
@@ -172,6 +173,8 @@ def _arrive(ctx, call, info):
                          completed=completed, details=details)
         if tokens is not None:
             state(w, tokens)
+    run.cohort = cohort_mbarrier.arrive(addr, count, tx, state, expect_tx, drop, kind, order, site, span,
+                                        token_of)
     return run, False
 
 
@@ -255,6 +258,11 @@ def _try_wait(ctx, call, info):
             w.eng.sync(w, "mbarrier.poll", site, barrier=("mbarrier", bar.cta, bar.addr), parity=p,
                        generation=bar.local_gen)
         yield Poll(bar, site, lambda: f"await {info.name} on {name_of(w, a)}; phase {p} ({bar.describe()})")
+
+    def describe(w, a, p, bar):
+        return lambda: f"await {info.name} on {name_of(w, a)}; phase {p} ({bar.describe()})"
+    run.cohort = cohort_mbarrier.try_wait(dst, addr, parity, with_token, order, site, span,
+                                          info.name, _token_phase, describe)
     return run, True
 
 

@@ -227,3 +227,60 @@ def test_checkers_find_the_same_with_tma_in_cohorts(case, monkeypatch):
         assert plain.verdict == "clean"
     else:
         assert "data_race" in kinds         # the tile read racing the TMA load; two CTAs' TMA stores
+
+
+def _lanes_inputs():
+    return {"x": np.random.default_rng(3).integers(-100, 100, 20 * 256).astype(np.int32),
+            "out": np.zeros(20 * 64, np.int32)}
+
+
+# whole: some lanes of a warp copy (the whole-cohort path); zfill: zero-filled copies, overlap: two lanes' copies
+# writing the same bytes (both per row, lane by lane)
+LANES = {"whole": {}, "zfill": {"ZFILL": 1}, "overlap": {"OVERLAP": 5}}
+
+
+@pytest.mark.parametrize("case", sorted(LANES))
+@pytest.mark.parametrize("size", [2, 7, 64])
+def test_cp_async_of_a_whole_cohort_warp_is_each_ctas(case, size, monkeypatch):
+    from modelcheck.numsim import cohort_rows
+    per_row: list = []
+    waits: list = []
+    each_row, blocking = cohort_rows.CohortWarp.each_row, cohort_rows.CohortWarp.each_row_blocking
+
+    def spy(self, fn):
+        if fn.__qualname__.startswith("_cp_async."):
+            per_row.append(fn)
+        return each_row(self, fn)
+
+    def spy_blocking(self, fn):
+        if fn.__qualname__.startswith("_wait_group."):
+            waits.append(fn)
+        return blocking(self, fn)
+    monkeypatch.setattr(cohort_rows.CohortWarp, "each_row", spy)
+    monkeypatch.setattr(cohort_rows.CohortWarp, "each_row_blocking", spy_blocking)
+    func = modelcheck.load(FIX / "grid_cp_async_lanes.py", **LANES[case]).func
+    runs = _both(func, _lanes_inputs, size)
+    _assert_same_per_cta(runs)
+    plain, stats = runs[0][0], runs[1][0].stats["cohorts"]
+    assert plain.termination == "completed" and plain.stats["async_ops"] == runs[1][0].stats["async_ops"] == 800
+    assert stats["split"] == 0 and stats["ctas_in_cohorts"] == 20
+    assert bool(per_row) == (case != "whole")
+    assert waits == []              # wait_group for the whole cohort warp (cohort_async.wait_group)
+    x = _lanes_inputs()["x"].reshape(20, 64, 4)
+    if case == "zfill":
+        x[:, :, 2:] = 0
+    x[:, 40:] = 0
+    if case != "overlap":
+        assert np.array_equal(plain.outputs["out"].reshape(20, 64), np.roll(x.sum(axis=2), -3, axis=1))
+
+
+@pytest.mark.parametrize("case", sorted(LANES))
+def test_checkers_find_the_same_with_whole_cohort_cp_async(case, monkeypatch):
+    func = modelcheck.load(FIX / "grid_cp_async_lanes.py", **LANES[case]).func
+    plain, batched = _without_and_with_cohorts(monkeypatch, modelcheck.check, func, _lanes_inputs)
+    assert batched.verdict == plain.verdict
+    assert [(f.id, f.status, f.kind, f.message) for f in batched.findings] == \
+        [(f.id, f.status, f.kind, f.message) for f in plain.findings]
+    assert plain.verdict == ("error" if case == "overlap" else "clean")
+    if case == "overlap":
+        assert "data_race" in {f.kind for f in plain.findings}      # the two copies into one piece
