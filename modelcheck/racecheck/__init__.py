@@ -99,7 +99,8 @@ def check(func, inputs=None, **limits) -> RaceResult:
                   "races": len(analysis.races) if ok else 0,
                   "simulation_wall_time_s": time.perf_counter() - t0 - spent, "analysis_wall_time_s": spent,
                   "analysis_chunks": analysis.chunks, "peak_live_entries": analysis.peak_live_entries,
-                  "clock_domain": "grid" if whole else "cluster",
+                  "clock_domain": "grid" if whole else "cluster", "peak_clock_rows": analysis.peak_clock_rows,
+                  "clock_width": analysis.clock_width,
                   **({"clock_domain_reason": why_whole} if whole else {}),
                   **({"clock_crossing": crossing, "foreign_columns": analysis.foreign_columns}
                      if crossing is not None and not whole else {}),

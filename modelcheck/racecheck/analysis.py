@@ -114,6 +114,8 @@ class Analysis(Observer):
         self.chunks = 0
         self.wall_time_s = 0.0           # spent in the analysis (it runs inside the NumSim run)
         self.foreign_columns = 0         # split clocks: lanes of one cluster some other cluster's row knows of
+        self.peak_clock_rows = 0         # the most warp rows the clocks held at once (clocks.Ledger.peak)
+        self.clock_width = 0             # columns of a row at the last chunk
 
     @property
     def fl(self) -> Flow:
@@ -233,6 +235,8 @@ class Analysis(Observer):
         self.chunks += 1
         if flow.foreign is not None:
             self.foreign_columns = len(flow.foreign)
+        self.peak_clock_rows = flow.ledger.peak
+        self.clock_width = flow.width
         if self.meter is not None:
             self.meter.check()
 

@@ -126,18 +126,21 @@ class Ledger:
     memory budget as they are made, a step at a time: rows materialize one by one as warps start, and a
     launch-wide domain makes each row megabytes wide."""
 
-    __slots__ = ("rows", "meter", "bytes_since", "width")
+    __slots__ = ("rows", "meter", "bytes_since", "width", "peak")
 
     STEP = 32 << 20            # bytes of new rows between two looks at the process's growth
 
     def __init__(self, width: int):
         self.rows = 0
+        self.peak = 0                # the most rows held at once (rows go when their warp exits: `WarpState.retire`)
         self.meter = None
         self.bytes_since = 0
         self.width = width
 
     def made(self, nrows: int) -> None:
         self.rows += nrows
+        if self.rows > self.peak:
+            self.peak = self.rows
         self.bytes_since += nrows * self.width * 4
         if self.bytes_since >= self.STEP:
             self.bytes_since = 0
