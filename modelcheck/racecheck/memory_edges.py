@@ -70,6 +70,7 @@ class MemoryEdges:
             else:
                 if self.foreign is not None:
                     row = self.foreign.translate(row, self.cta_domain[wcta], self.cta_domain[own[2]])
+                    own = self.release_rows[(index, lane)]      # (a foreign column given may have widened the rows)
                 self.release_rows[(index, lane)] = (np.maximum(own[0], row), own[1], own[2])
 
     def acquire_from_memory(self, index: int, warp: int, level: int, acquire: bool, sources) -> list:
