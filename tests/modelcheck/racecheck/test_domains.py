@@ -85,6 +85,16 @@ def test_foreign_columns_give_the_whole_grid_verdict(path, consts, monkeypatch):
     _same(_told(func, None, False, monkeypatch), _told(func, None, True, monkeypatch))
 
 
+@pytest.mark.parametrize("path,consts", CROSSING, ids=[f"{p}-{c}" for p, c in CROSSING])
+def test_foreign_columns_survive_widenings(path, consts, monkeypatch):
+    """The same with one spare column: giving a foreign column widens every row mid-translation (the payload read
+    before it, the receiver's rows, an RMW's own release row), and compactions renumber them."""
+    func = modelcheck.load(FIXTURES / path, **consts).func
+    whole = _told(func, None, True, monkeypatch)
+    monkeypatch.setattr(importlib.import_module("modelcheck.racecheck.flow"), "_HEADROOM", 1)
+    _same(_told(func, None, False, monkeypatch), whole)
+
+
 def test_round_trip_folds_back_into_the_lane_block(monkeypatch):
     """CTA 0's warp 1 is known to CTA 0's warp 0 only through CTA 1's row: clean; without waiting, the race."""
     path = FIXTURES / "racecheck" / "grid_flag_round_trip.py"
