@@ -26,6 +26,9 @@ from .analysis import Analysis
 from .domains import cross_cluster_ordering
 
 CHECKER = "racecheck"
+# clocks per cluster, knowledge that crosses clusters carried in foreign lane columns (racecheck.foreign); True:
+# clocks over every lane of the grid from the start (the reference split clocks are tested against)
+WHOLE_GRID = False
 SPACES = ("global", "shared", "tmem")
 _SPACE_LABEL = {"shared": "smem", "global": "gmem", "tmem": "tmem"}
 _PAIR = {("write", "read"): "write/read", ("read", "write"): "read/write", ("write", "write"): "write/write",
@@ -63,9 +66,11 @@ def check(func, inputs=None, **limits) -> RaceResult:
                    {"reason": "missing_input_bindings", "parameters": missing})
         stats["wall_time_s"] = time.perf_counter() - t0
         return RaceResult(func, [f], stats, inputs)
-    # clocks per cluster unless an operation may order warps of different clusters (racecheck.domains)
-    why_whole = cross_cluster_ordering(func)
-    whole = why_whole is not None
+    # clocks per cluster; the census names what may carry knowledge between clusters (racecheck.domains), which
+    # then gets foreign columns as it crosses
+    crossing = cross_cluster_ordering(func)
+    whole = WHOLE_GRID
+    why_whole = "whole-grid clocks asked for (racecheck.WHOLE_GRID)"
     try:
         res, effects, analysis = _run(func, inputs, limits, whole)
         if analysis.crossed:        # knowledge crossed clusters after all: the whole grid, from the start
@@ -94,8 +99,11 @@ def check(func, inputs=None, **limits) -> RaceResult:
                   "races": len(analysis.races) if ok else 0,
                   "simulation_wall_time_s": time.perf_counter() - t0 - spent, "analysis_wall_time_s": spent,
                   "analysis_chunks": analysis.chunks, "peak_live_entries": analysis.peak_live_entries,
-                  "clock_domain": "grid" if whole else "cluster",
+                  "clock_domain": "grid" if whole else "cluster", "peak_clock_rows": analysis.peak_clock_rows,
+                  "clock_width": analysis.clock_width,
                   **({"clock_domain_reason": why_whole} if whole else {}),
+                  **({"clock_crossing": crossing, "foreign_columns": analysis.foreign_columns}
+                     if crossing is not None and not whole else {}),
                   "wall_time_s": time.perf_counter() - t0})
     return RaceResult(func, F.sort_findings(found), stats, inputs, InputDigest(inputs), res.sites)
 

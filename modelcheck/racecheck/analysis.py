@@ -113,6 +113,9 @@ class Analysis(Observer):
         self.peak_live_entries = 0
         self.chunks = 0
         self.wall_time_s = 0.0           # spent in the analysis (it runs inside the NumSim run)
+        self.foreign_columns = 0         # split clocks: lanes of one cluster some other cluster's row knows of
+        self.peak_clock_rows = 0         # the most warp rows the clocks held at once (clocks.Ledger.peak)
+        self.clock_width = 0             # columns of a row at the last chunk
 
     @property
     def fl(self) -> Flow:
@@ -230,6 +233,10 @@ class Analysis(Observer):
                                              P.lo(every), P.gsize(every)], axis=1))
         self._forget(c)
         self.chunks += 1
+        if flow.foreign is not None:
+            self.foreign_columns = len(flow.foreign)
+        self.peak_clock_rows = flow.ledger.peak
+        self.clock_width = flow.width
         if self.meter is not None:
             self.meter.check()
 
@@ -348,6 +355,9 @@ class Analysis(Observer):
         # the pairs of each record in `sel`, one range after another (the record of each only where a rule needs it)
         q = np.arange(total) + np.repeat(s - (np.cumsum(cnt) - cnt), cnt)
         lanes, cols = P.cur_lane[q], c.pcol[q]
+        unknown = None
+        if c.xdom is not None:
+            cols, unknown = _foreign_cols(c, self.fl, q, cols)
         c.known[q] = w.known(lanes, cols)
         if c.cross_any[sel].any():
             m = np.flatnonzero(c.need_bridged[q])
@@ -360,9 +370,10 @@ class Analysis(Observer):
         if c.async_prior_any[sel].any():
             m = _maybe_unordered_async(c, q)
             if m.size:
-                c.known_issuer[q[m]] = w.known(lanes[m], self.fl.issuer_col[cols[m]])
-        if c.xdom is not None:
-            _unknown(c, q)
+                issuer, lost = self.fl.issuer_cols(cols[m], self.fl.domain[w.id])
+                c.known_issuer[q[m]] = np.where(lost, 0, w.known(lanes[m], issuer))
+        if unknown is not None:
+            _unknown(c, q[unknown])
 
     def _visit(self, c: _Chunk, r: int) -> None:
         """A strong access (chunk record `r`): acquire through memory, gather, stamp, publish; fence.sc bookkeeping."""
@@ -474,6 +485,9 @@ class Analysis(Observer):
         ops, inv_rec = np.unique(actor, return_inverse=True)
         inv = inv_rec[run]
         cols = c.pcol[q]
+        unknown = None
+        if c.xdom is not None:
+            cols, unknown = _foreign_cols(c, flow, q, cols)
         opl = ops.tolist()
 
         def take(rows_of, sel):
@@ -507,10 +521,12 @@ class Analysis(Observer):
         m = _maybe_unordered_async(c, q)
         if m.size:
             cc = cols[m]
-            issuer = np.where(flow.issuer_seq[cc] < seq[run[m]], flow.issuer_col[cc], cc)
-            c.known_issuer[q[m]] = flow.fork_known(table, inv[m], issuer)
-        if c.xdom is not None:
-            _unknown(c, q)
+            issuer, lost = flow.issuer_cols(cc, flow.domain[U.warp[nlive + recs[run[m]]]])
+            set_ = flow.issuer_seq[cc] < seq[run[m]]
+            issuer = np.where(set_, issuer, cc)
+            c.known_issuer[q[m]] = np.where(set_ & lost, 0, flow.fork_known(table, inv[m], issuer))
+        if unknown is not None:
+            _unknown(c, q[unknown])
 
     def _forget(self, c: _Chunk) -> None:
         """Keep what a later access can still pair with (see the module docstring)."""
@@ -547,12 +563,26 @@ def _maybe_unordered_async(c: _Chunk, q: np.ndarray) -> np.ndarray:
     return a[known < c.units.stamp[c.pairs.prior[qa]]]
 
 
+def _foreign_cols(c: _Chunk, flow: Flow, q: np.ndarray, cols: np.ndarray):
+    """The columns pairs `q` ask about, in the later access's clock domain: an earlier access of another domain's
+    lane is known by that lane's foreign column (`foreign`).  Returns (columns, positions in `q` of the pairs whose
+    earlier lane has no foreign column: nothing of it crossed, known as zero)."""
+    assert c.xdom is not None and flow.foreign is not None
+    U, P = c.units, c.pairs
+    pr = P.prior[q]
+    x = np.flatnonzero(c.xdom[q] & (U.actor[pr] < 0))
+    if not x.size:
+        return cols, x
+    f = flow.foreign.lookup(U.warp[pr[x]], cols[x])
+    cols = cols.copy()
+    cols[x] = np.maximum(f, 0)
+    return cols, x[f < 0]
+
+
 def _unknown(c: _Chunk, q: np.ndarray) -> None:
-    """Of pairs `q`, those of different clock domains know nothing of each other (their columns alias)."""
-    assert c.xdom is not None
-    x = q[c.xdom[q]]
-    if x.size:
-        c.known[x] = c.known_bridged[x] = c.known_issuer[x] = 0
+    """Pairs `q` know nothing of their earlier access (its lane's knowledge never reached the later one's domain)."""
+    if q.size:
+        c.known[q] = c.known_bridged[q] = c.known_issuer[q] = 0
 
 
 class _Alloc:

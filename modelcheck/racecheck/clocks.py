@@ -126,18 +126,21 @@ class Ledger:
     memory budget as they are made, a step at a time: rows materialize one by one as warps start, and a
     launch-wide domain makes each row megabytes wide."""
 
-    __slots__ = ("rows", "meter", "bytes_since", "width")
+    __slots__ = ("rows", "meter", "bytes_since", "width", "peak")
 
     STEP = 32 << 20            # bytes of new rows between two looks at the process's growth
 
     def __init__(self, width: int):
         self.rows = 0
+        self.peak = 0                # the most rows held at once (rows go when their warp exits: `WarpState.retire`)
         self.meter = None
         self.bytes_since = 0
         self.width = width
 
     def made(self, nrows: int) -> None:
         self.rows += nrows
+        if self.rows > self.peak:
+            self.peak = self.rows
         self.bytes_since += nrows * self.width * 4
         if self.bytes_since >= self.STEP:
             self.bytes_since = 0
@@ -442,6 +445,24 @@ class WarpState:
         if self.tc is not None:
             n += self.tc.row_count() + self.tc_fenced.row_count() + self.tc_pending.row_count()
         return n + len(self.fence_row) + sum(len(rows) for rows in self.pending_acquire.values())
+
+    def retire(self) -> None:
+        """The warp has exited: its rows go (back to the shared zero row; the ledger is told).  Exact because what
+        the warp knows is read only by its own later events and accesses (there are none after its exit: NumSim's
+        `warp.exit` comes after them in seq order, and the analysis handles a warp's accesses before its next event);
+        what it passed on (forks, barrier payloads, release rows) are rows of their own.  Its async groups stay: a
+        later cp.async.mbarrier.arrive completion reads them."""
+        n = self.row_count()
+        width = self.k.row.size if self.k.rows is None else self.k.rows.shape[1]
+        self.k = Knowledge(width, self.ledger)
+        self._bridged = None
+        self.has_bridged = False
+        self.fence_row = {}
+        self.pending_acquire = {}
+        if self.tc is not None:
+            self.tc_start(width)
+        if self.ledger is not None and n:
+            self.ledger.made(-n)
 
     def resize(self, keep: np.ndarray, width: int, memo: dict | None = None) -> None:
         """Keep the knowledge of columns `keep` (see `resize`); every row this warp holds (shared rows stay shared

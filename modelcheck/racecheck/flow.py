@@ -29,7 +29,9 @@ import numpy as np
 from ..common import fence_sc
 from ..common.ordering import GROUP_FAMILY
 from ..numsim.trace import ClusterLayout
-from .clocks import Ledger, WarpState, Warps, fork_known, fork_table, frozen, resize, resize_shared
+from .clocks import Ledger, WarpState, Warps, fork_known, fork_table, resize, resize_shared
+from .foreign import Foreign
+from .memory_edges import MemoryEdges, one_lane
 from .tcgen import DEALLOC_ACTOR, TcgenOrder
 
 _FENCE_DOMAINS = {"all": ("shared", "global"), "shared::cta": ("shared",), "shared::cluster": ("shared",),
@@ -42,17 +44,12 @@ _HEADROOM = 64
 
 
 class CrossedDomains(Exception):
-    """Knowledge is about to cross from one clock domain to another, which split clocks cannot hold (their lane
-    columns alias): Racecheck runs again with the whole grid as one domain (racecheck.domains)."""
+    """A barrier payload is about to join two clock domains (barriers are cluster-local, so this is a check, not a
+    case split clocks handle; strong accesses cross through `foreign`): Racecheck runs again with the whole grid as
+    one domain (racecheck.domains)."""
 
 
-def one_lane(lane: int) -> np.ndarray:
-    m = np.zeros(32, dtype=np.bool_)
-    m[lane] = True
-    return m
-
-
-class Flow:
+class Flow(MemoryEdges):
     def __init__(self, run_warps: int, warps_per_cta: int, layout: ClusterLayout | None = None):
         self.nw = run_warps
         # lane columns: one per lane of a clock domain (the whole grid, or one cluster: see `domains`); a warp's
@@ -83,6 +80,9 @@ class Flow:
         # an async column's issuing lane column (a lane's column maps to itself): classifies lifetime races
         self.issuer_col = np.arange(self.width, dtype=np.int64)
         self.issuer_seq = np.full(self.width, np.inf)    # seq of the event that set an async column's issuer
+        self.issuer_warp = np.full(self.width, -1, dtype=np.int64)   # and its warp (its lane column's domain)
+        # split clocks: columns for other clusters' lanes, given where knowledge crosses clusters (`foreign`)
+        self.foreign = Foreign(self) if self.split else None
         self.mb: dict[tuple, dict] = {}            # (cta, addr, gen) -> {"release", "bridged", "cols", "tc"}
         self.named: dict[tuple, dict] = {}
         self.mb_latest: dict[tuple, int] = {}      # (cta, addr) -> latest generation an event named
@@ -107,12 +107,18 @@ class Flow:
         """The column of async operation `op`, given one if it has none (rows widen as needed)."""
         col = self.async_col.get(op)
         if col is None:
-            if self.next_col >= self.width:
-                used = self.next_col - self.nlanes
-                self._resize(np.arange(self.width), self.nlanes + 2 * used + _HEADROOM,
-                             np.arange(self.width, dtype=np.int64))
-            col = self.async_col[op] = self.next_col
-            self.next_col += 1
+            col = self.async_col[op] = self.new_column()
+        return col
+
+    def new_column(self) -> int:
+        """A fresh column after the lane columns (an async operation's, or a foreign lane's); rows widen as needed,
+        keeping every column's number."""
+        if self.next_col >= self.width:
+            used = self.next_col - self.nlanes
+            self._resize(np.arange(self.width), self.nlanes + 2 * used + _HEADROOM,
+                         np.arange(self.width, dtype=np.int64))
+        col = self.next_col
+        self.next_col += 1
         return col
 
     def register(self, ev) -> None:
@@ -140,6 +146,21 @@ class Flow:
         out[int(self.col0[warp]) + lane] = epoch
         return out
 
+    def issuer_cols(self, cols: np.ndarray, dom) -> tuple[np.ndarray, np.ndarray]:
+        """The issuing lanes' columns of async columns `cols`, as rows of domain `dom` (one, or one per column) know
+        them, and where they know nothing of it (another domain's lane without a foreign column)."""
+        issuer = self.issuer_col[cols]
+        lost = np.zeros(cols.size, dtype=np.bool_)
+        if self.foreign is None:
+            return issuer, lost
+        iw = self.issuer_warp[cols]
+        x = np.flatnonzero((iw >= 0) & (self.domain[np.maximum(iw, 0)] != dom))
+        if x.size:
+            f = self.foreign.lookup(iw[x], issuer[x])
+            issuer[x] = np.maximum(f, 0)
+            lost[x] = f < 0
+        return issuer, lost
+
     def start_tcgen(self) -> None:
         """tcgen05 knowledge from the first tcgen05 operation on (all of it is zero before one is issued)."""
         if self.tc is None:
@@ -164,6 +185,8 @@ class Flow:
     def compact(self) -> None:
         """Drop the columns of forgotten operations when they are a good part of the width."""
         live = np.array(sorted(self.async_col.values()), dtype=np.int64)
+        if self.foreign is not None and len(self.foreign):
+            live = np.sort(np.concatenate([live, self.foreign.columns()]))
         used = self.next_col - self.nlanes
         if used - live.size <= max(4 * _HEADROOM, 2 * live.size):
             return
@@ -174,6 +197,8 @@ class Flow:
         self.async_col = {op: int(new_col[c]) for op, c in self.async_col.items()}
         if self.tc is not None:
             self.tc.async_col = self.async_col
+        if self.foreign is not None:
+            self.foreign.renumber(new_col)
         self.next_col = keep.size
 
     def _held_rows(self) -> int:
@@ -224,7 +249,9 @@ class Flow:
         issuer[:keep.size] = self.issuer_col[keep]
         seq = np.full(width, np.inf)
         seq[:keep.size] = self.issuer_seq[keep]
-        self.issuer_col, self.issuer_seq = issuer, seq
+        owner = np.full(width, -1, dtype=np.int64)
+        owner[:keep.size] = self.issuer_warp[keep]
+        self.issuer_col, self.issuer_seq, self.issuer_warp = issuer, seq, owner
         if self.tc is not None:
             self.tc.resize(keep, width, new_col, memo)
         self.width = self.ledger.width = self.warps.width = width
@@ -313,6 +340,11 @@ class Flow:
             return
         if ev.warp < 0 or ev.warp >= self.nw:
             return
+        if kind == "warp.exit":
+            w = self.warps.made.get(ev.warp)
+            if w is not None:
+                w.retire()
+            return
         w = self.warps[ev.warp]
         mask = ev.lanes
         if kind == "mbarrier.arrive":
@@ -396,6 +428,7 @@ class Flow:
                 self.fork[actor] = (w.fork_row(0), self._zero_bridged, (ev.warp, 0, w.epoch))
                 self.fork_seq[actor] = ev.seq
                 self.issuer_col[self.async_col[actor]] = w.col0
+                self.issuer_warp[self.async_col[actor]] = ev.warp
                 self.issuer_seq[self.async_col[actor]] = ev.seq
                 self.async_info[actor] = {"kind": "tcgen05.dealloc", "warp": ev.warp, "lane": 0, "site": ev.site,
                                           "iters": ev.iters}
@@ -434,6 +467,7 @@ class Flow:
         self.fork_seq[op] = ev.seq
         if op in self.async_col:
             self.issuer_col[self.async_col[op]] = w.col0 + lane
+            self.issuer_warp[self.async_col[op]] = ev.warp
             self.issuer_seq[self.async_col[op]] = ev.seq
         self.async_info[op] = {"kind": d.get("kind", ""), "warp": ev.warp, "lane": lane, "site": ev.site,
                                "iters": ev.iters}
@@ -472,8 +506,8 @@ class Flow:
             for cand in self.sc.at(ev.seq, lane):
                 row = self.sc_rows.get(cand.f1)
                 if row is not None and (cand.needs is None or self._write_before(*cand.needs)):
-                    if self.split and self.sc_domain[cand.f1] != self.domain[w.id]:
-                        raise CrossedDomains
+                    if self.foreign is not None:
+                        row = self.foreign.translate(row, self.sc_domain[cand.f1], int(self.domain[w.id]))
                     w.k.merge(one_lane(lane), row)
         self._fence_acq_rel(w, mask)
         for lane in lanes:
@@ -535,82 +569,3 @@ class Flow:
                 for o in fam_ops:
                     if self.fork.get(o) and self.fork[o][2][2] <= self.fork[op][2][2]:
                         p["cols"].add(self.async_col[o])
-
-    # ------------------------------------------------------------------ release/acquire through memory
-    def publish(self, index: int, warp: int, lanes, level: int, via_fence: bool) -> None:
-        """A strong write (record `index`) by these lanes: what each publishes to an acquire reading from it."""
-        w = self.warps[warp]
-        # any morally strong write is a thread sync for fenced tcgen05 work (a relaxed flag included); lanes that
-        # share their tcgen05 rows publish one row, shared read-only
-        tc = frozen(w.tc_release(None)) if w.tc is not None and w.tc_fenced.rows is None \
-            and w.tc_pending.rows is None else None
-        for lane in lanes:
-            if w.tc is not None:
-                self.tc_rows[(index, lane)] = tc if tc is not None else w.tc_release(one_lane(lane))
-            if via_fence:
-                row = w.fence_row.get(lane)
-                if row is None:
-                    continue
-            else:
-                row = w.snapshot(lane)
-            self.release_rows[(index, lane)] = (row, level, w.cta)
-        if not via_fence:
-            w.epoch += 1
-
-    def relay(self, index: int, warp: int, level: int, sources) -> None:
-        """A strong RMW (record `index`) that read a write with a release row continues its release sequence: PTX
-        observation order runs from a write through atomic RMWs that read it (PTX ISA 8.9.4), so an acquire
-        reading the RMW synchronizes with the write's release pattern.  The write and the RMW must be morally
-        strong; an acquire then needs the lower of the two scopes.  Sibling lanes of the RMW itself (`t ==
-        index`) pass nothing on (docs/semantics.md#happens-before)."""
-        w = self.warps[warp]
-        for lane, t, wl, t_level, t_cta in sources:
-            if t == index:
-                continue
-            pub = self.release_rows.get((t, wl))
-            if pub is None:
-                continue
-            need = 1 if t_cta == w.cta else 3
-            if t_level < need or level < need:
-                continue
-            row, wlevel, wcta = pub
-            own = self.release_rows.get((index, lane))
-            if own is None:
-                self.release_rows[(index, lane)] = (row, min(wlevel, level), wcta)
-            else:
-                self.release_rows[(index, lane)] = (np.maximum(own[0], row), own[1], own[2])
-
-    def acquire_from_memory(self, index: int, warp: int, level: int, acquire: bool, sources) -> list:
-        """A strong read (record `index`) takes the release row of the write each lane reads from, scopes covering.
-        `sources`: (lane, write record, write lane, write's scope level, write's CTA) in the read's entry order.
-        Returns the scope mismatches (write record, write level)."""
-        w = self.warps[warp]
-        seen = set()
-        mismatches = []
-        for lane, t, wl, t_level, t_cta in sources:
-            if (t, lane) in seen:
-                continue
-            seen.add((t, lane))
-            pub = self.release_rows.get((t, wl))
-            tc = self.tc_rows.get((t, wl)) if self.tc is not None else None
-            if pub is None and tc is None:
-                continue
-            need = 1 if t_cta == w.cta else 3
-            foreign = self.split and self.cta_domain[t_cta] != self.cta_domain[w.cta]
-            if tc is not None and t_level >= need and level >= need:
-                if foreign:
-                    raise CrossedDomains
-                w.tc_pending.merge(one_lane(lane), tc)
-            if pub is None:
-                continue
-            row, wlevel, wcta = pub
-            if wlevel < need or level < need:
-                mismatches.append((t, wlevel, wcta != w.cta))
-                continue
-            if foreign:
-                raise CrossedDomains
-            if acquire:
-                w.k.merge(one_lane(lane), row)
-            else:
-                w.pending_acquire.setdefault(lane, []).append(row)
-        return mismatches

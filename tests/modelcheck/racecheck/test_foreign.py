@@ -1,0 +1,105 @@
+"""Split clocks with foreign lane columns (racecheck.foreign) answer like whole-grid clocks.
+
+A row of domain D knows a lane of D in its lane block and a lane of another domain in that lane's foreign column
+(zero when it has none); async columns are the same in every domain.  The reference is the whole-grid view of a
+row: one value per launch-wide lane, plus the async columns.  Over random rows and random crossings (a row
+translated into another domain, merged there with the receiver's own knowledge, translated on again — back home
+included, with the rows widening as foreign columns are given), every translated row must have the whole-grid view
+of what was sent, joined with what the receiver knew.
+"""
+from __future__ import annotations
+
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from modelcheck.numsim.trace import ClusterLayout
+from modelcheck.racecheck.foreign import Foreign
+
+DOMAINS, WARPS = 3, 2           # three clusters of two warps: 6 warps, 192 lanes
+ASYNC = 4                       # async columns after the lane block
+
+
+class FakeFlow:
+    """What `Foreign` reads of a flow: its layout and a column allocator that widens (keeping numbers)."""
+
+    def __init__(self):
+        self.layout = ClusterLayout(np.repeat(np.arange(DOMAINS), WARPS), np.tile(np.arange(WARPS), DOMAINS), WARPS)
+        self.domain = self.layout.domain
+        self.nw = DOMAINS * WARPS
+        self.nlanes = WARPS * 32
+        self.col0 = self.layout.local * 32
+        self.next_col = self.nlanes + ASYNC
+        self.width = self.next_col + 2
+
+    def new_column(self) -> int:
+        if self.next_col >= self.width:
+            self.width *= 2
+        self.next_col += 1
+        return self.next_col - 1
+
+
+def whole(fl: FakeFlow, foreign: Foreign, row: np.ndarray, dom: int) -> np.ndarray:
+    """The whole-grid view of `row` (domain `dom`'s columns): a value per launch-wide lane, then the async columns."""
+    row = np.pad(row, (0, fl.width - row.size))
+    lanes = np.arange(fl.nw * 32)
+    warps = lanes // 32
+    mine = fl.domain[warps] == dom
+    out = np.zeros(lanes.size + ASYNC, dtype=np.int64)
+    out[:lanes.size][mine] = row[fl.col0[warps[mine]] + lanes[mine] % 32]
+    f = foreign.col[lanes]
+    known = ~mine & (f >= 0)
+    out[:lanes.size][known] = row[f[known]]
+    out[lanes.size:] = row[fl.nlanes:fl.nlanes + ASYNC]
+    return out
+
+
+def from_view(fl: FakeFlow, foreign: Foreign, view: np.ndarray, dom: int) -> np.ndarray:
+    """A row of domain `dom` knowing only its own lanes and the async columns of `view` (what a warp learns locally)."""
+    row = np.zeros(fl.width, dtype=np.int32)
+    warps = np.flatnonzero(fl.domain == dom)
+    for w in warps.tolist():
+        row[fl.col0[w]:fl.col0[w] + 32] = view[w * 32:(w + 1) * 32]
+    row[fl.nlanes:fl.nlanes + ASYNC] = view[fl.nw * 32:]
+    return row
+
+
+values = st.lists(st.integers(0, 3), min_size=DOMAINS * WARPS * 32 + ASYNC, max_size=DOMAINS * WARPS * 32 + ASYNC)
+steps = st.lists(st.tuples(st.integers(0, 7), st.integers(0, DOMAINS - 1), values), min_size=1, max_size=8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, DOMAINS - 1), values, steps)
+def test_translated_rows_answer_like_whole_grid_rows(start, first, seq):
+    fl = FakeFlow()
+    foreign = Foreign(fl)
+    held = [(from_view(fl, foreign, np.array(first), start), start)]      # rows, each in its domain's columns
+    for pick, dst, local in seq:
+        row, src = held[pick % len(held)]
+        expect = whole(fl, foreign, row, src)
+        moved = foreign.translate(row, src, dst)
+        assert np.array_equal(whole(fl, foreign, moved, dst), expect)
+        # the receiver joins it with what it knew itself (its own lanes, async columns)
+        own = from_view(fl, foreign, np.array(local), dst)
+        joined = np.maximum(np.pad(own, (0, fl.width - own.size)), np.pad(moved, (0, fl.width - moved.size)))
+        assert np.array_equal(whole(fl, foreign, joined, dst),
+                              np.maximum(expect, whole(fl, foreign, own, dst)))
+        held.append((joined, dst))
+    # a lane of the receiver's own domain is never held in a foreign column of a row there (no split values)
+    for row, dom in held[1:]:
+        f = foreign.col[np.arange(fl.nw * 32)]
+        home = (fl.domain[np.arange(fl.nw * 32) // 32] == dom) & (f >= 0)
+        assert not np.pad(row, (0, fl.width - row.size))[f[home]].any()
+
+
+def test_lookup_names_the_foreign_column_or_none():
+    fl = FakeFlow()
+    foreign = Foreign(fl)
+    row = np.zeros(fl.width, dtype=np.int32)
+    row[fl.col0[1] + 5] = 2                          # domain 0 knows its warp 1's lane 5
+    foreign.translate(row, 0, 2)
+    warps = np.array([1, 1, 3])
+    cols = np.array([fl.col0[1] + 5, fl.col0[1] + 6, fl.col0[3] + 5])
+    got = foreign.lookup(warps, cols)
+    assert got[0] >= fl.nlanes + ASYNC and (got[1:] == -1).all() and len(foreign) == 1
