@@ -291,6 +291,10 @@ def float_op(head: str, vals: list, elem: str, mode: str, flags=frozenset()) -> 
             with np.errstate(all="ignore"):
                 r = _ONE_STEP[head](a, b)
             return canonical_nan(ftz(r) if flags else r)
+    if head == "mul" and mode == "rn" and not flags and elem in _HALF_NP:
+        r = _half_product(vals[0], vals[1], elem)
+        if r is not None:
+            return r
     if "ftz" in flags:
         vals = [ftz(v) for v in vals]
     xs = [np.asarray(v).astype(np.float64) for v in vals]
@@ -313,6 +317,31 @@ def float_op(head: str, vals: list, elem: str, mode: str, flags=frozenset()) -> 
             zero = (x == 0) & (err == 0) & ~both_pos0   # the exact sum, not its rounding, is zero
             r = np.where(zero, r.dtype.type(-0.0), r).astype(r.dtype)
     return r
+
+
+_HALF_NP = V.LazyTypes({"float16": np.float16}, {"bfloat16": "bfloat16"})
+
+
+def _half_product(a, b, elem: str):
+    """mul.rn of f16 / bf16 element arrays in float32, or None where that is not the correctly rounded result.
+    A product of two 11-bit (f16) or 8-bit (bf16) significands has at most 22 bits, so the float32 product is
+    exact unless it leaves float32's normal range: above it the exact product is >= 2^128, which rounds to
+    infinity in bf16 too; below 2^-126 (bf16 only: f16 products are >= 2^-48) it may be inexact and the cast
+    would round twice, so those, and NaN results (canonical NaN), take float_op's float64 route."""
+    np_t = _HALF_NP[elem]
+    if type(a) is not np.ndarray or type(b) is not np.ndarray or a.dtype != np_t or b.dtype != np_t:
+        return None
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    with np.errstate(all="ignore"):
+        p = a32 * b32
+        if elem == "bfloat16" and not np.abs(p).min(initial=np.inf) >= F32_TINY:
+            # some product is tiny (or NaN): fine only where it is an exact zero of a zero operand
+            tiny = (np.abs(p) < F32_TINY) & (a32 != 0) & (b32 != 0)
+            if tiny.any():
+                return None
+        if np.isnan(p).any():
+            return None
+        return p.astype(np_t)
 
 
 def _int_arith(ctx, call, form):
