@@ -36,6 +36,14 @@ def reader(ctx, e: ir.Expr, t: str, *, raw: bool = False):
     src = e.dtype
     src_np = V.NP_DTYPE[src]
     # shape (registers, elements per register): a uniform value is one register, a lane vector 32
+    r = _reader(fn, src, src_np, t, raw)
+    if r is not None:
+        r.operand, r.operand_np = fn, np.dtype(src_np)    # the register's own value: fast paths below
+    return r
+
+
+def _reader(fn, src: str, src_np, t: str, raw: bool):
+    bits, elem, lanes = AF.TYPES[t]
     if t == "pred":
         return lambda w: np.asarray(fn(w), dtype=src_np).reshape(-1, 1) != 0
     width = 1 if raw else lanes
@@ -66,7 +74,15 @@ def writer(ctx, e: ir.Expr, what: str, t: str):
     same = dt.bits(dst) == bits
     dst_dtype = np.dtype(dst_np) if dst != "bool" else None
 
+    size = bits // 8
+
     def write(w, arr):
+        if same and dst_dtype is not None and type(arr) is np.ndarray and arr.ndim == 1 and arr.dtype.itemsize == size \
+                and arr.dtype.kind in "uif" and arr.flags.c_contiguous:
+            # one register per element, of the register's width: its bits are the register's (the path below
+            # without its copies)
+            set_(w, _value(arr if arr.dtype == dst_dtype else arr.view(dst_dtype), dst, is_int))
+            return
         arr = np.ascontiguousarray(arr).reshape(-1)
         if same and arr.dtype == dst_dtype:        # already the register's bits and type
             set_(w, _value(arr, dst, is_int))
@@ -179,12 +195,24 @@ def _mov(ctx, call, info):
     ops = call.operands
     if t == "b128":
         return _mov_b128(ctx, call, form), False
+    bits = AF.TYPES[t][0]
     if form.operands == 2:
         src = reader(ctx, ops[1], t, raw=True)
         if src is None:
             return _unsupported(ctx, call, f"{call.op}: operand of type {ops[1].dtype} is not a {t} register")
         dst = writer(ctx, ops[0], call.op, t)
-        return (lambda w: dst(w, src(w))), False
+        operand, operand_np = src.operand, src.operand_np
+        # (a destination of another width converts by value: from the raw bits the reader gives)
+        direct = dt.bits(ops[0].dtype) == bits and ops[0].dtype != "bool"
+
+        def copy(w):
+            x = operand(w)
+            if direct and type(x) is np.ndarray and x.dtype == operand_np and x.ndim == 1 \
+                    and x.dtype.itemsize * 8 == bits:
+                dst(w, x)               # a lane vector of the register's width: its bits as they are
+            else:
+                dst(w, src(w))
+        return copy, False
     half = {"b32": "b16", "b64": "b32"}[t]
     if form.unpack:
         src = reader(ctx, ops[2], t, raw=True)
@@ -193,7 +221,16 @@ def _mov(ctx, call, info):
         if src is None:
             return _unsupported(ctx, call, f"{call.op}: operand of type {ops[2].dtype} is not a {t} register")
 
+        operand, operand_np = src.operand, src.operand_np
+
         def unpack(w):
+            x = operand(w)
+            if type(x) is np.ndarray and x.dtype == operand_np and x.ndim == 1 and x.dtype.itemsize * 8 == bits \
+                    and x.flags.c_contiguous:
+                halves = x.view(h)          # the register's bits, as the reader gives them
+                lo(w, halves[0::2].copy())
+                hi(w, halves[1::2].copy())
+                return
             pair = np.ascontiguousarray(src(w)).view(h).reshape(-1, 2)   # little-endian: element 0 is the low half
             lo(w, pair[:, 0].copy())
             hi(w, pair[:, 1].copy())
@@ -203,8 +240,21 @@ def _mov(ctx, call, info):
         return _unsupported(ctx, call, f"{call.op}: a source is not a {half} register")
     dst = writer(ctx, ops[0], call.op, t)
 
+    h = _UINT[AF.TYPES[half][0]]
+    fa, fb, a_np, b_np = a.operand, b.operand, a.operand_np, b.operand_np
+
     def pack(w):
         # readable form: to_bits(np.stack(np.broadcast_arrays(lo, hi), axis=1), bits): element 0 the low half
+        x, y = fa(w), fb(w)
+        if type(x) is np.ndarray and type(y) is np.ndarray and x.dtype == a_np and y.dtype == b_np \
+                and x.ndim == y.ndim == 1 and x.size == y.size and x.dtype.itemsize * 16 == bits \
+                and y.dtype.itemsize * 16 == bits:
+            # two lane vectors of half registers: their bits interleaved (what the reader and the lines below do)
+            out = np.empty(2 * x.size, h)
+            out[0::2] = x.view(h)
+            out[1::2] = y.view(h)
+            dst(w, out.view(_UINT[bits]))
+            return
         x, y = a(w), b(w)
         pair = np.empty((max(x.shape[0], y.shape[0]), 2), x.dtype)
         pair[:, 0:1] = x
@@ -401,7 +451,9 @@ def _minmax(ctx, call, info):
     is_float = t in AF.FLOATS
 
     def run(w):
-        vals = list(np.broadcast_arrays(*(f(w) for f in srcs)))
+        vals = [f(w) for f in srcs]
+        if any(v.shape != vals[0].shape for v in vals):
+            vals = list(np.broadcast_arrays(*vals))
         if "ftz" in flags:
             vals = [ftz(v) for v in vals]
         r = vals[0]
@@ -448,9 +500,16 @@ def _unary(ctx, call, info):
         return _unsupported(ctx, call, f"{call.op}: the operand is not a {t} register")
     dst = writer(ctx, call.operands[0], call.op, t)
     f, elem, flags = _UNARY[form.head], AF.TYPES[t][1], form.flags
+    ex2 = form.head == "ex2" and elem == "float32"
 
     def run(w):
         x = src(w)
+        if ex2 and x.size and -126.0 <= x.min() and x.max() < 127.0:
+            # the path below for these operands (NaN fails the test): a subnormal x (flushed or not) gives
+            # exp2(x) == 1 in float64 as 0 does, and 2^x >= 2^-126 is normal and finite in float32, so neither ftz,
+            # overflow nor a NaN can occur
+            dst(w, np.exp2(x.astype(np.float64)).astype(np.float32).reshape(-1))
+            return
         if "ftz" in flags:
             x = ftz(x)
         with np.errstate(all="ignore"):
