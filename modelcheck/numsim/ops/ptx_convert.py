@@ -190,7 +190,9 @@ def compile_cvt(ctx, call, info):
         half = AF.TYPES[d][1] if d in ("f16x2", "bf16x2") and mode in ("rn", "") and not relu and not satf else None
 
         def pack(w):
-            hi32, lo32 = np.broadcast_arrays(srcs[0](w), srcs[1](w))
+            hi32, lo32 = srcs[0](w), srcs[1](w)
+            if hi32.shape != lo32.shape:
+                hi32, lo32 = np.broadcast_arrays(hi32, lo32)
             if half is not None and hi32.dtype == lo32.dtype == np.float32:
                 return dst(w, _pack_halves(hi32, lo32, half))
             hi, lo = hi32.astype(np.float64), lo32.astype(np.float64)

@@ -242,6 +242,8 @@ def _mov(ctx, call, info):
 
     h = _UINT[AF.TYPES[half][0]]
     fa, fb, a_np, b_np = a.operand, b.operand, a.operand_np, b.operand_np
+    hbits = bits // 2
+    uniform = a_np.itemsize * 8 == hbits == b_np.itemsize * 8 and a_np.kind in "uif" and b_np.kind in "uif"
 
     def pack(w):
         # readable form: to_bits(np.stack(np.broadcast_arrays(lo, hi), axis=1), bits): element 0 the low half
@@ -255,12 +257,23 @@ def _mov(ctx, call, info):
             out[1::2] = y.view(h)
             dst(w, out.view(_UINT[bits]))
             return
+        if type(x) is not np.ndarray and type(y) is not np.ndarray and uniform:
+            # two uniform registers: one register of their bits, as a Python int (the path below's result)
+            dst(w, np.array([_bits_of(x, a_np, hbits) | _bits_of(y, b_np, hbits) << hbits], _UINT[bits]))
+            return
         x, y = a(w), b(w)
         pair = np.empty((max(x.shape[0], y.shape[0]), 2), x.dtype)
         pair[:, 0:1] = x
         pair[:, 1:2] = y
         dst(w, pair.reshape(-1).view(_UINT[AF.TYPES[t][0]]))
     return pack, False
+
+
+def _bits_of(x, np_t: np.dtype, nbits: int) -> int:
+    """The bits of a uniform register value (a Python int or a numpy scalar) of numpy type `np_t`."""
+    if type(x) is int:
+        return x & ((1 << nbits) - 1)      # two's complement, as the register holds it
+    return int(np.asarray(x, np_t).view(_UINT[nbits]))
 
 
 def _b128(value) -> np.ndarray:
@@ -576,9 +589,15 @@ def _make_float2(ctx, call, info):
     x, y = (ctx.expr(o) for o in call.operands)
     dx, dy = (V.NP_DTYPE[o.dtype] for o in call.operands)
 
+    fx, fy = dx is np.float32, dy is np.float32
+
     def run(w):
-        a = np.asarray(x(w), dx).reshape(-1).astype(np.float32)
-        b = np.asarray(y(w), dy).reshape(-1).astype(np.float32)
+        a, b = x(w), y(w)
+        # (a float32 lane vector is its own float32 elements: no copy)
+        if not (fx and type(a) is np.ndarray and a.dtype == np.float32 and a.ndim == 1):
+            a = np.asarray(a, dx).reshape(-1).astype(np.float32)
+        if not (fy and type(b) is np.ndarray and b.dtype == np.float32 and b.ndim == 1):
+            b = np.asarray(b, dy).reshape(-1).astype(np.float32)
         pair = np.empty((max(a.size, b.size), 2), np.float32)     # element 0 (x) in the low half
         pair[:, 0] = a
         pair[:, 1] = b

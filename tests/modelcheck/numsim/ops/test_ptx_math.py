@@ -270,7 +270,7 @@ def test_fast_paths_match_the_general_forms(seed):
     outs = {n: np.zeros(s, d) for n, s, d in [("e", (32, 2), np.float32), ("f", (32, 2), np.float32),
                                               ("packed", 32, np.uint64), ("lo", 32, np.uint32),
                                               ("hi", 32, np.uint32), ("bits", 32, np.uint32),
-                                              ("mx", 32, np.float32)]}
+                                              ("mx", 32, np.float32), ("upk", 32, np.uint64)]}
     res = _run("fast_paths.py", {"x": x, "u": u, **outs})
     assert res.verdict == "clean"
     o = res.outputs
@@ -283,5 +283,6 @@ def test_fast_paths_match_the_general_forms(seed):
     assert np.array_equal(o["lo"], (u & np.uint64(0xFFFFFFFF)).astype(np.uint32))
     assert np.array_equal(o["hi"], (u >> np.uint64(32)).astype(np.uint32))
     assert np.array_equal(o["bits"], x[:, 0].view(np.uint32))
+    assert (o["upk"] == np.array([-2.5, 1e-45], np.float32).view(np.uint64)[0]).all()
     want_mx = PM.canonical_nan(np.fmax(x[:, 0], x[:, 1]))
     assert np.array_equal(o["mx"].view(np.uint32), want_mx.view(np.uint32))
