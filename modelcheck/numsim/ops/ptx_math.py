@@ -149,7 +149,7 @@ def ftz(x: np.ndarray) -> np.ndarray:
         return x
     mag = np.abs(x)
     sub = (mag < F32_TINY) & (mag != 0)
-    if not sub.any():      # the common case: nothing to flush (zeros stay as they are)
+    if not np.count_nonzero(sub):      # the common case: nothing to flush (zeros stay as they are)
         return x
     return np.where(sub, np.copysign(np.float32(0), x), x).astype(np.float32)
 
@@ -157,7 +157,7 @@ def ftz(x: np.ndarray) -> np.ndarray:
 def canonical_nan(x: np.ndarray) -> np.ndarray:
     """NaN results as PTX gives them: the canonical NaN of the format."""
     nan = np.isnan(x.astype(np.float32)) if x.dtype != np.float32 and x.dtype != np.float64 else np.isnan(x)
-    if not nan.any():
+    if not np.count_nonzero(nan):
         return x
     canon = {4: 0x7FFFFFFF, 2: 0x7FFF, 8: 0x7FFFFFFFFFFFFFFF}[x.itemsize]
     u = _UINT[x.itemsize * 8]
@@ -397,14 +397,14 @@ def _half_product(a, b, elem: str):
     a32, b32 = a.astype(np.float32), b.astype(np.float32)
     with np.errstate(all="ignore"):
         p = a32 * b32
-        if elem == "bfloat16" and not np.abs(p).min(initial=np.inf) >= F32_TINY:
-            # some product is tiny (or NaN): fine only where it is an exact zero of a zero operand
-            tiny = (np.abs(p) < F32_TINY) & (a32 != 0) & (b32 != 0)
-            if tiny.any():
-                return None
-        if np.isnan(p).any():
+    # (np.count_nonzero: a numpy reduction such as .any() / .min() costs several elementwise calls)
+    if np.count_nonzero(np.abs(p) >= F32_TINY) != p.size:
+        # some product is tiny, zero or NaN: bf16's tiny ones are fine only as exact zeros of a zero operand
+        if elem == "bfloat16" and np.count_nonzero((np.abs(p) < F32_TINY) & (a32 != 0) & (b32 != 0)):
             return None
-        return p.astype(np_t)
+        if np.count_nonzero(np.isnan(p)):
+            return None
+    return p.astype(np_t)
 
 
 def _int_arith(ctx, call, form):
@@ -517,7 +517,7 @@ def _unary(ctx, call, info):
 
     def run(w):
         x = src(w)
-        if ex2 and x.size and -126.0 <= x.min() and x.max() < 127.0:
+        if ex2 and np.count_nonzero((x >= -126.0) & (x < 127.0)) == x.size:
             # the path below for these operands (NaN fails the test): a subnormal x (flushed or not) gives
             # exp2(x) == 1 in float64 as 0 does, and 2^x >= 2^-126 is normal and finite in float32, so neither ftz,
             # overflow nor a NaN can occur
