@@ -68,6 +68,7 @@ class ExprCompiler:
         self._shared: dict = {}         # repeated subtree -> its cell, while its root compiles (expr_cse)
         self._cells: list = []
         self._reads: list[list] = []    # register reads compiled inside the occurrences being compiled
+        self._registers: dict[str, tuple[int, int]] = {}    # expr_memo input name -> (local slot, index)
 
     # ------------------------------------------------------------------ helpers
     def slot(self, name: str) -> int:
@@ -146,7 +147,7 @@ class ExprCompiler:
                 return method(e)
             finally:
                 self._pure_parent = parent
-        pure = expr_memo.inputs(e, self.const_value, self._pure_seen)
+        pure = expr_memo.inputs(e, self.const_value, self._pure_seen, self._register_input)
         parent, self._pure_parent = self._pure_parent, pure
         try:
             fn = method(e)
@@ -155,8 +156,22 @@ class ExprCompiler:
         # kept values where a pure part reads fewer inputs than the whole (the whole changes more often)
         if pure is not None and pure[2] >= 2 and (
                 parent is None or set(pure[0]) != set(parent[0]) or set(pure[1]) != set(parent[1])):
-            return expr_memo.memoized(fn, [self.slot(n) for n in pure[0]], pure[1])
+            regs = [self._registers[n] for n in pure[0] if n in self._registers]
+            return expr_memo.memoized(fn, [self.slot(n) for n in pure[0] if n not in self._registers], pure[1],
+                                      regs)
         return fn
+
+    def _register_input(self, e: ir.Load) -> str | None:
+        """A read of a register element at constant indices as an input of a pure expression (expr_memo)."""
+        if not self._register_read(e):
+            return None
+        info = self.buffers[e.buffer]
+        flat = sum(int(self.const_value(i)) * s for i, s in zip(e.indices, info.strides))
+        if not 0 <= flat < info.numel:
+            return None                 # out of bounds: the load raises it
+        name = expr_memo.register_name(info.name, flat)
+        self._registers[name] = (info.slot, flat)
+        return name
 
     def _Var(self, e: ir.Var):
         s = self.slot(e.name)
