@@ -141,6 +141,19 @@ def _st(ctx, call, info):
             raise EngineError("invalid_address", f"st into {alloc.name}: a kernel parameter is read-only", span)
         _check_aligned(offs, size * width if width > 1 else size, span, "st", alloc)
         view = _typed_view(alloc, np_t)
+        if w.mask is None:
+            # every lane: the lines below with `lanes` all 32 (an index of every lane is the identity)
+            for k in range(width):
+                idx = offs // size + k
+                v = _from_register(vals[k](w), val_dtypes[k], ptx_type)
+                if type(idx) is not np.ndarray:
+                    view[idx] = v[-1] if v.ndim else v
+                else:
+                    view[idx] = v
+            alloc.mark_written(offs, size * width)
+            w.eng.access(w, site, alloc, offs, size * width, "write", order=order, scope=scope)
+            note_remote(w, site, alloc)
+            return
         active = w.active()
         lanes = np.flatnonzero(active)
         for k in range(width):
