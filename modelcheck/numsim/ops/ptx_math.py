@@ -83,6 +83,12 @@ def writer(ctx, e: ir.Expr, what: str, t: str):
             # without its copies)
             set_(w, _value(arr if arr.dtype == dst_dtype else arr.view(dst_dtype), dst, is_int))
             return
+        if same and dst_dtype is not None and type(arr) is np.ndarray and arr.ndim == 2 \
+                and arr.dtype.itemsize * arr.shape[1] == size and arr.flags.c_contiguous \
+                and (arr.dtype.kind in "uif" or arr.dtype.name == "bfloat16"):
+            # packed elements, one register's worth per row (f32x2, bf16x2): each row's bytes are the register's
+            set_(w, _value(arr.view(dst_dtype).reshape(-1), dst, is_int))
+            return
         arr = np.ascontiguousarray(arr).reshape(-1)
         if same and arr.dtype == dst_dtype:        # already the register's bits and type
             set_(w, _value(arr, dst, is_int))
