@@ -25,8 +25,9 @@ def plan(root: ir.Expr, const_value, register_read) -> list[ir.Expr]:
     [] when `root` holds anything whose evaluation is not the same at every occurrence.  `register_read(load)`:
     whether a Load reads a register at constant indices that no asynchronous operation writes."""
     size: dict[int, int] = {}
-    if _size(root, const_value, register_read, size) is None:
-        return []
+    total = _size(root, const_value, register_read, size)
+    if total is None or total < 2 * _MIN_NODES + 1:
+        return []               # (most roots: too small to hold a repeat worth sharing)
     counts: Counter = Counter()
     for node in ir.walk(root):
         if size.get(id(node), 0) >= _MIN_NODES and _is_operator(node):
