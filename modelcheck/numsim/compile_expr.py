@@ -16,7 +16,7 @@ import numpy as np
 import ir
 from ir import dtypes as dt
 
-from . import expr_memo
+from . import expr_cse, expr_memo
 from . import values as V
 from .errors import EngineError, UnsupportedTIRxError
 
@@ -64,6 +64,11 @@ class ExprCompiler:
         self.one_d = block[1] == 1 and block[2] == 1
         self._pure_parent: tuple | None = None     # inputs of the pure expression being compiled (expr_memo)
         self._pure_seen: dict = {}
+        self._depth = 0                 # nesting of expr() calls: 0 at an expression's root (expr_cse)
+        self._shared: dict = {}         # repeated subtree -> its cell, while its root compiles (expr_cse)
+        self._cells: list = []
+        self._reads: list[list] = []    # register reads compiled inside the occurrences being compiled
+        self._registers: dict[str, tuple[int, int]] = {}    # expr_memo input name -> (local slot, index)
 
     # ------------------------------------------------------------------ helpers
     def slot(self, name: str) -> int:
@@ -90,6 +95,51 @@ class ExprCompiler:
         c = self.const_value(e)
         if c is not None:
             return lambda w, _c=c: _c
+        if self._depth == 0:
+            return self._root(e)
+        if self._shared and isinstance(e, _OPERATORS) and e in self._shared:
+            k = self._shared[e]
+            self._reads.append([])
+            try:
+                fn = self._node(e)
+            finally:
+                reads = self._reads.pop()
+            if self._reads:         # the enclosing occurrence reads them too
+                self._reads[-1].extend(reads)
+            return expr_cse.shared(fn, self._cells, k, reads)
+        fn = self._node(e)
+        if self._reads and isinstance(e, ir.Load):
+            self._reads[-1].append(fn)
+        return fn
+
+    def _root(self, e: ir.Expr):
+        """An expression compiled from outside: repeated subtrees share one value per evaluation (expr_cse)."""
+        saved = self._shared, self._cells
+        repeated = expr_cse.plan(e, self.const_value, self._register_read)
+        self._shared = {node: k for k, node in enumerate(repeated)}
+        self._cells = cells = [None] * len(repeated)
+        self._depth += 1
+        try:
+            fn = self._node(e)
+        finally:
+            self._depth -= 1
+            self._shared, self._cells = saved
+        return expr_cse.fresh(fn, cells) if cells else fn
+
+    def _register_read(self, e: ir.Load) -> bool:
+        info = self.buffers.get(e.buffer)
+        return info is not None and info.space == "local" and not info.bits \
+            and info.name not in self.ops.cc.async_destinations \
+            and all(self.const_value(i) is not None for i in e.indices)
+
+    def _node(self, e: ir.Expr):
+        self._depth += 1
+        try:
+            return self._compile(e)
+        finally:
+            self._depth -= 1
+
+    def _compile(self, e: ir.Expr):
         method = getattr(self, "_" + type(e).__name__)
         if not isinstance(e, _OPERATORS):
             parent, self._pure_parent = self._pure_parent, None
@@ -97,7 +147,7 @@ class ExprCompiler:
                 return method(e)
             finally:
                 self._pure_parent = parent
-        pure = expr_memo.inputs(e, self.const_value, self._pure_seen)
+        pure = expr_memo.inputs(e, self.const_value, self._pure_seen, self._register_input)
         parent, self._pure_parent = self._pure_parent, pure
         try:
             fn = method(e)
@@ -106,8 +156,22 @@ class ExprCompiler:
         # kept values where a pure part reads fewer inputs than the whole (the whole changes more often)
         if pure is not None and pure[2] >= 2 and (
                 parent is None or set(pure[0]) != set(parent[0]) or set(pure[1]) != set(parent[1])):
-            return expr_memo.memoized(fn, [self.slot(n) for n in pure[0]], pure[1])
+            regs = [self._registers[n] for n in pure[0] if n in self._registers]
+            return expr_memo.memoized(fn, [self.slot(n) for n in pure[0] if n not in self._registers], pure[1],
+                                      regs)
         return fn
+
+    def _register_input(self, e: ir.Load) -> str | None:
+        """A read of a register element at constant indices as an input of a pure expression (expr_memo)."""
+        if not self._register_read(e):
+            return None
+        info = self.buffers[e.buffer]
+        flat = sum(int(self.const_value(i)) * s for i, s in zip(e.indices, info.strides))
+        if not 0 <= flat < info.numel:
+            return None                 # out of bounds: the load raises it
+        name = expr_memo.register_name(info.name, flat)
+        self._registers[name] = (info.slot, flat)
+        return name
 
     def _Var(self, e: ir.Var):
         s = self.slot(e.name)
@@ -390,7 +454,7 @@ def _under(fn, w, lanes):
     """`fn(w)` evaluated for the active lanes in `lanes` only (0 when no lane is left)."""
     saved = w.mask
     m = (w.FULL if saved is None else saved) & lanes
-    if not m.any():
+    if not np.count_nonzero(m):
         return 0
     w.mask = m
     try:

@@ -25,23 +25,33 @@ _DIVISIONS = ("/", "//", "%", "tdiv", "tmod")
 _INTS = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
 
 
-def inputs(e: ir.Expr, const_value, seen: dict) -> tuple[tuple[str, ...], tuple[str, ...], int] | None:
+def inputs(e: ir.Expr, const_value, seen: dict, register=None) -> tuple[tuple[str, ...], tuple[str, ...], int] | None:
     """(variables, thread-index tags, operators) of a pure expression, or None when it is not pure.
     `const_value`: the compiler's compile-time value of a leaf (scalar parameters are constants); `seen`: the
-    answers so far by node id (a parent's answer is its children's, so a tree is walked once)."""
+    answers so far by node id (a parent's answer is its children's, so a tree is walked once); `register(load)`:
+    the input name (`register_name`) of a read of a register at constant indices no asynchronous operation writes,
+    else None (such a read has no side effect while the register holds a value: see `memoized`)."""
     key = id(e)
     if key in seen:
         return seen[key][1]
-    out = _inputs(e, const_value, seen)
+    out = _inputs(e, const_value, seen, register)
     seen[key] = (e, out)        # (the node itself keeps its id from being reused)
     return out
 
 
-def _inputs(e, const_value, seen):
+def register_name(buffer: str, flat: int) -> str:
+    """An input name for register element `flat` of local buffer `buffer` (no variable has such a name)."""
+    return f"\0{buffer}[{flat}]"
+
+
+def _inputs(e, const_value, seen, register):
     if isinstance(e, (ir.Const, ir.ConstRef)) or const_value(e) is not None:
         return (), (), 0
     if isinstance(e, ir.Var):
         return (e.name,), (), 0
+    if isinstance(e, ir.Load):
+        name = register(e) if register is not None else None
+        return None if name is None else ((name,), (), 0)
     if isinstance(e, ir.ThreadIndex):
         return (), (e.tag,), 0
     if isinstance(e, ir.BinOp):
@@ -64,7 +74,7 @@ def _inputs(e, const_value, seen):
     tags: list[str] = []
     n = 1
     for part in parts:
-        sub = inputs(part, const_value, seen)
+        sub = inputs(part, const_value, seen, register)
         if sub is None:
             return None
         names += [x for x in sub[0] if x not in names]
@@ -91,9 +101,12 @@ def _part(v):
     return v if type(v) is int else (id(v),)
 
 
-def memoized(fn, slots: list[int], tags):
-    """`fn` (a pure expression's closure reading the variables in `slots` and the thread indices `tags`)
-    returning a kept value when the same inputs come again."""
+def memoized(fn, slots: list[int], tags, regs=()):
+    """`fn` (a pure expression's closure reading the variables in `slots`, the thread indices `tags` and the
+    register elements `regs`, (local slot, index) pairs) returning a kept value when the same inputs come again.
+    A register is part of the key only while it holds a Python int (a uniform index, the common case): reading one
+    that holds a value has no side effect, so a hit skips nothing but arithmetic; any other (a lane vector, which
+    a CTA cohort's row may change in place, or an unwritten register, whose read is noted) evaluates directly."""
     table: dict = {}
     state = [0, 0]          # misses, hits
     tag_keys = [_tag_key(t) for t in tags]
@@ -109,6 +122,29 @@ def memoized(fn, slots: list[int], tags):
         table[key] = (held, r)
         state[0] += 1
         return r
+
+    if regs:
+        regs = tuple(regs)
+
+        def with_registers(w):
+            if w.COHORT or state[0] > _TRIAL and state[1] < 2 * state[0]:
+                return fn(w)
+            local = w.local
+            held = []
+            for s, i in regs:
+                v = local[s][i]
+                if type(v) is not int:
+                    return fn(w)
+                held.append(v)
+            env = w.env
+            held.extend(env[s] for s in slots)
+            key = tuple(map(_part, held)) + tuple(t(w) for t in tag_keys)
+            ent = table.get(key)
+            if ent is not None:
+                state[1] += 1
+                return ent[1]
+            return miss(w, key, tuple(held))
+        return with_registers
 
     if not tag_keys and len(slots) == 1:
         (s,) = slots

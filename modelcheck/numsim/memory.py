@@ -70,13 +70,23 @@ class Allocation:
         if self.all_written:
             return False
         if type(offsets) is np.ndarray:
-            ok = self.written[offsets]
-            for k in range(1, size):
-                ok = ok & self.written[offsets + k]
-            bad = not ok.all()
+            word = _WORD.get(size)
+            if word is not None and not np.count_nonzero(offsets % size):
+                # aligned accesses: one word of the flags per access, all-ones bytes when every byte was written
+                views = self.__dict__.setdefault("_wview", {})
+                view = views.get(size)
+                if view is None:
+                    view = views[size] = _word_view(self.written, size)
+                bad = np.count_nonzero(view[offsets // size] != word[1]) != 0
+            else:
+                ok = self.written[offsets]
+                for k in range(1, size):
+                    ok = ok & self.written[offsets + k]
+                bad = np.count_nonzero(ok) != ok.size
         else:
             bad = not self.written[offsets:offsets + size].all()
-        if not bad and self.written.all():
+        # (count_nonzero: cheaper than .all() on a whole shared pool)
+        if not bad and np.count_nonzero(self.written) == self.written.size:
             self.all_written = True
         return bad
 

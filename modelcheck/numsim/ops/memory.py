@@ -49,7 +49,7 @@ def _typed_view(alloc, np_t):
 
 def _check_aligned(offs, size, span, what, alloc):
     bad = (offs % size) != 0 if type(offs) is np.ndarray else offs % size != 0
-    if (bad.any() if type(offs) is np.ndarray else bad):
+    if (np.count_nonzero(bad) if type(offs) is np.ndarray else bad):
         off = int(offs[np.flatnonzero(bad)[0]]) if type(offs) is np.ndarray else int(offs)
         raise EngineError("misaligned_address",
                           f"{what}: address {alloc.base + off:#x} is not aligned to its {size}-byte access",
@@ -141,6 +141,19 @@ def _st(ctx, call, info):
             raise EngineError("invalid_address", f"st into {alloc.name}: a kernel parameter is read-only", span)
         _check_aligned(offs, size * width if width > 1 else size, span, "st", alloc)
         view = _typed_view(alloc, np_t)
+        if w.mask is None:
+            # every lane: the lines below with `lanes` all 32 (an index of every lane is the identity)
+            for k in range(width):
+                idx = offs // size + k
+                v = _from_register(vals[k](w), val_dtypes[k], ptx_type)
+                if type(idx) is not np.ndarray:
+                    view[idx] = v[-1] if v.ndim else v
+                else:
+                    view[idx] = v
+            alloc.mark_written(offs, size * width)
+            w.eng.access(w, site, alloc, offs, size * width, "write", order=order, scope=scope)
+            note_remote(w, site, alloc)
+            return
         active = w.active()
         lanes = np.flatnonzero(active)
         for k in range(width):

@@ -32,7 +32,7 @@ def _odd64(x: np.ndarray, err) -> np.ndarray:
         return x
     # x + err inexact (err finite and nonzero, x finite) with x's last bit even: one step toward err
     step = ((x.view(np.uint64) & np.uint64(1)) == 0) & (err != 0)
-    if not step.any():
+    if not np.count_nonzero(step):     # (cheaper than .any())
         return x
     step &= np.isfinite(x) & np.isfinite(err)
     return np.where(step, np.nextafter(x, np.where(err > 0, np.inf, -np.inf)), x)
@@ -190,7 +190,9 @@ def compile_cvt(ctx, call, info):
         half = AF.TYPES[d][1] if d in ("f16x2", "bf16x2") and mode in ("rn", "") and not relu and not satf else None
 
         def pack(w):
-            hi32, lo32 = np.broadcast_arrays(srcs[0](w), srcs[1](w))
+            hi32, lo32 = srcs[0](w), srcs[1](w)
+            if hi32.shape != lo32.shape:
+                hi32, lo32 = np.broadcast_arrays(hi32, lo32)
             if half is not None and hi32.dtype == lo32.dtype == np.float32:
                 return dst(w, _pack_halves(hi32, lo32, half))
             hi, lo = hi32.astype(np.float64), lo32.astype(np.float64)
@@ -289,7 +291,7 @@ def _pack_halves(hi: np.ndarray, lo: np.ndarray, elem: str) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         bits = pair.astype(_np_float(elem)).view(np.uint16)
     nan = np.isnan(pair)
-    if nan.any():
+    if np.count_nonzero(nan):
         bits = np.where(nan, np.uint16(NAN_BITS[elem]), bits)
     return np.ascontiguousarray(bits).view(np.uint32).reshape(hi.shape)
 

@@ -36,6 +36,14 @@ def reader(ctx, e: ir.Expr, t: str, *, raw: bool = False):
     src = e.dtype
     src_np = V.NP_DTYPE[src]
     # shape (registers, elements per register): a uniform value is one register, a lane vector 32
+    r = _reader(fn, src, src_np, t, raw)
+    if r is not None:
+        r.operand, r.operand_np = fn, np.dtype(src_np)    # the register's own value: fast paths below
+    return r
+
+
+def _reader(fn, src: str, src_np, t: str, raw: bool):
+    bits, elem, lanes = AF.TYPES[t]
     if t == "pred":
         return lambda w: np.asarray(fn(w), dtype=src_np).reshape(-1, 1) != 0
     width = 1 if raw else lanes
@@ -66,7 +74,21 @@ def writer(ctx, e: ir.Expr, what: str, t: str):
     same = dt.bits(dst) == bits
     dst_dtype = np.dtype(dst_np) if dst != "bool" else None
 
+    size = bits // 8
+
     def write(w, arr):
+        if same and dst_dtype is not None and type(arr) is np.ndarray and arr.ndim == 1 and arr.dtype.itemsize == size \
+                and arr.dtype.kind in "uif" and arr.flags.c_contiguous:
+            # one register per element, of the register's width: its bits are the register's (the path below
+            # without its copies)
+            set_(w, _value(arr if arr.dtype == dst_dtype else arr.view(dst_dtype), dst, is_int))
+            return
+        if same and dst_dtype is not None and type(arr) is np.ndarray and arr.ndim == 2 \
+                and arr.dtype.itemsize * arr.shape[1] == size and arr.flags.c_contiguous \
+                and (arr.dtype.kind in "uif" or arr.dtype.name == "bfloat16"):
+            # packed elements, one register's worth per row (f32x2, bf16x2): each row's bytes are the register's
+            set_(w, _value(arr.view(dst_dtype).reshape(-1), dst, is_int))
+            return
         arr = np.ascontiguousarray(arr).reshape(-1)
         if same and arr.dtype == dst_dtype:        # already the register's bits and type
             set_(w, _value(arr, dst, is_int))
@@ -133,7 +155,7 @@ def ftz(x: np.ndarray) -> np.ndarray:
         return x
     mag = np.abs(x)
     sub = (mag < F32_TINY) & (mag != 0)
-    if not sub.any():      # the common case: nothing to flush (zeros stay as they are)
+    if not np.count_nonzero(sub):      # the common case: nothing to flush (zeros stay as they are)
         return x
     return np.where(sub, np.copysign(np.float32(0), x), x).astype(np.float32)
 
@@ -141,7 +163,7 @@ def ftz(x: np.ndarray) -> np.ndarray:
 def canonical_nan(x: np.ndarray) -> np.ndarray:
     """NaN results as PTX gives them: the canonical NaN of the format."""
     nan = np.isnan(x.astype(np.float32)) if x.dtype != np.float32 and x.dtype != np.float64 else np.isnan(x)
-    if not nan.any():
+    if not np.count_nonzero(nan):
         return x
     canon = {4: 0x7FFFFFFF, 2: 0x7FFF, 8: 0x7FFFFFFFFFFFFFFF}[x.itemsize]
     u = _UINT[x.itemsize * 8]
@@ -179,12 +201,24 @@ def _mov(ctx, call, info):
     ops = call.operands
     if t == "b128":
         return _mov_b128(ctx, call, form), False
+    bits = AF.TYPES[t][0]
     if form.operands == 2:
         src = reader(ctx, ops[1], t, raw=True)
         if src is None:
             return _unsupported(ctx, call, f"{call.op}: operand of type {ops[1].dtype} is not a {t} register")
         dst = writer(ctx, ops[0], call.op, t)
-        return (lambda w: dst(w, src(w))), False
+        operand, operand_np = src.operand, src.operand_np
+        # (a destination of another width converts by value: from the raw bits the reader gives)
+        direct = dt.bits(ops[0].dtype) == bits and ops[0].dtype != "bool"
+
+        def copy(w):
+            x = operand(w)
+            if direct and type(x) is np.ndarray and x.dtype == operand_np and x.ndim == 1 \
+                    and x.dtype.itemsize * 8 == bits:
+                dst(w, x)               # a lane vector of the register's width: its bits as they are
+            else:
+                dst(w, src(w))
+        return copy, False
     half = {"b32": "b16", "b64": "b32"}[t]
     if form.unpack:
         src = reader(ctx, ops[2], t, raw=True)
@@ -193,7 +227,16 @@ def _mov(ctx, call, info):
         if src is None:
             return _unsupported(ctx, call, f"{call.op}: operand of type {ops[2].dtype} is not a {t} register")
 
+        operand, operand_np = src.operand, src.operand_np
+
         def unpack(w):
+            x = operand(w)
+            if type(x) is np.ndarray and x.dtype == operand_np and x.ndim == 1 and x.dtype.itemsize * 8 == bits \
+                    and x.flags.c_contiguous:
+                halves = x.view(h)          # the register's bits, as the reader gives them
+                lo(w, halves[0::2].copy())
+                hi(w, halves[1::2].copy())
+                return
             pair = np.ascontiguousarray(src(w)).view(h).reshape(-1, 2)   # little-endian: element 0 is the low half
             lo(w, pair[:, 0].copy())
             hi(w, pair[:, 1].copy())
@@ -203,14 +246,40 @@ def _mov(ctx, call, info):
         return _unsupported(ctx, call, f"{call.op}: a source is not a {half} register")
     dst = writer(ctx, ops[0], call.op, t)
 
+    h = _UINT[AF.TYPES[half][0]]
+    fa, fb, a_np, b_np = a.operand, b.operand, a.operand_np, b.operand_np
+    hbits = bits // 2
+    uniform = a_np.itemsize * 8 == hbits == b_np.itemsize * 8 and a_np.kind in "uif" and b_np.kind in "uif"
+
     def pack(w):
         # readable form: to_bits(np.stack(np.broadcast_arrays(lo, hi), axis=1), bits): element 0 the low half
+        x, y = fa(w), fb(w)
+        if type(x) is np.ndarray and type(y) is np.ndarray and x.dtype == a_np and y.dtype == b_np \
+                and x.ndim == y.ndim == 1 and x.size == y.size and x.dtype.itemsize * 16 == bits \
+                and y.dtype.itemsize * 16 == bits:
+            # two lane vectors of half registers: their bits interleaved (what the reader and the lines below do)
+            out = np.empty(2 * x.size, h)
+            out[0::2] = x.view(h)
+            out[1::2] = y.view(h)
+            dst(w, out.view(_UINT[bits]))
+            return
+        if type(x) is not np.ndarray and type(y) is not np.ndarray and uniform:
+            # two uniform registers: one register of their bits, as a Python int (the path below's result)
+            dst(w, np.array([_bits_of(x, a_np, hbits) | _bits_of(y, b_np, hbits) << hbits], _UINT[bits]))
+            return
         x, y = a(w), b(w)
         pair = np.empty((max(x.shape[0], y.shape[0]), 2), x.dtype)
         pair[:, 0:1] = x
         pair[:, 1:2] = y
         dst(w, pair.reshape(-1).view(_UINT[AF.TYPES[t][0]]))
     return pack, False
+
+
+def _bits_of(x, np_t: np.dtype, nbits: int) -> int:
+    """The bits of a uniform register value (a Python int or a numpy scalar) of numpy type `np_t`."""
+    if type(x) is int:
+        return x & ((1 << nbits) - 1)      # two's complement, as the register holds it
+    return int(np.asarray(x, np_t).view(_UINT[nbits]))
 
 
 def _b128(value) -> np.ndarray:
@@ -291,6 +360,10 @@ def float_op(head: str, vals: list, elem: str, mode: str, flags=frozenset()) -> 
             with np.errstate(all="ignore"):
                 r = _ONE_STEP[head](a, b)
             return canonical_nan(ftz(r) if flags else r)
+    if head == "mul" and mode == "rn" and not flags and elem in _HALF_NP:
+        r = _half_product(vals[0], vals[1], elem)
+        if r is not None:
+            return r
     if "ftz" in flags:
         vals = [ftz(v) for v in vals]
     xs = [np.asarray(v).astype(np.float64) for v in vals]
@@ -313,6 +386,31 @@ def float_op(head: str, vals: list, elem: str, mode: str, flags=frozenset()) -> 
             zero = (x == 0) & (err == 0) & ~both_pos0   # the exact sum, not its rounding, is zero
             r = np.where(zero, r.dtype.type(-0.0), r).astype(r.dtype)
     return r
+
+
+_HALF_NP = V.LazyTypes({"float16": np.float16}, {"bfloat16": "bfloat16"})
+
+
+def _half_product(a, b, elem: str):
+    """mul.rn of f16 / bf16 element arrays in float32, or None where that is not the correctly rounded result.
+    A product of two 11-bit (f16) or 8-bit (bf16) significands has at most 22 bits, so the float32 product is
+    exact unless it leaves float32's normal range: above it the exact product is >= 2^128, which rounds to
+    infinity in bf16 too; below 2^-126 (bf16 only: f16 products are >= 2^-48) it may be inexact and the cast
+    would round twice, so those, and NaN results (canonical NaN), take float_op's float64 route."""
+    np_t = _HALF_NP[elem]
+    if type(a) is not np.ndarray or type(b) is not np.ndarray or a.dtype != np_t or b.dtype != np_t:
+        return None
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    with np.errstate(all="ignore"):
+        p = a32 * b32
+    # (np.count_nonzero: a numpy reduction such as .any() / .min() costs several elementwise calls)
+    if np.count_nonzero(np.abs(p) >= F32_TINY) != p.size:
+        # some product is tiny, zero or NaN: bf16's tiny ones are fine only as exact zeros of a zero operand
+        if elem == "bfloat16" and np.count_nonzero((np.abs(p) < F32_TINY) & (a32 != 0) & (b32 != 0)):
+            return None
+        if np.count_nonzero(np.isnan(p)):
+            return None
+    return p.astype(np_t)
 
 
 def _int_arith(ctx, call, form):
@@ -372,7 +470,9 @@ def _minmax(ctx, call, info):
     is_float = t in AF.FLOATS
 
     def run(w):
-        vals = list(np.broadcast_arrays(*(f(w) for f in srcs)))
+        vals = [f(w) for f in srcs]
+        if any(v.shape != vals[0].shape for v in vals):
+            vals = list(np.broadcast_arrays(*vals))
         if "ftz" in flags:
             vals = [ftz(v) for v in vals]
         r = vals[0]
@@ -419,9 +519,16 @@ def _unary(ctx, call, info):
         return _unsupported(ctx, call, f"{call.op}: the operand is not a {t} register")
     dst = writer(ctx, call.operands[0], call.op, t)
     f, elem, flags = _UNARY[form.head], AF.TYPES[t][1], form.flags
+    ex2 = form.head == "ex2" and elem == "float32"
 
     def run(w):
         x = src(w)
+        if ex2 and np.count_nonzero((x >= -126.0) & (x < 127.0)) == x.size:
+            # the path below for these operands (NaN fails the test): a subnormal x (flushed or not) gives
+            # exp2(x) == 1 in float64 as 0 does, and 2^x >= 2^-126 is normal and finite in float32, so neither ftz,
+            # overflow nor a NaN can occur
+            dst(w, np.exp2(x.astype(np.float64)).astype(np.float32).reshape(-1))
+            return
         if "ftz" in flags:
             x = ftz(x)
         with np.errstate(all="ignore"):
@@ -488,9 +595,15 @@ def _make_float2(ctx, call, info):
     x, y = (ctx.expr(o) for o in call.operands)
     dx, dy = (V.NP_DTYPE[o.dtype] for o in call.operands)
 
+    fx, fy = dx is np.float32, dy is np.float32
+
     def run(w):
-        a = np.asarray(x(w), dx).reshape(-1).astype(np.float32)
-        b = np.asarray(y(w), dy).reshape(-1).astype(np.float32)
+        a, b = x(w), y(w)
+        # (a float32 lane vector is its own float32 elements: no copy)
+        if not (fx and type(a) is np.ndarray and a.dtype == np.float32 and a.ndim == 1):
+            a = np.asarray(a, dx).reshape(-1).astype(np.float32)
+        if not (fy and type(b) is np.ndarray and b.dtype == np.float32 and b.ndim == 1):
+            b = np.asarray(b, dy).reshape(-1).astype(np.float32)
         pair = np.empty((max(a.size, b.size), 2), np.float32)     # element 0 (x) in the low half
         pair[:, 0] = a
         pair[:, 1] = b

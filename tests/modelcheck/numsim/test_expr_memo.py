@@ -134,3 +134,29 @@ def test_kernel_with_kept_index_values_matches_numpy():
             acc = np.where(lane >= 8, acc + (lane & 15) * 2, acc)
             want[bx, i] = base * (i + 1) + acc
     np.testing.assert_array_equal(res.outputs["out"], want)
+
+
+def test_register_reads_are_inputs_while_they_hold_ints():
+    """A register element at a constant index is an input (by its int value); an unwritten register or a lane
+    vector in it evaluates directly (the read is noted, or the array may be a cohort row's changing copy)."""
+    load = ir.Load("stage", (c(0),), I32)
+    e = b("+", b("*", load, c(32)), LANE)
+    got = M.inputs(e, _consts, {}, lambda ld: M.register_name(ld.buffer, 0))
+    assert got is not None and got[0] == (M.register_name("stage", 0), "lane")
+    assert M.inputs(e, _consts, {}) is None                      # no register callback: a load is not pure
+
+    lanes = np.arange(32, dtype=np.int32)
+    fn, calls = _counting(lambda w: (w.local[3][0] if w.local[3][0] is not None else 0) * 32 + w.env[0])
+    f = M.memoized(fn, [0], (), [(3, 0)])
+    w = _Warp([lanes])
+    w.local = {3: [1]}
+    r1, r2 = f(w), f(w)
+    assert r2 is r1 and len(calls) == 1 and np.array_equal(r1, lanes + 32)
+    w.local = {3: [2]}
+    assert np.array_equal(f(w), lanes + 64) and len(calls) == 2
+    for held in (None, np.full(32, 2, np.int32)):
+        w.local = {3: [held]}
+        before = len(calls)
+        f(w)
+        f(w)
+        assert len(calls) == before + 2

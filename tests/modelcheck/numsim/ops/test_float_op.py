@@ -8,6 +8,8 @@ import zlib
 import ml_dtypes
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from modelcheck.numsim.ops import ptx_convert as CV
 from modelcheck.numsim.ops import ptx_math as PM
@@ -75,3 +77,34 @@ def test_float_op_agrees_with_its_readable_form(elem, head, mode):
             assert got.shape == want.shape and got.dtype == want.dtype
             u = {4: np.uint32, 2: np.uint16}[got.dtype.itemsize]
             assert np.array_equal(got.view(u), want.view(u)), (elem, head, mode, flags, shapes)
+
+
+@pytest.mark.parametrize("elem", ["float16", "bfloat16"])
+def test_half_products_in_float32_are_the_correctly_rounded_ones(elem):
+    """mul.rn of f16/bf16 pairs through `_half_product` (float32, one cast) gives the float64 route's bits: random
+    pairs, and bf16 products around float32's smallest normal (which the fast path must leave to float64)."""
+    rng = np.random.default_rng(zlib.crc32(elem.encode()))
+    taken = 0
+    for k in range(400):
+        shape = (32, 2)
+        if k % 4 == 0:
+            e = rng.integers(-90, -36, size=shape)
+            a = (rng.standard_normal(shape) * 2.0 ** e).astype(_NP[elem])
+            b = (rng.standard_normal(shape) * 2.0 ** (-126 - e + rng.integers(-12, 12, size=shape))).astype(_NP[elem])
+        else:
+            a, b = _values(rng, elem, shape), _values(rng, elem, shape)
+        taken += PM._half_product(a, b, elem) is not None
+        got = PM.float_op("mul", [a, b], elem, "rn", frozenset())
+        want = _readable("mul", [a, b], elem, "rn", frozenset())
+        assert np.array_equal(got.view(np.uint16), want.view(np.uint16)), (elem, k)
+    assert taken > 50          # (random bit patterns are often NaN: those take the float64 route)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 0xFFFF), st.integers(0, 0xFFFF), st.sampled_from(["float16", "bfloat16"]))
+def test_half_product_bits(x, y, elem):
+    a = np.array([[x, y]], np.uint16).view(_NP[elem])
+    b = np.array([[y, x ^ 0x8001]], np.uint16).view(_NP[elem])
+    got = PM.float_op("mul", [a, b], elem, "rn", frozenset())
+    want = _readable("mul", [a, b], elem, "rn", frozenset())
+    assert np.array_equal(got.view(np.uint16), want.view(np.uint16))

@@ -247,3 +247,42 @@ def test_prmt_permutes_bytes_as_the_ptx_isa_says():
     assert [int(x) for x in out[:4]] == [0x0007FFFE, 0xFFFFFFFF, 0x44332211, 0x88776655]
     want = [_prmt_reference(int(x) & 0xFFFFFFFF, int(y), int(z)) for x, y, z in zip(a, b, c)]
     np.testing.assert_array_equal(out, np.array(want, np.uint32))
+
+
+# ----------------------------------------------------------------------------- lane-vector fast paths
+
+_EDGES = [0.0, -0.0, 1e-45, -1e-45, 1.1754942e-38, -126.0, -126.00001, -125.99999, 126.99999, 127.0, 128.0,
+          -149.5, -150.0, 3.0e38, -3.0e38, np.inf, -np.inf, np.nan, 0.5, -0.75]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_fast_paths_match_the_general_forms(seed):
+    """ex2 (with and without .ftz), mov.b64 pack / unpack, mov.b32 and max.f32 on lane vectors: the general
+    route's results (ex2: `arith_result` of the float64 exp2 of the flushed operand) bit for bit."""
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal((32, 2)) * 60).astype(np.float32)
+    if seed:    # one run with every lane in the fast range, the others with edge values mixed in
+        flat = x.reshape(-1)
+        flat[rng.permutation(64)[:len(_EDGES)]] = np.array(_EDGES, np.float32)
+    else:
+        x = np.clip(x, -126, 126.5)
+    u = rng.integers(0, 2**63, 32, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+    outs = {n: np.zeros(s, d) for n, s, d in [("e", (32, 2), np.float32), ("f", (32, 2), np.float32),
+                                              ("packed", 32, np.uint64), ("lo", 32, np.uint32),
+                                              ("hi", 32, np.uint32), ("bits", 32, np.uint32),
+                                              ("mx", 32, np.float32), ("upk", 32, np.uint64)]}
+    res = _run("fast_paths.py", {"x": x, "u": u, **outs})
+    assert res.verdict == "clean"
+    o = res.outputs
+    with np.errstate(all="ignore"):
+        for name, flags in (("e", frozenset({"ftz"})), ("f", frozenset())):
+            src = PM.ftz(x) if flags else x
+            want = PM.arith_result(np.exp2(src.astype(np.float64)), None, "float32", "rn", flags)
+            assert np.array_equal(o[name].view(np.uint32), want.view(np.uint32)), name
+    assert np.array_equal(o["packed"], x.view(np.uint64).reshape(-1))
+    assert np.array_equal(o["lo"], (u & np.uint64(0xFFFFFFFF)).astype(np.uint32))
+    assert np.array_equal(o["hi"], (u >> np.uint64(32)).astype(np.uint32))
+    assert np.array_equal(o["bits"], x[:, 0].view(np.uint32))
+    assert (o["upk"] == np.array([-2.5, 1e-45], np.float32).view(np.uint64)[0]).all()
+    want_mx = PM.canonical_nan(np.fmax(x[:, 0], x[:, 1]))
+    assert np.array_equal(o["mx"].view(np.uint32), want_mx.view(np.uint32))
