@@ -310,6 +310,7 @@ class _CohortEng(AsyncRows):
         self.k = k = len(group)
         self.row_of = {rt.index: r for r, rt in enumerate(group)}
         self.stats = eng.stats
+        self.poll_sites, self.poll_last = eng.poll_sites, eng.poll_last    # the run's poll tally (spin_note)
         self.loop_budget = eng.loop_budget
         self.tracing = eng.tracing
         self.written = written                   # alloc ids the kernel may store to

@@ -26,7 +26,7 @@ from .compile_stmt import Compiler, _static
 from .errors import Diagnostic, EngineError, ResourceLimit, UnsupportedTIRxError
 from .inputs import all_zero, bind_scalars, buffer_array, check_inputs, normalize, resolve_dims
 from .memory import GlobalMemory, SharedMemory
-from .runtime import CTARuntime, EngineState, Scheduler, Warp, id_ranges
+from .runtime import CTARuntime, EngineState, Scheduler, Warp, id_ranges, spin_details, spin_note
 from .schedule import Gate, GatedScheduler, GatedState, Schedule, ScheduleStuck
 from .tensormap import TENSOR_MAPS, bind_host_maps, bind_tensor_maps, buffers_under, handle_scalars
 from .tmap_values import MapStore, attach_output_maps, bind_buffer_maps, bind_param_bytes, stray_words
@@ -293,6 +293,9 @@ class Engine:
             if eng is not None and eng.residency is not None and waiting:
                 message += eng.residency.stalled_note(meter.steps)
                 details["ctas_not_launched"] = waiting
+            if eng is not None and eng.poll_sites:
+                message += spin_note(eng)
+                details.update(spin_details(eng))
             diagnostics.append(Diagnostic("analysis_incomplete", Verdict.INCOMPLETE, message, None, details))
         except ValueError as err:
             if "read-only" not in str(err):

@@ -8,7 +8,8 @@ that polls the same site twice with no side effect in between is parked on the
 barrier it polls until that barrier changes — it cannot behave differently before.
 Deadlock = nothing runnable, no pending completion, and some warp not finished; the
 report names each blocked warp and what it awaits.  Budgets exhausted raise
-`ResourceLimit` (incomplete), never a deadlock claim.  Woken warps rejoin the queue in the
+`ResourceLimit` (incomplete), never a deadlock claim; the stop names the wait most polls were at
+(`spin_note`), so a spin nothing in the launch ends reads as one, not as slowness.  Woken warps rejoin the queue in the
 order their barriers changed (a dict, not a set: run to run the same).  `schedule.py` holds
 the variant that follows a forced schedule.
 """
@@ -257,6 +258,9 @@ class Scheduler:
         # a poll
         self.polls += 1
         eng.stats["polls"] += 1
+        tally = eng.poll_sites
+        tally[y.site] = tally.get(y.site, 0) + 1
+        eng.poll_last[w.gid] = y.site
         if self.polls > self.max_polls:
             raise ResourceLimit("polls", f"more than {self.max_polls} polls without completing the run",
                                 max_polls=self.max_polls)
@@ -311,6 +315,32 @@ class Scheduler:
                 eng.waiters[key] = still
             else:
                 del eng.waiters[key]
+
+
+def spin_note(eng) -> str:
+    """For a run stopped by a budget: the wait most of its polls were at, when most were at one site.  A
+    spin on memory has no barrier to park on, so it ends only on a budget; the note tells that apart from a
+    run that is merely long (the writer may be another launch, the host, or a release the run never made)."""
+    polls = eng.stats["polls"]
+    if not polls or not eng.poll_sites:
+        return ""
+    site, n = max(eng.poll_sites.items(), key=lambda kv: kv[1])
+    if n * 2 <= polls:
+        return ""
+    warps = sum(1 for s in eng.poll_last.values() if s == site)
+    where = eng.sites[site]
+    span = where.span
+    at = f"{span.file.rsplit('/', 1)[-1]}:{span.line}" if span is not None else f"site {site}"
+    return (f"; {n:,} of its {polls:,} polls were at {at} ({where.op}), the last poll of {warps} warp(s): "
+            f"a wait that had not ended")
+
+
+def spin_details(eng) -> dict:
+    """The polls per site behind `spin_note` (the three busiest), for the report's details."""
+    top = sorted(eng.poll_sites.items(), key=lambda kv: -kv[1])[:3]
+    return {"polls_at": [{"site": s, "span": str(eng.sites[s].span), "op": eng.sites[s].op, "polls": n,
+                          "warps_last_polling": sum(1 for x in eng.poll_last.values() if x == s)}
+                         for s, n in top]}
 
 
 def _note_exit(eng, w: Warp) -> None:
@@ -393,6 +423,8 @@ class EngineState:
         self.residency = None           # the waves of a grid larger than the GPU holds (numsim.residency)
         self.loop_budget = 1_000_000
         self.clock = 0
+        self.poll_sites: dict[int, int] = {}    # site -> polls there (`spin_note`)
+        self.poll_last: dict[int, int] = {}     # warp gid -> the site of its last poll
 
     def checkpoint(self, w: Warp) -> None:
         """Charge the warp's warp-instructions since its last checkpoint to the run's step budget."""
