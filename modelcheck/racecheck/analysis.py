@@ -207,8 +207,7 @@ class Analysis(Observer):
             pos = np.searchsorted(cold.index, wake)
             # woken records are older than some carried ones: they sort in between, and the carried entries
             # must follow their records to the new rows
-            live, moved = live.merge(cold.take(pos))
-            self.shadow.relabel(moved)
+            live = live.merge(cold.take(pos))
             rest = np.ones(cold.n, dtype=np.bool_)
             rest[pos] = False
             cold = cold.take(np.flatnonzero(rest))
@@ -535,11 +534,8 @@ class Analysis(Observer):
             fresh = U.take(np.searchsorted(U.index, shadow.new_cold))
             self.cold.append(fresh)
             self.cold_ops.update(fresh.actor[fresh.actor >= 0].tolist())
-        live = shadow.live_units(U.n)
-        new_index = np.full(U.n, -1, dtype=np.int64)
-        new_index[live] = np.arange(live.size)
-        self.live = U.take(live)
-        shadow.relabel(new_index)
+        # (carried entries name their records by number: the new table needs no renumbering of them)
+        self.live = U.take(shadow.live_units(U.index))
         self.peak_live_entries = max(self.peak_live_entries, len(shadow))
         kept = [self.live.index] + [part.index for part in self.cold]
         flow.keep_records(lambda i: any(k.size and k[min(np.searchsorted(k, i), k.size - 1)] == i for k in kept))

@@ -26,7 +26,10 @@ Streaming (`Shadow.advance`): only the entries a later access can still pair wit
 carried to the next chunk — per granule, its last write and the entries after it (all of
 them while it has no write) — so memory follows the live accesses, not the trace.  A
 chunk's entries merge with the carried ones of the granules it touches, in the order the
-whole-trace computation would give them (carried first: they are older).
+whole-trace computation would give them (carried first: they are older).  Carried entries are
+held per allocation and name their record by its number over the run, so a chunk costs the
+entries of the allocations it touches: the others are neither copied nor renumbered (a run
+that walks a large buffer once carries one entry per granule it wrote, for good).
 """
 from __future__ import annotations
 
@@ -107,7 +110,9 @@ class ChunkPairs:
 class Shadow:
     """The carried entries and each allocation's granule (see the module docstring).
 
-    Carried entries keep their order within a granule (not sorted across granules: a chunk sorts what it merges).
+    Carried entries are held per allocation key (`ents`: granule ids in granule order, each granule's in trace order;
+    record numbers over the run; lanes) with the records they name (`recs`, unique), so a chunk touches only the
+    allocations it accesses.
     Allocations nothing has written yet keep their accesses as lane rows (`cold`, records by their number over the
     run), unexpanded: until a write comes they can pair with nothing, and then they join the carried entries, older
     than anything after (the caller puts their records in the table first: `waking`)."""
@@ -115,15 +120,20 @@ class Shadow:
     def __init__(self):
         self.gran = np.zeros(0, dtype=np.int64)       # allocation key -> granule size (0: not seen)
         self.written = np.zeros(0, dtype=np.bool_)    # allocation key -> some write seen
-        self.gid = np.zeros(0, dtype=np.int64)
-        self.unit = np.zeros(0, dtype=np.int32)        # (record tables stay below 2**31 rows)
-        self.lane = np.zeros(0, dtype=np.int8)
+        self.ents: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}   # key -> (gid, record, lane)
+        self.recs: dict[int, np.ndarray] = {}        # key -> the records (numbers) its entries name, ascending
+        self.nent = 0
         self.cold: dict[int, list] = {}                # key -> [(record number, lane, offset, size) arrays], in order
         self.cold_rows = 0
         self.new_cold = np.zeros(0, dtype=np.int64)      # records whose accesses the last chunk left waiting
 
     def __len__(self) -> int:
-        return self.gid.size + self.cold_rows
+        return self.nent + self.cold_rows
+
+    @property
+    def gid(self) -> np.ndarray:
+        """Every carried entry's granule id (diagnostics and tests)."""
+        return np.concatenate([e[0] for e in self.ents.values()]) if self.ents else np.zeros(0, dtype=np.int64)
 
     # ------------------------------------------------------------------ granules
     def _grow(self, nkeys: int) -> None:
@@ -171,13 +181,14 @@ class Shadow:
 
     def _split(self, key: int, old: int, new: int) -> None:
         """Carried entries of allocation `key` from granules of `old` bytes to `new` (in place of each, in order)."""
-        mine = (self.gid >> GID_SHIFT) == key
-        if not mine.any():
+        if key not in self.ents:
             return
-        rep = np.where(mine, old // new, 1)
-        within = _segments(rep)[1]
-        self.gid = np.repeat(self.gid, rep) + within * new
-        self.unit, self.lane = np.repeat(self.unit, rep), np.repeat(self.lane, rep)
+        gid, rec, lane = self.ents[key]
+        rep = old // new
+        # (each granule's pieces in place of it: granule order and each granule's trace order are kept)
+        self.ents[key] = (np.repeat(gid, rep) + np.tile(np.arange(rep, dtype=np.int64) * new, gid.size),
+                          np.repeat(rec, rep), np.repeat(lane, rep))
+        self.nent += gid.size * (rep - 1)
 
     # ------------------------------------------------------------------ one chunk
     def advance(self, units, nlive: int, nkeys: int, strong: np.ndarray, ucol: np.ndarray,
@@ -245,20 +256,49 @@ class Shadow:
         # with the carried entries of the allocations the chunk touches (older: first), by granule
         touched_key = np.zeros(self.gran.size, dtype=np.bool_)
         touched_key[rec_key[some]] = True
-        touched = touched_key[self.gid >> GID_SHIFT]
-        t = int(np.count_nonzero(touched))
-        if t:
-            gid = np.concatenate([self.gid[touched], gid])
-            row = np.concatenate([self.unit[touched], row])
-            lane = np.concatenate([self.lane[touched], lane])
+        carried = [k for k in np.flatnonzero(touched_key).tolist() if k in self.ents]
+        if carried:
+            parts = [self.ents.pop(k) for k in carried]
+            for k in carried:
+                del self.recs[k]
+            # carried records are rows of the table's first `nlive` (ascending by number, as `index` is)
+            crec = np.concatenate([p[1] for p in parts])
+            crow = np.searchsorted(units.index[:nlive], crec).astype(np.int32)
+            self.nent -= crec.size
+            gid = np.concatenate([p[0] for p in parts] + [gid])
+            row = np.concatenate([crow, row])
+            lane = np.concatenate([p[2] for p in parts] + [lane])
         order = np.argsort(gid, kind="stable")
         gid, unit, lane = gid[order], row[order], lane[order]
         out, keep = self._pairs(units, gid, unit, lane, nlive, n, strong, ucol, ucol if uid is None else uid)
-        rest = ~touched
-        self.gid = np.concatenate([self.gid[rest], gid[keep]])
-        self.unit = np.concatenate([self.unit[rest], unit[keep]])
-        self.lane = np.concatenate([self.lane[rest], lane[keep]])
+        self._carry(units, gid[keep], unit[keep], lane[keep])
         return out
+
+    def _carry(self, units, gid: np.ndarray, unit: np.ndarray, lane: np.ndarray) -> None:
+        """Hold the kept entries (sorted by granule) per allocation, naming their records by number."""
+        if not gid.size:
+            return
+        ks = gid >> GID_SHIFT
+        bounds = np.r_[np.flatnonzero(ks[1:] != ks[:-1]) + 1, gid.size]
+        rec = units.index[unit]
+        if units.index.size and units.index[-1] < 1 << 31:
+            rec = rec.astype(np.int32)          # (half the bytes per carried entry)
+        single = bounds.size == 1
+        a = 0
+        for b in bounds.tolist():
+            k = int(ks[a])
+            u = unit[a:b]
+            if (b - a) * 8 < units.n:
+                mine = np.unique(u)
+            else:                               # (marking is linear: np.unique would sort the entries)
+                mark = np.zeros(units.n, dtype=np.bool_)
+                mark[u] = True
+                mine = np.flatnonzero(mark)
+            # (copies unless one allocation takes all: a slice would keep the whole chunk's arrays alive)
+            self.ents[k] = (gid, rec, lane) if single else (gid[a:b].copy(), rec[a:b].copy(), lane[a:b].copy())
+            self.recs[k] = units.index[mine]
+            self.nent += b - a
+            a = b
 
     def _to_cold(self, record, lane, off, size, key) -> None:
         order = stable_order(key, self.gran.size)
@@ -356,12 +396,10 @@ class Shadow:
         return cp, keep
 
     # ------------------------------------------------------------------ between chunks
-    def live_units(self, n: int) -> np.ndarray:
-        """The records (local indices, of a table of `n`) some carried entry belongs to, ascending."""
-        mark = np.zeros(n, dtype=np.bool_)         # (marking is linear; np.unique would sort the entries)
-        mark[self.unit] = True
+    def live_units(self, index: np.ndarray) -> np.ndarray:
+        """The rows of a table whose record numbers are `index` (ascending, holding every carried record) some
+        carried entry belongs to, ascending."""
+        mark = np.zeros(index.size, dtype=np.bool_)   # (marking is linear; np.unique would sort)
+        for recs in self.recs.values():
+            mark[np.searchsorted(index, recs)] = True
         return np.flatnonzero(mark)
-
-    def relabel(self, new_index: np.ndarray) -> None:
-        """Carried entries now index a new table: old local index -> new (`new_index[old]`)."""
-        self.unit = new_index[self.unit].astype(np.int32)

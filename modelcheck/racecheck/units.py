@@ -128,16 +128,12 @@ class Units:
         u.lane_start, u.lane, u.offset = other.lane_start, other.lane, other.offset
         return u
 
-    def merge(self, other: "Units") -> tuple["Units", np.ndarray]:
-        """These rows and `other`'s (neither with lane columns) in record order, and where each of these rows went
-        (the shadow's carried entries index these rows: they must follow them, `Shadow.relabel`)."""
+    def merge(self, other: "Units") -> "Units":
+        """These rows and `other`'s (neither with lane columns) in record order."""
         if not other.n:
-            return self, np.arange(self.n)
+            return self
         both = self.concat(other)
-        order = np.argsort(both.index, kind="stable")
-        moved = np.empty(order.size, dtype=np.int64)
-        moved[order] = np.arange(order.size)
-        return both.take(order), moved[:self.n]
+        return both.take(np.argsort(both.index, kind="stable"))
 
     def record(self, i: int, allocs: Allocs, with_offsets: bool = False) -> AccessRecord:
         """Row `i` as an AccessRecord (offsets only where the lane columns are there: pass `with_offsets`)."""
