@@ -191,6 +191,12 @@ class Analysis(Observer):
         new = from_chunk(chunk, self.allocs, self.next_index, flow.op_kind, extra)
         assert new.lane is not None and new.lane_start is not None       # a fresh chunk's table has its lanes
         self.next_index += new.n
+        # released shared memory: its entries can pair with nothing any more (and would be carried for good)
+        if self.shadow.drop(self.allocs.released(chunk.allocs)) and self.cold:
+            waiting = self.shadow.cold_records()
+            self.cold = [p for p in (part.take(np.flatnonzero(np.isin(part.index, waiting))) for part in self.cold)
+                         if p.n]
+            self.cold_ops = {a for p in self.cold for a in p.actor[p.actor >= 0].tolist()}
         self.records += new.n
         self.lane_accesses += int(new.lane.size)
         flow.retired.update(chunk.retired)

@@ -66,6 +66,16 @@ def _segments(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return run, np.arange(total, dtype=np.int64) - first[run]
 
 
+def _interleave(old: np.ndarray, new: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """`old` with `new`'s items placed at positions `at` of the result (the rest, in order, `old`'s)."""
+    out = np.empty(old.size + new.size, dtype=np.result_type(old, new))
+    mine = np.zeros(out.size, dtype=np.bool_)
+    mine[at] = True
+    out[at] = new
+    out[~mine] = old
+    return out
+
+
 class ChunkPairs:
     """The candidate pairs closed by one chunk's records, grouped by the later record (`start`): the records
     (`prior`, `current`, local indices), the later access's lane and the earlier one's actor column; the rest for
@@ -121,7 +131,8 @@ class Shadow:
         self.gran = np.zeros(0, dtype=np.int64)       # allocation key -> granule size (0: not seen)
         self.written = np.zeros(0, dtype=np.bool_)    # allocation key -> some write seen
         self.ents: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}   # key -> (gid, record, lane)
-        self.recs: dict[int, np.ndarray] = {}        # key -> the records (numbers) its entries name, ascending
+        self.recs: dict[int, np.ndarray] = {}        # key -> the records its entries name (or more), ascending
+        self._exact: dict[int, int] = {}             # key -> size of its records' list when last made exact
         self.nent = 0
         self.cold: dict[int, list] = {}                # key -> [(record number, lane, offset, size) arrays], in order
         self.cold_rows = 0
@@ -185,10 +196,11 @@ class Shadow:
             return
         gid, rec, lane = self.ents[key]
         rep = old // new
-        # (each granule's pieces in place of it: granule order and each granule's trace order are kept)
-        self.ents[key] = (np.repeat(gid, rep) + np.tile(np.arange(rep, dtype=np.int64) * new, gid.size),
-                          np.repeat(rec, rep), np.repeat(lane, rep))
         self.nent += gid.size * (rep - 1)
+        # (each granule's pieces in place of it: granule order and each granule's trace order are kept)
+        gid = np.repeat(gid, rep) + np.tile(np.arange(rep, dtype=np.int64) * new, gid.size)
+        order = np.argsort(gid, kind="stable")      # (held in granule order: `advance` looks granules up)
+        self.ents[key] = (gid[order], np.repeat(rec, rep)[order], np.repeat(lane, rep)[order])
 
     # ------------------------------------------------------------------ one chunk
     def advance(self, units, nlive: int, nkeys: int, strong: np.ndarray, ucol: np.ndarray,
@@ -257,14 +269,11 @@ class Shadow:
         touched_key = np.zeros(self.gran.size, dtype=np.bool_)
         touched_key[rec_key[some]] = True
         carried = [k for k in np.flatnonzero(touched_key).tolist() if k in self.ents]
-        if carried:
-            parts = [self.ents.pop(k) for k in carried]
-            for k in carried:
-                del self.recs[k]
+        parts = self._take(carried, gid) if carried else []
+        if parts:
             # carried records are rows of the table's first `nlive` (ascending by number, as `index` is)
             crec = np.concatenate([p[1] for p in parts])
             crow = np.searchsorted(units.index[:nlive], crec).astype(np.int32)
-            self.nent -= crec.size
             gid = np.concatenate([p[0] for p in parts] + [gid])
             row = np.concatenate([crow, row])
             lane = np.concatenate([p[2] for p in parts] + [lane])
@@ -273,6 +282,34 @@ class Shadow:
         out, keep = self._pairs(units, gid, unit, lane, nlive, n, strong, ucol, ucol if uid is None else uid)
         self._carry(units, gid[keep], unit[keep], lane[keep])
         return out
+
+    def _take(self, keys: list[int], new_gid: np.ndarray) -> list:
+        """The carried entries of the granules `new_gid` touches, in allocations `keys` (taken out of the carry:
+        the rest stay, untouched).  A granule's entries pair only within it, so the others need not merge."""
+        ug = np.unique(new_gid)
+        parts = []
+        for k in keys:
+            cg, crec, cl = self.ents[k]
+            mine = ug[np.searchsorted(ug, k << GID_SHIFT):np.searchsorted(ug, (k + 1) << GID_SHIFT)]
+            lo, hi = np.searchsorted(cg, mine, "left"), np.searchsorted(cg, mine, "right")
+            has = hi > lo
+            lo, hi = lo[has], hi[has]
+            if not lo.size:
+                continue
+            if int((hi - lo).sum()) == cg.size:
+                parts.append(self.ents.pop(k))
+                del self.recs[k]
+                self.nent -= cg.size
+                continue
+            run, within = _segments(hi - lo)
+            sel = lo[run] + within                   # (ascending: granule order is kept)
+            parts.append((cg[sel], crec[sel], cl[sel]))
+            rest = np.ones(cg.size, dtype=np.bool_)
+            rest[sel] = False
+            # (the records' list stays a superset: `_carry` adds the kept ones' and trims it now and then)
+            self.ents[k] = (cg[rest], crec[rest], cl[rest])
+            self.nent -= sel.size
+        return parts
 
     def _carry(self, units, gid: np.ndarray, unit: np.ndarray, lane: np.ndarray) -> None:
         """Hold the kept entries (sorted by granule) per allocation, naming their records by number."""
@@ -295,10 +332,34 @@ class Shadow:
                 mark[u] = True
                 mine = np.flatnonzero(mark)
             # (copies unless one allocation takes all: a slice would keep the whole chunk's arrays alive)
-            self.ents[k] = (gid, rec, lane) if single else (gid[a:b].copy(), rec[a:b].copy(), lane[a:b].copy())
-            self.recs[k] = units.index[mine]
+            g, r, ln = (gid, rec, lane) if single else (gid[a:b].copy(), rec[a:b].copy(), lane[a:b].copy())
+            recs = units.index[mine]
             self.nent += b - a
+            if k in self.ents:
+                # untouched granules of this allocation stay: merged in granule order (disjoint granules)
+                og, orec, ol = self.ents[k]
+                at = np.searchsorted(og, g) + np.arange(g.size)
+                g, r, ln = (_interleave(o, x, at) for o, x in ((og, g), (orec, r), (ol, ln)))
+                recs = np.union1d(self.recs[k], recs)
+                if recs.size > 4 * self._exact.get(k, 0) + units.n:
+                    recs = np.unique(r)          # (trimmed: records whose entries all went)
+                    self._exact[k] = recs.size
+            self.ents[k], self.recs[k] = (g, r, ln), recs
             a = b
+
+    def drop(self, keys: list[int]) -> bool:
+        """Let go of the entries (carried and waiting) of allocations nothing can access again (released: no
+        later access can pair with them).  Whether waiting accesses went."""
+        cold = False
+        for k in keys:
+            if k in self.ents:
+                self.nent -= self.ents.pop(k)[0].size
+                del self.recs[k]
+                self._exact.pop(k, None)
+            if k in self.cold:
+                self.cold_rows -= sum(p[0].size for p in self.cold.pop(k))
+                cold = True
+        return cold
 
     def _to_cold(self, record, lane, off, size, key) -> None:
         order = stable_order(key, self.gran.size)
