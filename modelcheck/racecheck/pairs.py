@@ -286,10 +286,18 @@ class Shadow:
     def _take(self, keys: list[int], new_gid: np.ndarray) -> list:
         """The carried entries of the granules `new_gid` touches, in allocations `keys` (taken out of the carry:
         the rest stay, untouched).  A granule's entries pair only within it, so the others need not merge."""
-        ug = np.unique(new_gid)
+        ug = None
         parts = []
         for k in keys:
             cg, crec, cl = self.ents[k]
+            if cg.size * 4 <= new_gid.size:
+                # small next to the chunk: merging all of it costs less than finding the granules touched
+                parts.append(self.ents.pop(k))
+                del self.recs[k]
+                self.nent -= cg.size
+                continue
+            if ug is None:
+                ug = np.unique(new_gid)
             mine = ug[np.searchsorted(ug, k << GID_SHIFT):np.searchsorted(ug, (k + 1) << GID_SHIFT)]
             lo, hi = np.searchsorted(cg, mine, "left"), np.searchsorted(cg, mine, "right")
             has = hi > lo
