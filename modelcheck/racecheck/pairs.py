@@ -76,6 +76,16 @@ def _interleave(old: np.ndarray, new: np.ndarray, at: np.ndarray) -> np.ndarray:
     return out
 
 
+def _union(old: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """The union of two ascending arrays of unique values (np.union1d without a sort of both)."""
+    if not old.size:
+        return new
+    pos = np.searchsorted(old, new)
+    fresh = (pos >= old.size) | (old[np.minimum(pos, old.size - 1)] != new)
+    new, pos = new[fresh], pos[fresh]
+    return _interleave(old, new, pos + np.arange(new.size)) if new.size else old
+
+
 class ChunkPairs:
     """The candidate pairs closed by one chunk's records, grouped by the later record (`start`): the records
     (`prior`, `current`, local indices), the later access's lane and the earlier one's actor column; the rest for
@@ -286,7 +296,7 @@ class Shadow:
     def _take(self, keys: list[int], new_gid: np.ndarray) -> list:
         """The carried entries of the granules `new_gid` touches, in allocations `keys` (taken out of the carry:
         the rest stay, untouched).  A granule's entries pair only within it, so the others need not merge."""
-        ug = None
+        nkey = None
         parts = []
         for k in keys:
             cg, crec, cl = self.ents[k]
@@ -296,27 +306,26 @@ class Shadow:
                 del self.recs[k]
                 self.nent -= cg.size
                 continue
-            if ug is None:
-                ug = np.unique(new_gid)
-            mine = ug[np.searchsorted(ug, k << GID_SHIFT):np.searchsorted(ug, (k + 1) << GID_SHIFT)]
+            if nkey is None:
+                nkey = new_gid >> GID_SHIFT
+            mine = new_gid[nkey == k]          # (unsorted, repeated: each gives its granule's run of entries)
             lo, hi = np.searchsorted(cg, mine, "left"), np.searchsorted(cg, mine, "right")
             has = hi > lo
-            lo, hi = lo[has], hi[has]
-            if not lo.size:
+            if not has.any():
                 continue
-            if int((hi - lo).sum()) == cg.size:
+            # the entries some run covers: +1 where a run starts, -1 where it ends, summed
+            edge = np.bincount(lo[has], minlength=cg.size + 1) - np.bincount(hi[has], minlength=cg.size + 1)
+            sel = np.cumsum(edge[:cg.size]) > 0
+            if sel.all():
                 parts.append(self.ents.pop(k))
                 del self.recs[k]
                 self.nent -= cg.size
                 continue
-            run, within = _segments(hi - lo)
-            sel = lo[run] + within                   # (ascending: granule order is kept)
-            parts.append((cg[sel], crec[sel], cl[sel]))
-            rest = np.ones(cg.size, dtype=np.bool_)
-            rest[sel] = False
+            parts.append((cg[sel], crec[sel], cl[sel]))      # (in granule order)
+            rest = ~sel
             # (the records' list stays a superset: `_carry` adds the kept ones' and trims it now and then)
             self.ents[k] = (cg[rest], crec[rest], cl[rest])
-            self.nent -= sel.size
+            self.nent -= cg.size - int(np.count_nonzero(rest))
         return parts
 
     def _carry(self, units, gid: np.ndarray, unit: np.ndarray, lane: np.ndarray) -> None:
@@ -348,7 +357,7 @@ class Shadow:
                 og, orec, ol = self.ents[k]
                 at = np.searchsorted(og, g) + np.arange(g.size)
                 g, r, ln = (_interleave(o, x, at) for o, x in ((og, g), (orec, r), (ol, ln)))
-                recs = np.union1d(self.recs[k], recs)
+                recs = _union(self.recs[k], recs)
                 if recs.size > 4 * self._exact.get(k, 0) + units.n:
                     recs = np.unique(r)          # (trimmed: records whose entries all went)
                     self._exact[k] = recs.size
