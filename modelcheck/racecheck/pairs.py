@@ -68,6 +68,8 @@ def _segments(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _interleave(old: np.ndarray, new: np.ndarray, at: np.ndarray) -> np.ndarray:
     """`old` with `new`'s items placed at positions `at` of the result (the rest, in order, `old`'s)."""
+    if not at.size or at[0] >= old.size:              # (all after: a run walking a buffer upwards)
+        return np.concatenate([old, new])
     out = np.empty(old.size + new.size, dtype=np.result_type(old, new))
     mine = np.zeros(out.size, dtype=np.bool_)
     mine[at] = True
