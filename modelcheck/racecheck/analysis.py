@@ -191,6 +191,12 @@ class Analysis(Observer):
         new = from_chunk(chunk, self.allocs, self.next_index, flow.op_kind, extra)
         assert new.lane is not None and new.lane_start is not None       # a fresh chunk's table has its lanes
         self.next_index += new.n
+        # released shared memory: its entries can pair with nothing any more (and would be carried for good)
+        if self.shadow.drop(self.allocs.released(chunk.allocs)) and self.cold:
+            waiting = self.shadow.cold_records()
+            self.cold = [p for p in (part.take(np.flatnonzero(np.isin(part.index, waiting))) for part in self.cold)
+                         if p.n]
+            self.cold_ops = {a for p in self.cold for a in p.actor[p.actor >= 0].tolist()}
         self.records += new.n
         self.lane_accesses += int(new.lane.size)
         flow.retired.update(chunk.retired)
@@ -207,8 +213,7 @@ class Analysis(Observer):
             pos = np.searchsorted(cold.index, wake)
             # woken records are older than some carried ones: they sort in between, and the carried entries
             # must follow their records to the new rows
-            live, moved = live.merge(cold.take(pos))
-            self.shadow.relabel(moved)
+            live = live.merge(cold.take(pos))
             rest = np.ones(cold.n, dtype=np.bool_)
             rest[pos] = False
             cold = cold.take(np.flatnonzero(rest))
@@ -535,11 +540,8 @@ class Analysis(Observer):
             fresh = U.take(np.searchsorted(U.index, shadow.new_cold))
             self.cold.append(fresh)
             self.cold_ops.update(fresh.actor[fresh.actor >= 0].tolist())
-        live = shadow.live_units(U.n)
-        new_index = np.full(U.n, -1, dtype=np.int64)
-        new_index[live] = np.arange(live.size)
-        self.live = U.take(live)
-        shadow.relabel(new_index)
+        # (carried entries name their records by number: the new table needs no renumbering of them)
+        self.live = U.take(shadow.live_units(U.index))
         self.peak_live_entries = max(self.peak_live_entries, len(shadow))
         kept = [self.live.index] + [part.index for part in self.cold]
         flow.keep_records(lambda i: any(k.size and k[min(np.searchsorted(k, i), k.size - 1)] == i for k in kept))

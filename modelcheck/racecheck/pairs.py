@@ -26,7 +26,10 @@ Streaming (`Shadow.advance`): only the entries a later access can still pair wit
 carried to the next chunk — per granule, its last write and the entries after it (all of
 them while it has no write) — so memory follows the live accesses, not the trace.  A
 chunk's entries merge with the carried ones of the granules it touches, in the order the
-whole-trace computation would give them (carried first: they are older).
+whole-trace computation would give them (carried first: they are older).  Carried entries are
+held per allocation and name their record by its number over the run, so a chunk costs the
+entries of the allocations it touches: the others are neither copied nor renumbered (a run
+that walks a large buffer once carries one entry per granule it wrote, for good).
 """
 from __future__ import annotations
 
@@ -61,6 +64,28 @@ def _segments(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     run = np.repeat(np.arange(counts.size), counts)
     first = np.cumsum(counts) - counts
     return run, np.arange(total, dtype=np.int64) - first[run]
+
+
+def _interleave(old: np.ndarray, new: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """`old` with `new`'s items placed at positions `at` of the result (the rest, in order, `old`'s)."""
+    if not at.size or at[0] >= old.size:              # (all after: a run walking a buffer upwards)
+        return np.concatenate([old, new])
+    out = np.empty(old.size + new.size, dtype=np.result_type(old, new))
+    mine = np.zeros(out.size, dtype=np.bool_)
+    mine[at] = True
+    out[at] = new
+    out[~mine] = old
+    return out
+
+
+def _union(old: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """The union of two ascending arrays of unique values (np.union1d without a sort of both)."""
+    if not old.size:
+        return new
+    pos = np.searchsorted(old, new)
+    fresh = (pos >= old.size) | (old[np.minimum(pos, old.size - 1)] != new)
+    new, pos = new[fresh], pos[fresh]
+    return _interleave(old, new, pos + np.arange(new.size)) if new.size else old
 
 
 class ChunkPairs:
@@ -107,7 +132,9 @@ class ChunkPairs:
 class Shadow:
     """The carried entries and each allocation's granule (see the module docstring).
 
-    Carried entries keep their order within a granule (not sorted across granules: a chunk sorts what it merges).
+    Carried entries are held per allocation key (`ents`: granule ids in granule order, each granule's in trace order;
+    record numbers over the run; lanes) with the records they name (`recs`, unique), so a chunk touches only the
+    allocations it accesses.
     Allocations nothing has written yet keep their accesses as lane rows (`cold`, records by their number over the
     run), unexpanded: until a write comes they can pair with nothing, and then they join the carried entries, older
     than anything after (the caller puts their records in the table first: `waking`)."""
@@ -115,15 +142,21 @@ class Shadow:
     def __init__(self):
         self.gran = np.zeros(0, dtype=np.int64)       # allocation key -> granule size (0: not seen)
         self.written = np.zeros(0, dtype=np.bool_)    # allocation key -> some write seen
-        self.gid = np.zeros(0, dtype=np.int64)
-        self.unit = np.zeros(0, dtype=np.int32)        # (record tables stay below 2**31 rows)
-        self.lane = np.zeros(0, dtype=np.int8)
+        self.ents: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}   # key -> (gid, record, lane)
+        self.recs: dict[int, np.ndarray] = {}        # key -> the records its entries name (or more), ascending
+        self._exact: dict[int, int] = {}             # key -> size of its records' list when last made exact
+        self.nent = 0
         self.cold: dict[int, list] = {}                # key -> [(record number, lane, offset, size) arrays], in order
         self.cold_rows = 0
         self.new_cold = np.zeros(0, dtype=np.int64)      # records whose accesses the last chunk left waiting
 
     def __len__(self) -> int:
-        return self.gid.size + self.cold_rows
+        return self.nent + self.cold_rows
+
+    @property
+    def gid(self) -> np.ndarray:
+        """Every carried entry's granule id (diagnostics and tests)."""
+        return np.concatenate([e[0] for e in self.ents.values()]) if self.ents else np.zeros(0, dtype=np.int64)
 
     # ------------------------------------------------------------------ granules
     def _grow(self, nkeys: int) -> None:
@@ -171,13 +204,15 @@ class Shadow:
 
     def _split(self, key: int, old: int, new: int) -> None:
         """Carried entries of allocation `key` from granules of `old` bytes to `new` (in place of each, in order)."""
-        mine = (self.gid >> GID_SHIFT) == key
-        if not mine.any():
+        if key not in self.ents:
             return
-        rep = np.where(mine, old // new, 1)
-        within = _segments(rep)[1]
-        self.gid = np.repeat(self.gid, rep) + within * new
-        self.unit, self.lane = np.repeat(self.unit, rep), np.repeat(self.lane, rep)
+        gid, rec, lane = self.ents[key]
+        rep = old // new
+        self.nent += gid.size * (rep - 1)
+        # (each granule's pieces in place of it: granule order and each granule's trace order are kept)
+        gid = np.repeat(gid, rep) + np.tile(np.arange(rep, dtype=np.int64) * new, gid.size)
+        order = np.argsort(gid, kind="stable")      # (held in granule order: `advance` looks granules up)
+        self.ents[key] = (gid[order], np.repeat(rec, rep)[order], np.repeat(lane, rep)[order])
 
     # ------------------------------------------------------------------ one chunk
     def advance(self, units, nlive: int, nkeys: int, strong: np.ndarray, ucol: np.ndarray,
@@ -245,20 +280,105 @@ class Shadow:
         # with the carried entries of the allocations the chunk touches (older: first), by granule
         touched_key = np.zeros(self.gran.size, dtype=np.bool_)
         touched_key[rec_key[some]] = True
-        touched = touched_key[self.gid >> GID_SHIFT]
-        t = int(np.count_nonzero(touched))
-        if t:
-            gid = np.concatenate([self.gid[touched], gid])
-            row = np.concatenate([self.unit[touched], row])
-            lane = np.concatenate([self.lane[touched], lane])
+        carried = [k for k in np.flatnonzero(touched_key).tolist() if k in self.ents]
+        parts = self._take(carried, gid) if carried else []
+        if parts:
+            # carried records are rows of the table's first `nlive` (ascending by number, as `index` is)
+            crec = np.concatenate([p[1] for p in parts])
+            crow = np.searchsorted(units.index[:nlive], crec).astype(np.int32)
+            gid = np.concatenate([p[0] for p in parts] + [gid])
+            row = np.concatenate([crow, row])
+            lane = np.concatenate([p[2] for p in parts] + [lane])
         order = np.argsort(gid, kind="stable")
         gid, unit, lane = gid[order], row[order], lane[order]
         out, keep = self._pairs(units, gid, unit, lane, nlive, n, strong, ucol, ucol if uid is None else uid)
-        rest = ~touched
-        self.gid = np.concatenate([self.gid[rest], gid[keep]])
-        self.unit = np.concatenate([self.unit[rest], unit[keep]])
-        self.lane = np.concatenate([self.lane[rest], lane[keep]])
+        self._carry(units, gid[keep], unit[keep], lane[keep])
         return out
+
+    def _take(self, keys: list[int], new_gid: np.ndarray) -> list:
+        """The carried entries of the granules `new_gid` touches, in allocations `keys` (taken out of the carry:
+        the rest stay, untouched).  A granule's entries pair only within it, so the others need not merge."""
+        nkey = None
+        parts = []
+        for k in keys:
+            cg, crec, cl = self.ents[k]
+            if cg.size * 4 <= new_gid.size:
+                # small next to the chunk: merging all of it costs less than finding the granules touched
+                parts.append(self.ents.pop(k))
+                del self.recs[k]
+                self.nent -= cg.size
+                continue
+            if nkey is None:
+                nkey = new_gid >> GID_SHIFT
+            mine = new_gid[nkey == k]          # (unsorted, repeated: each gives its granule's run of entries)
+            lo, hi = np.searchsorted(cg, mine, "left"), np.searchsorted(cg, mine, "right")
+            has = hi > lo
+            if not has.any():
+                continue
+            # the entries some run covers: +1 where a run starts, -1 where it ends, summed
+            edge = np.bincount(lo[has], minlength=cg.size + 1) - np.bincount(hi[has], minlength=cg.size + 1)
+            sel = np.cumsum(edge[:cg.size]) > 0
+            if sel.all():
+                parts.append(self.ents.pop(k))
+                del self.recs[k]
+                self.nent -= cg.size
+                continue
+            parts.append((cg[sel], crec[sel], cl[sel]))      # (in granule order)
+            rest = ~sel
+            # (the records' list stays a superset: `_carry` adds the kept ones' and trims it now and then)
+            self.ents[k] = (cg[rest], crec[rest], cl[rest])
+            self.nent -= cg.size - int(np.count_nonzero(rest))
+        return parts
+
+    def _carry(self, units, gid: np.ndarray, unit: np.ndarray, lane: np.ndarray) -> None:
+        """Hold the kept entries (sorted by granule) per allocation, naming their records by number."""
+        if not gid.size:
+            return
+        ks = gid >> GID_SHIFT
+        bounds = np.r_[np.flatnonzero(ks[1:] != ks[:-1]) + 1, gid.size]
+        rec = units.index[unit]
+        if units.index.size and units.index[-1] < 1 << 31:
+            rec = rec.astype(np.int32)          # (half the bytes per carried entry)
+        single = bounds.size == 1
+        a = 0
+        for b in bounds.tolist():
+            k = int(ks[a])
+            u = unit[a:b]
+            if (b - a) * 8 < units.n:
+                mine = np.unique(u)
+            else:                               # (marking is linear: np.unique would sort the entries)
+                mark = np.zeros(units.n, dtype=np.bool_)
+                mark[u] = True
+                mine = np.flatnonzero(mark)
+            # (copies unless one allocation takes all: a slice would keep the whole chunk's arrays alive)
+            g, r, ln = (gid, rec, lane) if single else (gid[a:b].copy(), rec[a:b].copy(), lane[a:b].copy())
+            recs = units.index[mine]
+            self.nent += b - a
+            if k in self.ents:
+                # untouched granules of this allocation stay: merged in granule order (disjoint granules)
+                og, orec, ol = self.ents[k]
+                at = np.searchsorted(og, g) + np.arange(g.size)
+                g, r, ln = (_interleave(o, x, at) for o, x in ((og, g), (orec, r), (ol, ln)))
+                recs = _union(self.recs[k], recs)
+                if recs.size > 4 * self._exact.get(k, 0) + units.n:
+                    recs = np.unique(r)          # (trimmed: records whose entries all went)
+                    self._exact[k] = recs.size
+            self.ents[k], self.recs[k] = (g, r, ln), recs
+            a = b
+
+    def drop(self, keys: list[int]) -> bool:
+        """Let go of the entries (carried and waiting) of allocations nothing can access again (released: no
+        later access can pair with them).  Whether waiting accesses went."""
+        cold = False
+        for k in keys:
+            if k in self.ents:
+                self.nent -= self.ents.pop(k)[0].size
+                del self.recs[k]
+                self._exact.pop(k, None)
+            if k in self.cold:
+                self.cold_rows -= sum(p[0].size for p in self.cold.pop(k))
+                cold = True
+        return cold
 
     def _to_cold(self, record, lane, off, size, key) -> None:
         order = stable_order(key, self.gran.size)
@@ -356,12 +476,10 @@ class Shadow:
         return cp, keep
 
     # ------------------------------------------------------------------ between chunks
-    def live_units(self, n: int) -> np.ndarray:
-        """The records (local indices, of a table of `n`) some carried entry belongs to, ascending."""
-        mark = np.zeros(n, dtype=np.bool_)         # (marking is linear; np.unique would sort the entries)
-        mark[self.unit] = True
+    def live_units(self, index: np.ndarray) -> np.ndarray:
+        """The rows of a table whose record numbers are `index` (ascending, holding every carried record) some
+        carried entry belongs to, ascending."""
+        mark = np.zeros(index.size, dtype=np.bool_)   # (marking is linear; np.unique would sort)
+        for recs in self.recs.values():
+            mark[np.searchsorted(index, recs)] = True
         return np.flatnonzero(mark)
-
-    def relabel(self, new_index: np.ndarray) -> None:
-        """Carried entries now index a new table: old local index -> new (`new_index[old]`)."""
-        self.unit = new_index[self.unit].astype(np.int32)

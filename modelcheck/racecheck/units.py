@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..common.ordering import ACQUIRING_ORDERS, RELEASING_ORDERS, SCOPE_LEVEL
-from ..numsim.columns import KINDS, ORDERS, PROXIES, SCOPES
+from ..numsim.columns import KINDS, ORDERS, PROXIES, SCOPES, AllocName
 from ..numsim.trace import AccessRecord
 
 READ, WRITE, RMW = 0, 1, 2
@@ -36,6 +36,7 @@ class Allocs:
         self.id: list[int] = []
         self._chunk_table: dict[int, int] = {}     # id(AccessChunk.allocs entry) -> key
         self._seen = 0                              # entries of the engine's allocation table keyed so far
+        self._held: list[int] = []                  # its entries not yet seen released
         self.domain = np.zeros(0, dtype=np.int8)
 
     def of(self, space: str, alloc_id: int, name: str) -> int:
@@ -51,9 +52,22 @@ class Allocs:
     def table(self, allocs: list) -> np.ndarray:
         """Keys of an AccessChunk allocation table (append-only over a run)."""
         for a in allocs[self._seen:]:
+            self._held.append(len(self._chunk_table))
             self._chunk_table[len(self._chunk_table)] = self.of(a.space, a.id, a.name)
         self._seen = len(allocs)
         return np.array([self._chunk_table[i] for i in range(len(allocs))], dtype=np.int64)
+
+    def released(self, allocs: list) -> list[int]:
+        """Keys of the table's allocations released since the last call: NumSim replaces a released entry (a
+        CTA's shared memory after its exit) by a bare name (numsim.columns.AllocName) after handing over every
+        access to it.  Allocation ids are unique over the launch, so nothing accesses such a key again."""
+        if len(allocs) < len(self._chunk_table):    # (the empty table of the last, empty chunk)
+            return []
+        gone = [i for i in self._held if isinstance(allocs[i], AllocName)]
+        if gone:
+            done = set(gone)
+            self._held = [i for i in self._held if i not in done]
+        return [self._chunk_table[i] for i in gone]
 
 
 class Units:
@@ -128,16 +142,12 @@ class Units:
         u.lane_start, u.lane, u.offset = other.lane_start, other.lane, other.offset
         return u
 
-    def merge(self, other: "Units") -> tuple["Units", np.ndarray]:
-        """These rows and `other`'s (neither with lane columns) in record order, and where each of these rows went
-        (the shadow's carried entries index these rows: they must follow them, `Shadow.relabel`)."""
+    def merge(self, other: "Units") -> "Units":
+        """These rows and `other`'s (neither with lane columns) in record order."""
         if not other.n:
-            return self, np.arange(self.n)
+            return self
         both = self.concat(other)
-        order = np.argsort(both.index, kind="stable")
-        moved = np.empty(order.size, dtype=np.int64)
-        moved[order] = np.arange(order.size)
-        return both.take(order), moved[:self.n]
+        return both.take(np.argsort(both.index, kind="stable"))
 
     def record(self, i: int, allocs: Allocs, with_offsets: bool = False) -> AccessRecord:
         """Row `i` as an AccessRecord (offsets only where the lane columns are there: pass `with_offsets`)."""

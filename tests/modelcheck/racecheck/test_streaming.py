@@ -111,3 +111,37 @@ def test_a_woken_read_does_not_take_a_carried_write_place(monkeypatch):
         assert report.verdict == "error" and [f.kind for f in report.findings] == ["data_race"], rows
         assert report.findings[0].details["overlap"]["allocation"] == "a"
     assert all(s == seen[0] for s in seen)
+
+
+class _Counting(ANALYSIS.Analysis):
+    """Checks, after each chunk, that the shadow's entry count is its entries'."""
+
+    def _forget(self, c):
+        super()._forget(c)
+        assert self.shadow.nent == self.shadow.gid.size
+
+
+@pytest.mark.parametrize("rows", [1 << 30, 2048, 5])
+def test_released_shared_memory_is_dropped_with_the_same_findings(monkeypatch, rows):
+    """tests/fixtures/racecheck/waves_shared_race.py runs in waves; each wave's shared memory is released.  The
+    analysis drops a released allocation's entries (nothing accesses it again): the findings must equal those of
+    the old path, which keeps them."""
+    monkeypatch.setattr(COLUMNS, "CHUNK_ROWS", rows)
+    monkeypatch.setattr(importlib.import_module("modelcheck.racecheck"), "Analysis", _Counting)
+    units = importlib.import_module("modelcheck.racecheck.units")
+    kernel = modelcheck.load(FIXTURES / "waves_shared_race.py")
+    released = []
+    real = units.Allocs.released
+
+    def counting(self, allocs):
+        out = real(self, allocs)
+        released.extend(out)
+        return out
+    monkeypatch.setattr(units.Allocs, "released", counting)
+    fast = modelcheck.racecheck(kernel.func)
+    assert released, "the fixture no longer runs in waves"
+    monkeypatch.setattr(units.Allocs, "released", lambda self, allocs: [])
+    kept = modelcheck.racecheck(kernel.func)
+    assert fast.verdict == kept.verdict == "error" and len(fast.findings) == 400
+    assert [json_safe((f.id, f.kind, f.message, f.details)) for f in fast.findings] == \
+        [json_safe((f.id, f.kind, f.message, f.details)) for f in kept.findings]
