@@ -191,7 +191,11 @@ class ExprBuilder:
             if b is not None and b.kind == PARAM and b.bound_expr().dtype != "handle":
                 return replace(b.bound_expr(), span=self.span(node))  # a scalar parameter named ahead of its place
             return self.dim(node.value, node)
-        tree = sx.field_expr(node.value, node.pos, "string extent")
+        try:
+            tree = sx.field_expr(node.value, node.pos, "string extent")
+        except ParseError:      # placed in the kernel file, with its excerpt
+            raise self.error(f"cannot read the string extent {node.value!r}", node,
+                             "a string extent is an expression over names and constants") from None
         try:
             for name in sorted(_free_names(tree)):
                 if self.scope.lookup(name) is None:

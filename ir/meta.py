@@ -197,7 +197,11 @@ class Evaluator:
                 out.append(part)
                 continue
             text, conv, spec = part
-            field = sx.field_expr(text, node.pos)
+            try:
+                field = sx.field_expr(text, node.pos)
+            except ParseError:      # placed in the kernel file, as every evaluator error is
+                raise self.error(f"cannot read the f-string field {text!r}", node,
+                                 "an f-string field is an expression over names and constants") from None
             value = self(rewrite(field) if rewrite is not None else field, env, owner)
             if conv:
                 value = _CONVERSIONS[conv](value)

@@ -228,3 +228,14 @@ def test_a_preferred_cluster_of_one_is_no_cluster_and_a_larger_one_is_a_cluster_
     two = load("preferred_cluster", PREFERRED=2)
     res = numsim.run(two, {"out_ptr": np.zeros(64, np.float32)})
     assert res.stats["cluster"] == (2, 1, 1) and res.outputs["out_ptr"].sum() == 64
+
+
+@pytest.mark.parametrize("name, line, what", [
+    ("unreadable_string_extent", 7, "cannot read the string extent '2d'"),
+    ("unreadable_fstring_field", 5, "cannot read the f-string field 'N +'"),
+])
+def test_an_unreadable_string_expression_is_an_error_in_the_kernel_file(name, line, what):
+    with pytest.raises(ir.ParseError) as err:
+        load(name)
+    assert err.value.what == what
+    assert err.value.span.file == str(FIXTURES / f"{name}.py") and err.value.span.line == line
