@@ -18,21 +18,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .cohort_async import _common
 from .cohort_rows import _Split
 from .errors import EngineError
 from .memory import CLUSTER_WINDOW
 from .runtime import Poll
 from .sync import SyncError
-
-
-def _common(value, w):
-    """The operand's value if it is the same on every active lane of the cohort warp, else None."""
-    if type(value) is not np.ndarray:
-        return int(value)
-    vals = value if w.mask is None else value[w.mask]
-    if not vals.size or not (vals == vals[0]).all():
-        return None
-    return int(vals[0])
 
 
 def _row_bars(w, a: int, masks: list):
