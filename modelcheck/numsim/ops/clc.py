@@ -31,13 +31,12 @@ from typing import Callable
 import numpy as np
 
 from ..errors import EngineError, UnsupportedTIRxError
-from ..memory import CLUSTER_WINDOW, cluster_address
+from ..memory import CLUSTER_WINDOW
 from ..residency import ReleasedShared
 from ..runtime import Wait
 from ..sync import SyncError
-from .async_copy import _new_op
+from .async_copy import issue_on_barrier
 from .cluster import cluster_of
-from .mbarrier import barrier_of
 from .tma import async_records
 
 RESPONSE_BYTES = 16
@@ -176,19 +175,8 @@ def _try_cancel(ctx, call, info):
                 if slot is None:
                     raise EngineError("oob", f"{what}: the 16-byte response at {addr:#x} is outside every shared "
                                              f"allocation of CTA {rt.index}", span, address=addr)
-                bar = barrier_of(w, cluster_address(rt.cluster_rank, baddr) if rt is not w.rt else baddr, span, what,
-                                 remote=True)
-                try:
-                    bar.require_live(what)
-                except SyncError as err:
-                    raise EngineError(err.kind, err.message, span, **err.details) from None
-                op = _new_op(w, "clc.try_cancel", lane, site)
-                gen = bar.local_gen
-                details = {"op": op.id, "kind": op.kind, "lane": lane}
-                if rt is not w.rt:
-                    details["target_cta"] = rt.index
-                eng.sync(w, "async.issue", site, barrier=("mbarrier", rt.index, baddr), tx=RESPONSE_BYTES,
-                         generation=gen, details=details)
+                op, bar, gen = issue_on_barrier(w, "clc.try_cancel", lane, site, span, what, rt, rt, baddr,
+                                                RESPONSE_BYTES)
                 eng.enqueue(_land(w, op, clc, decision, rt, slot, addr - slot.base, bar, baddr, gen, span, what))
     return run, False
 
