@@ -35,9 +35,10 @@ from functools import cmp_to_key
 
 import numpy as np
 
+from ..numsim.columns import KINDS
 from ..numsim.trace import Observer
 
-_READ, _WRITE, _RMW = 0, 1, 2       # numsim.columns.KINDS codes
+_READ, _WRITE = KINDS.index("read"), KINDS.index("write")    # an access column's kind codes
 _COMPACT = 64                       # interval lists merged once this many pieces are pending
 
 
