@@ -106,7 +106,7 @@ class HostPrelude:
         shape_node = call.args[1] if len(call.args) > 1 else kw.pop("shape", None)
         dtype_node = call.args[2] if len(call.args) > 2 else kw.pop("dtype", None)
         shape = b.ex.shape(shape_node, target.id, call)
-        b.check_extents(shape, shape_node if shape_node is not None else call)
+        b.alloc.check_extents(shape, shape_node if shape_node is not None else call)
         dtype = b.ex.dtype(dtype_node) if dtype_node is not None else "float32"
         align = b.align(kw.pop("align", None))
         for extra in kw:
