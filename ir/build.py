@@ -9,7 +9,6 @@ Every rejection is a `ParseError` with a span, what was expected, and a hint.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import cast
 
 from . import dtypes as dt
@@ -18,36 +17,18 @@ from . import syntax as sx
 from . import typing as ty
 from .build_expr import ExprBuilder
 from .allocations import Allocations
+from .launch import SCOPE_IDS, Launches
 from .host import HostPrelude, is_device_entry
 from .module import ModuleScan
 from .errors import ParseError
-from .nodes import (Assert, BinOp, Break, Buffer, Cast, Const, ConstRef, Continue, DeclBuffer, Evaluate,
-                    Expr, For, If, Launch, Let, Load, Param, PrimFunc, Return, Select, Stmt, Store, StrConst,
-                    ThreadIndex, UnaryOp, Unsupported, Var, While, walk)
+from .nodes import (Assert, BinOp, Break, Buffer, Const, ConstRef, Continue, DeclBuffer, Evaluate,
+                    Expr, For, If, Let, Load, Param, PrimFunc, Return, Stmt, Store, StrConst,
+                    ThreadIndex, Var, While)
 from .scope import BUFFER, BUILTIN, CONST, LET, NAMESPACE, PARAM, THREAD, Binding, Scope  # noqa: F401
 
-_LAUNCH_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z",
-                "clusterCtaIdx.x", "clusterCtaIdx.y", "clusterCtaIdx.z")
 _SCOPES = ("shared", "shared.dyn", "local", "global", "param")
 _ALLOCS = ("alloc_tensor", "alloc_buffer", "decl_buffer", "decl_tensor", "alloc_local", "alloc_shared",
            "local_scalar", "decl_scalar", "shared_scalar")
-
-
-@dataclass
-class _ScopeId:
-    """A gen-1 scope id such as `T.warp_id([n])`: the thread count it implies and its value."""
-
-    threads_per_unit: int | None   # threads per unit of the extent (warp_id: 32), None if it sets no block size
-    tag: str
-
-
-_SCOPE_IDS = {
-    "thread_id": _ScopeId(1, "threadIdx.x"), "warp_id": _ScopeId(32, "threadIdx.x"),
-    "lane_id": _ScopeId(None, "threadIdx.x"), "warpgroup_id": _ScopeId(128, "threadIdx.x"),
-    "warp_id_in_wg": _ScopeId(None, "threadIdx.x"), "thread_id_in_wg": _ScopeId(None, "threadIdx.x"),
-    "cta_id": _ScopeId(None, "blockIdx.x"), "cluster_id": _ScopeId(None, "blockIdx.x"),
-    "cta_id_in_cluster": _ScopeId(None, "clusterCtaIdx.x"),
-}
 
 
 def build(module: sx.Module, file: str, source: str, overrides: dict | None = None,
@@ -72,13 +53,12 @@ class _Builder:
         # byte offset of a decl_buffer's data pointer from its root: `X.data` is that pointer, without the
         # elem_offset= / byte_offset= the declaration adds (TVM keeps those in the buffer, not in its data)
         self.data_offsets: dict[str, Expr] = {}
-        self.launch: dict[str, Expr] = {}
-        self.block_hints: list[tuple[int, sx.Node]] = []
         self.attrs: list[tuple[str, object]] = []
         self.loop_depth = 0
         self.mod = ModuleScan(self)      # imports, constants, symbolic dimensions, functions
         self.host = HostPrelude(self)    # statements before the device entry
         self.alloc = Allocations(self)   # buffer declarations, aliases, views, scalars
+        self.launches = Launches(self)   # the launch's extents, however spelled
         self.ex.dim = self.mod.dim
         self.ex.fresh = self.fresh
         self.ex.constant_values = lambda: self.mod.env
@@ -124,7 +104,7 @@ class _Builder:
         name = self.fresh(fn.name)
         params = self.params(fn)
         host, body = self.split_body(fn.body)
-        launch = self.make_launch(fn)
+        launch = self.launches.make_launch(fn)
         # handle parameters a match_buffer / decl_buffer(data=ptr) turned into global buffers
         params = [Param(p.name, "buffer", self.param_buffers[p.name].dtype, self.param_buffers[p.name], span=p.span)
                   if p.name in self.param_buffers else p for p in params]
@@ -271,106 +251,7 @@ class _Builder:
             raise self.error("align must be a non-negative integer literal", node)
         return int(e.value)
 
-    # ------------------------------------------------------------------ launch
-    def bind_launch(self, tag_node: sx.Node, extent_node: sx.Node, at) -> Expr:
-        if isinstance(tag_node, sx.Str) and tag_node.value.startswith("preferredClusterCtaIdx.") \
-                and tag_node.value[-1] in "xyz" and len(tag_node.value) == len("preferredClusterCtaIdx.x"):
-            return self.preferred_cluster(tag_node, extent_node, at)
-        if not isinstance(tag_node, sx.Str) or tag_node.value not in _LAUNCH_TAGS:
-            raise self.error("unknown thread tag", tag_node, expected=", ".join(f'"{t}"' for t in _LAUNCH_TAGS),
-                             hint='launch threads with T.launch_thread("threadIdx.x", n) and blocks with '
-                                  'T.launch_thread("blockIdx.x", n)')
-        tag = tag_node.value
-        if tag in self.launch:
-            raise self.error(f"'{tag}' is launched twice", at, hint="launch each thread dimension once")
-        self.launch[tag] = self.launch_extent(extent_node, "a launch extent")
-        return ThreadIndex(tag, span=self.ex.span(tag_node))
-
-    def preferred_cluster(self, tag_node: sx.Str, extent_node: sx.Node, at) -> Expr:
-        """`T.launch_thread("preferredClusterCtaIdx.x", n)`: the preferred cluster shape (the hardware launches it
-        or the regular cluster shape).  A preferred extent of 1 changes nothing (index 0); a larger one is a
-        cluster launch on that axis when no other cluster extent is given (clusters are reported as not
-        modeled), else the index is not modeled."""
-        extent = self.launch_extent(extent_node, "a launch extent")
-        n = self.const_value(extent)
-        if n == 1:
-            return Const(0, "int32", span=self.ex.span(tag_node))
-        axis = tag_node.value[-1]
-        regular = self.launch.get(f"clusterCtaIdx.{axis}")
-        if regular is None or regular == extent:
-            self.set_launch(f"clusterCtaIdx.{axis}", extent, at)
-            return ThreadIndex(f"clusterCtaIdx.{axis}", span=self.ex.span(tag_node))
-        return Unsupported(f"preferred cluster extent {n} on {axis} beside the regular cluster extent", (extent,),
-                           "int32", span=self.ex.span(tag_node))
-
-    def launch_extent(self, node: sx.Node, what: str) -> Expr:
-        """Launch extents are fixed before any thread runs: literals, module constants, scalar parameters."""
-        e = self.ex.int_expr(node, what)
-        for sub in walk(e):
-            if isinstance(sub, (Const, ConstRef, BinOp, UnaryOp, Cast, Select)):
-                continue
-            if isinstance(sub, Var) and getattr(self.scope.lookup(sub.name), "kind", None) == PARAM:
-                continue
-            raise self.error(f"{what} must not depend on values computed in the kernel", node,
-                             hint="use literals, module constants and scalar parameters")
-        return e
-
-    def launch_call(self, call: sx.Call) -> Expr:
-        if len(call.args) != 2 or call.kwargs:
-            raise self.error("T.launch_thread takes (tag, extent)", call,
-                             expected='T.launch_thread("threadIdx.x", 128)')
-        return self.bind_launch(call.args[0], call.args[1], call)
-
-    def scope_id(self, name: str, call: sx.Call) -> tuple[Expr, ...]:
-        """The values of a scope id, one per extent: `T.cta_id([a, b, c])` is (blockIdx.x, .y, .z) and sets
-        their launch extents (`parent="cluster"`: the CTA's place in its cluster); `T.thread_id([x, y])` likewise
-        for threads; `T.warp_id([n])`, `T.lane_id([32])`, `T.warpgroup_id([n])` ... take one extent."""
-        sid = _SCOPE_IDS[name]
-        kw = {k.name: k.value for k in call.kwargs}
-        parent = kw.pop("parent", None)
-        kw.pop("preferred", None)    # a preferred cluster shape (non-uniform clusters): the launch's is what runs
-        if kw or len(call.args) != 1 or not isinstance(call.args[0], (sx.ListLit, sx.TupleLit)) \
-                or not 1 <= len(call.args[0].elts) <= 3:
-            raise self.error(f"T.{name} takes a list of one to three extents", call, expected=f"T.{name}([n])")
-        if parent is not None and not isinstance(parent, sx.Str):
-            raise self.error("parent= takes a string", parent, expected='parent="cluster" or parent="kernel"')
-        extents = [self.launch_extent(e, "a scope extent") for e in call.args[0].elts]
-        span = self.ex.span(call)
-        tag = sid.tag
-        if name == "cta_id" and parent is not None and parent.value == "cluster":
-            tag = "clusterCtaIdx.x"
-        if tag in ("blockIdx.x", "clusterCtaIdx.x") or (name == "thread_id" and len(extents) > 1):
-            base = tag.split(".")[0]
-            out = []
-            for axis, extent in zip("xyz", extents):
-                self.set_launch(f"{base}.{axis}", extent, call)
-                out.append(ThreadIndex(f"{base}.{axis}", span=span))
-            return tuple(out)
-        if len(extents) != 1:
-            raise self.error(f"T.{name} takes a one-element list of extents", call, expected=f"T.{name}([n])")
-        extent = extents[0]
-        value = self.const_value(extent)
-        tx = ThreadIndex("threadIdx.x")
-        if sid.threads_per_unit is not None:
-            if value is None:
-                raise self.error(f"T.{name} needs a constant extent", call.args[0])
-            self.block_hints.append((value * sid.threads_per_unit, call))
-        c = lambda v: Const(v, "int32")  # noqa: E731
-        return ({
-            "thread_id": tx,
-            "warp_id": ty.binop("//", tx, c(32)),
-            "lane_id": ty.binop("%", tx, c(32)),
-            "warpgroup_id": ty.binop("//", tx, c(128)),
-            "warp_id_in_wg": ty.binop("%", ty.binop("//", tx, c(32)), c(4)),
-            "thread_id_in_wg": ty.binop("%", tx, c(128)),
-        }[name],)
-
-    def set_launch(self, tag: str, extent: Expr, at) -> None:
-        old = self.launch.get(tag)
-        if old is not None and old != extent:
-            raise self.error(f"'{tag}' is given two different extents", at)
-        self.launch[tag] = extent
-
+    # ------------------------------------------------------------------ constants
     def const_value(self, e: Expr) -> int | None:
         if isinstance(e, Const):
             return int(e.value)
@@ -383,29 +264,6 @@ class _Builder:
                 v = ty.eval_binop(e.op, a, b, e.a.dtype, e.dtype)
                 return None if v is None or isinstance(v, bool) else int(v)
         return None
-
-    def make_launch(self, fn: sx.FunctionDef) -> Launch:
-        one = Const(1, "int32")
-        if self.block_hints:
-            counts = {v for v, _ in self.block_hints}
-            if len(counts) > 1:
-                raise self.error("scope ids imply different thread counts: " + ", ".join(map(str, sorted(counts))),
-                                 self.block_hints[-1][1], hint="make warp_id/thread_id/warpgroup_id extents agree")
-            count = counts.pop()
-            declared = self.launch.get("threadIdx.x")
-            if declared is None:
-                self.launch["threadIdx.x"] = Const(count, "int32")
-            elif self.const_value(declared) not in (None, count):
-                raise self.error(f"scope ids imply {count} threads but threadIdx.x is launched with "
-                                 f"{self.const_value(declared)}", self.block_hints[-1][1])
-        if not any(t.startswith("threadIdx") for t in self.launch):
-            raise self.error("the kernel launches no threads", fn.header,
-                             hint='add `with T.launch_thread("threadIdx.x", n) as tx:` inside `with T.device_entry():`')
-        get = lambda t: self.launch.get(t, one)  # noqa: E731
-        return Launch((get("blockIdx.x"), get("blockIdx.y"), get("blockIdx.z")),
-                      (get("threadIdx.x"), get("threadIdx.y"), get("threadIdx.z")),
-                      (get("clusterCtaIdx.x"), get("clusterCtaIdx.y"), get("clusterCtaIdx.z")),
-                      span=self.ex.span(fn.header))
 
     # ------------------------------------------------------------------ statements
     def body(self, nodes) -> list[Stmt]:
@@ -490,8 +348,8 @@ class _Builder:
             if path == ["launch_thread"]:
                 raise self.error("T.launch_thread must be bound to a name", value,
                                  expected='with T.launch_thread("threadIdx.x", n) as tx:')
-            if path and len(path) == 1 and path[0] in _SCOPE_IDS:
-                self.scope_id(path[0], value)   # a bare scope id only sets launch extents
+            if path and len(path) == 1 and path[0] in SCOPE_IDS:
+                self.launches.scope_id(path[0], value)   # a bare scope id only sets launch extents
                 return []
             if path and path[0] in _ALLOCS:
                 raise self.error(f"T.{path[0]}(...) must be assigned to a name", value, expected="x = T.alloc_...(...)")
@@ -544,7 +402,7 @@ class _Builder:
                 if item.name is None:
                     raise self.error("T.launch_thread needs a name", item,
                                      expected='with T.launch_thread("threadIdx.x", n) as tx:')
-                index = self.launch_call(ctx)
+                index = self.launches.launch_call(ctx)
                 self.define_thread(item.name, index)
                 continue
             if path == ["attr"] and isinstance(ctx, sx.Call):
@@ -626,7 +484,7 @@ class _Builder:
             if begin != 0:
                 raise self.error("T.thread_binding must start at 0", args[0],
                                  hint="bind the whole dimension and offset the index in the body")
-        index = self.bind_launch(tag, extent, call)
+        index = self.launches.bind_launch(tag, extent, call)
         with self.scope.block():
             self.define_thread(node.targets[0], index)
             return self.body(node.body)
@@ -690,10 +548,10 @@ class _Builder:
         if isinstance(value, sx.Call):
             path = self.ex.namespace_path(value.func)
             if path == ["launch_thread"]:
-                index = self.launch_call(value)
+                index = self.launches.launch_call(value)
                 self.define_thread(target, index)
                 return []
-            if path and len(path) == 1 and path[0] in _SCOPE_IDS:
+            if path and len(path) == 1 and path[0] in SCOPE_IDS:
                 return self.unpack(sx.TupleLit(target.pos, (target,)), value, span)
             if path and len(path) == 1 and path[0] in _ALLOCS:
                 return self.alloc.allocate(target, path[0], value, span)
@@ -733,8 +591,8 @@ class _Builder:
         if len(names) != len(targets.elts):
             raise self.error("unpack into names only", targets, hint="assign to names, e.g. `bx, by = ...`")
         path = self.ex.namespace_path(value.func) if isinstance(value, sx.Call) else None
-        if path and len(path) == 1 and path[0] in _SCOPE_IDS and isinstance(value, sx.Call):
-            values = self.scope_id(path[0], value)
+        if path and len(path) == 1 and path[0] in SCOPE_IDS and isinstance(value, sx.Call):
+            values = self.launches.scope_id(path[0], value)
         elif isinstance(value, sx.TupleLit):
             values = tuple(self.ex.expr(v) for v in value.elts)
         else:
