@@ -6,26 +6,15 @@ from pathlib import Path
 
 from ir import Span, excerpt
 
+from ..numsim.runtime import id_ranges
+
 _EVIDENCE = (("operation", "Source"), ("related_operations", "Related"), ("prior", "Prior"), ("current", "Current"),
              ("reader", "Reader"), ("writer", "Writer"), ("wait", "Wait"))
 
 
 def ranges(ids) -> str:
-    ids = sorted(set(int(i) for i in ids))
-    out: list[str] = []
-    start: int | None = None
-    prev = 0                                      # read only once start is set
-    for i in ids:
-        if start is None:
-            start = prev = i
-        elif i == prev + 1:
-            prev = i
-        else:
-            out.append(f"{start}" if start == prev else f"{start}-{prev}")
-            start = prev = i
-    if start is not None:
-        out.append(f"{start}" if start == prev else f"{start}-{prev}")
-    return ", ".join(out)
+    """"0-3, 5": as NumSim names warps and lanes in its diagnostics, with a space after each comma."""
+    return id_ranges((int(i) for i in ids), ", ")
 
 
 class SourceCache:
