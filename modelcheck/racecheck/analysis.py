@@ -219,6 +219,9 @@ class Analysis(Observer):
             self.cold_ops = set(cold.actor[cold.actor >= 0].tolist())
         c.nlive = live.n
         c.units = U = live.concat(new)
+        # (the table holds the carried records now: the old one goes before the chunk's arrays are made)
+        del live
+        self.live = Units.empty()
         c.strong = (new.actor < 0) & ((new.strength > 0) | new.acquiring | new.releasing)
         ucol = self._ucol(U)
         uid = None
