@@ -28,7 +28,7 @@ def main() -> None:
     import modelcheck
     from modelcheck import numsim
     from modelcheck.common.gcpause import paused_gc
-    from modelcheck.racecheck.analysis import Pass
+    from modelcheck.racecheck.replay import Pass
     kernel = modelcheck.load(ROOT / "benchmarks" / "kernels" / "ring16.py", ROUNDS=args.rounds)
     out = np.zeros(kernel.constants["PAIRS"] * args.rounds * 32, dtype=np.int32)
     rows = []

@@ -17,9 +17,7 @@ chunk at a time, with the sync events delivered since the previous one, it
    (memory follows the accesses in flight, not the trace).
 `finish()` handles the last events and settles the races (counts, fence.sc hints).
 
-`Pass` runs the same analysis over a recorded trace (events and AccessRecords), for tests
-and benchmarks; there `records` lists the trace's records with Racecheck's synthetic ones
-(a tcgen05.dealloc as a write of its allocation), which is how races number records.
+`replay.Pass` runs the same analysis over a recorded trace (tests and benchmarks).
 """
 from __future__ import annotations
 
@@ -30,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..common.gcpause import paused_gc
-from ..numsim.columns import ORDERS, AccessColumns
+from ..numsim.columns import ORDERS
 from ..numsim.errors import ResourceLimit
 from ..numsim.trace import Observer
 from ..numsim.trace import ClusterLayout
@@ -38,7 +36,7 @@ from .domains import layout_for
 from .flow import CrossedDomains, Flow
 from .judge import judge
 from .pairs import Shadow, _segments, stable_order
-from .tcgen import dealloc_record, with_deallocs
+from .tcgen import dealloc_record
 from .units import DOMAIN_NAMES, Allocs, Units, from_chunk
 
 _INF = float("inf")
@@ -221,6 +219,9 @@ class Analysis(Observer):
             self.cold_ops = set(cold.actor[cold.actor >= 0].tolist())
         c.nlive = live.n
         c.units = U = live.concat(new)
+        # (the table holds the carried records now: the old one goes before the chunk's arrays are made)
+        del live
+        self.live = Units.empty()
         c.strong = (new.actor < 0) & ((new.strength > 0) | new.acquiring | new.releasing)
         ucol = self._ucol(U)
         uid = None
@@ -585,63 +586,3 @@ def _unknown(c: _Chunk, q: np.ndarray) -> None:
     """Pairs `q` know nothing of their earlier access (its lane's knowledge never reached the later one's domain)."""
     if q.size:
         c.known[q] = c.known_bridged[q] = c.known_issuer[q] = 0
-
-
-class _Alloc:
-    """An allocation as a recorded AccessRecord names it (what AccessColumns needs of one)."""
-
-    __slots__ = ("space", "id", "name")
-
-    def __init__(self, space, alloc_id, name):
-        self.space, self.id, self.name = space, alloc_id, name
-
-
-class Pass:
-    """Racecheck over a recorded trace: `Pass(warps, warps_per_cta, events, records).run()`; then `races` (records
-    numbered as in `records`, which adds Racecheck's synthetic ones), `candidates` ((prior record, prior lane,
-    current record, current lane, first byte, granule bytes) rows: every pair judged, grouped by the current record),
-    `lane_accesses`, `scope_mismatches`.  `chunk_rows`: records per chunk (NumSim's default).  Its clocks span the
-    whole grid (a recorded trace carries no cluster shape; `Analysis` splits them per cluster in a run)."""
-
-    def __init__(self, run_warps: int, warps_per_cta: int, events, records, chunk_rows: int | None = None):
-        self.nw, self.wpc = run_warps, warps_per_cta
-        self.events = list(events)
-        self.input = list(records)
-        self.records = with_deallocs(self.events, self.input)
-        self.chunk_rows = chunk_rows
-        self.races: list = []
-        self.candidates = np.zeros((0, 6), dtype=np.int64)
-        self.lane_accesses = 0
-        self.scope_mismatches: list = []
-        self.analysis: Analysis | None = None
-
-    def run(self, meter=None) -> None:
-        a = self.analysis = Analysis(meter, keep_pairs=True)
-        a.setup(self.nw, self.wpc)
-        cols = AccessColumns([a.on_access_chunk], {"accesses": 0, "lane_accesses": 0}, self.chunk_rows)
-        allocs: dict = {}
-        events, records = self.events, self.input
-        i = 0
-        for rec in records:
-            while i < len(events) and events[i].seq < rec.seq:
-                a.on_sync(events[i])
-                i += 1
-            key = (rec.space, rec.alloc)
-            alloc = allocs.get(key)
-            if alloc is None:
-                alloc = allocs[key] = _Alloc(rec.space, rec.alloc, rec.alloc_name)
-            cols.rows.append((rec.seq, rec.cta, rec.warp, rec.site, rec.iters, rec.lanes, alloc, rec.offsets, rec.size,
-                              rec.kind, rec.proxy, rec.order, rec.scope, rec.actor))
-            if cols.full():
-                cols.flush()
-        cols.flush()
-        for ev in events[i:]:
-            a.on_sync(ev)
-        a.finish()
-        if a.limit is not None:
-            raise a.limit
-        self.races = a.races
-        self.lane_accesses = a.lane_accesses
-        self.scope_mismatches = a.scope_mismatches
-        if a.candidates:
-            self.candidates = np.concatenate(a.candidates)

@@ -438,11 +438,14 @@ class Shadow:
         own = np.where((units.actor < 0)[unit], lane, 0)
         ecol = ucol.astype(np.int32)[unit] + own
         pc = ecol[prior]
-        if uid is ucol:
-            same = pc == ecol[current]
-        else:
-            eid = uid[unit] + own
-            same = eid[prior] == eid[current]
+        same = pc == ecol[current]
+        if uid is not ucol:
+            # columns per clock domain: one actor has one column, so only pairs of equal columns can be one actor's
+            # (asked by the launch-wide numbering for those few, not for every entry)
+            s = np.flatnonzero(same)
+            if s.size:
+                a, b = prior[s], current[s]
+                same[s] = uid[unit[a]] + own[a] == uid[unit[b]] + own[b]
         # grouped by the later record in one stable sort, one actor's own pairs sent to a last bucket (n) and cut
         # off: no index list of the kept pairs, no gathers through it
         cur = unit[current].astype(np.int32) - nlive
@@ -469,17 +472,22 @@ class Shadow:
         np.cumsum(np.bincount(unit[grouped] - nlive, minlength=n), out=cp.ent_start[1:])
         # carry: per granule its last write and what follows (all of it while it has no write)
         if m:
-            ends = np.r_[np.flatnonzero(new_seg[1:]), m - 1]
-            keep = idx >= np.repeat(last_w[ends], np.diff(np.r_[0, ends + 1]))
+            # each entry against its granule's last write, read at the granule's last entry (`last_w` is a running
+            # maximum, so the values at granule ends ascend: a running minimum from the right finds one's own)
+            end = np.empty(m, dtype=np.bool_)
+            end[:-1] = new_seg[1:]
+            end[-1] = True
+            keep = idx >= np.minimum.accumulate(np.where(end, last_w, m)[::-1])[::-1]
         else:
             keep = new_seg
         return cp, keep
 
     # ------------------------------------------------------------------ between chunks
     def live_units(self, index: np.ndarray) -> np.ndarray:
-        """The rows of a table whose record numbers are `index` (ascending, holding every carried record) some
-        carried entry belongs to, ascending."""
+        """Which rows of a table whose record numbers are `index` (ascending, holding every carried record) some
+        carried entry belongs to, as a mask (a dense selection: a mask takes rows faster than their indices)."""
         mark = np.zeros(index.size, dtype=np.bool_)   # (marking is linear; np.unique would sort)
-        for recs in self.recs.values():
-            mark[np.searchsorted(index, recs)] = True
-        return np.flatnonzero(mark)
+        if self.recs:
+            # (one search for every allocation's list: a run may carry hundreds of allocations)
+            mark[np.searchsorted(index, np.concatenate(list(self.recs.values())))] = True
+        return mark

@@ -12,7 +12,7 @@ thread sync (mbarrier, named barrier, warp sync, morally strong flag) to the nex
 `fence::after_thread_sync`.  Within a thread, a before-fence or commit also orders the
 thread's earlier mma/cp/shift before its later ones.  A commit publishes its thread's
 mma/cp/shift and their causal predecessors, never tcgen05 work the thread only imported.
-Assumes: records and events of one NumSim trace, async columns assigned by `analysis.Pass`.
+Assumes: records and events of one NumSim trace, async columns assigned by `replay.Pass`.
 """
 from __future__ import annotations
 

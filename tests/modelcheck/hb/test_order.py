@@ -15,7 +15,7 @@ import pytest
 import modelcheck
 from modelcheck import hb
 from modelcheck.hb.order import anchor, order, pair_ordering, reachable, search, states_of
-from modelcheck.racecheck.analysis import Pass
+from modelcheck.racecheck.replay import Pass
 from tests.manifest import KERNELS, entries
 from tests.test_manifest import manifest_inputs
 

@@ -8,7 +8,7 @@ import pytest
 
 import modelcheck
 from modelcheck import numsim
-from modelcheck.racecheck.analysis import Pass
+from modelcheck.racecheck.replay import Pass
 from modelcheck.racecheck.pairs import stable_order
 from tests.manifest import KERNELS, entries, manifest_inputs
 

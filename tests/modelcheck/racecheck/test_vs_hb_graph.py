@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, example, given, settings
 
 import modelcheck
 from modelcheck import numsim
-from modelcheck.racecheck.analysis import Pass
+from modelcheck.racecheck.replay import Pass
 
 from .programs import Lanes, Step, oracle_races, programs, render
 
