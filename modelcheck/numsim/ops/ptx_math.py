@@ -281,6 +281,7 @@ def _mov(ctx, call, info):
     hbits = bits // 2
     uniform = a_np.itemsize * 8 == hbits == b_np.itemsize * 8 and a_np.kind in "uif" and b_np.kind in "uif"
     set_bits = dst.set_bits
+    last: list = [object(), object(), 0]
 
     def pack(w):
         # readable form: to_bits(np.stack(np.broadcast_arrays(lo, hi), axis=1), bits): element 0 the low half
@@ -295,8 +296,13 @@ def _mov(ctx, call, info):
             dst(w, out.view(_UINT[bits]))
             return
         if type(x) is not np.ndarray and type(y) is not np.ndarray and uniform:
-            # two uniform registers: one register of their bits, as a Python int (the path below's result)
-            packed = _bits_of(x, a_np, hbits) | _bits_of(y, b_np, hbits) << hbits
+            # two uniform registers: one register of their bits, as a Python int (the path below's result); the
+            # same two objects as last time (held here, so not another value at a reused address) pack alike
+            if x is last[0] and y is last[1]:
+                packed = last[2]
+            else:
+                packed = _bits_of(x, a_np, hbits) | _bits_of(y, b_np, hbits) << hbits
+                last[:] = (x, y, packed)
             if set_bits is not None:
                 set_bits(w, packed)
             else:
@@ -537,14 +543,18 @@ def _minmax(ctx, call, info):
     flags = form.flags
     is_float = t in AF.FLOATS
 
-    two = len(srcs) == 2 and not flags and is_float
+    plain = not flags and is_float
     fmax = np.fmax if is_max else np.fmin
+    first, rest = srcs[0], tuple(srcs[1:])
 
     def run(w):
-        if two:
-            # max/min.f32 of two operands without flags: the loop below for them (NaN ignored unless both)
-            a, b = srcs[0](w), srcs[1](w)
-            dst(w, canonical_nan(fmax(a, b)))
+        if plain:
+            # max/min.f32 of two or three operands without flags: the loop below (NaN ignored unless all are NaN),
+            # the ufunc broadcasting the operands itself
+            r = first(w)
+            for f in rest:
+                r = fmax(r, f(w))
+            dst(w, canonical_nan(r))
             return
         vals = [f(w) for f in srcs]
         if any(v.shape != vals[0].shape for v in vals):
