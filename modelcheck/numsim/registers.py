@@ -69,7 +69,9 @@ def issue(w, op_id: int, site: int, kind: str, wait: str, results,
     mask = w.mask
     local = w.local
     for write, value in results:
-        index = write.index(w)
+        index = getattr(write.index, "const", None)      # a constant index (compile_expr.flat_index): no call
+        if index is None:
+            index = write.index(w)
         if type(index) is np.ndarray:
             index = int(index[w.active()][0])
         index = int(index)

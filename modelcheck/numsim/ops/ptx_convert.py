@@ -128,17 +128,23 @@ def to_narrow(x: np.ndarray, fmt: str, relu: bool) -> np.ndarray:
         x = np.where(x < 0, 0.0, x)
     elem = AF.TYPES[fmt][1]
     nan = np.isnan(x)
-    y = np.where(nan, 0.0, saturate_finite(x, elem))
+    some_nan = V.nnz(nan)
+    m = MAX_FINITE[elem]
+    # .satfinite (saturate_finite; a NaN, set to 0 here, is coded below): the ufuncs without np.clip's wrapper
+    y = np.minimum(np.maximum(x, -m), m)
+    if some_nan:
+        y = np.where(nan, 0.0, y)
     y32 = y.astype(np.float32)
-    if elem != "float4_e2m1fn" and (y32 == y).all():
+    if elem != "float4_e2m1fn" and not V.nnz(y32 != y):
         # float32 values (every f32 source): round_float's round-to-odd step is the identity, one cast rounds
         codes = y32.astype(_np_float(elem)).view(np.uint8)
     else:
         codes = round_float(y, None, elem, "rn").view(np.uint8)
     if elem == "float4_e2m1fn":
         # e2m1 has no NaN: a NaN input gives +MAX_NORM (6.0, code 0x7), an approximation (docs/semantics.md)
-        return np.where(nan, np.uint8(0x7), codes & np.uint8(0xF)).astype(np.uint8)
-    return np.where(nan, np.uint8(NAN_BITS[elem]), codes).astype(np.uint8)
+        codes = codes & np.uint8(0xF)
+        return np.where(nan, np.uint8(0x7), codes).astype(np.uint8) if some_nan else codes
+    return np.where(nan, np.uint8(NAN_BITS[elem]), codes).astype(np.uint8) if some_nan else codes
 
 
 def to_ue8m0(x: np.ndarray, mode: str, satfinite: bool) -> np.ndarray:
@@ -149,9 +155,12 @@ def to_ue8m0(x: np.ndarray, mode: str, satfinite: bool) -> np.ndarray:
         if mode == "rp":
             e = e + ((m != 0.5) & (x > 0)).astype(np.int64)
         e = np.where(x > 0, e, 0)             # zero and negative inputs: the smallest code
-        e = np.clip(e, 0, 254 if satfinite else 255)
-        e = np.where(np.isinf(x) & (x > 0), 254 if satfinite else 255, e)
-        e = np.where(np.isnan(x), 255, e)
+        top = 254 if satfinite else 255
+        e = np.minimum(np.maximum(e, 0), top)     # (np.clip, without its wrapper)
+        e = np.where(x == np.inf, top, e)
+        nan = np.isnan(x)
+        if V.nnz(nan):
+            e = np.where(nan, 255, e)
     return e.astype(np.uint8)
 
 

@@ -374,6 +374,15 @@ def _arith(ctx, call, info):
     dst = writer(ctx, call.operands[0], call.op, t)
     head, flags = form.head, form.flags
     mode = form.rounding or "rn"
+    if head == "fma" and mode == "rn" and elem == "float32" and not flags and len(srcs) == 3:
+        fa, fb, fc = srcs
+
+        def fma(w):
+            # float_op's first step for these forms, called directly (its other routes where `_fma32` declines)
+            vals = [fa(w), fb(w), fc(w)]
+            r = _fma32(*vals)
+            dst(w, r if r is not None else float_op(head, vals, elem, mode, flags))
+        return fma, False
 
     def run(w):
         dst(w, float_op(head, [f(w) for f in srcs], elem, mode, flags))
