@@ -321,7 +321,7 @@ def _pack_halves(hi: np.ndarray, lo: np.ndarray, elem: str) -> np.ndarray:
     nan = np.isnan(pair)
     if V.nnz(nan):
         bits = np.where(nan, np.uint16(NAN_BITS[elem]), bits)
-    return np.ascontiguousarray(bits).view(np.uint32).reshape(hi.shape)
+    return bits.view(np.uint32).reshape(hi.shape)      # (the cast's, or np.where's, own contiguous array)
 
 
 def _int_round(x: np.ndarray, mode: str) -> np.ndarray:

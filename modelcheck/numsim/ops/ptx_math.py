@@ -461,7 +461,7 @@ def _fma32(a, b, c):
             or a.dtype != np.float32 or b.dtype != np.float32 or c.dtype != np.float32:
         return None
     with np.errstate(all="ignore"):
-        s = a.astype(np.float64) * b + c            # b, c widen exactly (float32 -> float64)
+        s = np.multiply(a, b, dtype=np.float64) + c     # a, b, c widen exactly (float32 -> float64)
         bits = s.view(np.uint64)
         if V.nnz((bits & _LOW29) == _MIDPOINT):
             return None
@@ -617,13 +617,21 @@ def _unary(ctx, call, info):
     f, elem, flags = _UNARY[form.head], AF.TYPES[t][1], form.flags
     ex2 = form.head == "ex2" and elem == "float32"
 
+    operand = src.operand
+    own = t == "f32" and src.operand_np == np.float32      # f32 of a float32 register: the reader keeps its value
+
     def run(w):
-        x = src(w)
-        if ex2 and V.nnz((x >= -126.0) & (x < 127.0)) == x.size:
-            # the path below for these operands (NaN fails the test): a subnormal x (flushed or not) gives
-            # exp2(x) == 1 in float64 as 0 does, and 2^x >= 2^-126 is normal and finite in float32, so neither ftz,
-            # overflow nor a NaN can occur
-            dst(w, np.exp2(x, dtype=np.float64).astype(np.float32).reshape(-1))    # (the float64 loop: a cast of x)
+        if own:
+            v = operand(w)      # (read once: what the reader does with it, a lane vector kept 1-D)
+            x = v if type(v) is np.ndarray and v.ndim == 1 and v.dtype == np.float32 else \
+                np.asarray(v, dtype=np.float32).reshape(-1, 1)
+        else:
+            x = src(w)
+        if ex2 and np.minimum.reduce(x, axis=None) >= -126.0 and np.maximum.reduce(x, axis=None) < 127.0:
+            # the path below for operands in [-126, 127) (a NaN fails the test: the reductions propagate it): a
+            # subnormal x (flushed or not) gives exp2(x) == 1 in float64 as 0 does, and 2^x >= 2^-126 is normal and
+            # finite in float32, so neither ftz, overflow nor a NaN can occur
+            dst(w, np.exp2(x, dtype=np.float64).astype(np.float32).reshape(-1))    # (the float64 loop)
             return
         if "ftz" in flags:
             x = ftz(x)
