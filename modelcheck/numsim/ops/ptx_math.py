@@ -308,6 +308,16 @@ def _mov(ctx, call, info):
             else:
                 dst(w, np.array([packed], _UINT[bits]))
             return
+        if uniform and (type(x) is np.ndarray) != (type(y) is np.ndarray):
+            # a lane vector and a uniform register: the vector's bits interleaved with the uniform one's, from the
+            # values already read (the lines below read both operands again)
+            vec, x_vec = (x, True) if type(x) is np.ndarray else (y, False)
+            if vec.ndim == 1 and vec.dtype == (a_np if x_vec else b_np) and vec.size > 1 and vec.flags.c_contiguous:
+                out = np.empty(2 * vec.size, h)
+                out[0::2] = x.view(h) if x_vec else _bits_of(x, a_np, hbits)
+                out[1::2] = _bits_of(y, b_np, hbits) if x_vec else y.view(h)
+                dst(w, out.view(_UINT[bits]))
+                return
         x, y = a(w), b(w)
         pair = np.empty((max(x.shape[0], y.shape[0]), 2), x.dtype)
         pair[:, 0:1] = x

@@ -1,6 +1,7 @@
-"""Packed narrow conversions (both halves in one elementwise call), the exact widening cvt.f32.bf16, and an f32x2 fma
-with uniform operands (one float64 rounding where that is exact) against the general per-half route, bit for bit,
-on random and edge values (tests/fixtures/ptx_math/narrow_pairs.py)."""
+"""Packed narrow conversions (both halves in one elementwise call), the exact widening cvt.f32.bf16, an f32x2 fma
+with uniform operands (one float64 rounding where that is exact) and mov.b64 packs of a lane vector with a uniform
+register against the general per-half route, bit for bit, on random and edge values
+(tests/fixtures/ptx_math/narrow_pairs.py)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -32,7 +33,8 @@ def test_pair_widen_and_fma_fast_paths_match_the_general_route(seed, s):
     h = x[:, ::-1].copy()[:, 0].astype(ml_dtypes.bfloat16)
     outs = {n: np.zeros(32, d) for n, d in _OUTS}
     res = numsim.run(modelcheck.load(FIX).func, {"x": x, "h": h, "s": np.float32(s), **outs,
-                                                 "fm": np.zeros((32, 2), np.float32)})
+                                                 "fm": np.zeros((32, 2), np.float32),
+                                                 "mix": np.zeros((32, 2), np.uint64)})
     assert res.verdict == "clean"
     o = res.outputs
     lo, hi = x[:, 0].astype(np.float64), x[:, 1].astype(np.float64)
@@ -50,3 +52,7 @@ def test_pair_widen_and_fma_fast_paths_match_the_general_route(seed, s):
         p, err = PM.two_sum(x.astype(np.float64) * s64, np.full(x.shape, s64))
         fm = PM.canonical_nan(CV.round_float(p, err, "float32", "rn"))
     assert np.array_equal(o["fm"].view(np.uint32), fm.view(np.uint32))
+    sb = np.uint64(np.float32(s).view(np.uint32))
+    xb = x.view(np.uint32).astype(np.uint64)
+    assert np.array_equal(o["mix"][:, 0], xb[:, 0] | sb << np.uint64(32))
+    assert np.array_equal(o["mix"][:, 1], sb | xb[:, 1] << np.uint64(32))
