@@ -364,7 +364,11 @@ class ExprCompiler:
         strides = info.strides
         if all(c is not None for c in consts):
             flat = sum(int(c) * s for c, s in zip(consts, strides))
-            return lambda w: flat
+
+            def const(w):
+                return flat
+            const.const = flat      # type: ignore[attr-defined]  # (element accessors specialise on it)
+            return const
         if len(fns) == 1:
             return fns[0]
         pairs = list(zip(fns, strides))

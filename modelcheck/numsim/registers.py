@@ -66,14 +66,27 @@ def issue(w, op_id: int, site: int, kind: str, wait: str, results,
         pending = w.async_regs = {}
     iters = tuple(w.iters)
     out = []
+    mask = w.mask
+    local = w.local
     for write, value in results:
-        index = write.index(w)
+        index = getattr(write.index, "const", None)      # a constant index (compile_expr.flat_index): no call
+        if index is None:
+            index = write.index(w)
         if type(index) is np.ndarray:
             index = int(index[w.active()][0])
         index = int(index)
-        _store(w, write.slot, index, undefined(write.dtype), write.dtype, w.mask)
-        p = PendingResult(op_id, site, kind, wait, write.dtype, value, w.mask, iters, read_completes)
-        pending.setdefault((write.slot, index), []).append(p)
+        slot, dtype = write.slot, write.dtype
+        if mask is None and 0 <= index < len(local[slot]):
+            local[slot][index] = undefined(dtype)       # `_store` for every lane
+        else:
+            _store(w, slot, index, undefined(dtype), dtype, mask)
+        p = PendingResult(op_id, site, kind, wait, dtype, value, mask, iters, read_completes)
+        key = (slot, index)
+        waiting = pending.get(key)
+        if waiting is None:
+            pending[key] = [p]
+        else:
+            waiting.append(p)
         out.append(p)
     return out
 

@@ -14,6 +14,13 @@ import numpy as np
 
 from ir import dtypes as dt
 
+try:
+    # the C function np.count_nonzero calls for a whole-array count: the public wrapper's dispatch costs more than
+    # the count on a 32- or 64-element array, and the hot mask tests of the ops run it once or twice per op
+    from numpy._core.multiarray import count_nonzero as nnz
+except ImportError:             # pragma: no cover -- another numpy layout: the public function
+    nnz = np.count_nonzero
+
 
 def ml_dtype(name: str):
     """An ml_dtypes scalar type (bfloat16, fp8) by name.  ml_dtypes loads on first use: importing it is most of

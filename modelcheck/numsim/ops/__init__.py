@@ -13,7 +13,7 @@ import numpy as np
 
 import ir
 
-from .. import pointers, register_views
+from .. import pointers, register_views, registers
 from .. import values as V
 from ..errors import EngineError, UnsupportedTIRxError
 from ..trace import Site
@@ -110,14 +110,15 @@ class OpContext:
         holder = [None]
         if info.space == "local":
             watched = info.name in self.cc.async_destinations
-            fast = None if watched else _register_setter(self.cc.exprs, info, e.indices)
+            store_site = self.site(e, "element store local") if watched else None
+            fast = _register_setter(self.cc.exprs, info, e.indices, store_site)
             if fast is not None:
                 fast.dtype = info.dtype
                 fast.slot = info.slot
                 fast.index = idx
                 return fast
             store = self.acc.local_store(info, idx, lambda w: holder[0], e.span,
-                                         site=self.site(e, "element store local") if watched else None)
+                                         site=store_site)
         else:
             if info.space == "register_view" and info.name in self.cc.async_destinations:
                 return self._view_register(info, e, idx, what)
@@ -199,21 +200,25 @@ def unmodeled_operations(func: ir.PrimFunc) -> list[tuple[str, str, object]]:
     return out
 
 
-def _register_setter(exprs, info, indices):
-    """`set(w, value)` for a register element at a constant in-range index that no async op writes: what
-    `Accessors.local_store` does for such an element, without its index and value closures (most PTX
-    destination operands are of this kind).  None for any other element."""
+def _register_setter(exprs, info, indices, site=None):
+    """`set(w, value)` for a register element at a constant in-range index: what `Accessors.local_store` does for
+    such an element, without its index and value closures (most PTX destination operands are of this kind); `site`:
+    the element may hold a pending async result (checked before the write, as there).  None for any other
+    element."""
     consts = [exprs.const_value(i) for i in indices]
     if any(c is None for c in consts):
         return None
     flat = sum(int(c) * s for c, s in zip(consts, info.strides))
     if not 0 <= flat < info.numel:
         return None                 # out of bounds: the general store raises it when (if) it runs
-    slot, dtype = info.slot, info.dtype
+    slot, dtype, name = info.slot, info.dtype, info.name
+    watched = site is not None
 
     def set_(w, v):
         vals = w.local[slot]
         w.effects += 1
+        if watched and w.async_regs:
+            registers.check(w, slot, flat, site, "write", name)
         if w.mask is None:
             vals[flat] = v
         else:

@@ -51,6 +51,20 @@ class Accessors:
         slot, numel, dtype = info.slot, info.numel, info.dtype
         watched = info.name in self.cc.async_destinations     # may hold a pending async result
         name = info.name
+        flat = getattr(idx, "const", None)
+        if flat is not None and 0 <= flat < numel:
+            def load_const(w):
+                # a register at a constant in-range index (most operands): `load` below without the index call
+                # and the bounds test
+                vals = w.local[slot]
+                if watched and w.async_regs:
+                    registers.check(w, slot, flat, site, "read", name)
+                v = vals[flat]
+                if v is None:
+                    w.eng.note_uninitialized(site, w, name)
+                    return V.scalar_of(dtype, 0)
+                return v
+            return load_const
 
         def load(w):
             vals = w.local[slot]

@@ -32,7 +32,7 @@ def _odd64(x: np.ndarray, err) -> np.ndarray:
         return x
     # x + err inexact (err finite and nonzero, x finite) with x's last bit even: one step toward err
     step = ((x.view(np.uint64) & np.uint64(1)) == 0) & (err != 0)
-    if not np.count_nonzero(step):     # (cheaper than .any())
+    if not V.nnz(step):     # (cheaper than .any())
         return x
     step &= np.isfinite(x) & np.isfinite(err)
     return np.where(step, np.nextafter(x, np.where(err > 0, np.inf, -np.inf)), x)
@@ -128,17 +128,23 @@ def to_narrow(x: np.ndarray, fmt: str, relu: bool) -> np.ndarray:
         x = np.where(x < 0, 0.0, x)
     elem = AF.TYPES[fmt][1]
     nan = np.isnan(x)
-    y = np.where(nan, 0.0, saturate_finite(x, elem))
+    some_nan = V.nnz(nan)
+    m = MAX_FINITE[elem]
+    # .satfinite (saturate_finite; a NaN, set to 0 here, is coded below): the ufuncs without np.clip's wrapper
+    y = np.minimum(np.maximum(x, -m), m)
+    if some_nan:
+        y = np.where(nan, 0.0, y)
     y32 = y.astype(np.float32)
-    if elem != "float4_e2m1fn" and (y32 == y).all():
+    if elem != "float4_e2m1fn" and not V.nnz(y32 != y):
         # float32 values (every f32 source): round_float's round-to-odd step is the identity, one cast rounds
         codes = y32.astype(_np_float(elem)).view(np.uint8)
     else:
         codes = round_float(y, None, elem, "rn").view(np.uint8)
     if elem == "float4_e2m1fn":
         # e2m1 has no NaN: a NaN input gives +MAX_NORM (6.0, code 0x7), an approximation (docs/semantics.md)
-        return np.where(nan, np.uint8(0x7), codes & np.uint8(0xF)).astype(np.uint8)
-    return np.where(nan, np.uint8(NAN_BITS[elem]), codes).astype(np.uint8)
+        codes = codes & np.uint8(0xF)
+        return np.where(nan, np.uint8(0x7), codes).astype(np.uint8) if some_nan else codes
+    return np.where(nan, np.uint8(NAN_BITS[elem]), codes).astype(np.uint8) if some_nan else codes
 
 
 def to_ue8m0(x: np.ndarray, mode: str, satfinite: bool) -> np.ndarray:
@@ -149,9 +155,12 @@ def to_ue8m0(x: np.ndarray, mode: str, satfinite: bool) -> np.ndarray:
         if mode == "rp":
             e = e + ((m != 0.5) & (x > 0)).astype(np.int64)
         e = np.where(x > 0, e, 0)             # zero and negative inputs: the smallest code
-        e = np.clip(e, 0, 254 if satfinite else 255)
-        e = np.where(np.isinf(x) & (x > 0), 254 if satfinite else 255, e)
-        e = np.where(np.isnan(x), 255, e)
+        top = 254 if satfinite else 255
+        e = np.minimum(np.maximum(e, 0), top)     # (np.clip, without its wrapper)
+        e = np.where(x == np.inf, top, e)
+        nan = np.isnan(x)
+        if V.nnz(nan):
+            e = np.where(nan, 255, e)
     return e.astype(np.uint8)
 
 
@@ -188,6 +197,7 @@ def compile_cvt(ctx, call, info):
         dst = PM.writer(ctx, ops[0], call.op, d)
 
         half = AF.TYPES[d][1] if d in ("f16x2", "bf16x2") and mode in ("rn", "") and not relu and not satf else None
+        narrow_pair = d in ("ue8m0x2", "e4m3x2", "e5m2x2", "e2m1x2")
 
         def pack(w):
             hi32, lo32 = srcs[0](w), srcs[1](w)
@@ -195,6 +205,18 @@ def compile_cvt(ctx, call, info):
                 hi32, lo32 = np.broadcast_arrays(hi32, lo32)
             if half is not None and hi32.dtype == lo32.dtype == np.float32:
                 return dst(w, _pack_halves(hi32, lo32, half))
+            if narrow_pair and hi32.ndim == 2 and hi32.shape[1] == 1:
+                # both halves in one call of the (elementwise) conversion: column 0 the low half (b), 1 the high (a);
+                # each row's two codes, read little-endian, are the packed register `_join` builds below
+                pair = np.empty((hi32.shape[0], 2), np.float64)
+                pair[:, 0:1] = lo32
+                pair[:, 1:2] = hi32
+                if d == "ue8m0x2":
+                    return dst(w, to_ue8m0(pair, mode, satf).view(np.uint16))
+                codes = to_narrow(pair, d, relu)
+                if d == "e2m1x2":
+                    return dst(w, codes[:, 0:1] | (codes[:, 1:2] << np.uint8(4)))
+                return dst(w, codes.view(np.uint16))
             hi, lo = hi32.astype(np.float64), lo32.astype(np.float64)
             if d == "ue8m0x2":
                 parts = [to_ue8m0(v, mode, satf) for v in (lo, hi)]
@@ -232,9 +254,15 @@ def compile_cvt(ctx, call, info):
     d_elem = AF.TYPES[d][1]
     flush, sat = "ftz" in flags, "sat" in flags
     float_src, float_dst = a in AF.FLOATS or a == "tf32", d in AF.FLOATS or d == "tf32"
+    widen = np.dtype(V.NP_DTYPE[AF.TYPES[a][1]]) if d == "f32" and a in ("bf16", "f16") and not flags \
+        and mode in ("rn", "") else None
 
     def run(w):
         x = src(w)
+        if widen and x.dtype == widen:
+            # an exact widening (cvt.f32.{bf16,f16}): the cast is `_to_float`'s value, NaN made canonical as there
+            r = x.astype(np.float32)
+            return dst(w, PM.canonical_nan(r))
         if flush:
             x = PM.ftz(x)
         with np.errstate(all="ignore"):
@@ -291,9 +319,9 @@ def _pack_halves(hi: np.ndarray, lo: np.ndarray, elem: str) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         bits = pair.astype(_np_float(elem)).view(np.uint16)
     nan = np.isnan(pair)
-    if np.count_nonzero(nan):
+    if V.nnz(nan):
         bits = np.where(nan, np.uint16(NAN_BITS[elem]), bits)
-    return np.ascontiguousarray(bits).view(np.uint32).reshape(hi.shape)
+    return bits.view(np.uint32).reshape(hi.shape)      # (the cast's, or np.where's, own contiguous array)
 
 
 def _int_round(x: np.ndarray, mode: str) -> np.ndarray:

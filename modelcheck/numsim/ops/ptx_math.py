@@ -49,9 +49,21 @@ def _reader(fn, src: str, src_np, t: str, raw: bool):
     width = 1 if raw else lanes
     view = _UINT[bits] if raw or elem in ("float4_e2m1fn",) else V.NP_DTYPE[elem]
     if dt.bits(src) == bits and src != "bool":
-        if width == 1 and np.dtype(view) == np.dtype(src_np):     # the register's own type: no reinterpretation
-            return lambda w: np.asarray(fn(w), dtype=src_np).reshape(-1, 1)
-        return lambda w: np.asarray(fn(w), dtype=src_np).reshape(-1, 1).view(view).reshape(-1, width)
+        src_dt = np.dtype(src_np)
+        if width == 1 and np.dtype(view) == src_dt:     # the register's own type: no reinterpretation
+            def own(w):
+                x = fn(w)
+                if type(x) is np.ndarray and x.ndim == 1 and x.dtype == src_dt:
+                    return x.reshape(-1, 1)       # a lane vector (the line below without its asarray)
+                return np.asarray(x, dtype=src_np).reshape(-1, 1)
+            return own
+
+        def bits_as(w):
+            x = fn(w)
+            if type(x) is np.ndarray and x.ndim == 1 and x.dtype == src_dt and x.flags.c_contiguous:
+                return x.view(view).reshape(-1, width)     # a lane vector: its bits viewed directly
+            return np.asarray(x, dtype=src_np).reshape(-1, 1).view(view).reshape(-1, width)
+        return bits_as
     if dt.is_float(src) and lanes == 1 and dt.is_float(elem) and not raw:
         # a float register of another width in a float operand: converted by value (exact when widening)
         np_elem = V.NP_DTYPE[elem]
@@ -75,9 +87,14 @@ def writer(ctx, e: ir.Expr, what: str, t: str):
     dst_dtype = np.dtype(dst_np) if dst != "bool" else None
 
     size = bits // 8
+    direct = same and dst_dtype is not None
 
     def write(w, arr):
-        if same and dst_dtype is not None and type(arr) is np.ndarray and arr.ndim == 1 and arr.dtype.itemsize == size \
+        if direct and type(arr) is np.ndarray and arr.dtype == dst_dtype and arr.ndim == 1 and arr.size > 1 \
+                and arr.flags.c_contiguous:
+            set_(w, arr)        # a lane vector already in the register's type (the first path below, shortened)
+            return
+        if direct and type(arr) is np.ndarray and arr.ndim == 1 and arr.dtype.itemsize == size \
                 and arr.dtype.kind in "uif" and arr.flags.c_contiguous:
             # one register per element, of the register's width: its bits are the register's (the path below
             # without its copies)
@@ -109,6 +126,13 @@ def writer(ctx, e: ir.Expr, what: str, t: str):
         else:
             out = regs.astype(dst_np)
         set_(w, _value(out, dst, is_int))
+    # a uniform register's bits as a Python int, for writers of unsigned registers of the op's width: what `write`
+    # stores for a one-element array of those bits (callers test `write.bits_int` first)
+    write.bits_int = direct and dst.startswith("uint")     # type: ignore[attr-defined]
+    write.set_bits = set_ if write.bits_int else None     # type: ignore[attr-defined]
+    # lane vectors (1-D, contiguous, more than one element) already of the register's type: stored as they are
+    write.set_lanes = set_ if direct else None     # type: ignore[attr-defined]
+    write.np_dtype = dst_dtype     # type: ignore[attr-defined]
     return write
 
 
@@ -155,7 +179,7 @@ def ftz(x: np.ndarray) -> np.ndarray:
         return x
     mag = np.abs(x)
     sub = (mag < F32_TINY) & (mag != 0)
-    if not np.count_nonzero(sub):      # the common case: nothing to flush (zeros stay as they are)
+    if not V.nnz(sub):      # the common case: nothing to flush (zeros stay as they are)
         return x
     return np.where(sub, np.copysign(np.float32(0), x), x).astype(np.float32)
 
@@ -163,7 +187,7 @@ def ftz(x: np.ndarray) -> np.ndarray:
 def canonical_nan(x: np.ndarray) -> np.ndarray:
     """NaN results as PTX gives them: the canonical NaN of the format."""
     nan = np.isnan(x.astype(np.float32)) if x.dtype != np.float32 and x.dtype != np.float64 else np.isnan(x)
-    if not np.count_nonzero(nan):
+    if not V.nnz(nan):
         return x
     canon = {4: 0x7FFFFFFF, 2: 0x7FFF, 8: 0x7FFFFFFFFFFFFFFF}[x.itemsize]
     u = _UINT[x.itemsize * 8]
@@ -228,12 +252,18 @@ def _mov(ctx, call, info):
             return _unsupported(ctx, call, f"{call.op}: operand of type {ops[2].dtype} is not a {t} register")
 
         operand, operand_np = src.operand, src.operand_np
+        # (a half of another width than the destination register's converts in `lo`/`hi`)
+        lanes_lo, lanes_hi, lo_np, hi_np = lo.set_lanes, hi.set_lanes, lo.np_dtype, hi.np_dtype
 
         def unpack(w):
             x = operand(w)
             if type(x) is np.ndarray and x.dtype == operand_np and x.ndim == 1 and x.dtype.itemsize * 8 == bits \
                     and x.flags.c_contiguous:
                 halves = x.view(h)          # the register's bits, as the reader gives them
+                if lanes_lo is not None and lanes_hi is not None and x.size > 1:
+                    lanes_lo(w, halves[0::2].copy().view(lo_np))      # what `lo`/`hi` store, without their tests
+                    lanes_hi(w, halves[1::2].copy().view(hi_np))
+                    return
                 lo(w, halves[0::2].copy())
                 hi(w, halves[1::2].copy())
                 return
@@ -250,6 +280,8 @@ def _mov(ctx, call, info):
     fa, fb, a_np, b_np = a.operand, b.operand, a.operand_np, b.operand_np
     hbits = bits // 2
     uniform = a_np.itemsize * 8 == hbits == b_np.itemsize * 8 and a_np.kind in "uif" and b_np.kind in "uif"
+    set_bits = dst.set_bits
+    last: list = [object(), object(), 0]
 
     def pack(w):
         # readable form: to_bits(np.stack(np.broadcast_arrays(lo, hi), axis=1), bits): element 0 the low half
@@ -264,9 +296,28 @@ def _mov(ctx, call, info):
             dst(w, out.view(_UINT[bits]))
             return
         if type(x) is not np.ndarray and type(y) is not np.ndarray and uniform:
-            # two uniform registers: one register of their bits, as a Python int (the path below's result)
-            dst(w, np.array([_bits_of(x, a_np, hbits) | _bits_of(y, b_np, hbits) << hbits], _UINT[bits]))
+            # two uniform registers: one register of their bits, as a Python int (the path below's result); the
+            # same two objects as last time (held here, so not another value at a reused address) pack alike
+            if x is last[0] and y is last[1]:
+                packed = last[2]
+            else:
+                packed = _bits_of(x, a_np, hbits) | _bits_of(y, b_np, hbits) << hbits
+                last[:] = (x, y, packed)
+            if set_bits is not None:
+                set_bits(w, packed)
+            else:
+                dst(w, np.array([packed], _UINT[bits]))
             return
+        if uniform and (type(x) is np.ndarray) != (type(y) is np.ndarray):
+            # a lane vector and a uniform register: the vector's bits interleaved with the uniform one's, from the
+            # values already read (the lines below read both operands again)
+            vec, x_vec = (x, True) if type(x) is np.ndarray else (y, False)
+            if vec.ndim == 1 and vec.dtype == (a_np if x_vec else b_np) and vec.size > 1 and vec.flags.c_contiguous:
+                out = np.empty(2 * vec.size, h)
+                out[0::2] = x.view(h) if x_vec else _bits_of(x, a_np, hbits)
+                out[1::2] = _bits_of(y, b_np, hbits) if x_vec else y.view(h)
+                dst(w, out.view(_UINT[bits]))
+                return
         x, y = a(w), b(w)
         pair = np.empty((max(x.shape[0], y.shape[0]), 2), x.dtype)
         pair[:, 0:1] = x
@@ -279,6 +330,8 @@ def _bits_of(x, np_t: np.dtype, nbits: int) -> int:
     """The bits of a uniform register value (a Python int or a numpy scalar) of numpy type `np_t`."""
     if type(x) is int:
         return x & ((1 << nbits) - 1)      # two's complement, as the register holds it
+    if isinstance(x, np.generic) and x.dtype == np_t:
+        return int(x.view(_UINT[nbits]))   # a numpy scalar of the register's type: its bits
     return int(np.asarray(x, np_t).view(_UINT[nbits]))
 
 
@@ -331,6 +384,15 @@ def _arith(ctx, call, info):
     dst = writer(ctx, call.operands[0], call.op, t)
     head, flags = form.head, form.flags
     mode = form.rounding or "rn"
+    if head == "fma" and mode == "rn" and elem == "float32" and not flags and len(srcs) == 3:
+        fa, fb, fc = srcs
+
+        def fma(w):
+            # float_op's first step for these forms, called directly (its other routes where `_fma32` declines)
+            vals = [fa(w), fb(w), fc(w)]
+            r = _fma32(*vals)
+            dst(w, r if r is not None else float_op(head, vals, elem, mode, flags))
+        return fma, False
 
     def run(w):
         dst(w, float_op(head, [f(w) for f in srcs], elem, mode, flags))
@@ -360,6 +422,10 @@ def float_op(head: str, vals: list, elem: str, mode: str, flags=frozenset()) -> 
             with np.errstate(all="ignore"):
                 r = _ONE_STEP[head](a, b)
             return canonical_nan(ftz(r) if flags else r)
+    if head == "fma" and mode == "rn" and elem == "float32" and not flags:
+        r = _fma32(*vals)
+        if r is not None:
+            return r
     if head == "mul" and mode == "rn" and not flags and elem in _HALF_NP:
         r = _half_product(vals[0], vals[1], elem)
         if r is not None:
@@ -388,6 +454,33 @@ def float_op(head: str, vals: list, elem: str, mode: str, flags=frozenset()) -> 
     return r
 
 
+_LOW29, _MIDPOINT = np.uint64(0x1FFFFFFF), np.uint64(0x10000000)
+_MAGNITUDE, _ONE = np.uint64(0x7FFFFFFFFFFFFFFF), np.uint64(1)
+_TINY64_BELOW = np.uint64(0x3810000000000000 - 1)       # (float64 bits of 2^-126) - 1
+
+
+def _fma32(a, b, c):
+    """fma.rn.f32 of float32 element arrays by one float64 rounding and one cast, or None where that may not be the
+    correctly rounded result.  a*b is exact in float64 (<= 48 bits); s = RN64(a*b + c).  Rounding s to float32 can
+    differ from rounding the exact sum t only if a float32 rounding boundary (a midpoint between two float32 values,
+    itself a float64 value) lies between them or on s; RN64 is monotone and keeps every float64 value, so t < m
+    implies s <= m: the two differ only if s is a midpoint.  In float32's normal range a midpoint's float64 bits end
+    in 1 followed by 28 zeros; results below 2^-126 (other midpoints) take float_op's round-to-odd route, as does
+    any operand that is not a float32 array."""
+    if type(a) is not np.ndarray or type(b) is not np.ndarray or type(c) is not np.ndarray \
+            or a.dtype != np.float32 or b.dtype != np.float32 or c.dtype != np.float32:
+        return None
+    with np.errstate(all="ignore"):
+        s = np.multiply(a, b, dtype=np.float64) + c     # a, b, c widen exactly (float32 -> float64)
+        bits = s.view(np.uint64)
+        if V.nnz((bits & _LOW29) == _MIDPOINT):
+            return None
+        # nonzero |s| < 2^-126 (zero wraps to the largest uint64: not tiny)
+        if V.nnz(((bits & _MAGNITUDE) - _ONE) < _TINY64_BELOW):
+            return None
+        return canonical_nan(s.astype(np.float32))
+
+
 _HALF_NP = V.LazyTypes({"float16": np.float16}, {"bfloat16": "bfloat16"})
 
 
@@ -404,11 +497,11 @@ def _half_product(a, b, elem: str):
     with np.errstate(all="ignore"):
         p = a32 * b32
     # (np.count_nonzero: a numpy reduction such as .any() / .min() costs several elementwise calls)
-    if np.count_nonzero(np.abs(p) >= F32_TINY) != p.size:
+    if V.nnz(np.abs(p) >= F32_TINY) != p.size:
         # some product is tiny, zero or NaN: bf16's tiny ones are fine only as exact zeros of a zero operand
-        if elem == "bfloat16" and np.count_nonzero((np.abs(p) < F32_TINY) & (a32 != 0) & (b32 != 0)):
+        if elem == "bfloat16" and V.nnz((np.abs(p) < F32_TINY) & (a32 != 0) & (b32 != 0)):
             return None
-        if np.count_nonzero(np.isnan(p)):
+        if V.nnz(np.isnan(p)):
             return None
     return p.astype(np_t)
 
@@ -469,7 +562,19 @@ def _minmax(ctx, call, info):
     flags = form.flags
     is_float = t in AF.FLOATS
 
+    plain = not flags and is_float
+    fmax = np.fmax if is_max else np.fmin
+    first, rest = srcs[0], tuple(srcs[1:])
+
     def run(w):
+        if plain:
+            # max/min.f32 of two or three operands without flags: the loop below (NaN ignored unless all are NaN),
+            # the ufunc broadcasting the operands itself
+            r = first(w)
+            for f in rest:
+                r = fmax(r, f(w))
+            dst(w, canonical_nan(r))
+            return
         vals = [f(w) for f in srcs]
         if any(v.shape != vals[0].shape for v in vals):
             vals = list(np.broadcast_arrays(*vals))
@@ -503,7 +608,8 @@ def _neg_abs(ctx, call, info):
         if flush:
             x = ftz(x)
         with np.errstate(over="ignore"):
-            dst(w, (-x if neg else np.abs(x)).astype(x.dtype))   # sign-bit operations; integers wrap
+            r = -x if neg else np.abs(x)       # sign-bit operations; integers wrap
+            dst(w, r if r.dtype == x.dtype else r.astype(x.dtype))
     return run, False
 
 
@@ -521,13 +627,21 @@ def _unary(ctx, call, info):
     f, elem, flags = _UNARY[form.head], AF.TYPES[t][1], form.flags
     ex2 = form.head == "ex2" and elem == "float32"
 
+    operand = src.operand
+    own = t == "f32" and src.operand_np == np.float32      # f32 of a float32 register: the reader keeps its value
+
     def run(w):
-        x = src(w)
-        if ex2 and np.count_nonzero((x >= -126.0) & (x < 127.0)) == x.size:
-            # the path below for these operands (NaN fails the test): a subnormal x (flushed or not) gives
-            # exp2(x) == 1 in float64 as 0 does, and 2^x >= 2^-126 is normal and finite in float32, so neither ftz,
-            # overflow nor a NaN can occur
-            dst(w, np.exp2(x.astype(np.float64)).astype(np.float32).reshape(-1))
+        if own:
+            v = operand(w)      # (read once: what the reader does with it, a lane vector kept 1-D)
+            x = v if type(v) is np.ndarray and v.ndim == 1 and v.dtype == np.float32 else \
+                np.asarray(v, dtype=np.float32).reshape(-1, 1)
+        else:
+            x = src(w)
+        if ex2 and np.minimum.reduce(x, axis=None) >= -126.0 and np.maximum.reduce(x, axis=None) < 127.0:
+            # the path below for operands in [-126, 127) (a NaN fails the test: the reductions propagate it): a
+            # subnormal x (flushed or not) gives exp2(x) == 1 in float64 as 0 does, and 2^x >= 2^-126 is normal and
+            # finite in float32, so neither ftz, overflow nor a NaN can occur
+            dst(w, np.exp2(x, dtype=np.float64).astype(np.float32).reshape(-1))    # (the float64 loop)
             return
         if "ftz" in flags:
             x = ftz(x)

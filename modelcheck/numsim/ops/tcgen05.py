@@ -29,6 +29,7 @@ import numpy as np
 import ir
 
 from .. import registers
+from .. import values as V
 from ..descriptors import (LDST_REGS, DescriptorError, DescriptorUnsupported, SmemDescriptor, cp_rows, ldst_map,
                            matrix_addresses, tmem_split)
 from ..errors import EngineError, UnsupportedTIRxError
@@ -255,7 +256,8 @@ def _ldst_cells(w, shape, dl, dc, taddr, split, pack, span, what):
         lanes = np.repeat(lanes, 2, axis=1)
         cols = np.stack([cols, cols + 1], axis=2).reshape(32, -1)
     q = w.index % 4
-    lo, hi = int(lanes.min()), int(lanes.max())
+    # (the ufunc reductions themselves: ndarray.min / max add a Python wrapper per call)
+    lo, hi = int(np.minimum.reduce(lanes, axis=None)), int(np.maximum.reduce(lanes, axis=None))
     if 0 <= lo and hi < 128 and (lo < 32 * q or hi >= 32 * q + 32):
         raise EngineError("tmem_access_invalid_target",
                           f"{what}: warp {w.index} of the CTA is warp {q} of its warpgroup and may access TMEM lanes "
@@ -304,6 +306,9 @@ def _ldst(action):
         red = "red" in info.quals
         if action == "ld":
             dsts = [ctx.lvalue(o, "tcgen05.ld") for o in ops[:regs + red]]
+            # each destination's numpy type where it is 4 bytes wide (the b32 bits viewed), else None (converted)
+            dst_views = [np.dtype(V.NP_DTYPE[d.dtype]) if d.dtype != "bool" and np.dtype(V.NP_DTYPE[d.dtype]).itemsize
+                         == 4 else None for d in dsts]
             rest = ops[regs + red:]
         else:
             rest = ops[:len(ops) - regs]
@@ -341,16 +346,21 @@ def _ldst(action):
                 # the registers hold the values only once tcgen05.wait::ld returns (numsim.registers)
                 if red:      # the reduction register after the loaded ones
                     vals = np.concatenate([vals, ld_reduction(vals.astype(np.uint32), info.quals)[:, None]], axis=1)
-                results = [(d, _to_register(vals[:, r].astype(np.uint32), "b32", d.dtype)) for r, d in enumerate(dsts)]
+                # one register per row of a C-ordered copy: each row is the register's 32 lanes, contiguous (a
+                # destination of the b32 width views them, as `_to_register` does; others convert there)
+                rows = np.ascontiguousarray(vals.T, dtype=np.uint32)
+                results = [(d, rows[r].view(np_t) if np_t is not None else _to_register(rows[r], "b32", d.dtype))
+                           for r, (d, np_t) in enumerate(zip(dsts, dst_views))]
                 later = [(d, v) for d, v in results if d.slot is not None]
                 for d, v in results:
                     if d.slot is None:      # a memory destination (not a register): written at issue
                         d(w, v)
                 registers.issue(w, op.id, site, what, "tcgen05.wait::ld", later, read_completes=True)
             else:
-                vals = np.empty((32, regs), dtype=np.uint32)
+                rows = np.empty((regs, 32), dtype=np.uint32)
                 for r, (fn, dtype) in enumerate(srcs):
-                    vals[:, r] = np.broadcast_to(_from_register(fn(w), dtype, "b32"), (32,))
+                    rows[r] = _from_register(fn(w), dtype, "b32")      # (a uniform value broadcasts to the lanes)
+                vals = rows.T
                 if pack:
                     vals = np.stack([vals & 0xFFFF, vals >> 16], axis=2).reshape(32, -1)
                 cells[lanes, cols] = vals

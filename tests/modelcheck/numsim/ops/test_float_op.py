@@ -108,3 +108,29 @@ def test_half_product_bits(x, y, elem):
     got = PM.float_op("mul", [a, b], elem, "rn", frozenset())
     want = _readable("mul", [a, b], elem, "rn", frozenset())
     assert np.array_equal(got.view(np.uint16), want.view(np.uint16))
+
+
+def test_fma32_one_rounding_leaves_midpoints_and_tiny_results_to_round_to_odd():
+    """`_fma32` (fma.rn.f32 as one float64 rounding and a cast) gives the readable form's bits: a product that is a
+    float32 midpoint plus a tiny addend (the float64 sum lands on the midpoint: a cast alone would round it to even,
+    the wrong way) is refused, as are results below 2^-126; random operands mostly take the fast path."""
+    a = np.array([[1 + 2.0 ** -12, -(1 + 2.0 ** -12)]], np.float32)
+    for tiny in (2.0 ** -80, -2.0 ** -80, 0.0):
+        c = np.array([[tiny, -tiny]], np.float32)
+        if tiny:
+            assert PM._fma32(a, a, c) is None
+        got = PM.float_op("fma", [a, a, c], "float32", "rn", frozenset())
+        want = _readable("fma", [a, a, c], "float32", "rn", frozenset())
+        assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), tiny
+    small = np.array([[2.0 ** -70, 3 * 2.0 ** -70]], np.float32)
+    assert PM._fma32(small, small, np.zeros((1, 2), np.float32)) is None
+    rng = np.random.default_rng(7)
+    taken = 0
+    for k in range(300):
+        shapes = [(32, 2), (1, 2), (32, 2)] if k % 2 else [(32, 1)] * 3
+        vals = [_values(rng, "float32", s) for s in shapes]
+        taken += PM._fma32(*vals) is not None
+        got = PM.float_op("fma", vals, "float32", "rn", frozenset())
+        want = _readable("fma", vals, "float32", "rn", frozenset())
+        assert got.shape == want.shape and np.array_equal(got.view(np.uint32), want.view(np.uint32)), k
+    assert taken > 30
