@@ -154,8 +154,11 @@ def ftz(x: np.ndarray) -> np.ndarray:
     if x.dtype != np.float32:
         return x
     mag = np.abs(x)
-    sub = (mag < F32_TINY) & (mag != 0)
-    if not np.count_nonzero(sub):      # the common case: nothing to flush (zeros stay as they are)
+    small = mag < F32_TINY
+    if not np.count_nonzero(small):    # the common case: no zero or subnormal (one test fewer than `sub`'s)
+        return x
+    sub = small & (mag != 0)
+    if not np.count_nonzero(sub):      # nothing to flush (zeros stay as they are)
         return x
     return np.where(sub, np.copysign(np.float32(0), x), x).astype(np.float32)
 
@@ -349,9 +352,13 @@ def float_op(head: str, vals: list, elem: str, mode: str, flags=frozenset()) -> 
     operands, widen to float64, (x, err) the exact result (TwoSum), `round_float(x, err)`; below, numpy
     broadcasts implicitly, and err is skipped where x alone rounds correctly (products are exact; sums
     under .rn per `_SUM_ONCE`).  tests/modelcheck/numsim/ops/test_float_op.py checks the two agree."""
-    if mode == "rn" and elem == "float32" and head in _ONE_STEP and flags <= _FTZ:
-        a, b = vals
-        if type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == b.dtype == np.float32:
+    if mode == "rn" and elem == "float32" and flags <= _FTZ:
+        if head == "fma":
+            r = _fma_f32(vals, flags)
+            if r is not None:
+                return r
+        elif head in _ONE_STEP and _all_f32(vals):
+            a, b = vals
             # float32 add/sub/mul is correctly rounded by numpy's IEEE arithmetic itself: the same value as the
             # float64 result rounded once (53 >= 2*24 + 2 bits, subnormal results included), without the two
             # widenings and the cast back; .ftz flushes the operands and the result as below
@@ -386,6 +393,38 @@ def float_op(head: str, vals: list, elem: str, mode: str, flags=frozenset()) -> 
             zero = (x == 0) & (err == 0) & ~both_pos0   # the exact sum, not its rounding, is zero
             r = np.where(zero, r.dtype.type(-0.0), r).astype(r.dtype)
     return r
+
+
+def _all_f32(vals) -> bool:
+    return all(type(v) is np.ndarray and v.dtype == np.float32 for v in vals)
+
+
+_MID_BITS = np.uint64((1 << 29) - 1)     # a float64's significand bits below float32's 24
+_MID = np.uint64(1 << 28)                # ... on a float32 midpoint: exactly the half ulp
+
+
+def _fma_f32(vals: list, flags) -> np.ndarray | None:
+    """fma.rn[.ftz].f32 of float32 arrays as one float64 product (exact: <= 48 bits) plus one float64 sum, cast
+    once to float32; None where that may differ from the correctly rounded result.  Every float32 midpoint is a
+    float64, and rounding is monotonic, so the sum rounded to 53 bits lies on the same side of each midpoint as
+    the exact sum: the cast rounds the same way unless the float64 sum is a midpoint itself, or lies below
+    float32's normal range (the grid is coarser there, and .ftz flushes after rounding).  Those take float_op's
+    exact route (TwoSum, round to odd).  A zero float64 sum is an exact zero, with IEEE's sign rule."""
+    if not _all_f32(vals):
+        return None
+    a, b, c = vals
+    if flags:
+        a, b, c = ftz(a), ftz(b), ftz(c)
+    with np.errstate(all="ignore"):
+        x = a.astype(np.float64) * b + c
+        if np.count_nonzero((x.view(np.uint64) & _MID_BITS) == _MID):
+            return None
+        mag = np.abs(x)
+        small = mag < F32_TINY
+        if np.count_nonzero(small) and np.count_nonzero(small & (mag != 0)):
+            return None
+        r = x.astype(np.float32)
+    return canonical_nan(r)
 
 
 _HALF_NP = V.LazyTypes({"float16": np.float16}, {"bfloat16": "bfloat16"})

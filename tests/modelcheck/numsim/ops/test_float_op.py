@@ -108,3 +108,31 @@ def test_half_product_bits(x, y, elem):
     got = PM.float_op("mul", [a, b], elem, "rn", frozenset())
     want = _readable("mul", [a, b], elem, "rn", frozenset())
     assert np.array_equal(got.view(np.uint16), want.view(np.uint16))
+
+
+def test_fma_f32_in_float64_falls_back_where_it_would_round_twice():
+    """fma.rn.f32 through `_fma_f32` (one float64 sum, one cast): taken for ordinary operands, refused where the
+    float64 sum lands on a float32 midpoint or below float32's normal range, and the result is float_op's."""
+    # (1 + 2^-23) + 2^-24 (1 + 2^-23)(1 - 2^-23) is 2^-70 below the midpoint 1 + 2^-23 + 2^-24, which its float64
+    # sum lands on (ties to even would give 1 + 2^-22); the correctly rounded result is 1 + 2^-23
+    a, b, c = (np.array([[v]], np.float32) for v in (2.0 ** -24 * (1 + 2.0 ** -23), 1 - 2.0 ** -23, 1 + 2.0 ** -23))
+    assert PM._fma_f32([a, b, c], frozenset()) is None
+    assert PM.float_op("fma", [a, b, c], "float32", "rn") == np.float32(1 + 2.0 ** -23)
+    # 2^-126 - 2^-150: below float32's normal range, refused (with .ftz: the flush follows the rounding)
+    a, b, c = (np.array([[v]], np.float32) for v in (2.0 ** -126, 1 - 2.0 ** -24, 0.0))
+    for flags in (frozenset(), frozenset({"ftz"})):
+        assert PM._fma_f32([a, b, c], flags) is None
+        want = _readable("fma", [a, b, c], "float32", "rn", flags)
+        assert PM.float_op("fma", [a, b, c], "float32", "rn", flags).view(np.uint32) == want.view(np.uint32)
+    rng = np.random.default_rng(7)
+    taken = 0
+    for k in range(200):
+        vals = [rng.standard_normal((64, 1)).astype(np.float32) for _ in range(3)]
+        if k % 2:
+            vals = [_values(rng, "float32", (64, 1)) for _ in range(3)]
+        for flags in (frozenset(), frozenset({"ftz"})):
+            taken += PM._fma_f32(vals, flags) is not None
+            got = PM.float_op("fma", vals, "float32", "rn", flags)
+            want = _readable("fma", vals, "float32", "rn", flags)
+            assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), (k, flags)
+    assert taken >= 150
