@@ -407,22 +407,27 @@ def _fma_f32(vals: list, flags) -> np.ndarray | None:
     """fma.rn[.ftz].f32 of float32 arrays as one float64 product (exact: <= 48 bits) plus one float64 sum, cast
     once to float32; None where that may differ from the correctly rounded result.  Every float32 midpoint is a
     float64, and rounding is monotonic, so the sum rounded to 53 bits lies on the same side of each midpoint as
-    the exact sum: the cast rounds the same way unless the float64 sum is a midpoint itself, or lies below
-    float32's normal range (the grid is coarser there, and .ftz flushes after rounding).  Those take float_op's
-    exact route (TwoSum, round to odd).  A zero float64 sum is an exact zero, with IEEE's sign rule."""
+    the exact sum: the cast rounds the same way unless the float64 sum is a midpoint itself (often, and exactly:
+    two float32 terms a binade apart sum to 25 bits), where float_op's residual (TwoSum) and round to odd are
+    taken on those lanes; or unless it lies below float32's normal range (the grid is coarser there, and .ftz
+    flushes after rounding): float_op's route for the whole op.  A zero float64 sum is an exact zero."""
     if not _all_f32(vals):
         return None
     a, b, c = vals
     if flags:
         a, b, c = ftz(a), ftz(b), ftz(c)
     with np.errstate(all="ignore"):
-        x = a.astype(np.float64) * b + c
-        if np.count_nonzero((x.view(np.uint64) & _MID_BITS) == _MID):
-            return None
+        p = a.astype(np.float64) * b
+        x = p + c
         mag = np.abs(x)
         small = mag < F32_TINY
         if np.count_nonzero(small) and np.count_nonzero(small & (mag != 0)):
             return None
+        mid = (x.view(np.uint64) & _MID_BITS) == _MID
+        if np.count_nonzero(mid):
+            pm, cm, xm = (np.broadcast_to(v, x.shape)[mid] for v in (p, c, x))
+            bp = xm - pm
+            x[mid] = CV._odd64(xm, (pm - (xm - bp)) + (cm - bp))
         r = x.astype(np.float32)
     return canonical_nan(r)
 

@@ -110,14 +110,16 @@ def test_half_product_bits(x, y, elem):
     assert np.array_equal(got.view(np.uint16), want.view(np.uint16))
 
 
-def test_fma_f32_in_float64_falls_back_where_it_would_round_twice():
-    """fma.rn.f32 through `_fma_f32` (one float64 sum, one cast): taken for ordinary operands, refused where the
-    float64 sum lands on a float32 midpoint or below float32's normal range, and the result is float_op's."""
+def test_fma_f32_in_float64_rounds_once():
+    """fma.rn.f32 through `_fma_f32` (one float64 sum, one cast): its residual and round to odd where the float64
+    sum lands on a float32 midpoint, float_op's route below float32's normal range, and float_op's bits."""
     # (1 + 2^-23) + 2^-24 (1 + 2^-23)(1 - 2^-23) is 2^-70 below the midpoint 1 + 2^-23 + 2^-24, which its float64
     # sum lands on (ties to even would give 1 + 2^-22); the correctly rounded result is 1 + 2^-23
     a, b, c = (np.array([[v]], np.float32) for v in (2.0 ** -24 * (1 + 2.0 ** -23), 1 - 2.0 ** -23, 1 + 2.0 ** -23))
-    assert PM._fma_f32([a, b, c], frozenset()) is None
-    assert PM.float_op("fma", [a, b, c], "float32", "rn") == np.float32(1 + 2.0 ** -23)
+    assert PM._fma_f32([a, b, c], frozenset()) == np.float32(1 + 2.0 ** -23)
+    # an exact midpoint (25 bits): ties to even
+    a, b, c = (np.array([[v]], np.float32) for v in (2.0 ** -24, 1.0, 1 + 2.0 ** -23))
+    assert PM._fma_f32([a, b, c], frozenset()) == np.float32(1 + 2.0 ** -22)
     # 2^-126 - 2^-150: below float32's normal range, refused (with .ftz: the flush follows the rounding)
     a, b, c = (np.array([[v]], np.float32) for v in (2.0 ** -126, 1 - 2.0 ** -24, 0.0))
     for flags in (frozenset(), frozenset({"ftz"})):
