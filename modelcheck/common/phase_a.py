@@ -204,6 +204,13 @@ class Causality(Observer):
             return
         w = ev.warp
         record = self.record_clocks and (self.clocks_of is None or self.clocks_of(ev))
+        if not record and kind == "async.issue" and ev.barrier is None:
+            # an operation no barrier tracks (a lane's cp.async, a bulk store): its issue only ticks the clock
+            # (no completion reads its token back: `_async`), as the branches below do
+            self._tick(w)
+            if self.record_clocks:
+                self.after[w] = None
+            return
         if record:
             # a warp's clock moves only in its own events: its view after its previous event is its view now
             before = self.after[w]

@@ -583,6 +583,7 @@ def _try_cohort(eng, group: list, launch: Launch):
     quiet = _counts_only(eng)
     count = np.count_nonzero
     accesses = lane_accesses = 0
+    row = _Row.__new__(_Row)
     for r, rt in enumerate(group):
         warps = rt.warps
         for rec in ceng.records[r]:
@@ -599,7 +600,9 @@ def _try_cohort(eng, group: list, launch: Launch):
                 eng.access(_Row(warps[wi], iters, m), site, alloc, off, size, kind, proxy, order, scope)
             elif tag == "sync":
                 _, wi, iters, m, site, kind, fields = rec
-                eng.sync(_Row(warps[wi], iters, m), kind, site, **fields)
+                w0 = warps[wi]      # `_Row(w0, iters, m)`, one object for all: `eng.sync` copies its fields
+                row.cta, row.gid, row.iters, row.mask = w0.cta, w0.gid, iters, w0.mask if m is None else m
+                eng.sync(row, kind, site, **fields)
             elif quiet and tag == "async":      # an async op's access (cohort_async.deliver): counted alike
                 accesses += 1
                 lane_accesses += int(count(rec[5]))
