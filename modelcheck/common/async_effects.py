@@ -45,7 +45,7 @@ class UnobservedEffects(Observer):
                 self.uncommitted.setdefault((ev.warp, fam, ev.details.get("lane", 0)), []).append(op)
             elif ev.details.get("kind") == "cp.async.mbarrier.arrive":
                 # the barrier tracks every earlier cp.async of the thread from here on
-                self.uncommitted.pop((ev.warp, "cp.async", ev.details.get("lane", 0)), None)
+                self._forget(self.uncommitted.pop((ev.warp, "cp.async", ev.details.get("lane", 0)), None))
             return
         family, _, what = kind.rpartition(".")
         if family not in ("bulk", "cp.async", "wgmma"):
@@ -58,11 +58,19 @@ class UnobservedEffects(Observer):
             for lane in ev.lane_list():
                 key = (ev.warp, family, lane)
                 if self.sites[ev.site].op == "cp.async.wait_all":     # commits the open group, then waits
-                    self.uncommitted.pop(key, None)
+                    self._forget(self.uncommitted.pop(key, None))
                 groups = self.committed.get(key, [])
                 # wait_group N: all but the newest N committed groups are complete (read, for .read)
-                keep = groups[len(groups) - ev.count:] if ev.count > 0 else []
-                self.committed[key] = keep
+                cut = max(len(groups) - ev.count, 0) if ev.count > 0 else len(groups)
+                for ops in groups[:cut]:
+                    self._forget(ops)
+                self.committed[key] = groups[cut:]
+
+    def _forget(self, ops) -> None:
+        """Ops no longer outstanding: their issue events are not needed for `findings` (a run of millions of
+        per-lane cp.async would otherwise keep every issue event)."""
+        for op in ops or ():
+            self.issue_event.pop(op, None)
 
     def findings(self) -> list:
         """One incomplete finding per issuing site whose copies some thread left unobserved at exit."""

@@ -24,10 +24,12 @@ the first protocol error.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ..numsim import Halt, Observer
-from ..numsim.trace import ClusterLayout
+from ..numsim.trace import ClusterLayout, SyncEvent
 from . import findings as F
 
 
@@ -123,6 +125,9 @@ class Causality(Observer):
         self.tokens: dict[int, np.ndarray] = {}         # async op id -> issuer clock at issue
         self.event_clocks: dict[int, tuple[np.ndarray, np.ndarray]] = {}   # event seq -> (before, after)
         self.record_clocks = True
+        # which events' clocks to keep (None: all): Synccheck keeps its programs' commands' only
+        # (explorer.is_command), a warp's per-lane cp.async issues are millions of events no command comes from
+        self.clocks_of: Callable[[SyncEvent], bool] | None = None
         self.clusters = ClusterOrder(self)
         self.layout = ClusterLayout.whole(0)
         self.local: list[int] = []
@@ -198,7 +203,15 @@ class Causality(Observer):
             self._async(ev)
             return
         w = ev.warp
-        if self.record_clocks:
+        record = self.record_clocks and (self.clocks_of is None or self.clocks_of(ev))
+        if not record and kind == "async.issue" and ev.barrier is None:
+            # an operation no barrier tracks (a lane's cp.async, a bulk store): its issue only ticks the clock
+            # (no completion reads its token back: `_async`), as the branches below do
+            self._tick(w)
+            if self.record_clocks:
+                self.after[w] = None
+            return
+        if record:
             # a warp's clock moves only in its own events: its view after its previous event is its view now
             before = self.after[w]
             if before is None:
@@ -221,7 +234,8 @@ class Causality(Observer):
         elif kind == "async.issue":
             c = self._tick(w)
             op_id = d.get("op")
-            if op_id is not None:
+            if op_id is not None and ev.barrier is not None:
+                # read back only by a completion on an mbarrier (`_async`), which comes from an issue naming it
                 self.tokens[op_id] = c.copy()
             if ev.barrier is not None and ev.barrier[0] == "mbarrier":
                 bar = self.barriers.get((ev.barrier[1], ev.barrier[2]))
@@ -231,9 +245,11 @@ class Causality(Observer):
                     self.clusters.remote(ev, w, ev.barrier[1])
         else:
             self._tick(w)
-        if self.record_clocks:
+        if record:
             after = self.after[w] = self._view(w, self.clocks[w].copy())
             self.event_clocks[ev.seq] = (before, after)
+        elif self.record_clocks:
+            self.after[w] = None        # the next recorded event's `before` is the clock then
 
     def _mbarrier(self, ev, w: int):
         kind = ev.kind

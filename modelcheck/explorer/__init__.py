@@ -15,10 +15,10 @@ from dataclasses import dataclass, field, replace
 
 from ..numsim.budget import now
 from . import certificates, choices
-from .program import Command, Programs, build, gating
+from .program import Command, Programs, build, gating, is_command, is_read
 from .search import Model, SearchResult, search
 
-__all__ = ["verify", "verify_whole", "Verification", "build", "Programs", "Command", "choices"]
+__all__ = ["verify", "verify_whole", "Verification", "build", "is_command", "is_read", "Programs", "Command", "choices"]
 
 
 @dataclass

@@ -72,6 +72,24 @@ class Programs:
         return sum(len(p) for p in self.warps.values())
 
 
+_COMMAND_KINDS = frozenset({"mbarrier.init", "mbarrier.inval", "mbarrier.arrive", "mbarrier.expect_tx",
+                            "mbarrier.complete_tx", "mbarrier.wait", "bar.sync", "bar.red", "bar.arrive", "bar.wait"})
+
+
+def is_command(ev) -> bool:
+    """Whether `build` makes a command of sync event `ev` (the events whose clocks phase A keeps)."""
+    if ev.details.get("async"):
+        return False
+    if ev.kind == "async.issue":
+        return ev.barrier is not None and ev.barrier[0] == "mbarrier"
+    return ev.kind in _COMMAND_KINDS
+
+
+def is_read(ev) -> bool:
+    """Whether `build` reads sync event `ev`: a command, or an event naming a resource (the events phase A keeps)."""
+    return not ev.details.get("async") and (ev.barrier is not None or ev.kind in _COMMAND_KINDS)
+
+
 def build(events, clocks: dict, name_of) -> Programs:
     """Commands from a trace's sync events (in execution order) and their phase-A clocks."""
     warps: dict[int, list[Command]] = {}

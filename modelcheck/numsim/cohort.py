@@ -580,20 +580,44 @@ def _try_cohort(eng, group: list, launch: Launch):
         return failed, why
     # commit: each CTA's events in the order its own warps made them (the order the per-CTA scheduler gives
     # them: the cohort's steps are every row's steps), CTA after CTA
+    quiet = _counts_only(eng)
+    count = np.count_nonzero
+    accesses = lane_accesses = 0
+    row = _Row.__new__(_Row)
     for r, rt in enumerate(group):
         warps = rt.warps
         for rec in ceng.records[r]:
             tag = rec[0]        # the warps' own events first: most records (millions in a production grid)
             if tag == "access":
+                if quiet:
+                    m = rec[3]
+                    if m is None:
+                        m = warps[rec[1]].mask
+                    accesses += 1
+                    lane_accesses += 32 if m is None else int(count(m))
+                    continue
                 _, wi, iters, m, site, alloc, off, size, kind, proxy, order, scope = rec
                 eng.access(_Row(warps[wi], iters, m), site, alloc, off, size, kind, proxy, order, scope)
             elif tag == "sync":
                 _, wi, iters, m, site, kind, fields = rec
-                eng.sync(_Row(warps[wi], iters, m), kind, site, **fields)
+                w0 = warps[wi]      # `_Row(w0, iters, m)`, one object for all: `eng.sync` copies its fields
+                row.cta, row.gid, row.iters, row.mask = w0.cta, w0.gid, iters, w0.mask if m is None else m
+                eng.sync(row, kind, site, **fields)
+            elif quiet and tag == "async":      # an async op's access (cohort_async.deliver): counted alike
+                accesses += 1
+                lane_accesses += int(count(rec[5]))
             elif not cohort_async.deliver(eng, rec):
                 eng.note_uninitialized(rec[2], warps[rec[1]], rec[3])
         for j, w in enumerate(warps):
             w.instr = w.instr_seen = cws[j].instr
             w.status = DONE
             eng.stats["warps_finished"] += 1
+    eng.stats["accesses"] += accesses
+    eng.stats["lane_accesses"] += lane_accesses
     return False, None
+
+
+def _counts_only(eng) -> bool:
+    """No observer takes access records: `eng.access` would only count them (the commit counts them itself)."""
+    return not eng.tracing
+

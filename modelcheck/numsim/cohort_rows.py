@@ -91,8 +91,17 @@ class _CohortRegs(list):
     holes: dict | None
 
     def _rows(self):
+        """The rows with an active lane (None: every row); the last mask's answer is kept (masks are never changed
+        in place, and a loop writes many fresh registers under one mask)."""
         m = self.w.mask
-        return None if m is None else m.reshape(-1, 32).any(axis=1)
+        if m is None:
+            return None
+        if m is _LAST_ROWS[0]:
+            return _LAST_ROWS[1]
+        rows = m.reshape(-1, 32).any(axis=1)
+        rows = None if rows.all() else rows     # every row: as a full mask (no row left unwritten)
+        _LAST_ROWS[0], _LAST_ROWS[1] = m, rows
+        return rows
 
     def note_write(self, i: int, rows, old_none: bool) -> None:
         """Register i was written by the rows in `rows` (None: all); it was None before if `old_none`."""
@@ -132,6 +141,9 @@ class _CohortRegs(list):
         for h in (self.holes or {}).values():
             self._check(h)
         return list.__iter__(self)
+
+
+_LAST_ROWS: list = [None, None]     # `_CohortRegs._rows`: the last lane mask and its rows
 
 
 class _CohortLocal(dict):

@@ -20,6 +20,7 @@ from ..common import findings as F
 from ..common.async_effects import UnobservedEffects
 from ..common.phase_a import Causality, StrictProtocol
 from ..common.verdict import Verdict, verdict_of
+from ..numsim.trace import Observer
 from ..common.results import InputDigest, engine_findings, limit_finding, resolve_inputs
 from . import segments, snapshots
 
@@ -57,6 +58,22 @@ class PhaseA:
     facts: dict | None = None                   # segments.Footprint's, when asked for and the run completed
 
 
+class _Commands(Observer):
+    """The sync events phase B's programs are built from (`explorer.is_read`), in order; the others are only
+    counted.  A kernel's per-lane cp.async issues are millions of events no command comes from."""
+
+    wants_accesses = False
+
+    def __init__(self):
+        self.sync: list = []
+        self.events = 0
+
+    def on_sync(self, ev) -> None:
+        self.events += 1
+        if explorer.is_read(ev):
+            self.sync.append(ev)
+
+
 ENGINE_LIMITS = ("max_polls", "max_loop_iterations", "max_steps", "max_seconds", "max_memory_mb", "target")
 
 
@@ -79,9 +96,9 @@ def phase_a(func, inputs=None, *, build_programs: bool = True, clc_answers: tupl
                    {"reason": "missing_input_bindings", "parameters": missing})
         return PhaseA(func, inputs, [f], stats)
     strict, causality = StrictProtocol(CHECKER), Causality(CHECKER)
+    causality.clocks_of = explorer.is_command
     effects = UnobservedEffects(CHECKER)
-    trace = numsim.Trace()
-    trace.wants_accesses = False
+    trace = _Commands()
     observers: tuple = (strict, causality, effects, trace)
     foot = segments.Footprint() if footprint else None
     if foot is not None:
@@ -97,11 +114,11 @@ def phase_a(func, inputs=None, *, build_programs: bool = True, clc_answers: tupl
     found = []
     if res.halt is not None and isinstance(res.halt.payload, F.Finding):
         found.append(res.halt.payload)
-    found.extend(engine_findings(CHECKER, res, trace.sync))
+    found.extend(engine_findings(CHECKER, res))
     if res.termination == "completed":
         found.extend(effects.findings())
     stats.update({"phase_a_wall_time_s": time.perf_counter() - t0, "numsim": dict(res.stats),
-                  "sync_events": len(trace.sync), "termination": res.termination})
+                  "sync_events": trace.events, "termination": res.termination})
     programs = None
     if build_programs and res.termination == "completed" and not any(f.status in (Verdict.ERROR, Verdict.INCOMPLETE)
                                                                      for f in found):

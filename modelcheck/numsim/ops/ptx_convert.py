@@ -254,15 +254,14 @@ def compile_cvt(ctx, call, info):
     d_elem = AF.TYPES[d][1]
     flush, sat = "ftz" in flags, "sat" in flags
     float_src, float_dst = a in AF.FLOATS or a == "tf32", d in AF.FLOATS or d == "tf32"
-    widen = np.dtype(V.NP_DTYPE[AF.TYPES[a][1]]) if d == "f32" and a in ("bf16", "f16") and not flags \
-        and mode in ("rn", "") else None
+    # cvt.rn.{f16,bf16}.f32 and cvt.f32.{f16,bf16} with no other qualifier: one dtype cast (below)
+    by_cast = (not flags and mode in ("rn", "") and
+               ((a == "f32" and d in ("f16", "bf16")) or (d == "f32" and a in ("f16", "bf16"))))
 
     def run(w):
         x = src(w)
-        if widen and x.dtype == widen:
-            # an exact widening (cvt.f32.{bf16,f16}): the cast is `_to_float`'s value, NaN made canonical as there
-            r = x.astype(np.float32)
-            return dst(w, PM.canonical_nan(r))
+        if by_cast and type(x) is np.ndarray:
+            return dst(w, _cast_rn(x, d_elem))
         if flush:
             x = PM.ftz(x)
         with np.errstate(all="ignore"):
@@ -291,6 +290,19 @@ def compile_cvt(ctx, call, info):
                 v = np.clip(v, info_.min, info_.max)
             dst(w, v.astype(V.NP_DTYPE[d_elem]))          # narrowing keeps the low bits
     return run, False
+
+
+def _cast_rn(x: np.ndarray, elem: str) -> np.ndarray:
+    """`_to_float` under .rn between float32 and f16 / bf16 as one dtype cast: widening is exact, and narrowing a
+    float32 rounds it to nearest even as the float64 route does (a float32 is exact in float64; `_pack_halves`);
+    NaN canonical."""
+    with np.errstate(all="ignore"):
+        r = x.astype(_np_float(elem))
+        nan = np.isnan(x)
+    if np.count_nonzero(nan):
+        u = _UINT[np.dtype(r.dtype).itemsize * 8]
+        r = np.where(nan, u(NAN_BITS[elem]), r.view(u)).astype(u).view(r.dtype)
+    return r
 
 
 def _to_float(x: np.ndarray, elem: str, mode: str, relu: bool, satf: bool, exact: bool) -> np.ndarray:

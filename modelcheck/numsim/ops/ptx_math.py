@@ -178,8 +178,11 @@ def ftz(x: np.ndarray) -> np.ndarray:
     if x.dtype != np.float32:
         return x
     mag = np.abs(x)
-    sub = (mag < F32_TINY) & (mag != 0)
-    if not V.nnz(sub):      # the common case: nothing to flush (zeros stay as they are)
+    small = mag < F32_TINY
+    if not V.nnz(small):    # the common case: no zero or subnormal (one test fewer than `sub`'s)
+        return x
+    sub = small & (mag != 0)
+    if not V.nnz(sub):      # nothing to flush (zeros stay as they are)
         return x
     return np.where(sub, np.copysign(np.float32(0), x), x).astype(np.float32)
 
@@ -388,9 +391,9 @@ def _arith(ctx, call, info):
         fa, fb, fc = srcs
 
         def fma(w):
-            # float_op's first step for these forms, called directly (its other routes where `_fma32` declines)
+            # float_op's first step for these forms, called directly (its other routes where `_fma_f32` declines)
             vals = [fa(w), fb(w), fc(w)]
-            r = _fma32(*vals)
+            r = _fma_f32(vals, flags)
             dst(w, r if r is not None else float_op(head, vals, elem, mode, flags))
         return fma, False
 
@@ -411,9 +414,13 @@ def float_op(head: str, vals: list, elem: str, mode: str, flags=frozenset()) -> 
     operands, widen to float64, (x, err) the exact result (TwoSum), `round_float(x, err)`; below, numpy
     broadcasts implicitly, and err is skipped where x alone rounds correctly (products are exact; sums
     under .rn per `_SUM_ONCE`).  tests/modelcheck/numsim/ops/test_float_op.py checks the two agree."""
-    if mode == "rn" and elem == "float32" and head in _ONE_STEP and flags <= _FTZ:
-        a, b = vals
-        if type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == b.dtype == np.float32:
+    if mode == "rn" and elem == "float32" and flags <= _FTZ:
+        if head == "fma":
+            r = _fma_f32(vals, flags)
+            if r is not None:
+                return r
+        elif head in _ONE_STEP and _all_f32(vals):
+            a, b = vals
             # float32 add/sub/mul is correctly rounded by numpy's IEEE arithmetic itself: the same value as the
             # float64 result rounded once (53 >= 2*24 + 2 bits, subnormal results included), without the two
             # widenings and the cast back; .ftz flushes the operands and the result as below
@@ -422,10 +429,6 @@ def float_op(head: str, vals: list, elem: str, mode: str, flags=frozenset()) -> 
             with np.errstate(all="ignore"):
                 r = _ONE_STEP[head](a, b)
             return canonical_nan(ftz(r) if flags else r)
-    if head == "fma" and mode == "rn" and elem == "float32" and not flags:
-        r = _fma32(*vals)
-        if r is not None:
-            return r
     if head == "mul" and mode == "rn" and not flags and elem in _HALF_NP:
         r = _half_product(vals[0], vals[1], elem)
         if r is not None:
@@ -454,31 +457,41 @@ def float_op(head: str, vals: list, elem: str, mode: str, flags=frozenset()) -> 
     return r
 
 
-_LOW29, _MIDPOINT = np.uint64(0x1FFFFFFF), np.uint64(0x10000000)
-_MAGNITUDE, _ONE = np.uint64(0x7FFFFFFFFFFFFFFF), np.uint64(1)
-_TINY64_BELOW = np.uint64(0x3810000000000000 - 1)       # (float64 bits of 2^-126) - 1
+def _all_f32(vals) -> bool:
+    return all(type(v) is np.ndarray and v.dtype == np.float32 for v in vals)
 
 
-def _fma32(a, b, c):
-    """fma.rn.f32 of float32 element arrays by one float64 rounding and one cast, or None where that may not be the
-    correctly rounded result.  a*b is exact in float64 (<= 48 bits); s = RN64(a*b + c).  Rounding s to float32 can
-    differ from rounding the exact sum t only if a float32 rounding boundary (a midpoint between two float32 values,
-    itself a float64 value) lies between them or on s; RN64 is monotone and keeps every float64 value, so t < m
-    implies s <= m: the two differ only if s is a midpoint.  In float32's normal range a midpoint's float64 bits end
-    in 1 followed by 28 zeros; results below 2^-126 (other midpoints) take float_op's round-to-odd route, as does
-    any operand that is not a float32 array."""
-    if type(a) is not np.ndarray or type(b) is not np.ndarray or type(c) is not np.ndarray \
-            or a.dtype != np.float32 or b.dtype != np.float32 or c.dtype != np.float32:
+_MID_BITS = np.uint64((1 << 29) - 1)     # a float64's significand bits below float32's 24
+_MID = np.uint64(1 << 28)                # ... on a float32 midpoint: exactly the half ulp
+
+
+def _fma_f32(vals: list, flags) -> np.ndarray | None:
+    """fma.rn[.ftz].f32 of float32 arrays as one float64 product (exact: <= 48 bits) plus one float64 sum, cast
+    once to float32; None where that may differ from the correctly rounded result.  Every float32 midpoint is a
+    float64, and rounding is monotonic, so the sum rounded to 53 bits lies on the same side of each midpoint as
+    the exact sum: the cast rounds the same way unless the float64 sum is a midpoint itself (often, and exactly:
+    two float32 terms a binade apart sum to 25 bits), where float_op's residual (TwoSum) and round to odd are
+    taken on those lanes; or unless it lies below float32's normal range (the grid is coarser there, and .ftz
+    flushes after rounding): float_op's route for the whole op.  A zero float64 sum is an exact zero."""
+    if not _all_f32(vals):
         return None
+    a, b, c = vals
+    if flags:
+        a, b, c = ftz(a), ftz(b), ftz(c)
     with np.errstate(all="ignore"):
-        s = np.multiply(a, b, dtype=np.float64) + c     # a, b, c widen exactly (float32 -> float64)
-        bits = s.view(np.uint64)
-        if V.nnz((bits & _LOW29) == _MIDPOINT):
+        p = a.astype(np.float64) * b
+        x = p + c
+        mag = np.abs(x)
+        small = mag < F32_TINY
+        if np.count_nonzero(small) and np.count_nonzero(small & (mag != 0)):
             return None
-        # nonzero |s| < 2^-126 (zero wraps to the largest uint64: not tiny)
-        if V.nnz(((bits & _MAGNITUDE) - _ONE) < _TINY64_BELOW):
-            return None
-        return canonical_nan(s.astype(np.float32))
+        mid = (x.view(np.uint64) & _MID_BITS) == _MID
+        if np.count_nonzero(mid):
+            pm, cm, xm = (np.broadcast_to(v, x.shape)[mid] for v in (p, c, x))
+            bp = xm - pm
+            x[mid] = CV._odd64(xm, (pm - (xm - bp)) + (cm - bp))
+        r = x.astype(np.float32)
+    return canonical_nan(r)
 
 
 _HALF_NP = V.LazyTypes({"float16": np.float16}, {"bfloat16": "bfloat16"})

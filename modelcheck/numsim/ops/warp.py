@@ -120,6 +120,7 @@ def _ptx_shuffle(ctx, call, info):
     span = call.span
 
     lanes_of: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}   # uniform (b, c) -> (source lane, in segment)
+    tiles: dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray]] = {}  # ... tiled over a cohort's n lanes
 
     def run(w):
         mm = int(uniform(m_fn(w), w, "member mask", span)) & FULL
@@ -148,11 +149,15 @@ def _ptx_shuffle(ctx, call, info):
         b, c = b_fn(w), c_fn(w)
         n = w.FULL.size
         if type(b) is not np.ndarray and type(c) is not np.ndarray:
-            key = (int(b), int(c))
-            hit = lanes_of.get(key)
-            if hit is None:
-                hit = lanes_of[key] = _shuffle_lanes(mode, np.asarray(b), np.asarray(c))
-            j, ok = np.tile(hit[0], n // 32), np.tile(hit[1], n // 32)
+            key3 = (int(b), int(c), n)
+            tiled = tiles.get(key3)
+            if tiled is None:
+                hit = lanes_of.get(key3[:2])
+                if hit is None:
+                    hit = lanes_of[key3[:2]] = _shuffle_lanes(mode, np.asarray(b), np.asarray(c))
+                # never written in place: `src` below is a new array, `ok` is cast to a new one
+                tiled = tiles[key3] = (np.tile(hit[0], n // 32), np.tile(hit[1], n // 32))
+            j, ok = tiled
         else:
             j, ok = _shuffle_lanes(mode, np.asarray(b), np.asarray(c), w.lane)
         src = w.lane_base + j
@@ -171,6 +176,9 @@ def _rows_members_active(w, mm) -> bool:
     """Each CTA row of a cohort warp with active lanes: its member mask uniform over them, and every member lane
     active or exited -- `require_full_warp(..., exited_ok=True)` and `uniform` passing in every row."""
     act = w.mask.reshape(-1, 32)
+    if type(mm) is not np.ndarray and int(mm) & FULL == FULL and w.full_mask is None and w.exited is None:
+        # every lane a member, none exited: each row with an active lane has all 32 active
+        return bool((act.all(axis=1) == act.any(axis=1)).all())
     live = act.any(axis=1)
     if type(mm) is np.ndarray:
         rows = (mm.astype(np.int64) & FULL).reshape(-1, 32)

@@ -12,6 +12,7 @@ import pytest
 
 import modelcheck
 from modelcheck import numsim
+from modelcheck.numsim import cohort
 from tests.modelcheck.numsim.test_cohort import _assert_same, _both, _diagnostics, _events, _per_cta
 
 FIX = Path(__file__).parent.parent.parent / "fixtures" / "cohort"
@@ -284,3 +285,17 @@ def test_checkers_find_the_same_with_whole_cohort_cp_async(case, monkeypatch):
     assert plain.verdict == ("error" if case == "overlap" else "clean")
     if case == "overlap":
         assert "data_race" in {f.kind for f in plain.findings}      # the two copies into one piece
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_untraced_commit_counts_the_accesses_as_the_engine_does(case, monkeypatch):
+    """With no observer taking access records, a cohort's commit counts them itself (`cohort._counts_only`):
+    the counts `EngineState.access` gives them, the warps' own accesses and the async copies' alike."""
+    func = _func(case)
+    runs = []
+    for counts_only in (True, False):
+        monkeypatch.setattr(cohort, "_counts_only", lambda eng, c=counts_only: c and not eng.tracing)
+        runs.append(numsim.Engine(func, cohorts=7).run(_inputs()()))
+    assert runs[0].stats["cohorts"]["ctas_in_cohorts"] > 0
+    for key in ("accesses", "lane_accesses", "async_ops", "sync_events"):
+        assert runs[0].stats[key] == runs[1].stats[key] > 0, key

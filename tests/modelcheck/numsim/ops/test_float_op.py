@@ -110,27 +110,55 @@ def test_half_product_bits(x, y, elem):
     assert np.array_equal(got.view(np.uint16), want.view(np.uint16))
 
 
-def test_fma32_one_rounding_leaves_midpoints_and_tiny_results_to_round_to_odd():
-    """`_fma32` (fma.rn.f32 as one float64 rounding and a cast) gives the readable form's bits: a product that is a
-    float32 midpoint plus a tiny addend (the float64 sum lands on the midpoint: a cast alone would round it to even,
-    the wrong way) is refused, as are results below 2^-126; random operands mostly take the fast path."""
+def test_fma_f32_midpoints_and_broadcast_operands():
+    """`_fma_f32` gives the readable form's bits where a product that is a float32 midpoint meets a tiny addend (the
+    float64 sum lands on the midpoint: a cast alone would round it to even, the wrong way), declines results below
+    2^-126, and keeps numpy's broadcasting of operands of different shapes (a uniform register beside lane vectors)."""
     a = np.array([[1 + 2.0 ** -12, -(1 + 2.0 ** -12)]], np.float32)
     for tiny in (2.0 ** -80, -2.0 ** -80, 0.0):
         c = np.array([[tiny, -tiny]], np.float32)
-        if tiny:
-            assert PM._fma32(a, a, c) is None
         got = PM.float_op("fma", [a, a, c], "float32", "rn", frozenset())
         want = _readable("fma", [a, a, c], "float32", "rn", frozenset())
         assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), tiny
     small = np.array([[2.0 ** -70, 3 * 2.0 ** -70]], np.float32)
-    assert PM._fma32(small, small, np.zeros((1, 2), np.float32)) is None
+    assert PM._fma_f32([small, small, np.zeros((1, 2), np.float32)], frozenset()) is None
     rng = np.random.default_rng(7)
     taken = 0
     for k in range(300):
         shapes = [(32, 2), (1, 2), (32, 2)] if k % 2 else [(32, 1)] * 3
         vals = [_values(rng, "float32", s) for s in shapes]
-        taken += PM._fma32(*vals) is not None
+        taken += PM._fma_f32(vals, frozenset()) is not None
         got = PM.float_op("fma", vals, "float32", "rn", frozenset())
         want = _readable("fma", vals, "float32", "rn", frozenset())
         assert got.shape == want.shape and np.array_equal(got.view(np.uint32), want.view(np.uint32)), k
     assert taken > 30
+
+
+def test_fma_f32_in_float64_rounds_once():
+    """fma.rn.f32 through `_fma_f32` (one float64 sum, one cast): its residual and round to odd where the float64
+    sum lands on a float32 midpoint, float_op's route below float32's normal range, and float_op's bits."""
+    # (1 + 2^-23) + 2^-24 (1 + 2^-23)(1 - 2^-23) is 2^-70 below the midpoint 1 + 2^-23 + 2^-24, which its float64
+    # sum lands on (ties to even would give 1 + 2^-22); the correctly rounded result is 1 + 2^-23
+    a, b, c = (np.array([[v]], np.float32) for v in (2.0 ** -24 * (1 + 2.0 ** -23), 1 - 2.0 ** -23, 1 + 2.0 ** -23))
+    assert PM._fma_f32([a, b, c], frozenset()) == np.float32(1 + 2.0 ** -23)
+    # an exact midpoint (25 bits): ties to even
+    a, b, c = (np.array([[v]], np.float32) for v in (2.0 ** -24, 1.0, 1 + 2.0 ** -23))
+    assert PM._fma_f32([a, b, c], frozenset()) == np.float32(1 + 2.0 ** -22)
+    # 2^-126 - 2^-150: below float32's normal range, refused (with .ftz: the flush follows the rounding)
+    a, b, c = (np.array([[v]], np.float32) for v in (2.0 ** -126, 1 - 2.0 ** -24, 0.0))
+    for flags in (frozenset(), frozenset({"ftz"})):
+        assert PM._fma_f32([a, b, c], flags) is None
+        want = _readable("fma", [a, b, c], "float32", "rn", flags)
+        assert PM.float_op("fma", [a, b, c], "float32", "rn", flags).view(np.uint32) == want.view(np.uint32)
+    rng = np.random.default_rng(7)
+    taken = 0
+    for k in range(200):
+        vals = [rng.standard_normal((64, 1)).astype(np.float32) for _ in range(3)]
+        if k % 2:
+            vals = [_values(rng, "float32", (64, 1)) for _ in range(3)]
+        for flags in (frozenset(), frozenset({"ftz"})):
+            taken += PM._fma_f32(vals, flags) is not None
+            got = PM.float_op("fma", vals, "float32", "rn", flags)
+            want = _readable("fma", vals, "float32", "rn", flags)
+            assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), (k, flags)
+    assert taken >= 150
