@@ -358,9 +358,11 @@ def _note_exit(eng, w: Warp) -> None:
     last = all(x.status == DONE for x in rt.warps)
     if rt.cluster_size > 1:
         rt.exited = last
-    # the whole warp exits: its lanes are its full mask, whatever lanes were active last (the same in cohort runs)
-    w.mask = w.full_mask
+    # the whole warp exits: its lanes are its full mask, whatever lanes were active last (the same in cohort runs);
+    # the mask is put back (a finished warp's lanes still count where barriers look at them)
+    mask, w.mask = w.mask, w.full_mask
     eng.sync(w, "warp.exit", None, details={"cta_exited": last})
+    w.mask = mask
 
 
 def _state_of(waiting) -> str | None:
