@@ -133,6 +133,7 @@ class _Builder:
         self.result = result
         self.g = nx.DiGraph(kernel=run.func.name, warps=run.warps, ctas=run.ctas)
         self.hb = HappensBefore(self.g, run, trace, result)
+        self.cluster_launch = int(np.prod(getattr(run, "cluster", (1, 1, 1)))) > 1
         self.last: dict[tuple, str] = {}            # (warp, lane) -> last node
         self.epoch: dict[tuple, int] = {}           # (cta, addr) -> current epoch
         self.gens: dict[tuple, str] = {}            # generation key -> node
@@ -263,6 +264,8 @@ class _Builder:
         kind = ev.kind
         if kind == "mbarrier.poll":
             return          # a poll that found nothing orders nothing
+        if kind == "warp.exit" and not self.cluster_launch:
+            return          # an exit orders something only for a peer CTA's shared memory (cluster launches)
         if d.get("async") or kind == "async.complete":
             self._completion(ev)
             return

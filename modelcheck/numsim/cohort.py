@@ -322,6 +322,7 @@ class _CohortEng(AsyncRows):
             lv.log = self.log
             self.global_views[slot] = lv
         self.records: list[list] = [[] for _ in range(k)]    # per row, in order: ("access" | "sync", ...)
+        self.cohort_warps: list = []             # the cohort's warps (`note_exit_rows` asks whether all finished)
         self.footprint = Footprint(k)
         # what runtime.Scheduler reads and writes of its engine state
         self.sites = eng.sites
@@ -414,6 +415,14 @@ class _CohortEng(AsyncRows):
         if type(w) is not _RowView:
             raise _Split(f"sync event {kind} of the whole cohort")
         self.records[w.row].append(("sync", w.index, tuple(w.iters), w.mask, site, kind, fields))
+
+    def note_exit_rows(self, w) -> None:
+        """Cohort warp `w` finished: each CTA's warp exits there, in its CTA's order (runtime._note_exit)."""
+        last = all(x.status == DONE for x in self.cohort_warps)
+        iters = tuple(w.iters)
+        for r in range(self.k):
+            # (lanes None: the CTA's warp's own mask, its full mask, as a per-CTA warp's mask is when it finishes)
+            self.records[r].append(("sync", w.index, iters, None, None, "warp.exit", {"details": {"cta_exited": last}}))
 
     def rollback(self) -> None:
         for plain, key, old in reversed(self.log):
@@ -532,6 +541,7 @@ def _try_cohort(eng, group: list, launch: Launch):
     ceng = _CohortEng(eng, group, launch.written)
     nwarps = len(group[0].warps)
     cws = [CohortWarp([rt.warps[j] for rt in group], j, ceng, launch.nslots, launch.dtypes) for j in range(nwarps)]
+    ceng.cohort_warps = cws
     if launch.make_shared is not None:
         pools = cohort_shared.Pools(group, launch.layout, launch.make_shared)
         for cw in cws:
@@ -567,6 +577,7 @@ def _try_cohort(eng, group: list, launch: Launch):
         # waiters) so the cohort's undo log, footprint and records go with it (else ~0.8 MB per CTA stays)
         ceng.current = None
         ceng.waiters = {}
+        ceng.cohort_warps = []
         for cw in cws:
             cw.local = {}
             cw.env = []

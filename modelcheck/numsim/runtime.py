@@ -344,17 +344,25 @@ def spin_details(eng) -> dict:
 
 
 def _note_exit(eng, w: Warp) -> None:
-    """In a cluster launch, a finished warp is a sync event (peers' accesses to its CTA's shared memory must
-    happen before the CTA's exit), and the CTA's last warp ends its shared memory."""
+    """A finished warp is a sync event in every launch (Racecheck retires its knowledge; in a cluster launch peers'
+    accesses to its CTA's shared memory must happen before the CTA's exit); in a cluster launch the CTA's last warp
+    ends its shared memory.  A cohort warp's exit is each of its CTAs' (numsim.cohort records it per CTA)."""
     rt = w.rt
     bar = rt.cluster_barrier
     if bar is not None and bar.arrived:
         bar.try_complete()                # the barrier awaits only non-exited threads
         eng.touch(bar)
+    if w.COHORT:
+        eng.note_exit_rows(w)
+        return
+    last = all(x.status == DONE for x in rt.warps)
     if rt.cluster_size > 1:
-        last = all(x.status == DONE for x in rt.warps)
         rt.exited = last
-        eng.sync(w, "warp.exit", None, details={"cta_exited": last})
+    # the whole warp exits: its lanes are its full mask, whatever lanes were active last (the same in cohort runs);
+    # the mask is put back (a finished warp's lanes still count where barriers look at them)
+    mask, w.mask = w.mask, w.full_mask
+    eng.sync(w, "warp.exit", None, details={"cta_exited": last})
+    w.mask = mask
 
 
 def _state_of(waiting) -> str | None:

@@ -184,7 +184,7 @@ class Analysis(Observer):
             rec = dealloc_record(ev)
             if rec is not None:
                 extra.append(rec)
-                flow.column(rec.actor)
+                flow.column(rec.actor, rec.warp)
                 flow.retired.add(rec.actor)
         new = from_chunk(chunk, self.allocs, self.next_index, flow.op_kind, extra)
         assert new.lane is not None and new.lane_start is not None       # a fresh chunk's table has its lanes
@@ -198,8 +198,13 @@ class Analysis(Observer):
         self.records += new.n
         self.lane_accesses += int(new.lane.size)
         flow.retired.update(chunk.retired)
-        for a in np.unique(new.actor[new.actor >= 0]).tolist():
-            flow.column(a)            # an async access whose operation was never issued still gets a column
+        acts = np.flatnonzero(new.actor >= 0)
+        if acts.size:
+            # an async access whose operation was never issued still gets a column (numbered in its warp's domain)
+            ops, first = np.unique(new.actor[acts], return_index=True)
+            for a, wp in zip(ops.tolist(), new.warp[acts[first]].tolist()):
+                if a not in flow.async_col:
+                    flow.column(a, wp)
         c = _Chunk()
         live = self.live
         wrote = np.unique(new.key[new.write & (np.diff(new.lane_start) > 0)]).tolist()
@@ -226,8 +231,8 @@ class Analysis(Observer):
         ucol = self._ucol(U)
         uid = None
         if flow.split:
-            # lane columns are per clock domain: the same-actor test needs the launch-wide numbering
-            uid = np.where(U.actor >= 0, ucol + flow.nw * 32, np.maximum(U.warp, 0) * 32)
+            # columns are per clock domain: the same-actor test needs launch-wide ids (a lane's, or an operation's)
+            uid = np.where(U.actor >= 0, -1 - U.actor, np.maximum(U.warp, 0) * 32)
         c.pairs = P = self.shadow.advance(U, c.nlive, len(self.allocs.space), c.strong, ucol, uid)
         self._prepare(c)
         self._events_and_accesses(c, events)
@@ -376,7 +381,7 @@ class Analysis(Observer):
         if c.async_prior_any[sel].any():
             m = _maybe_unordered_async(c, q)
             if m.size:
-                issuer, lost = self.fl.issuer_cols(cols[m], self.fl.domain[w.id])
+                issuer, lost = self.fl.issuer_cols(c.units.actor[P.prior[q[m]]], cols[m], self.fl.domain[w.id])
                 c.known_issuer[q[m]] = np.where(lost, 0, w.known(lanes[m], issuer))
         if unknown is not None:
             _unknown(c, q[unknown])
@@ -526,11 +531,9 @@ class Analysis(Observer):
                     c.known_bridged[q[sel]] = b_table[where, cols[sel]]
         m = _maybe_unordered_async(c, q)
         if m.size:
-            cc = cols[m]
-            issuer, lost = flow.issuer_cols(cc, flow.domain[U.warp[nlive + recs[run[m]]]])
-            set_ = flow.issuer_seq[cc] < seq[run[m]]
-            issuer = np.where(set_, issuer, cc)
-            c.known_issuer[q[m]] = np.where(set_ & lost, 0, flow.fork_known(table, inv[m], issuer))
+            issuer, lost = flow.issuer_cols(U.actor[P.prior[q[m]]], cols[m], flow.domain[U.warp[nlive + recs[run[m]]]],
+                                            seq[run[m]])
+            c.known_issuer[q[m]] = np.where(lost, 0, flow.fork_known(table, inv[m], issuer))
         if unknown is not None:
             _unknown(c, q[unknown])
 
@@ -573,10 +576,16 @@ def _foreign_cols(c: _Chunk, flow: Flow, q: np.ndarray, cols: np.ndarray):
     assert c.xdom is not None and flow.foreign is not None
     U, P = c.units, c.pairs
     pr = P.prior[q]
-    x = np.flatnonzero(c.xdom[q] & (U.actor[pr] < 0))
+    x = np.flatnonzero(c.xdom[q])
     if not x.size:
         return cols, x
-    f = flow.foreign.lookup(U.warp[pr[x]], cols[x])
+    act = U.actor[pr[x]]
+    f = np.empty(x.size, dtype=np.int64)
+    lane = act < 0
+    f[lane] = flow.foreign.lookup(U.warp[pr[x[lane]]], cols[x[lane]])
+    if not lane.all():                 # an async operation of another domain: its foreign column
+        ops, inv = np.unique(act[~lane], return_inverse=True)
+        f[~lane] = np.array([flow.foreign.op_col(o) for o in ops.tolist()], dtype=np.int64)[inv]
     cols = cols.copy()
     cols[x] = np.maximum(f, 0)
     return cols, x[f < 0]

@@ -452,7 +452,8 @@ class WarpState:
         `warp.exit` comes after them in seq order, and the analysis handles a warp's accesses before its next event);
         what it passed on (forks, barrier payloads, release rows) are rows of their own.  Its async groups stay: a
         later cp.async.mbarrier.arrive completion reads them."""
-        n = self.row_count()
+        # (pending acquires are release rows the flow holds and charges, not the warp's)
+        n = self.row_count() - sum(len(rows) for rows in self.pending_acquire.values())
         width = self.k.row.size if self.k.rows is None else self.k.rows.shape[1]
         self.k = Knowledge(width, self.ledger)
         self._bridged = None

@@ -59,11 +59,17 @@ class Flow(MemoryEdges):
         self.nlanes = self.layout.size * 32
         self.width = self.nlanes + _HEADROOM
         self.meter = None                           # numsim.budget.Budget: widenings are charged to it
-        self.next_col = self.nlanes                 # async columns in use: [nlanes, next_col)
+        # async columns are numbered per clock domain (a row only knows its own domain's operations, and others'
+        # through foreign columns): each domain's next free column, never below `floor` (above every foreign
+        # column); `top`: one past the highest column given anywhere
+        self.next_in: dict[int, int] = {}
+        self.floor = self.top = self.nlanes
         self.col0 = self.layout.local * 32          # warp -> its lane 0's column in its domain
         self.domain = self.layout.domain
         self.cta_domain = self.domain[::max(warps_per_cta, 1)].tolist() if self.split else []
-        self.async_col: dict[int, int] = {}         # op -> its column
+        self.async_col: dict[int, int] = {}         # op -> its column (in its domain's numbering)
+        self.op_dom: dict[int, int] = {}            # op -> its clock domain (its issuing warp's)
+        self.dom_ops: dict[int, dict] = {}          # domain -> {op: column} (what `foreign.translate` maps)
         self.op_kind: dict[int, str] = {}
         self.retired: set = set()                   # ops that make no more accesses (NumSim says so)
         col0 = self.col0.tolist()
@@ -77,10 +83,9 @@ class Flow(MemoryEdges):
         self.fork: dict[int, tuple] = {}
         self.fork_seq: dict[int, float] = {}       # async op -> seq of the event that forked it
         self.async_info: dict[int, dict] = {}
-        # an async column's issuing lane column (a lane's column maps to itself): classifies lifetime races
-        self.issuer_col = np.arange(self.width, dtype=np.int64)
-        self.issuer_seq = np.full(self.width, np.inf)    # seq of the event that set an async column's issuer
-        self.issuer_warp = np.full(self.width, -1, dtype=np.int64)   # and its warp (its lane column's domain)
+        # async op -> (issuing warp, lane, seq of the issue): classifies lifetime races (per operation, since
+        # columns of different domains alias)
+        self.issuer: dict[int, tuple] = {}
         # split clocks: columns for other clusters' lanes, given where knowledge crosses clusters (`foreign`)
         self.foreign = Foreign(self) if self.split else None
         self.mb: dict[tuple, dict] = {}            # (cta, addr, gen) -> {"release", "bridged", "cols", "tc"}
@@ -92,6 +97,7 @@ class Flow(MemoryEdges):
         self._zero_bridged["global"] = self._zero_bridged["shared"]
         self._members: dict[int, np.ndarray] = {}
         self.release_rows: dict[tuple, tuple] = {}  # (record index, lane) -> (row, scope level, cta)
+        self.owned_release: set = set()             # its keys whose rows are their own (charged to the ledger)
         self.tc_rows: dict[tuple, np.ndarray] = {}  # (record index, lane) -> fenced tcgen05 knowledge it publishes
         # fence.sc: the Fence-SC orders the run forces, found as it goes; each fence.sc instance's knowledge
         self.sc = fence_sc.Tracker()
@@ -103,30 +109,43 @@ class Flow(MemoryEdges):
         #                                             actor)
 
     # ------------------------------------------------------------------ columns
-    def column(self, op: int) -> int:
-        """The column of async operation `op`, given one if it has none (rows widen as needed)."""
+    def column(self, op: int, warp: int = 0) -> int:
+        """The column of async operation `op` (issued by `warp`: its domain numbers it), given one if it has none
+        (rows widen as needed)."""
         col = self.async_col.get(op)
         if col is None:
-            col = self.async_col[op] = self.new_column()
+            dom = int(self.domain[warp]) if self.split and 0 <= warp < self.nw else 0
+            col = max(self.next_in.get(dom, self.nlanes), self.floor)
+            self.next_in[dom] = col + 1
+            self._reach(col)
+            self.async_col[op] = col
+            self.op_dom[op] = dom
+            self.dom_ops.setdefault(dom, {})[op] = col
         return col
 
     def new_column(self) -> int:
-        """A fresh column after the lane columns (an async operation's, or a foreign lane's); rows widen as needed,
-        keeping every column's number."""
-        if self.next_col >= self.width:
-            used = self.next_col - self.nlanes
+        """A fresh column no domain uses (a foreign lane's or operation's, `foreign`); rows widen as needed, keeping
+        every column's number."""
+        col = self.top
+        self._reach(col)
+        self.floor = self.top           # (above it: no domain gives it to an operation)
+        return col
+
+    def _reach(self, col: int) -> None:
+        """Column `col` is given: the rows widen to hold it."""
+        if col >= self.width:
+            used = col - self.nlanes
             self._resize(np.arange(self.width), self.nlanes + 2 * used + _HEADROOM,
                          np.arange(self.width, dtype=np.int64))
-        col = self.next_col
-        self.next_col += 1
-        return col
+        if col >= self.top:
+            self.top = col + 1
 
     def register(self, ev) -> None:
         """Before a chunk's events are applied: what their async operations are, and their columns."""
         if ev.kind == "async.issue" and ev.details.get("op") is not None:
             op = ev.details["op"]
             self.op_kind[op] = ev.details.get("kind", "")
-            self.column(op)
+            self.column(op, ev.warp)
             if self.op_kind[op].startswith("tcgen05"):
                 self.start_tcgen()
         elif ev.kind == "tcgen05.dealloc":
@@ -146,20 +165,47 @@ class Flow(MemoryEdges):
         out[int(self.col0[warp]) + lane] = epoch
         return out
 
-    def issuer_cols(self, cols: np.ndarray, dom) -> tuple[np.ndarray, np.ndarray]:
-        """The issuing lanes' columns of async columns `cols`, as rows of domain `dom` (one, or one per column) know
-        them, and where they know nothing of it (another domain's lane without a foreign column)."""
-        issuer = self.issuer_col[cols]
+    def issuer_cols(self, ops: np.ndarray, cols: np.ndarray, dom, before=None) -> tuple[np.ndarray, np.ndarray]:
+        """The issuing lanes' columns of async operations `ops` (known by columns `cols`), as rows of domain `dom`
+        (one, or one per operation) know them, and where they know nothing of it (another domain's lane without a
+        foreign column).  An operation not issued (before seqs `before`, if given) is its own issuer: `cols`."""
+        issuer = cols.copy()
         lost = np.zeros(cols.size, dtype=np.bool_)
-        if self.foreign is None:
+        if not ops.size:
             return issuer, lost
-        iw = self.issuer_warp[cols]
-        x = np.flatnonzero((iw >= 0) & (self.domain[np.maximum(iw, 0)] != dom))
-        if x.size:
-            f = self.foreign.lookup(iw[x], issuer[x])
-            issuer[x] = np.maximum(f, 0)
-            lost[x] = f < 0
+        uniq, inv = np.unique(ops, return_inverse=True)
+        info = np.array([self.issuer.get(o, (-1, 0, np.inf)) for o in uniq.tolist()], dtype=np.float64)[inv]
+        warp, lane = info[:, 0].astype(np.int64), info[:, 1].astype(np.int64)
+        have = warp >= 0
+        if before is not None:
+            have &= info[:, 2] < before
+        h = np.flatnonzero(have)
+        issuer[h] = self.col0[warp[h]] + lane[h]
+        if self.foreign is not None and h.size:
+            d = dom if np.isscalar(dom) else np.asarray(dom)[h]
+            x = h[self.domain[warp[h]] != d]
+            if x.size:
+                f = self.foreign.lane_col(warp[x], lane[x])
+                issuer[x] = np.maximum(f, 0)
+                lost[x] = f < 0
         return issuer, lost
+
+    def issuer_ids(self, ops: np.ndarray) -> np.ndarray:
+        """A launch-wide id of each operation's issuing lane (32·warp + lane; one of its own, negative, if it has
+        none): two operations of one thread have equal ids."""
+        if not ops.size:
+            return ops.astype(np.int64)
+        uniq, inv = np.unique(ops, return_inverse=True)
+        ids = [32 * i[0] + i[1] if i is not None else -2 - o for o, i in zip(uniq.tolist(),
+                                                                             map(self.issuer.get, uniq.tolist()))]
+        return np.array(ids, dtype=np.int64)[inv]
+
+    def col_in(self, op: int, dom: int) -> int:
+        """The column rows of domain `dom` know async operation `op` by (-1: none; nothing of it reached them)."""
+        col = self.async_col.get(op, -1)
+        if col < 0 or self.foreign is None or self.op_dom.get(op, dom) == dom:
+            return col
+        return self.foreign.op_col(op)
 
     def start_tcgen(self) -> None:
         """tcgen05 knowledge from the first tcgen05 operation on (all of it is zero before one is issued)."""
@@ -173,7 +219,10 @@ class Flow(MemoryEdges):
         """Async operations nothing can ask about any more: their columns, forks and bookkeeping go."""
         ops = list(ops)
         for op in ops:
-            self.async_col.pop(op, None)
+            if self.async_col.pop(op, None) is not None:
+                dom = self.op_dom.pop(op)
+                self.dom_ops[dom].pop(op, None)
+            self.issuer.pop(op, None)
             self.fork.pop(op, None)
             self.fork_seq.pop(op, None)
             self.op_kind.pop(op, None)
@@ -181,13 +230,15 @@ class Flow(MemoryEdges):
             self.retired.discard(op)
         if self.tc is not None:
             self.tc.forget(ops)
+        if self.foreign is not None:
+            self.foreign.forget(ops)
 
     def compact(self) -> None:
         """Drop the columns of forgotten operations when they are a good part of the width."""
-        live = np.array(sorted(self.async_col.values()), dtype=np.int64)
+        live = np.unique(np.fromiter(self.async_col.values(), dtype=np.int64, count=len(self.async_col)))
         if self.foreign is not None and len(self.foreign):
             live = np.sort(np.concatenate([live, self.foreign.columns()]))
-        used = self.next_col - self.nlanes
+        used = self.top - self.nlanes
         if used - live.size <= max(4 * _HEADROOM, 2 * live.size):
             return
         keep = np.concatenate([np.arange(self.nlanes, dtype=np.int64), live])
@@ -195,11 +246,15 @@ class Flow(MemoryEdges):
         new_col[keep] = np.arange(keep.size)
         self._resize(keep, self.nlanes + 2 * live.size + _HEADROOM, new_col)
         self.async_col = {op: int(new_col[c]) for op, c in self.async_col.items()}
+        self.dom_ops = {d: {op: int(new_col[c]) for op, c in ops.items()} for d, ops in self.dom_ops.items()}
         if self.tc is not None:
             self.tc.async_col = self.async_col
         if self.foreign is not None:
             self.foreign.renumber(new_col)
-        self.next_col = keep.size
+        # every domain starts again above what is kept: a kept column may hold another domain's operation, and
+        # rows of this domain its own forgotten one's stale values (fresh columns are zero in every row)
+        self.next_in = {}
+        self.floor = self.top = keep.size
 
     def _held_rows(self) -> int:
         """Rows of the flow's width held beside the warps' (forks count once per distinct shared row; a barrier
@@ -245,13 +300,6 @@ class Flow(MemoryEdges):
         self.release_rows = {k: (r(row), level, cta) for k, (row, level, cta) in self.release_rows.items()}
         self.tc_rows = {k: r(row) for k, row in self.tc_rows.items()}
         self.sc_rows = {k: r(row) for k, row in self.sc_rows.items()}
-        issuer = np.arange(width, dtype=np.int64)
-        issuer[:keep.size] = self.issuer_col[keep]
-        seq = np.full(width, np.inf)
-        seq[:keep.size] = self.issuer_seq[keep]
-        owner = np.full(width, -1, dtype=np.int64)
-        owner[:keep.size] = self.issuer_warp[keep]
-        self.issuer_col, self.issuer_seq, self.issuer_warp = issuer, seq, owner
         if self.tc is not None:
             self.tc.resize(keep, width, new_col, memo)
         self.width = self.ledger.width = self.warps.width = width
@@ -269,6 +317,12 @@ class Flow(MemoryEdges):
         """Release rows of records no access can read from any more go (`alive(index)`)."""
         self.release_rows = {k: v for k, v in self.release_rows.items() if alive(k[0])}
         self.tc_rows = {k: v for k, v in self.tc_rows.items() if alive(k[0])}
+        if self.owned_release:
+            # (the others share a fence's row or another write's: charged there, or by the warp)
+            gone = {k for k in self.owned_release if k not in self.release_rows}
+            if gone:
+                self.owned_release -= gone
+                self.ledger.made(-len(gone))
 
     # ------------------------------------------------------------------ sync events
     def _payload(self, table, key):
@@ -280,7 +334,10 @@ class Flow(MemoryEdges):
     def _claim(self, p, warp: int) -> None:
         """Split clocks: a payload's rows come from, and go to, one clock domain (barriers are cluster-local, so
         this always holds; checked, since aliased columns would order what nothing orders)."""
-        d = int(self.domain[warp])
+        self._claim_domain(p, int(self.domain[warp]))
+
+    @staticmethod
+    def _claim_domain(p, d: int) -> None:
         if p["dom"] is None:
             p["dom"] = d
         elif p["dom"] != d:
@@ -427,9 +484,7 @@ class Flow(MemoryEdges):
             if actor in self.async_col:
                 self.fork[actor] = (w.fork_row(0), self._zero_bridged, (ev.warp, 0, w.epoch))
                 self.fork_seq[actor] = ev.seq
-                self.issuer_col[self.async_col[actor]] = w.col0
-                self.issuer_warp[self.async_col[actor]] = ev.warp
-                self.issuer_seq[self.async_col[actor]] = ev.seq
+                self.issuer[actor] = (ev.warp, 0, ev.seq)
                 self.async_info[actor] = {"kind": "tcgen05.dealloc", "warp": ev.warp, "lane": 0, "site": ev.site,
                                           "iters": ev.iters}
                 if w.tc is not None and self.tc is not None:
@@ -466,9 +521,7 @@ class Flow(MemoryEdges):
         self.fork[op] = (w.fork_row(lane), bridged, (ev.warp, lane, w.epoch))
         self.fork_seq[op] = ev.seq
         if op in self.async_col:
-            self.issuer_col[self.async_col[op]] = w.col0 + lane
-            self.issuer_warp[self.async_col[op]] = ev.warp
-            self.issuer_seq[self.async_col[op]] = ev.seq
+            self.issuer[op] = (ev.warp, lane, ev.seq)
         self.async_info[op] = {"kind": d.get("kind", ""), "warp": ev.warp, "lane": lane, "site": ev.site,
                                "iters": ev.iters}
         if "lane" not in d:        # a warp-collective op (tcgen05.ld/st): evidence names the witness lane
@@ -528,6 +581,8 @@ class Flow(MemoryEdges):
             lane = int(lane)
             for row in w.pending_acquire.pop(lane, []):
                 w.k.merge(one_lane(lane), row)
+            if lane not in w.fence_row:
+                self.ledger.made(1)           # (a full-width snapshot: charged while the warp holds it)
             w.fence_row[lane] = w.snapshot(lane)
         w.epoch += 1
 
@@ -538,6 +593,8 @@ class Flow(MemoryEdges):
         op = ev.details.get("op")
         p = self._payload(self.mb, (ev.barrier[1], ev.barrier[2], ev.generation))
         if op is not None and op in self.async_col:
+            if self.split:
+                self._claim_domain(p, self.op_dom[op])
             p["cols"].add(self.async_col[op])
         commit = self.tc.commit_payload(op) if ev.details.get("kind") == "tcgen05.commit" and self.tc else None
         if commit is not None:

@@ -82,9 +82,7 @@ def judge(an, c) -> list:
     cross = c.cross[bad]
     ordered = np.zeros(bad.size, dtype=np.bool_)
     if flow.tc is not None:
-        tc_ordered = flow.tc.ordered(U.tc[bp], U.tc[bc], c.pcol[bad], P.ccol(bad), bknown, flow.issuer_col)
-        if c.xdom is not None:
-            tc_ordered &= ~c.xdom[bad]         # issuer columns of different clock domains alias
+        tc_ordered = flow.tc.ordered(U.tc[bp], U.tc[bc], U.actor[bp], U.actor[bc], bknown, flow.issuer_ids)
         ordered |= tc_ordered
     ps, cs = U.strength[bp], U.strength[bc]
     need = np.where(U.cta[bp] == U.cta[bc], 1, 3)
@@ -184,7 +182,9 @@ def _tc_hint(an, c, p: int, k: int, hints: dict) -> str | None:
     flow, U = an.flow, c.units
     if flow.tc is None:
         return None
-    args = (int(U.tc[p]), int(U.tc[k]), flow.async_col.get(int(U.actor[p]), -1), int(U.actor[k]))
+    cur = int(U.actor[k])
+    dom = flow.op_dom.get(cur, 0)
+    args = (int(U.tc[p]), int(U.tc[k]), flow.col_in(int(U.actor[p]), dom), cur)
     if args not in hints:                   # (a function of these alone, asked for many races alike)
         hints[args] = flow.tc.hint(*args)
     return hints[args]

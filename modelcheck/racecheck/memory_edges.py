@@ -25,6 +25,8 @@ class MemoryEdges:
     foreign: Any
     cta_domain: list
     release_rows: dict
+    owned_release: set
+    ledger: Any
     tc_rows: dict
 
     def publish(self, index: int, warp: int, lanes, level: int, via_fence: bool) -> None:
@@ -43,6 +45,10 @@ class MemoryEdges:
                     continue
             else:
                 row = w.snapshot(lane)
+                if (index, lane) not in self.owned_release:
+                    # a full-width snapshot of its own: charged to the memory budget while an access may read it
+                    self.owned_release.add((index, lane))
+                    self.ledger.made(1)
             self.release_rows[(index, lane)] = (row, level, w.cta)
         if not via_fence:
             w.epoch += 1
@@ -72,6 +78,9 @@ class MemoryEdges:
                     row = self.foreign.translate(row, self.cta_domain[wcta], self.cta_domain[own[2]])
                     own = self.release_rows[(index, lane)]      # (a foreign column given may have widened the rows)
                 self.release_rows[(index, lane)] = (np.maximum(own[0], row), own[1], own[2])
+                if (index, lane) not in self.owned_release:       # (a new row now, no longer the write's)
+                    self.owned_release.add((index, lane))
+                    self.ledger.made(1)
 
     def acquire_from_memory(self, index: int, warp: int, level: int, acquire: bool, sources) -> list:
         """A strong read (record `index`) takes the release row of the write each lane reads from, scopes covering.

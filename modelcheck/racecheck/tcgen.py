@@ -86,8 +86,9 @@ class TcgenOrder:
         self.commit_cover: dict[int, tuple] = {}  # commit op -> (columns it covers, their predecessors' knowledge)
         # a lane's mma/cp/shift number i is ordered before its later ones issued after more than i were fenced
         self.fenced_upto: dict[tuple, int] = {}
-        self.col_index = np.full(width, -1, dtype=np.int64)
-        self.col_fenced = np.full(width, -1, dtype=np.int64)
+        # tracked op -> (its number among its lane's mma/cp/shift, how many of those were fenced at its issue); per
+        # operation, since columns of different clock domains alias
+        self.op_index: dict[int, tuple] = {}
 
     def issue(self, ev, w: WarpState, op: int, lane: int) -> None:
         """A tcgen05 operation (or commit) issued: fork its knowledge; the issuing lanes now order after it."""
@@ -111,8 +112,7 @@ class TcgenOrder:
         if code in _TRACKED:
             key = (ev.warp, lane)
             n = self.count.get(key, 0)
-            self.col_index[col] = n
-            self.col_fenced[col] = self.fenced_upto.get(key, 0)
+            self.op_index[op] = (n, self.fenced_upto.get(key, 0))
             self.issued.setdefault(key, []).append(col)
             if not n:
                 self.counted.setdefault(ev.warp, []).append(lane)
@@ -141,11 +141,25 @@ class TcgenOrder:
         row[cols] = DONE
         return cols, row
 
-    def ordered(self, tp, tcur, pcol, ccol, known, issuer_col) -> np.ndarray:
-        """Pairs ordered by tcgen05 ordering beyond knowledge >= stamp: pipelined issue order, same-thread fences."""
+    def ordered(self, tp, tcur, pop, cop, known, issuer_ids) -> np.ndarray:
+        """Pairs ordered by tcgen05 ordering beyond knowledge >= stamp: pipelined issue order, same-thread fences
+        (`pop`, `cop`: the earlier and later accesses' operations, -1 for a lane access; `issuer_ids(ops)`: their
+        issuing lanes, `flow.Flow.issuer_ids`)."""
         out = (tp > 0) & PIPELINED[tp, tcur] & (known >= 1)
-        idx = self.col_index[pcol]
-        out |= (idx >= 0) & (idx < self.col_fenced[ccol]) & (issuer_col[pcol] == issuer_col[ccol])
+        idx = self._numbers(pop, 0)
+        fenced = self._numbers(cop, 1)
+        maybe = np.flatnonzero((idx >= 0) & (idx < fenced))
+        if maybe.size:
+            out[maybe] |= issuer_ids(pop[maybe]) == issuer_ids(cop[maybe])
+        return out
+
+    def _numbers(self, ops: np.ndarray, which: int) -> np.ndarray:
+        """op_index[op][which] per operation, -1 where it has none."""
+        out = np.full(ops.size, -1, dtype=np.int64)
+        if ops.size and self.op_index:
+            uniq, inv = np.unique(ops, return_inverse=True)
+            got = self.op_index.get
+            out = np.array([got(o, (-1, -1))[which] for o in uniq.tolist()], dtype=np.int64)[inv]
         return out
 
     def resize(self, keep: np.ndarray, width: int, new_col: np.ndarray, memo: dict | None = None) -> None:
@@ -158,20 +172,21 @@ class TcgenOrder:
         self.commit_cover = {op: (_kept(cols, new_col), None if last is None else resize(last, keep, width))
                              for op, (cols, last) in self.commit_cover.items()}
         self.issued = {k: _kept(np.array(cols, dtype=np.int64), new_col).tolist() for k, cols in self.issued.items()}
-        self.col_index = _resize_fill(self.col_index, keep, width)
-        self.col_fenced = _resize_fill(self.col_fenced, keep, width)
 
     def forget(self, ops) -> None:
         for op in ops:
             self.fork.pop(op, None)
             self.commit_cover.pop(op, None)
+            self.op_index.pop(op, None)
 
     def hint(self, tp: int, tcur: int, prior_col: int, cur_actor: int) -> str | None:
-        """Did the completion reach the current operation's thread but miss its after_thread_sync fence?"""
+        """Did the completion reach the current operation's thread but miss its after_thread_sync fence?
+        (`prior_col`: the earlier operation's column in the current one's domain, -1 if it has none there)"""
         if not (tp and tcur) or cur_actor not in self.fork:
             return None
         need = 1 if PIPELINED[tp, tcur] else DONE
-        return HINT_AFTER_FENCE if self.fork[cur_actor][1][prior_col] >= need else HINT_PUBLISH
+        known = self.fork[cur_actor][1][prior_col] if prior_col >= 0 else 0
+        return HINT_AFTER_FENCE if known >= need else HINT_PUBLISH
 
 
 def _kept(cols: np.ndarray, new_col: np.ndarray) -> np.ndarray:
@@ -179,8 +194,3 @@ def _kept(cols: np.ndarray, new_col: np.ndarray) -> np.ndarray:
     c = new_col[cols] if cols.size else cols
     return c[c >= 0]
 
-
-def _resize_fill(a: np.ndarray, keep: np.ndarray, width: int) -> np.ndarray:
-    out = np.full(width, -1, dtype=a.dtype)
-    out[:keep.size] = a[keep]
-    return out

@@ -14,6 +14,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from modelcheck.numsim.trace import ClusterLayout
+from modelcheck.racecheck import flow as flow_mod
 from modelcheck.racecheck.clocks import Knowledge, Ledger, WarpState, is_zero_row, zero_row
 
 WIDTH = 12
@@ -145,3 +147,56 @@ def test_a_warp_that_learned_nothing_holds_no_row():
         pass
     else:
         raise AssertionError("the shared zero row must be read-only")
+
+
+# per-domain async columns on a real flow: 3 clusters of 2 warps, operations given, learned, forgotten, compacted,
+# foreign columns given between them (flow.Flow.column / new_column / compact)
+col_steps = st.lists(st.tuples(st.sampled_from(["give", "give", "learn", "forget", "foreign"]), st.integers(0, 5),
+                               st.integers(0, 40)), max_size=60)
+
+
+@settings(max_examples=60, deadline=None)
+@given(col_steps)
+def test_async_columns_per_domain_never_collide_and_start_fresh(seq):
+    """A domain's live operations have distinct columns, never a foreign column's; a column given to a domain's
+    operation is zero in every row of that domain (a stale value there would be read as knowledge of it); each
+    operation keeps what its domain's rows learned of it through compactions."""
+    headroom = flow_mod._HEADROOM
+    flow_mod._HEADROOM = 1              # (widenings and compactions every few steps)
+    try:
+        _run_columns(flow_mod.Flow(6, 2, ClusterLayout(np.repeat(np.arange(3), 2), np.tile(np.arange(2), 3), 2)), seq)
+    finally:
+        flow_mod._HEADROOM = headroom
+
+
+def _run_columns(fl, seq):
+    learned: dict = {}                  # (warp, op) -> value the warp's rows know of op
+    next_op = 0
+    for kind, warp, n in seq:
+        dom = int(fl.domain[warp])
+        if kind == "give":
+            op = next_op
+            next_op += 1
+            col = fl.column(op, warp)
+            for w in range(6):
+                if int(fl.domain[w]) == dom:
+                    assert fl.warps[w].k.join(None)[col] == 0
+        elif kind == "learn":
+            mine = [op for op, d in fl.op_dom.items() if d == dom]
+            if mine:
+                op = mine[n % len(mine)]
+                fl.warps[warp].k.learn_column(None, fl.async_col[op], 1 + n % 3)
+                learned[(warp, op)] = max(learned.get((warp, op), 0), 1 + n % 3)
+        elif kind == "forget" and fl.async_col:
+            ops = sorted(fl.async_col)[:1 + n % 4]
+            fl.forget(ops)
+            learned = {k: v for k, v in learned.items() if k[1] not in ops}
+            fl.compact()
+        elif kind == "foreign":
+            fl.foreign._give_op(10_000 + n) if n % 2 else fl.foreign._give(np.array([warp * 32 + n % 32]))
+        foreign = set(fl.foreign.columns().tolist())
+        for d in range(3):
+            cols = [c for op, c in fl.async_col.items() if fl.op_dom[op] == d]
+            assert len(cols) == len(set(cols)) and not foreign & set(cols)
+        for (w, op), v in learned.items():
+            assert fl.warps[w].k.join(None)[fl.async_col[op]] == v

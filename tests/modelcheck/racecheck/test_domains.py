@@ -76,7 +76,9 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 CROSSING = [("racecheck/grid_flag_round_trip.py", {}), ("racecheck/grid_flag_round_trip.py", {"WAIT": 0}),
             ("racecheck/grid_release_flags.py", {"CTAS": 8}), ("racecheck/fence_sc_two_ctas.py", {"SCOPE": 0}),
             ("racecheck/fence_sc_two_ctas.py", {"SCOPE": 1}), ("ops2/rmw_chain_handoff.py", {}),
-            ("ops2/rmw_chain_handoff.py", {"FENCE": 0}), ("residency/wait_on_later_cta.py", {})]
+            ("ops2/rmw_chain_handoff.py", {"FENCE": 0}), ("residency/wait_on_later_cta.py", {}),
+            # an async operation's completion crossing (async columns are numbered per cluster: foreign columns)
+            ("racecheck/grid_bulk_store_handoff.py", {}), ("racecheck/grid_bulk_store_handoff.py", {"FULL": 0})]
 
 
 @pytest.mark.parametrize("path,consts", CROSSING, ids=[f"{p}-{c}" for p, c in CROSSING])
@@ -103,6 +105,18 @@ def test_round_trip_folds_back_into_the_lane_block(monkeypatch):
     assert res.stats["foreign_columns"] == 33          # CTA 0's warp 1 (32 lanes) and CTA 1's lane 0
     (f,) = _told(modelcheck.load(path, WAIT=0).func, None, None, monkeypatch).findings
     assert f.kind == "data_race" and {f.details["prior"]["warp"], f.details["current"]["warp"]} == {0, 1}
+
+
+def test_async_completion_crosses_by_its_own_column(monkeypatch):
+    """Every CTA numbers its async operations from the same column on: CTA 0's bulk store is known to CTA 1 and
+    CTA 2 (and back in CTA 0's warp 1) only through its foreign column: clean; with only .read waited, 3 races."""
+    path = FIXTURES / "racecheck" / "grid_bulk_store_handoff.py"
+    res = _told(modelcheck.load(path).func, None, None, monkeypatch)
+    assert res.verdict == "clean" and res.stats["clock_domain"] == "cluster"
+    assert res.stats["foreign_columns"] == 65          # CTA 0's warp 0, CTA 1's lane 0, and the store
+    racy = _told(modelcheck.load(path, FULL=0).func, None, None, monkeypatch)
+    assert {f.details["current"]["warp"] for f in racy.findings} == {1, 2, 4}
+    assert all(f.details["prior"].get("async") or f.details["prior"]["warp"] == 0 for f in racy.findings)
 
 
 def test_race_between_ctas_found_with_split_clocks(monkeypatch):
