@@ -224,7 +224,7 @@ def _float22half2(ctx, call, info):
     two float32 elements at src become the two float16 elements at dst, each rounded to nearest even (NaN as the
     canonical f16 NaN, as cvt.rn.f16x2.f32 gives it)."""
     from . import ptx_convert as CV
-    from .ptx_math import canonical_nan
+    from .float_arith import canonical_nan
     what = "cuda.float22half2"
     dst, src = call.operands
     if not (isinstance(dst, ir.Address) and isinstance(src, ir.Address)):

@@ -27,7 +27,7 @@ from ..errors import EngineError, UnsupportedTIRxError
 from ..memory import SHARED_BASE
 from ..values import NP_DTYPE
 from . import ptx_convert as CV
-from .ptx_math import ftz
+from .float_arith import ftz
 from .async_copy import _groups, _new_op, _one_lane, group_done
 from .tma import _at, _lanes, _plan, async_records, read_elements, tensor_map, write_elements, writes_through_map
 

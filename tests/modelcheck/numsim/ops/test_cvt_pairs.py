@@ -13,7 +13,7 @@ import pytest
 import modelcheck
 from modelcheck import numsim
 from modelcheck.numsim.ops import ptx_convert as CV
-from modelcheck.numsim.ops import ptx_math as PM
+from modelcheck.numsim.ops import float_arith as FLT
 
 FIX = Path(__file__).resolve().parents[3] / "fixtures" / "ptx_math" / "narrow_pairs.py"
 _EDGES = [0.0, -0.0, 1e-45, -1e-45, 1.1754942e-38, 448.0, 449.0, 464.0, -480.0, 57344.0, 61440.0, 6.0, 5.0, 0.25,
@@ -49,8 +49,8 @@ def test_pair_widen_and_fma_fast_paths_match_the_general_route(seed, s):
         wide = CV._to_float(h.astype(np.float64), "float32", "rn", False, False, True)
         assert np.array_equal(o["wide"].view(np.uint32), wide.view(np.uint32))
         s64 = np.float64(np.float32(s))
-        p, err = PM.two_sum(x.astype(np.float64) * s64, np.full(x.shape, s64))
-        fm = PM.canonical_nan(CV.round_float(p, err, "float32", "rn"))
+        p, err = FLT.two_sum(x.astype(np.float64) * s64, np.full(x.shape, s64))
+        fm = FLT.canonical_nan(CV.round_float(p, err, "float32", "rn"))
     assert np.array_equal(o["fm"].view(np.uint32), fm.view(np.uint32))
     sb = np.uint64(np.float32(s).view(np.uint32))
     xb = x.view(np.uint32).astype(np.uint64)

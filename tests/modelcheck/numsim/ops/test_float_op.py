@@ -1,4 +1,4 @@
-"""The hand-optimized float path (`ptx_math.float_op`, `ptx_convert._odd64`) agrees bit for bit with its
+"""The hand-optimized float path (`float_arith.float_op`, `ptx_convert._odd64`) agrees bit for bit with its
 readable form: broadcast the operands, widen to float64, TwoSum the exact result, round to odd at 53 bits
 with the residual, then round once to the target."""
 from __future__ import annotations
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from modelcheck.numsim.ops import ptx_convert as CV
-from modelcheck.numsim.ops import ptx_math as PM
+from modelcheck.numsim.ops import float_arith as FLT
 
 _NP = {"float32": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
 
@@ -25,16 +25,16 @@ def _odd64_readable(x, err):
 
 def _readable(head, vals, elem, mode, flags):
     if "ftz" in flags:
-        vals = [np.where(np.abs(v) < PM.F32_TINY, np.copysign(np.float32(0), v), v).astype(v.dtype)
+        vals = [np.where(np.abs(v) < FLT.F32_TINY, np.copysign(np.float32(0), v), v).astype(v.dtype)
                 if v.dtype == np.float32 else v for v in vals]
     xs = [np.asarray(v).astype(np.float64) for v in np.broadcast_arrays(*vals)]
     with np.errstate(all="ignore"):
         if head == "mul":
             x, err = xs[0] * xs[1], np.zeros_like(xs[0])
         elif head == "fma":
-            x, err = PM.two_sum(xs[0] * xs[1], xs[2])
+            x, err = FLT.two_sum(xs[0] * xs[1], xs[2])
         else:
-            x, err = PM.two_sum(xs[0], xs[1] if head == "add" else -xs[1])
+            x, err = FLT.two_sum(xs[0], xs[1] if head == "add" else -xs[1])
         if mode == "rn":
             odd = _odd64_readable(x, err)
             r = odd.astype(np.float32) if elem == "float32" else CV._odd32(odd).astype(_NP[elem])
@@ -43,8 +43,8 @@ def _readable(head, vals, elem, mode, flags):
         if "sat" in flags:
             r = np.where(np.isnan(r), 0, np.clip(r, 0, 1)).astype(r.dtype)
         if "ftz" in flags and r.dtype == np.float32:
-            r = np.where(np.abs(r) < PM.F32_TINY, np.copysign(np.float32(0), r), r).astype(np.float32)
-        r = PM.canonical_nan(r)
+            r = np.where(np.abs(r) < FLT.F32_TINY, np.copysign(np.float32(0), r), r).astype(np.float32)
+        r = FLT.canonical_nan(r)
         if mode == "rm" and head != "mul":
             terms = (xs[0] * xs[1], xs[2]) if head == "fma" else (xs[0], xs[1] if head == "add" else -xs[1])
             both_pos0 = (terms[0] == 0) & (terms[1] == 0) & ~np.signbit(terms[0]) & ~np.signbit(terms[1])
@@ -72,7 +72,7 @@ def test_float_op_agrees_with_its_readable_form(elem, head, mode):
     for flags in (frozenset(), frozenset({"ftz"}), frozenset({"sat"})):
         for shapes in ([(32, 1)] * n, [(1, 1)] + [(32, 1)] * (n - 1), [(32, 2)] * n):
             vals = [_values(rng, elem, s) for s in shapes]
-            got = PM.float_op(head, vals, elem, mode, flags)
+            got = FLT.float_op(head, vals, elem, mode, flags)
             want = _readable(head, vals, elem, mode, flags)
             assert got.shape == want.shape and got.dtype == want.dtype
             u = {4: np.uint32, 2: np.uint16}[got.dtype.itemsize]
@@ -93,8 +93,8 @@ def test_half_products_in_float32_are_the_correctly_rounded_ones(elem):
             b = (rng.standard_normal(shape) * 2.0 ** (-126 - e + rng.integers(-12, 12, size=shape))).astype(_NP[elem])
         else:
             a, b = _values(rng, elem, shape), _values(rng, elem, shape)
-        taken += PM._half_product(a, b, elem) is not None
-        got = PM.float_op("mul", [a, b], elem, "rn", frozenset())
+        taken += FLT._half_product(a, b, elem) is not None
+        got = FLT.float_op("mul", [a, b], elem, "rn", frozenset())
         want = _readable("mul", [a, b], elem, "rn", frozenset())
         assert np.array_equal(got.view(np.uint16), want.view(np.uint16)), (elem, k)
     assert taken > 50          # (random bit patterns are often NaN: those take the float64 route)
@@ -105,7 +105,7 @@ def test_half_products_in_float32_are_the_correctly_rounded_ones(elem):
 def test_half_product_bits(x, y, elem):
     a = np.array([[x, y]], np.uint16).view(_NP[elem])
     b = np.array([[y, x ^ 0x8001]], np.uint16).view(_NP[elem])
-    got = PM.float_op("mul", [a, b], elem, "rn", frozenset())
+    got = FLT.float_op("mul", [a, b], elem, "rn", frozenset())
     want = _readable("mul", [a, b], elem, "rn", frozenset())
     assert np.array_equal(got.view(np.uint16), want.view(np.uint16))
 
@@ -117,18 +117,18 @@ def test_fma_f32_midpoints_and_broadcast_operands():
     a = np.array([[1 + 2.0 ** -12, -(1 + 2.0 ** -12)]], np.float32)
     for tiny in (2.0 ** -80, -2.0 ** -80, 0.0):
         c = np.array([[tiny, -tiny]], np.float32)
-        got = PM.float_op("fma", [a, a, c], "float32", "rn", frozenset())
+        got = FLT.float_op("fma", [a, a, c], "float32", "rn", frozenset())
         want = _readable("fma", [a, a, c], "float32", "rn", frozenset())
         assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), tiny
     small = np.array([[2.0 ** -70, 3 * 2.0 ** -70]], np.float32)
-    assert PM._fma_f32([small, small, np.zeros((1, 2), np.float32)], frozenset()) is None
+    assert FLT._fma_f32([small, small, np.zeros((1, 2), np.float32)], frozenset()) is None
     rng = np.random.default_rng(7)
     taken = 0
     for k in range(300):
         shapes = [(32, 2), (1, 2), (32, 2)] if k % 2 else [(32, 1)] * 3
         vals = [_values(rng, "float32", s) for s in shapes]
-        taken += PM._fma_f32(vals, frozenset()) is not None
-        got = PM.float_op("fma", vals, "float32", "rn", frozenset())
+        taken += FLT._fma_f32(vals, frozenset()) is not None
+        got = FLT.float_op("fma", vals, "float32", "rn", frozenset())
         want = _readable("fma", vals, "float32", "rn", frozenset())
         assert got.shape == want.shape and np.array_equal(got.view(np.uint32), want.view(np.uint32)), k
     assert taken > 30
@@ -140,16 +140,16 @@ def test_fma_f32_in_float64_rounds_once():
     # (1 + 2^-23) + 2^-24 (1 + 2^-23)(1 - 2^-23) is 2^-70 below the midpoint 1 + 2^-23 + 2^-24, which its float64
     # sum lands on (ties to even would give 1 + 2^-22); the correctly rounded result is 1 + 2^-23
     a, b, c = (np.array([[v]], np.float32) for v in (2.0 ** -24 * (1 + 2.0 ** -23), 1 - 2.0 ** -23, 1 + 2.0 ** -23))
-    assert PM._fma_f32([a, b, c], frozenset()) == np.float32(1 + 2.0 ** -23)
+    assert FLT._fma_f32([a, b, c], frozenset()) == np.float32(1 + 2.0 ** -23)
     # an exact midpoint (25 bits): ties to even
     a, b, c = (np.array([[v]], np.float32) for v in (2.0 ** -24, 1.0, 1 + 2.0 ** -23))
-    assert PM._fma_f32([a, b, c], frozenset()) == np.float32(1 + 2.0 ** -22)
+    assert FLT._fma_f32([a, b, c], frozenset()) == np.float32(1 + 2.0 ** -22)
     # 2^-126 - 2^-150: below float32's normal range, refused (with .ftz: the flush follows the rounding)
     a, b, c = (np.array([[v]], np.float32) for v in (2.0 ** -126, 1 - 2.0 ** -24, 0.0))
     for flags in (frozenset(), frozenset({"ftz"})):
-        assert PM._fma_f32([a, b, c], flags) is None
+        assert FLT._fma_f32([a, b, c], flags) is None
         want = _readable("fma", [a, b, c], "float32", "rn", flags)
-        assert PM.float_op("fma", [a, b, c], "float32", "rn", flags).view(np.uint32) == want.view(np.uint32)
+        assert FLT.float_op("fma", [a, b, c], "float32", "rn", flags).view(np.uint32) == want.view(np.uint32)
     rng = np.random.default_rng(7)
     taken = 0
     for k in range(200):
@@ -157,8 +157,8 @@ def test_fma_f32_in_float64_rounds_once():
         if k % 2:
             vals = [_values(rng, "float32", (64, 1)) for _ in range(3)]
         for flags in (frozenset(), frozenset({"ftz"})):
-            taken += PM._fma_f32(vals, flags) is not None
-            got = PM.float_op("fma", vals, "float32", "rn", flags)
+            taken += FLT._fma_f32(vals, flags) is not None
+            got = FLT.float_op("fma", vals, "float32", "rn", flags)
             want = _readable("fma", vals, "float32", "rn", flags)
             assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), (k, flags)
     assert taken >= 150

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import modelcheck
 from modelcheck import numsim
 from modelcheck.numsim.ops import ptx_convert as CV
+from modelcheck.numsim.ops import float_arith as FLT
 from modelcheck.numsim.ops import ptx_math as PM
 
 FIX = Path(__file__).resolve().parents[3] / "fixtures" / "ptx_math"
@@ -106,7 +107,7 @@ _F32 = st.floats(width=32, allow_nan=False, allow_infinity=False, min_value=-2.0
 def test_f32_add_mul_fma_are_correctly_rounded(a, b, c, mode, head):
     a, b, c = np.float32(a), np.float32(b), np.float32(c)
     vals = [np.array([[a]]), np.array([[b]])] + ([np.array([[c]])] if head == "fma" else [])
-    got = PM.float_op(head, vals, "float32", mode)[0, 0]
+    got = FLT.float_op(head, vals, "float32", mode)[0, 0]
     exact = {"add": _exact(a) + _exact(b), "mul": _exact(a) * _exact(b),
              "fma": _exact(a) * _exact(b) + _exact(c)}[head]
     if abs(exact) > Fraction(float(np.finfo(np.float32).max)):
@@ -121,27 +122,27 @@ def test_f32_add_mul_fma_are_correctly_rounded(a, b, c, mode, head):
 def test_fma_is_fused_where_numpy_double_rounds():
     # a*b + c whose float64 sum lands on a float32 tie: fused rounding must not round twice
     a, b, c = np.float32(1 + 2**-23), np.float32(1 + 2**-23), np.float32(-1)
-    got = PM.float_op("fma", [np.array([[a]]), np.array([[b]]), np.array([[c]])], "float32", "rn")[0, 0]
+    got = FLT.float_op("fma", [np.array([[a]]), np.array([[b]]), np.array([[c]])], "float32", "rn")[0, 0]
     assert got == _reference(_exact(a) * _exact(b) + _exact(c), "rn")
 
 
 def test_directed_rounding_overflow_zero_sign_and_nan():
     big = np.array([[np.float32(3e38)]])
-    assert np.isinf(PM.float_op("add", [big, big], "float32", "rn")[0, 0])
-    assert PM.float_op("add", [big, big], "float32", "rz")[0, 0] == np.finfo(np.float32).max
+    assert np.isinf(FLT.float_op("add", [big, big], "float32", "rn")[0, 0])
+    assert FLT.float_op("add", [big, big], "float32", "rz")[0, 0] == np.finfo(np.float32).max
     one = np.array([[np.float32(1)]])
-    assert np.signbit(PM.float_op("sub", [one, one], "float32", "rm")[0, 0])
-    assert not np.signbit(PM.float_op("sub", [one, one], "float32", "rn")[0, 0])
-    nan = PM.float_op("add", [np.array([[np.float32(np.nan)]]), one], "float32", "rn")
+    assert np.signbit(FLT.float_op("sub", [one, one], "float32", "rm")[0, 0])
+    assert not np.signbit(FLT.float_op("sub", [one, one], "float32", "rn")[0, 0])
+    nan = FLT.float_op("add", [np.array([[np.float32(np.nan)]]), one], "float32", "rn")
     assert nan.view(np.uint32)[0, 0] == 0x7FFFFFFF                        # the canonical NaN
 
 
 def test_ftz_sat_and_packed_f32x2_lanes():
     tiny = np.array([[np.float32(1e-40), np.float32(-1e-40)]])             # subnormals flush to signed zero
-    r = PM.float_op("add", [tiny, np.full_like(tiny, -0.0)], "float32", "rn", frozenset({"ftz"}))
+    r = FLT.float_op("add", [tiny, np.full_like(tiny, -0.0)], "float32", "rn", frozenset({"ftz"}))
     assert r[0, 0] == 0 and not np.signbit(r[0, 0]) and np.signbit(r[0, 1])
     x = np.array([[np.float32(0.75), np.float32(2.0)]])
-    assert np.array_equal(PM.float_op("add", [x, x], "float32", "rn", frozenset({"sat"})),
+    assert np.array_equal(FLT.float_op("add", [x, x], "float32", "rn", frozenset({"sat"})),
                           np.array([[1.0, 1.0]], np.float32))
     reg = PM.to_bits(np.array([np.float32(1.5), np.float32(-2.0)]), 64)   # element 0 in the low half
     assert int(reg[0]) & 0xFFFFFFFF == np.float32(1.5).view(np.uint32)
@@ -276,13 +277,13 @@ def test_fast_paths_match_the_general_forms(seed):
     o = res.outputs
     with np.errstate(all="ignore"):
         for name, flags in (("e", frozenset({"ftz"})), ("f", frozenset())):
-            src = PM.ftz(x) if flags else x
-            want = PM.arith_result(np.exp2(src.astype(np.float64)), None, "float32", "rn", flags)
+            src = FLT.ftz(x) if flags else x
+            want = FLT.arith_result(np.exp2(src.astype(np.float64)), None, "float32", "rn", flags)
             assert np.array_equal(o[name].view(np.uint32), want.view(np.uint32)), name
     assert np.array_equal(o["packed"], x.view(np.uint64).reshape(-1))
     assert np.array_equal(o["lo"], (u & np.uint64(0xFFFFFFFF)).astype(np.uint32))
     assert np.array_equal(o["hi"], (u >> np.uint64(32)).astype(np.uint32))
     assert np.array_equal(o["bits"], x[:, 0].view(np.uint32))
     assert (o["upk"] == np.array([-2.5, 1e-45], np.float32).view(np.uint64)[0]).all()
-    want_mx = PM.canonical_nan(np.fmax(x[:, 0], x[:, 1]))
+    want_mx = FLT.canonical_nan(np.fmax(x[:, 0], x[:, 1]))
     assert np.array_equal(o["mx"].view(np.uint32), want_mx.view(np.uint32))
