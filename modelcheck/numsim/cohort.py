@@ -33,7 +33,7 @@ Exactness by construction: run, check, commit -- or roll back and run per CTA.
   at a barrier every row arrives at its own CTA's barrier, and the cohort warp blocks (or goes on) only if
   every row's warp would (`CohortWarp.each_row_blocking`; a row whose lanes are elsewhere, or that would pass
   while another waits, splits); at a while loop's reschedule quantum (a Poll every 64 iterations) every row
-  must still be in the loop (`_try_cohort`).  Divergent paths that block or poll split (compile_stmt._paths:
+  must still be in the loop (`_try_cohort`).  Divergent paths that block or poll split (control._paths:
   rows may diverge where no CTA does).  So each row's warps take the steps, in the order, that its CTA's
   warps take under the per-CTA scheduler -- whose order within one CTA does not depend on other CTAs (its
   barriers wake only its own warps) -- and the row's events, kept in the order they happen, are its CTA's.
