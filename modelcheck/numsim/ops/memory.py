@@ -80,17 +80,22 @@ def _from_register(value, src_dtype: str, ptx_type: str):
         return arr.astype(np_t)
 
 
-def _ld(ctx, call, info):
+def _form(info):
+    """What ld and st read from their qualifiers: vector width, PTX type, its numpy type and size, state space,
+    memory order and scope (weak at CTA scope unless qualified; .volatile is its own order)."""
     width = {"v2": 2, "v4": 4, "v8": 8}.get(info.quals.get("vec", ""), 1)
-    dsts = [ctx.lvalue(call.operands[k], "ld") for k in range(width)]
-    addr = ctx.expr(call.operands[width])
     ptx_type = info.quals.get("type", "b32")
     np_t = PTX_NP[ptx_type]
-    size = np.dtype(np_t).itemsize
-    space = _space(info)
     order, scope = _order_scope(info, "weak", "cta")
     if info.quals.get("volatile"):
         order = "volatile"
+    return width, ptx_type, np_t, np.dtype(np_t).itemsize, _space(info), order, scope
+
+
+def _ld(ctx, call, info):
+    width, ptx_type, np_t, size, space, order, scope = _form(info)
+    dsts = [ctx.lvalue(call.operands[k], "ld") for k in range(width)]
+    addr = ctx.expr(call.operands[width])
     site = ctx.site(call, call.op)
     span = call.span
 
@@ -117,17 +122,10 @@ def _ld(ctx, call, info):
 
 
 def _st(ctx, call, info):
-    width = {"v2": 2, "v4": 4, "v8": 8}.get(info.quals.get("vec", ""), 1)
+    width, ptx_type, np_t, size, space, order, scope = _form(info)
     addr = ctx.expr(call.operands[0])
     vals = [ctx.expr(call.operands[1 + k]) for k in range(width)]
     val_dtypes = [call.operands[1 + k].dtype for k in range(width)]
-    ptx_type = info.quals.get("type", "b32")
-    np_t = PTX_NP[ptx_type]
-    size = np.dtype(np_t).itemsize
-    space = _space(info)
-    order, scope = _order_scope(info, "weak", "cta")
-    if info.quals.get("volatile"):
-        order = "volatile"
     site = ctx.site(call, call.op)
     span = call.span
 
