@@ -27,7 +27,7 @@ THIRD_PARTY_OWNERS = {"z3": ("modelcheck.prover",), "networkx": ("modelcheck.hb"
                       "dask": ("modelcheck.portfolio.executors",), "distributed": ("modelcheck.portfolio.executors",)}
 FACADE = "modelcheck"   # modelcheck/__init__.py re-exports the public API from every stage
 # shared leaves below NumSim: modules of modelcheck.common that import nothing of modelcheck, so NumSim may use them
-LEAVES = ("modelcheck.common.verdict",)
+LEAVES = ("modelcheck.common.verdict", "modelcheck.common.ranges")
 
 
 def module_name(path: Path) -> str:

@@ -555,15 +555,18 @@ _FRONT_END_NAMES: set[str] | None = None
 
 
 def front_end_names() -> set[str]:
-    """String literals of the builder (ir/build*.py, ir/typing.py): the T.* names it dispatches on."""
+    """String literals of the builder (ir/build*.py and the modules it hands statements to, ir/typing.py): the T.*
+    names it dispatches on."""
     global _FRONT_END_NAMES
     if _FRONT_END_NAMES is None:
         import ir
         names: set[str] = set()
         base = Path(ir.__file__).parent
-        for path in ("build.py", "build_expr.py", "typing.py", "scope.py", "dtypes.py"):
+        paths = sorted(base.glob("build*.py")) + [base / p for p in ("allocations.py", "launch.py", "host.py",
+                                                                      "module.py", "typing.py", "scope.py", "dtypes.py")]
+        for path in paths:
             try:
-                tree = ast.parse((base / path).read_text())
+                tree = ast.parse(path.read_text())
             except (OSError, SyntaxError):
                 continue
             names |= {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}

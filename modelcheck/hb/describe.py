@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..numsim.runtime import id_ranges
+from ..common.ranges import id_ranges
 
 
 @dataclass(frozen=True)

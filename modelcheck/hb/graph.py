@@ -38,7 +38,7 @@ import numpy as np
 from ..common import fence_sc
 from ..common.ordering import ACQUIRING_ORDERS, GROUP_FAMILY, PIPELINED_AFTER, RELEASING_ORDERS, strength
 from ..numsim import Trace
-from ..numsim.runtime import id_ranges
+from ..common.ranges import id_ranges
 
 # async operations whose completion publishes the issuing lane's history (not only their own accesses)
 _TRANSIT = ("tcgen05.commit", "st.async")

@@ -15,7 +15,8 @@ from . import values as V
 from .budget import CHECK_EVERY
 from .cohort_rows import _Split as CohortSplit
 from .errors import EngineError, ResourceLimit
-from .runtime import Loop, Poll, Wait, id_ranges
+from ..common.ranges import id_ranges
+from .runtime import Loop, Poll, Wait
 
 
 def _or(a, b):

@@ -26,7 +26,8 @@ from .compile_stmt import Compiler, _static
 from .errors import Diagnostic, EngineError, ResourceLimit, UnsupportedTIRxError
 from .inputs import all_zero, bind_scalars, buffer_array, check_inputs, normalize, resolve_dims
 from .memory import GlobalMemory, SharedMemory
-from .runtime import CTARuntime, EngineState, Scheduler, Warp, id_ranges, spin_details, spin_note
+from ..common.ranges import id_ranges
+from .runtime import CTARuntime, EngineState, Scheduler, Warp, spin_details, spin_note
 from .schedule import Gate, GatedScheduler, GatedState, Schedule, ScheduleStuck
 from .tensormap import TENSOR_MAPS, bind_host_maps, bind_tensor_maps, buffers_under, handle_scalars
 from .tmap_values import MapStore, attach_output_maps, bind_buffer_maps, bind_param_bytes, stray_words

@@ -24,6 +24,7 @@ from .errors import EngineError, ResourceLimit
 from .sync import MBarrier, NamedBarrier
 from .columns import AccessColumns
 from .trace import AccessRecord, SyncEvent
+from ..common.ranges import id_ranges
 
 RUNNABLE, BLOCKED, DONE = 0, 1, 2
 
@@ -377,25 +378,6 @@ def _deadlock_message(blocked: list[Warp]) -> str:
         groups.setdefault(w.waiting.describe() if w.waiting else "?", []).append(w.gid)
     parts = [f"warps {id_ranges(ws)}: {what}" for what, ws in groups.items()]
     return f"execution cannot make progress; blocked warps {id_ranges([w.gid for w in blocked])}; " + "; ".join(parts)
-
-
-def id_ranges(ids, sep: str = ",") -> str:
-    """"0-3,5": sorted distinct ids with consecutive runs as ranges (warps, lanes)."""
-    ids = sorted(set(ids))
-    out: list[str] = []
-    start: int | None = None
-    prev = 0                                      # read only once start is set
-    for i in ids:
-        if start is None:
-            start = prev = i
-        elif i == prev + 1:
-            prev = i
-        else:
-            out.append(f"{start}" if start == prev else f"{start}-{prev}")
-            start = prev = i
-    if start is not None:
-        out.append(f"{start}" if start == prev else f"{start}-{prev}")
-    return sep.join(out)
 
 
 class EngineState:

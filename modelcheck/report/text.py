@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ir import Span, excerpt
 
-from ..numsim.runtime import id_ranges
+from ..common.ranges import id_ranges
 
 _EVIDENCE = (("operation", "Source"), ("related_operations", "Related"), ("prior", "Prior"), ("current", "Current"),
              ("reader", "Reader"), ("writer", "Writer"), ("wait", "Wait"))
