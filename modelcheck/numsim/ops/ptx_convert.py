@@ -299,10 +299,13 @@ def _cast_rn(x: np.ndarray, elem: str) -> np.ndarray:
     with np.errstate(all="ignore"):
         r = x.astype(_np_float(elem))
         nan = np.isnan(x)
-    if np.count_nonzero(nan):
-        u = _UINT[np.dtype(r.dtype).itemsize * 8]
-        r = np.where(nan, u(NAN_BITS[elem]), r.view(u)).astype(u).view(r.dtype)
-    return r
+    return _canonical_nan(r, nan, elem) if np.count_nonzero(nan) else r
+
+
+def _canonical_nan(r: np.ndarray, nan: np.ndarray, elem: str) -> np.ndarray:
+    """`r` with the canonical NaN of `elem` where `nan` (tested on the source: no widening of narrow results)."""
+    u = _UINT[np.dtype(r.dtype).itemsize * 8]
+    return np.where(nan, u(NAN_BITS[elem]), r.view(u)).astype(u).view(r.dtype)
 
 
 def _to_float(x: np.ndarray, elem: str, mode: str, relu: bool, satf: bool, exact: bool) -> np.ndarray:
@@ -315,8 +318,7 @@ def _to_float(x: np.ndarray, elem: str, mode: str, relu: bool, satf: bool, exact
         r64 = r.astype(np.float64)
         r = np.where(np.isinf(r64), np.sign(r64) * m, r64).astype(r.dtype)
     if nan.any() and elem in NAN_BITS:
-        u = _UINT[np.dtype(r.dtype).itemsize * 8]
-        r = np.where(nan, u(NAN_BITS[elem]), r.view(u)).astype(u).view(r.dtype)
+        r = _canonical_nan(r, nan, elem)
     return r
 
 
