@@ -357,7 +357,7 @@ def wait_group(n_fn, family: str, wait_all: bool, read: bool, name: str, site: i
             rows.append((groups, lanes))
 
         def ready_row(groups, lanes) -> bool:
-            return all(groups.pending_groups(lane) <= n for lane in lanes)
+            return all(groups.settled(lane, n) for lane in lanes)
 
         def ready() -> bool:
             return _agree([ready_row(g, lanes) for g, lanes in rows])

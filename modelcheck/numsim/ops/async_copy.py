@@ -63,9 +63,19 @@ class Groups:
         self.committed = [[] for _ in range(32)]
         self.version = 0
 
-    def pending_groups(self, lane: int) -> int:
-        self.committed[lane] = [g for g in self.committed[lane] if any(not op.done for op in g)]
-        return len(self.committed[lane])
+    def settled(self, lane: int, n: int) -> bool:
+        """`wait_group n` may pass for `lane`: every committed group but the newest `n` has completed.  The
+        newest `n` are counted in commit order, empty and already completed groups included (PTX ISA,
+        cp.async.wait_group and cp.async.bulk.wait_group: the thread waits until N or fewer of the *most recent*
+        groups are pending and all prior groups are complete): after `commit; commit` with nothing issued in the
+        second, `wait_group 1` waits for the first.  Completed groups at the front decide nothing more: dropped."""
+        groups = self.committed[lane]
+        k = 0
+        while k < len(groups) and all(op.done for op in groups[k]):
+            k += 1
+        if k:
+            groups = self.committed[lane] = groups[k:]
+        return all(op.done for g in (groups[:-n] if n else groups) for op in g)
 
     def commit(self, lane: int) -> None:
         self.committed[lane].append([op for op in self.uncommitted[lane] if not op.done])
@@ -289,7 +299,7 @@ def _wait_group(family, wait_all=False):
                     groups.commit(lane)
 
             def ready():
-                return all(groups.pending_groups(lane) <= n for lane in lanes)
+                return all(groups.settled(lane, n) for lane in lanes)
             blocked = False
             while not ready():
                 blocked = True

@@ -78,10 +78,10 @@ def test_cp_async_grids_run_the_same_in_cohorts(case, size):
     assert plain.termination == "completed"
     assert plain.stats["async_ops"] == runs[1][0].stats["async_ops"] > 0
     if case == "skip":
-        # CTA 9 issues no copy of chunk 1: its wait_group 1 passes while its cohort's other CTAs block
+        # CTA 9 issues no copy of chunk 0: its wait_group 1 passes while its cohort's other CTAs block
         assert stats["split"] == 1
         assert list(stats["split_reasons"]) == ["the CTAs of the cohort leave a barrier at different steps"]
-        assert plain.diagnostics_of("uninitialized_read")          # it reads stage 0 before chunk 0 landed
+        assert plain.diagnostics_of("uninitialized_read")          # it reads stage 0, which no copy wrote
     else:
         assert stats["split"] == 0 and stats["ctas_in_cohorts"] == plain.stats["ctas"]
 

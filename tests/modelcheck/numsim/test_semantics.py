@@ -670,6 +670,20 @@ def test_cp_async_zero_fills_past_src_size_and_wait_group_waits():
     assert sum(1 for a in trace.accesses if a.actor >= 0 and a.kind == "write") == 8
 
 
+@pytest.mark.parametrize("tail", [0, 1, 2])
+def test_wait_group_counts_the_newest_groups_empty_ones_included(tail):
+    """wait_group N leaves only the newest N committed groups pending: with TAIL empty groups committed after
+    the copy's, wait_group TAIL still waits for the copy (a count of pending groups would pass at once and the
+    lanes would read the stale -1); Racecheck agrees that each lane's read follows its copy."""
+    func = fixture("cp_async_empty_tail_group", TAIL=tail)
+    g = np.arange(500, 532, dtype=np.int32)
+    res = numsim.run(func, {"g": g, "out": np.zeros(32, np.int32)})
+    assert res.verdict == "clean"
+    np.testing.assert_array_equal(res.outputs["out"], g)
+    race = modelcheck.racecheck(func, {"g": g, "out": np.zeros(32, np.int32)})
+    assert race.verdict == "clean", [str(f) for f in race.findings]
+
+
 def test_bulk_store_with_commit_and_wait_group():
     func = fixture("bulk_s2g")
     g = np.arange(64, dtype=np.int32) * 3
