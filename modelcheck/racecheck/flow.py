@@ -535,18 +535,33 @@ class Flow(MemoryEdges):
 
     def _wait_group(self, ev, w: WarpState, mask, fam: str) -> None:
         keep = int(ev.count or 0)
+        read = bool(ev.details.get("read"))
         for lane in (range(32) if mask is None else np.flatnonzero(mask)):
             lane = int(lane)
             groups = w.async_groups[fam].get(lane, [])
             if fam == "cp.async" and keep == 0 and w.async_uncommitted[fam].get(lane):
                 groups = groups + [w.async_uncommitted[fam].pop(lane)]   # wait_all commits first
-            retire, rest = (groups[:-keep], groups[-keep:]) if keep else (groups, [])
-            w.async_groups[fam][lane] = rest
-            done = READ_DONE if ev.details.get("read") else DONE
-            for g in retire:
+            cut = max(len(groups) - keep, 0)
+            # wait_group.read N: the source reads of all but the newest N groups are done, and nothing more: the
+            # groups stay pending, and a later wait_group without .read still retires their writes (PTX ISA
+            # 9.7.9.27.2.2: .read "indicates that the waiting has to be done until all the bulk async operations
+            # in the specified bulk async-group have completed reading from their source locations")
+            read_upto = w.groups_read[fam]
+            first = read_upto.get(lane, 0) if read else 0
+            for g in groups[first:cut]:
                 for op in g:
                     if op in self.async_col:          # (a forgotten operation's column is asked about no more)
-                        w.k.learn_column(one_lane(lane), self.async_col[op], done)
+                        w.k.learn_column(one_lane(lane), self.async_col[op], READ_DONE if read else DONE)
+            if not read:
+                w.async_groups[fam][lane] = groups[cut:]
+                read_upto[lane] = max(read_upto.get(lane, 0) - cut, 0)
+                continue
+            # the oldest read groups whose operations were all forgotten cannot be asked about again
+            gone = 0
+            while gone < cut and not any(op in self.async_col for op in groups[gone]):
+                gone += 1
+            w.async_groups[fam][lane] = groups[gone:]
+            read_upto[lane] = max(cut, read_upto.get(lane, 0)) - gone
 
     def _fence_sc(self, ev, w: WarpState, mask) -> None:
         """A fence.sc lane acquires what the earlier fence.sc instances the run forces before it knew at theirs

@@ -229,9 +229,11 @@ def test_relaxed_flag_hands_off_fenced_tcgen05_work(after_fence):
     assert "after_thread_sync" in d["hint"]
 
 
-@pytest.mark.parametrize("full", [0, 1])
+@pytest.mark.parametrize("full", [0, 1, 2])
 def test_wait_group_read_retires_only_the_source_reads(full):
-    """After wait_group.read the bulk store's destination writes are still unordered with a reader."""
+    """After wait_group.read the bulk store's destination writes are still unordered with a reader; the groups stay
+    pending, so a later wait_group without .read retires them (FULL = 2: two halves, each .read-waited, then one
+    full wait)."""
     func = modelcheck.load(FIXTURES / "bulk_store_wait_read.py", FULL=full).func
     rep = modelcheck.racecheck(func, inputs={"x": np.arange(128, dtype=np.float32), "out": np.zeros(128, np.float32),
                                              "back": np.zeros(128, np.float32)})
