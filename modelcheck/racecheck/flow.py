@@ -563,6 +563,17 @@ class Flow(MemoryEdges):
             w.async_groups[fam][lane] = groups[gone:]
             read_upto[lane] = max(cut, read_upto.get(lane, 0)) - gone
 
+    def _fork_bridged_into(self, p, op: int) -> None:
+        """A completion that publishes its issuer's history (a commit, st.async) publishes what that history had
+        bridged with it: a proxy fence anywhere on the causality path orders the two proxies (PTX ISA 8.9.5,
+        proxy-preserved base causality order).  The operation's own accesses gain no bridge (its column is not in
+        its issuer's bridged rows): a commit's completion still bridges none of the shared memory its mma/cp read."""
+        bridged = self.fork[op][1]
+        if bridged is self._zero_bridged:
+            return
+        for d, b in bridged.items():
+            p["bridged"][d] = b.copy() if d not in p["bridged"] else np.maximum(p["bridged"][d], b)
+
     def _fence_sc(self, ev, w: WarpState, mask) -> None:
         """A fence.sc lane acquires what the earlier fence.sc instances the run forces before it knew at theirs
         (PTX §8.9.4 item 1; never the execution order alone), then acts as fence.acq_rel; its knowledge there is
@@ -622,6 +633,7 @@ class Flow(MemoryEdges):
                 self._claim(p, self.async_info.get(op, {}).get("warp", ev.warp))
             if fork is not None:
                 p["release"] = fork if p["release"] is None else np.maximum(p["release"], fork)
+                self._fork_bridged_into(p, op)
             if row is not None:
                 self._tc_release_into(p, row)
         if ev.details.get("kind") == "st.async" and op in self.fork:
@@ -631,6 +643,7 @@ class Flow(MemoryEdges):
                 self._claim(p, self.async_info.get(op, {}).get("warp", ev.warp))
             row = self.fork_row(op)
             p["release"] = row if p["release"] is None else np.maximum(p["release"], row)
+            self._fork_bridged_into(p, op)
         if ev.details.get("kind") == "cp.async.mbarrier.arrive":
             # the arrive covers the lane's earlier cp.async operations
             info = self.async_info.get(op, {})
