@@ -15,7 +15,8 @@ node.  Two accesses are ordered when a state path joins the anchors — or they 
 same actor (same lane of a warp, or the same async operation) in execution order.  A
 cross-proxy pair needs a *bridged* path: one passing a `fence.proxy.async` covering
 the state space in one of the fence's lanes (a bulk copy's completion bridges its own
-destination bytes; a tcgen05.commit carries its issuer's history but not its bridges);
+destination bytes; a tcgen05.commit carries its issuer's history, bridges included, but its
+completion bridges nothing itself);
 two tcgen05 operations of different warps need a path passing a
 `fence::before_thread_sync` (or a commit) and then a `fence::after_thread_sync`.
 Guarantees: `search` returns a fewest-edge path; `reachable` (lane masks propagated to a
@@ -144,15 +145,6 @@ def passes(g, node, lane, gate: str) -> bool:
 _GATE_OPS = {"tc_before": "tcgen05.fence::before_thread_sync", "tc_after": "tcgen05.fence::after_thread_sync"}
 
 
-def _phase_across(e, phase: int, gates) -> int:
-    """The gate phase after edge `e`: a tcgen05.commit publishes its issuer's ordinary history but not what
-    the issuer's proxy fences bridged (checker-semantics §5.4 rule 9), so a proxy bridge does not survive
-    the issue of a commit."""
-    if phase and e is not None and e["kind"] == "issue" and gates and gates[0].startswith("proxy:"):
-        return 0
-    return phase
-
-
 def _advance(g, state, phase: int, gates) -> int:
     return phase + 1 if phase < len(gates) and passes(g, state[0], state[1], gates[phase]) else phase
 
@@ -176,8 +168,7 @@ def search(hb, starts, targets, gates=()):
         if phase == done and (node, lane) in targets:
             return _unwind(parent, st), (node, lane)
         for nxt, kind in successors(g, (node, lane)):
-            across = _phase_across(g.edges[node, nxt[0]], phase, gates)
-            ns = (nxt, _advance(g, nxt, across, gates))
+            ns = (nxt, _advance(g, nxt, phase, gates))
             if ns not in parent:
                 parent[ns] = (st, kind)
                 frontier.append(ns)
@@ -261,7 +252,7 @@ def reachable(hb, starts, gates=()) -> dict:
                 trigger = (live & src) if src else (live & _LL)
                 out = (e["dst_mask"] or _LL) if trigger else 0
             if out:
-                add(v, _phase_across(e, phase, gates), out)
+                add(v, phase, out)
     out = {n: masks[-1] for n, masks in reach.items() if masks[-1]}
     hb.cache[key] = out
     return out

@@ -316,7 +316,7 @@ class WarpState:
     `fence.proxy.async` for that domain (`bown`)."""
 
     __slots__ = ("id", "cta", "col0", "epoch", "k", "_bridged", "ledger", "bown", "fence_row", "pending_acquire",
-                 "async_uncommitted", "async_groups", "has_bridged", "tc", "tc_fenced", "tc_pending")
+                 "async_uncommitted", "async_groups", "groups_read", "has_bridged", "tc", "tc_fenced", "tc_pending")
 
     tc_fenced: Knowledge           # set by `tc_start`
     tc_pending: Knowledge
@@ -335,6 +335,9 @@ class WarpState:
         self.pending_acquire: dict[int, list] = {}        # lane -> payloads read relaxed, acquired at a fence
         self.async_uncommitted: dict[str, dict[int, list]] = {"bulk": {}, "cp.async": {}}
         self.async_groups: dict[str, dict[int, list]] = {"bulk": {}, "cp.async": {}}
+        # lane -> how many of its oldest groups a wait_group.read found read: they stay pending (in async_groups)
+        # until a wait_group without .read retires their writes
+        self.groups_read: dict[str, dict[int, int]] = {"bulk": {}, "cp.async": {}}
         # tcgen05 ordering (docs/semantics.md#tcgen05-and-tmem), only for kernels with tcgen05 operations: what the
         # lanes' next tcgen05 operations are ordered after (`tc`: 1 = issued before them in a pipelined order,
         # 2 = completed), the part published at the last fence::before_thread_sync, and what thread syncs brought

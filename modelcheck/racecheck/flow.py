@@ -535,18 +535,44 @@ class Flow(MemoryEdges):
 
     def _wait_group(self, ev, w: WarpState, mask, fam: str) -> None:
         keep = int(ev.count or 0)
+        read = bool(ev.details.get("read"))
         for lane in (range(32) if mask is None else np.flatnonzero(mask)):
             lane = int(lane)
             groups = w.async_groups[fam].get(lane, [])
             if fam == "cp.async" and keep == 0 and w.async_uncommitted[fam].get(lane):
                 groups = groups + [w.async_uncommitted[fam].pop(lane)]   # wait_all commits first
-            retire, rest = (groups[:-keep], groups[-keep:]) if keep else (groups, [])
-            w.async_groups[fam][lane] = rest
-            done = READ_DONE if ev.details.get("read") else DONE
-            for g in retire:
+            cut = max(len(groups) - keep, 0)
+            # wait_group.read N: the source reads of all but the newest N groups are done, and nothing more: the
+            # groups stay pending, and a later wait_group without .read still retires their writes (PTX ISA
+            # 9.7.9.27.2.2: .read "indicates that the waiting has to be done until all the bulk async operations
+            # in the specified bulk async-group have completed reading from their source locations")
+            read_upto = w.groups_read[fam]
+            first = read_upto.get(lane, 0) if read else 0
+            for g in groups[first:cut]:
                 for op in g:
                     if op in self.async_col:          # (a forgotten operation's column is asked about no more)
-                        w.k.learn_column(one_lane(lane), self.async_col[op], done)
+                        w.k.learn_column(one_lane(lane), self.async_col[op], READ_DONE if read else DONE)
+            if not read:
+                w.async_groups[fam][lane] = groups[cut:]
+                read_upto[lane] = max(read_upto.get(lane, 0) - cut, 0)
+                continue
+            # the oldest read groups whose operations were all forgotten cannot be asked about again
+            gone = 0
+            while gone < cut and not any(op in self.async_col for op in groups[gone]):
+                gone += 1
+            w.async_groups[fam][lane] = groups[gone:]
+            read_upto[lane] = max(cut, read_upto.get(lane, 0)) - gone
+
+    def _fork_bridged_into(self, p, op: int) -> None:
+        """A completion that publishes its issuer's history (a commit, st.async) publishes what that history had
+        bridged with it: a proxy fence anywhere on the causality path orders the two proxies (PTX ISA 8.9.5,
+        proxy-preserved base causality order).  The operation's own accesses gain no bridge (its column is not in
+        its issuer's bridged rows): a commit's completion still bridges none of the shared memory its mma/cp read."""
+        bridged = self.fork[op][1]
+        if bridged is self._zero_bridged:
+            return
+        for d, b in bridged.items():
+            p["bridged"][d] = b.copy() if d not in p["bridged"] else np.maximum(p["bridged"][d], b)
 
     def _fence_sc(self, ev, w: WarpState, mask) -> None:
         """A fence.sc lane acquires what the earlier fence.sc instances the run forces before it knew at theirs
@@ -607,6 +633,7 @@ class Flow(MemoryEdges):
                 self._claim(p, self.async_info.get(op, {}).get("warp", ev.warp))
             if fork is not None:
                 p["release"] = fork if p["release"] is None else np.maximum(p["release"], fork)
+                self._fork_bridged_into(p, op)
             if row is not None:
                 self._tc_release_into(p, row)
         if ev.details.get("kind") == "st.async" and op in self.fork:
@@ -616,6 +643,7 @@ class Flow(MemoryEdges):
                 self._claim(p, self.async_info.get(op, {}).get("warp", ev.warp))
             row = self.fork_row(op)
             p["release"] = row if p["release"] is None else np.maximum(p["release"], row)
+            self._fork_bridged_into(p, op)
         if ev.details.get("kind") == "cp.async.mbarrier.arrive":
             # the arrive covers the lane's earlier cp.async operations
             info = self.async_info.get(op, {})

@@ -10,6 +10,7 @@ trace records and are left out of the comparison.
 """
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import modelcheck
@@ -130,10 +131,12 @@ def test_lane_order_needs_a_warp_sync():
         assert o.ordered is ordered, name
 
 
-def test_a_commit_does_not_carry_a_proxy_bridge():
-    """kda_fwd_no_async_fence: the MMA warp learns of an earlier mma's operand reads through a warp that fenced
-    (fence.proxy.async) and then re-publishes them with a tcgen05.commit; a commit publishes its issuer's
-    history but no proxy bridge, so the generic rewrite of the operand is still unbridged, as Racecheck says."""
+def test_a_commit_carries_its_issuers_bridges_on_kda_fwd():
+    """kda_fwd_no_async_fence: the A = q~ k~^T mma's operand reads reach the prep warps' generic rewrite through the
+    state keepers, who observe that mma's commit, fence (fence.proxy.async) and arrive, and through the MMA warp's
+    later commit: a proxy fence on the causality path, so those pairs are bridged (PTX ISA 8.9.5); the mmas whose
+    completion reaches the rewrite only through their own commit (which bridges nothing) still race, and the graph
+    agrees with Racecheck on every one."""
     h = _graph("kda_fwd_no_async_fence")
     trace = h.trace
     p = Pass(h.run.warps, h.run.warps_per_cta, list(trace.sync), list(trace.accesses))
@@ -144,3 +147,18 @@ def test_a_commit_does_not_carry_a_proxy_bridge():
     for r in proxy:
         o = pair_ordering(h, recs[r.prior], r.prior_lane, recs[r.current], r.current_lane, want_path=False)
         assert not o.ordered, (recs[r.prior], recs[r.current])
+
+
+@pytest.mark.parametrize("fence", [0, 1])
+def test_a_commit_relays_a_proxy_bridge(fence):
+    """tests/fixtures/racecheck/tcgen_commit_bridge_relay.py: generic stores, fence, arrive; the waiter's tcgen05.cp
+    and commit; the commit's waiter reloads the tile with a bulk copy.  With the fence the graph orders every pair
+    (bridged through the commit), without it the stores race with the copy into TMEM and with the bulk copy, as
+    Racecheck says."""
+    path = KERNELS.parent / "tests" / "fixtures" / "racecheck" / "tcgen_commit_bridge_relay.py"
+    func = modelcheck.load(path, FENCE=fence).func
+    words = np.arange(512, dtype=np.uint32)
+    h = hb.build(func, {"img": words * 3 + 1, "fresh": words + 7, "out": np.zeros(512, np.uint32)})
+    raced, unordered, candidates, _ = _verdicts(h)
+    assert candidates > 0 and unordered == raced
+    assert bool(raced) == (fence == 0)

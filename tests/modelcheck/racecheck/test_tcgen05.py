@@ -229,9 +229,11 @@ def test_relaxed_flag_hands_off_fenced_tcgen05_work(after_fence):
     assert "after_thread_sync" in d["hint"]
 
 
-@pytest.mark.parametrize("full", [0, 1])
+@pytest.mark.parametrize("full", [0, 1, 2])
 def test_wait_group_read_retires_only_the_source_reads(full):
-    """After wait_group.read the bulk store's destination writes are still unordered with a reader."""
+    """After wait_group.read the bulk store's destination writes are still unordered with a reader; the groups stay
+    pending, so a later wait_group without .read retires them (FULL = 2: two halves, each .read-waited, then one
+    full wait)."""
     func = modelcheck.load(FIXTURES / "bulk_store_wait_read.py", FULL=full).func
     rep = modelcheck.racecheck(func, inputs={"x": np.arange(128, dtype=np.float32), "out": np.zeros(128, np.float32),
                                              "back": np.zeros(128, np.float32)})
@@ -276,3 +278,21 @@ def test_a_commit_republishes_only_through_its_own_tcgen05_work(local_work):
     d = f.details
     assert (d["access_pair"], d["prior"]["op"], d["current"]["op"]) == ("write_read", "tcgen05.cp", "tcgen05.ld")
     assert (d["prior"]["warp"], d["ordering_failure"]) == (0, "async_lifetime_not_drained")
+
+
+@pytest.mark.parametrize("fence", [0, 1])
+def test_a_commit_publishes_its_issuers_bridges(fence):
+    """A proxy fence anywhere on the causality path bridges: warp 0's stores, its fence.proxy.async and arrive, the
+    waiter's tcgen05.cp and commit, and the commit's waiter reloading the tile with a bulk copy (the KDA backward's
+    stmatrix -> mma -> TMA refill of a stage).  The commit publishes what its issuer had bridged; without the fence
+    the stores race with both async-proxy accesses."""
+    func = modelcheck.load(FIXTURES / "tcgen_commit_bridge_relay.py", FENCE=fence).func
+    words = np.arange(512, dtype=np.uint32)
+    rep = modelcheck.racecheck(func, inputs={"img": words * 3 + 1, "fresh": words + 7, "out": np.zeros(512, np.uint32)})
+    if fence:
+        assert rep.verdict == "clean", rep.format()
+        return
+    assert rep.verdict == "error"
+    got = sorted((f.details["current"]["op"], f.details["ordering_failure"]) for f in rep.findings)
+    assert got == [("bulk.g2s", "missing_proxy_bridge"), ("tcgen05.cp", "missing_proxy_bridge")]
+    assert {f.details["prior"]["op"] for f in rep.findings} == {"element store shared"}
