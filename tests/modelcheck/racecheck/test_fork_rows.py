@@ -2,15 +2,25 @@
 
 A fork is what the issuing lane knew at the issue: a row of the flow's width (lane columns, then one per async
 operation in flight), so one row per operation grows with the square of the operations in flight.  A split
-lane hands one read-only row to every operation it issues until it learns something (`Knowledge.frozen`).
+lane hands one read-only row to every operation it issues until it learns something (`Knowledge.frozen`), and
+an operation NumSim retired keeps only its issue once its chunk is judged (`Flow.settle`): its accesses are
+judged no more, and as an earlier access it is judged by the later access's knowledge.
 """
 from __future__ import annotations
 
 import gc
+import importlib
+from pathlib import Path
 
 import numpy as np
+import pytest
 
+import modelcheck
 from modelcheck.racecheck.clocks import Knowledge, Ledger
+
+COLUMNS = importlib.import_module("modelcheck.numsim.columns")
+ANALYSIS = importlib.import_module("modelcheck.racecheck.analysis")
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "racecheck" / "cp_async_input_rounds.py"
 
 
 def _lanes(*lanes):
@@ -40,3 +50,38 @@ def test_a_split_lane_hands_one_row_to_what_it_issues_until_it_learns():
     gc.collect()
     assert k.frozen(3).tolist() == k.rows[3].tolist()     # a row nothing holds any more is made again
 
+
+class _Holding(ANALYSIS.Analysis):
+    """Records, after each chunk, the async operations named and the fork rows held."""
+
+    def _forget(self, c):
+        super()._forget(c)
+        flow = self.fl
+        self.held = getattr(self, "held", [])
+        rows = {id(f[0]) for f in flow.fork.values() if f[0] is not None}
+        self.held.append((len(flow.async_col), len(rows)))
+
+
+def _run(monkeypatch, rounds):
+    kept = []
+
+    class Holding(_Holding):
+        def finish(self):
+            super().finish()
+            kept.append(self)
+    monkeypatch.setattr(COLUMNS, "CHUNK_ROWS", 64)
+    monkeypatch.setattr(importlib.import_module("modelcheck.racecheck"), "Analysis", Holding)
+    report = modelcheck.racecheck(modelcheck.load(FIXTURE, ROUNDS=rounds).func)
+    assert report.verdict == "clean"
+    return kept[0].held
+
+
+@pytest.mark.parametrize("rounds", [4, 16])
+def test_retired_copies_named_by_waiting_reads_hold_no_rows(monkeypatch, rounds):
+    """Every copy's read of the input waits for a first write to the end, so the copies stay named (their columns
+    grow with the rounds); the rows their forks held go once their chunk is judged: at most a round's worth,
+    one row per lane (4 copies each, one handed row), whatever the rounds."""
+    held = _run(monkeypatch, rounds)
+    ops = max(n for n, _ in held)
+    assert ops == rounds * 4 * 32
+    assert max(r for _, r in held) <= 2 * 32
