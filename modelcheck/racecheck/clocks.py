@@ -142,12 +142,20 @@ class Ledger:
         self.rows += nrows
         if self.rows > self.peak:
             self.peak = self.rows
+        self.copied(nrows)
+
+    def copied(self, nrows: int) -> None:
+        """`nrows` rows were made (a warp's, or a copy no warp counts as its own: a fork's, a shared row copied
+        before a write): every STEP bytes of them, the process's growth is looked at."""
+        if nrows <= 0:
+            return
         self.bytes_since += nrows * self.width * 4
         if self.bytes_since >= self.STEP:
             self.bytes_since = 0
             if self.meter is not None:
                 self.meter.headroom(self.STEP, f"Racecheck's vector clocks ({self.rows:,} rows of {self.width:,} "
-                                               f"columns: the warps that have learned something)")
+                                               f"columns held by the warps that have learned something, besides "
+                                               f"the rows of async operations' forks)")
 
 
 class Knowledge:
@@ -180,8 +188,11 @@ class Knowledge:
         """The row its lanes share, made writable: a copy if it was the zero row or a row forks share."""
         row = self.row
         if not row.flags.writeable:
-            if self.ledger is not None and is_zero_row(row):
-                self.ledger.made(1)
+            if self.ledger is not None:
+                if is_zero_row(row):
+                    self.ledger.made(1)
+                else:
+                    self.ledger.copied(1)      # (the shared row stays, held by forks)
             row = self.row = row.copy()
         return row
 
@@ -211,6 +222,8 @@ class Knowledge:
         if last is not None and last.shape == row.shape and np.array_equal(last, row):
             return last
         out = frozen(row if fresh else row.copy())
+        if self.ledger is not None:
+            self.ledger.copied(1)
         handed[key] = weakref.ref(out)
         return out
 

@@ -51,6 +51,26 @@ def test_a_split_lane_hands_one_row_to_what_it_issues_until_it_learns():
     assert k.frozen(3).tolist() == k.rows[3].tolist()     # a row nothing holds any more is made again
 
 
+def test_fork_copies_bring_the_memory_look_nearer(monkeypatch):
+    """Rows made for forks are no warp's own (the ledger's row count leaves them out), but their bytes count towards
+    the next look at the process's growth (`Ledger.copied`): a run of forks is refused at the budget, not killed."""
+    looks = []
+
+    class Meter:
+        def headroom(self, nbytes, what):
+            looks.append(what)
+    ledger = Ledger(8)
+    ledger.meter = Meter()
+    monkeypatch.setattr(Ledger, "STEP", 8 * 4 * 3)         # a look every three rows
+    k = Knowledge(8, ledger)
+    k.learn_column(_lanes(3), 5, 1)                       # a warp's own rows: 32, counted (and looked at)
+    assert ledger.rows == 32 and len(looks) == 1
+    for col in range(6):                                   # six forks, each after something learned: six copies
+        k.frozen(3)
+        k.learn_column(_lanes(3), col, 2)
+    assert ledger.rows == 32 and len(looks) == 3 and "forks" in looks[-1]
+
+
 class _Holding(ANALYSIS.Analysis):
     """Records, after each chunk, the async operations named and the fork rows held."""
 
