@@ -178,9 +178,11 @@ class Engine:
             # CTAs holding shared memory at once: a wave's, or (CLC) the running clusters' only
             held = min(nctas, max(resident // csize, 1) * csize) if waves else \
                 min(nctas, max(self.clc_resident, 1) * csize) if clc else nctas
-            # buffers the kernel only reads are bound as they are (host tensor maps may write theirs)
+            # buffers the kernel only reads are bound as they are (host tensor maps stored through write theirs)
             written = program.written_globals | {program.buffers_alloc(h.buffer) for h in func.host
-                                                 if isinstance(h, ir.TensorMapEncode)}
+                                                 if isinstance(h, ir.TensorMapEncode)
+                                                 and (h.var.name in program.written_globals
+                                                      or TENSOR_MAPS in program.written_globals)}
             maps = {p.name for p in func.params if p.kind == "handle"} & written
             if TENSOR_MAPS in written:      # a store through some map: it may point into any buffer parameter
                 written |= {p.name for p in func.params if p.kind == "buffer"}

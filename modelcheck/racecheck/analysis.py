@@ -551,6 +551,7 @@ class Analysis(Observer):
         flow.keep_records(lambda i: any(k.size and k[min(np.searchsorted(k, i), k.size - 1)] == i for k in kept))
         alive = self.cold_ops | set(np.unique(self.live.actor[self.live.actor >= 0]).tolist())
         flow.forget([op for op in flow.retired if op not in alive])
+        flow.settle(flow.retired)       # (the forgotten left it: these are alive as earlier accesses only)
         flow.collect()
         flow.compact()
 

@@ -30,6 +30,7 @@ zeros up to the new width; lane columns always stay first).
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -141,19 +142,27 @@ class Ledger:
         self.rows += nrows
         if self.rows > self.peak:
             self.peak = self.rows
+        self.copied(nrows)
+
+    def copied(self, nrows: int) -> None:
+        """`nrows` rows were made (a warp's, or a copy no warp counts as its own: a fork's, a shared row copied
+        before a write): every STEP bytes of them, the process's growth is looked at."""
+        if nrows <= 0:
+            return
         self.bytes_since += nrows * self.width * 4
         if self.bytes_since >= self.STEP:
             self.bytes_since = 0
             if self.meter is not None:
                 self.meter.headroom(self.STEP, f"Racecheck's vector clocks ({self.rows:,} rows of {self.width:,} "
-                                               f"columns: the warps that have learned something)")
+                                               f"columns held by the warps that have learned something, besides "
+                                               f"the rows of async operations' forks)")
 
 
 class Knowledge:
     """One warp's knowledge: a row (A,) its lanes share, or per-lane rows (32, A); until something is learned the
     row is the shared zero row (`zero_row`), made the warp's own on the first write (`own`)."""
 
-    __slots__ = ("row", "rows", "ledger")
+    __slots__ = ("row", "rows", "ledger", "handed")
 
     # exactly one of the two is an array, the other None (a warp splits and joins in place); typed loosely so the
     # hot paths need no narrowing at every use
@@ -164,6 +173,9 @@ class Knowledge:
         self.row = zero_row(width)
         self.rows = None
         self.ledger = ledger
+        # split lanes: the read-only row last handed out per lane (or lane mask), held weakly (it lives as long as a
+        # fork holds it); handed out again while the lanes still know exactly that (`_hand`)
+        self.handed: dict | None = None
 
     def row_count(self) -> int:
         """How many rows of the flow's width it holds (0 while it knows nothing, 1, or 32 once its lanes' knowledge
@@ -176,8 +188,11 @@ class Knowledge:
         """The row its lanes share, made writable: a copy if it was the zero row or a row forks share."""
         row = self.row
         if not row.flags.writeable:
-            if self.ledger is not None and is_zero_row(row):
-                self.ledger.made(1)
+            if self.ledger is not None:
+                if is_zero_row(row):
+                    self.ledger.made(1)
+                else:
+                    self.ledger.copied(1)      # (the shared row stays, held by forks)
             row = self.row = row.copy()
         return row
 
@@ -186,13 +201,31 @@ class Knowledge:
         copy of the lane's row."""
         if self.rows is None:
             return frozen(self.row)
-        return frozen(self.rows[lane].copy())
+        return self._hand(lane, self.rows[lane], fresh=False)
 
     def meet_frozen(self, mask) -> np.ndarray:
         """`meet`, read-only, sharing the row when the lanes share one."""
         if self.rows is None:
             return frozen(self.row)
-        return frozen(self.rows[lanes_of(mask)].min(axis=0))
+        return self._hand(b"" if mask is None else mask.tobytes(), self.rows[lanes_of(mask)].min(axis=0), fresh=True)
+
+    def _hand(self, key, row: np.ndarray, fresh: bool) -> np.ndarray:
+        """`row` (what split lanes know) as a read-only row: the one handed out last for `key` while it is still
+        alive and equal, else a copy.  A lane issuing several operations between two things it learns gives them
+        one row, not one each (the rows are the flow's width: a copy per operation is what grows with it).
+        `fresh`: `row` is a new array nothing else holds (else it is copied)."""
+        handed = self.handed
+        if handed is None:
+            handed = self.handed = {}
+        ref = handed.get(key)
+        last = ref() if ref is not None else None
+        if last is not None and last.shape == row.shape and np.array_equal(last, row):
+            return last
+        out = frozen(row if fresh else row.copy())
+        if self.ledger is not None:
+            self.ledger.copied(1)
+        handed[key] = weakref.ref(out)
+        return out
 
     def lane_rows(self) -> np.ndarray:
         if self.rows is None:
@@ -298,6 +331,7 @@ class Knowledge:
 
     def resize(self, keep: np.ndarray, width: int, memo: dict | None = None) -> None:
         """`resize` the rows; a row shared with others (read-only) once per `memo`, so it stays shared."""
+        self.handed = None
         if self.rows is None:
             if memo is not None and not self.row.flags.writeable:
                 self.row = resize_shared(memo, self.row, keep, width)

@@ -16,8 +16,9 @@ applies the events in seq order interleaved with the accesses that move knowledg
 
 Bounded by what is in flight, not by the run: an async operation has a column from its
 issue until it has retired (NumSim said it makes no more accesses) and none of its
-accesses can still pair (`forget`), and columns are compacted away (`compact`, every row
-this module holds follows); a barrier generation's payload goes once no event can name it
+accesses can still pair (`forget`; until then a retired one keeps its column but not its
+fork's rows, `settle`), and columns are compacted away (`compact`, every row this module
+holds follows); a barrier generation's payload goes once no event can name it
 again (`collect`: an mbarrier wait observes the latest completed generation and an arrive
 the current one, so two generations back are done; a named-barrier generation once every
 waiting contributor resumed and the next one started).
@@ -41,6 +42,8 @@ _LANES = np.arange(32)
 # operation is (its accesses are stamped DONE, except a bulk store's source reads, stamped READ_DONE)
 READ_DONE, DONE = 1, 2
 _HEADROOM = 64
+# async operations whose fork row their completion publishes (`_completion`)
+_PUBLISHED_AT_COMPLETION = ("tcgen05.commit", "st.async")
 
 
 class CrossedDomains(Exception):
@@ -79,7 +82,8 @@ class Flow(MemoryEdges):
         self.warps = Warps(run_warps, warps_per_cta, col0, self.ledger)
         self.tc: TcgenOrder | None = None
         # async op -> (ordinary row, {domain: bridged row}, (warp, lane, epoch)); the ordinary row is the issuing
-        # lane's read-only row, shared while the warp learns nothing new, its own column not set (`fork_row`)
+        # lane's read-only row, shared while the warp learns nothing new, its own column not set (`fork_row`); the
+        # rows are None once the operation retired and its last chunk was judged (`settle`)
         self.fork: dict[int, tuple] = {}
         self.fork_seq: dict[int, float] = {}       # async op -> seq of the event that forked it
         self.async_info: dict[int, dict] = {}
@@ -233,6 +237,19 @@ class Flow(MemoryEdges):
         if self.foreign is not None:
             self.foreign.forget(ops)
 
+    def settle(self, ops) -> None:
+        """Retired operations some carried record still names: no access of theirs will be judged again (NumSim
+        made the last one, and its chunk is judged), so their forks' rows go and only their issue (warp, lane,
+        epoch) stays, which judging them as the earlier access reads.  A commit's and an st.async's fork stay whole:
+        their completion, which may land later, publishes it (`_completion`)."""
+        fork, kind = self.fork, self.op_kind
+        for op in ops:
+            f = fork.get(op)
+            if f is not None and f[0] is not None and kind.get(op) not in _PUBLISHED_AT_COMPLETION:
+                fork[op] = (None, None, f[2])
+        if self.tc is not None:
+            self.tc.settle(ops)
+
     def compact(self) -> None:
         """Drop the columns of forgotten operations when they are a good part of the width."""
         live = np.unique(np.fromiter(self.async_col.values(), dtype=np.int64, count=len(self.async_col)))
@@ -259,8 +276,8 @@ class Flow(MemoryEdges):
     def _held_rows(self) -> int:
         """Rows of the flow's width held beside the warps' (forks count once per distinct shared row; a barrier
         payload only the rows it has: a generation that only carries completions holds none)."""
-        seen = {id(f[0]) for f in self.fork.values()}
-        seen.update(id(x) for f in self.fork.values() for x in f[1].values())
+        seen = {id(f[0]) for f in self.fork.values() if f[0] is not None}
+        seen.update(id(x) for f in self.fork.values() if f[1] is not None for x in f[1].values())
         if self.tc is not None:
             seen.update(id(x) for f in self.tc.fork.values() for x in f)
         seen.update(id(x) for x in self.tc_rows.values())      # (lanes of one write share theirs: `publish`)
@@ -288,8 +305,9 @@ class Flow(MemoryEdges):
         zero = self._zero_bridged
         new_zero = {"shared": np.zeros(width, dtype=np.int32)}
         new_zero["global"] = new_zero["shared"]
-        self.fork = {op: (resize_shared(memo, row, keep, width),
-                          new_zero if b is zero else {d: r(x) for d, x in b.items()}, info)
+        self.fork = {op: (None, None, info) if row is None else
+                     (resize_shared(memo, row, keep, width), new_zero if b is zero else {d: r(x) for d, x in b.items()},
+                      info)
                      for op, (row, b, info) in self.fork.items()}
         self._zero_bridged = new_zero
         for table in (self.mb, self.named):

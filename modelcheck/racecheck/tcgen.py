@@ -173,6 +173,11 @@ class TcgenOrder:
                              for op, (cols, last) in self.commit_cover.items()}
         self.issued = {k: _kept(np.array(cols, dtype=np.int64), new_col).tolist() for k, cols in self.issued.items()}
 
+    def settle(self, ops) -> None:
+        """Retired operations (`flow.Flow.settle`): no access of theirs is judged again, so their forks go."""
+        for op in ops:
+            self.fork.pop(op, None)
+
     def forget(self, ops) -> None:
         for op in ops:
             self.fork.pop(op, None)

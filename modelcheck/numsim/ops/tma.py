@@ -379,9 +379,13 @@ def _complete_s2g(w, op, bound, plan, s_alloc, groups):
 
 def writes_through_map(ctx, operand) -> None:
     """A store or reduction through a tensor map: that map's bytes get a private copy (every map's, when the operand
-    does not name its parameter)."""
-    handles = {p.name for p in ctx.cc.func.params if p.kind == "handle"}
-    named = {n.name for n in ir.walk(operand) if isinstance(n, ir.Var)} & handles
+    does not name its parameter).  An operand naming only maps the host prelude encodes marks those (the engine
+    copies their buffers): the prelude's other buffers, only read through their maps, are bound without a copy."""
+    func = ctx.cc.func
+    handles = {p.name for p in func.params if p.kind == "handle"}
+    host = {h.var.name for h in func.host if isinstance(h, ir.TensorMapEncode)}
+    names = {n.name for n in ir.walk(operand) if isinstance(n, ir.Var)}
+    named = (names & handles) | (names & host if names <= handles | host else set())
     ctx.cc.written_globals.update(named or {TENSOR_MAPS})
 
 HANDLERS = {

@@ -105,3 +105,17 @@ def test_a_stored_through_map_copies_only_its_nonzero_bytes():
     assert budget.resident_bytes() - before < (16 << 20)
     assert out.size == big.size + 3 and out[(128 << 20) + 10] == 9 and out[:3].sum() == 0
     assert np.count_nonzero(out) == 1
+
+
+def test_a_buffer_read_only_through_host_encoded_maps_is_bound_without_a_copy():
+    """kda_fwd's host prelude encodes maps over q, k, v and o; the kernel only loads through q's, k's and v's and
+    stores through o's (tmap_o): q, k and v are bound as they are, o gets a private copy.  (Every host-encoded
+    buffer used to be copied: the corpus's FlashMLA prefill copied its 512 MB q.)"""
+    kernel = modelcheck.load(KERNELS / "kda_fwd.py")
+    given = numsim.default_inputs(kernel.func, {name: "ones" for name in ("q", "k", "v", "o")})
+    res = numsim.run(kernel.func, given)
+    assert res.termination == "completed", res.diagnostics
+    for name in ("q", "k", "v"):
+        assert np.shares_memory(res.outputs[name], given[name]) and not res.outputs[name].flags.writeable, name
+    assert not np.shares_memory(res.outputs["o"], given["o"]) and res.outputs["o"].flags.writeable
+    assert given["o"].view(np.uint16).tolist() == np.ones_like(given["o"]).view(np.uint16).tolist()
