@@ -139,10 +139,15 @@ class Ledger:
         self.width = width
 
     def made(self, nrows: int) -> None:
+        """`nrows` warp rows made (< 0: freed by retired warps, which the next rows reuse before the process
+        grows: they credit the step)."""
         self.rows += nrows
         if self.rows > self.peak:
             self.peak = self.rows
-        self.copied(nrows)
+        if nrows < 0:
+            self.bytes_since += nrows * self.width * 4
+        else:
+            self.copied(nrows)
 
     def copied(self, nrows: int) -> None:
         """`nrows` rows were made (a warp's, or a copy no warp counts as its own: a fork's, a shared row copied
