@@ -146,8 +146,10 @@ class AccessColumns:
         starts = np.asarray(starts, dtype=np.int64).reshape(-1)
         if not starts.size:
             return
-        self.bulks.append((seq0, cta, warp, site, iters, lane, alloc, starts,
-                           np.broadcast_to(np.asarray(sizes, dtype=np.int64), starts.shape), kind, proxy, actor))
+        # (a size shared by every run stays one int: `_bulk_part` repeats it)
+        if not isinstance(sizes, (int, np.integer)):
+            sizes = np.broadcast_to(np.asarray(sizes, dtype=np.int64), starts.shape)
+        self.bulks.append((seq0, cta, warp, site, iters, lane, alloc, starts, sizes, kind, proxy, actor))
         self.bulk_rows += starts.size
         if self.full():
             self.flush()
@@ -277,12 +279,20 @@ class AccessColumns:
         offset = np.concatenate(starts)
         cols = {"seq": each(seq0, np.int64) + within, "cta": each(cta, np.int64), "warp": each(warp, np.int64),
                 "site": each(site, np.int64), "alloc": np.repeat(self._alloc_codes(allocs), per),
-                "size": np.concatenate(sizes).astype(np.int64),
+                "size": _run_sizes(sizes, per),
                 "kind": each([_KIND[k] for k in kind], np.int8), "proxy": each([_PROXY[p] for p in proxy], np.int8),
                 "order": np.zeros(n, dtype=np.int8), "scope": np.zeros(n, dtype=np.int8),
                 "actor": each(actor, np.int64), "all_lanes": ~one, "scalar": one, "offset0": offset}
         iters_out = list(chain.from_iterable(map(repeat, iters, per.tolist())))     # (each run's, per run)
         return cols, iters_out, np.ones(n, dtype=np.int64), each(lane, np.int8), offset
+
+
+def _run_sizes(sizes: tuple, per: np.ndarray) -> np.ndarray:
+    """Each run's size: per bulk record one size for all its runs (an int) or one per run (an array)."""
+    if all(isinstance(z, (int, np.integer)) for z in sizes):
+        return np.repeat(np.array(sizes, dtype=np.int64), per)
+    return np.concatenate([np.full(k, z, dtype=np.int64) if isinstance(z, (int, np.integer)) else z
+                           for z, k in zip(sizes, per.tolist())]).astype(np.int64)
 
 
 def _merge(parts):

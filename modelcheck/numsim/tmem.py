@@ -192,9 +192,9 @@ def record_cells(eng, site, alloc, lanes, cols, kind, *, w=None, op=None, lane_m
         _emit(eng, site, alloc, offs, 4 * (end - start), kind, w, op, lane_mask)
 
 
-def record_rows(eng, site, alloc, lanes, col0: int, ncols: int, kind, op) -> None:
+def record_rows(eng, site, alloc, lanes, col0, ncols: int, kind, op) -> None:
     """Async op records: `ncols` columns from `col0` in each TMEM lane of `lanes` (one record per lane, in one bulk
-    record)."""
+    record; `col0` may be an array: each lane's own first column)."""
     if not eng.tracing:
         eng.stats["accesses"] += 1
         return

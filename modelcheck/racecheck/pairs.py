@@ -15,11 +15,12 @@ count.  (Pruning further, e.g. a read whose own actor reads again before the nex
 would be sound for the verdict but not for the findings: the dropped pair may be the only
 one of its site pair, or the first witness, and it moves byte hulls and counts.)
 
-Entries are (record, lane, granule) triples.  A granule is the GCD of every access size and
-offset to its allocation so far, so no access covers part of a granule and judging granules
-is as exact as judging bytes; when a later chunk brings a finer access, the carried entries
-of that allocation are split (until then every access covered whole coarse granules, so the
-fine granules' histories are the same).  Pair counts are kept in bytes for that reason.
+Entries are (record, lane, granule) triples.  Granules are cut per page of an allocation
+(`granules.Pages`): no access covers part of a granule, so judging granules is as exact as
+judging bytes; when a later chunk brings a finer access, the carried entries of the pages it
+cuts are split (until then every access covered whole coarse granules, so the fine granules'
+histories are the same).  Pair counts are kept in bytes for that reason; the allocation's
+granule (`gran`: the GCD of every access size and offset to it) is what a race's count is in.
 Lanes of one record never pair with each other.
 
 Streaming (`Shadow.advance`): only the entries a later access can still pair with are
@@ -34,6 +35,8 @@ that walks a large buffer once carries one entry per granule it wrote, for good)
 from __future__ import annotations
 
 import numpy as np
+
+from .granules import Pages
 
 GID_SHIFT = 40                  # granule id = allocation key << GID_SHIFT | first byte
 _BYTE_MASK = (1 << GID_SHIFT) - 1
@@ -96,7 +99,7 @@ class ChunkPairs:
     each (what a strong read reads from)."""
 
     __slots__ = ("prior", "current", "cur_lane", "pcol", "start", "ent_unit", "ent_lane", "ent_pw_unit",
-                 "ent_pw_lane", "ent_start", "_pe", "_ce", "_lane", "_ecol", "_gid", "_gran")
+                 "ent_pw_lane", "ent_start", "_pe", "_ce", "_lane", "_ecol", "_gid", "_pages")
 
     # the slots' types, for type checkers (annotations alone create no class attributes)
     prior: np.ndarray
@@ -114,7 +117,7 @@ class ChunkPairs:
     _lane: np.ndarray
     _ecol: np.ndarray
     _gid: np.ndarray
-    _gran: np.ndarray
+    _pages: Pages           # the shadow's: valid until its next `advance`
 
     def prior_lane(self, q) -> np.ndarray:
         return self._lane[self._pe[q]].astype(np.int64)
@@ -126,7 +129,8 @@ class ChunkPairs:
         return self._gid[self._ce[q]] & _BYTE_MASK
 
     def gsize(self, q) -> np.ndarray:
-        return self._gran[self._gid[self._ce[q]] >> GID_SHIFT]
+        gid = self._gid[self._ce[q]]
+        return np.left_shift(1, self._pages.lookup(gid >> GID_SHIFT, gid & _BYTE_MASK))
 
 
 class Shadow:
@@ -140,7 +144,8 @@ class Shadow:
     than anything after (the caller puts their records in the table first: `waking`)."""
 
     def __init__(self):
-        self.gran = np.zeros(0, dtype=np.int64)       # allocation key -> granule size (0: not seen)
+        self.gran = np.zeros(0, dtype=np.int64)       # allocation key -> its granule: GCD of its accesses (0: not seen)
+        self.pages = Pages()                          # the granules entries are cut in, per page
         self.written = np.zeros(0, dtype=np.bool_)    # allocation key -> some write seen
         self.ents: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}   # key -> (gid, record, lane)
         self.recs: dict[int, np.ndarray] = {}        # key -> the records its entries name (or more), ascending
@@ -166,7 +171,10 @@ class Shadow:
             self.written = np.concatenate([self.written, np.zeros(extra, dtype=np.bool_)])
 
     def _granules(self, key: np.ndarray, off: np.ndarray, size: np.ndarray, nkeys: int) -> None:
-        """Refine each allocation's granule by these accesses; split carried entries where it shrinks."""
+        """Refine each allocation's granule (what race counts are in) and its pages' (what entries are cut in) by these
+        accesses; split carried entries where a page's shrinks."""
+        for k, old in self.pages.refine(key, off, size).items():
+            self._split_pages(k, old)
         if not key.size:
             return
         cur = self.gran[key]
@@ -195,24 +203,24 @@ class Shadow:
             bounds = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])
             keys = ks[bounds]
             new = np.gcd.reduceat(g[order], bounds)
-        merged = np.maximum(np.gcd(self.gran[keys], new), 1)
-        old = self.gran[keys].copy()
-        self.gran[keys] = merged
-        for k, was, now in zip(keys.tolist(), old.tolist(), merged.tolist()):
-            if 0 < now < was:
-                self._split(k, was, now)
+        self.gran[keys] = np.maximum(np.gcd(self.gran[keys], new), 1)
 
-    def _split(self, key: int, old: int, new: int) -> None:
-        """Carried entries of allocation `key` from granules of `old` bytes to `new` (in place of each, in order)."""
+    def _split_pages(self, key: int, old: np.ndarray) -> None:
+        """Carried entries of allocation `key` from the granules of its pages as they were (`old`: log2 per page) to
+        the pages' granules now (each granule's pieces in place of it)."""
         if key not in self.ents:
             return
         gid, rec, lane = self.ents[key]
-        rep = old // new
-        self.nent += gid.size * (rep - 1)
-        # (each granule's pieces in place of it: granule order and each granule's trace order are kept)
-        gid = np.repeat(gid, rep) + np.tile(np.arange(rep, dtype=np.int64) * new, gid.size)
+        page = (gid & _BYTE_MASK) >> self.pages.shift
+        new = self.pages.lookup(np.full(gid.size, key, dtype=np.int64), gid & _BYTE_MASK)
+        rep = np.left_shift(1, old[page].astype(np.int64) - new)
+        if (rep == 1).all():
+            return
+        self.nent += int(rep.sum()) - gid.size
+        run, within = _segments(rep)
+        gid = gid[run] + (within << new[run])
         order = np.argsort(gid, kind="stable")      # (held in granule order: `advance` looks granules up)
-        self.ents[key] = (gid[order], np.repeat(rec, rep)[order], np.repeat(lane, rep)[order])
+        self.ents[key] = (gid[order], rec[run][order], lane[run][order])
 
     # ------------------------------------------------------------------ one chunk
     def advance(self, units, nlive: int, nkeys: int, strong: np.ndarray, ucol: np.ndarray,
@@ -222,6 +230,7 @@ class Shadow:
         `ucol[r]`: record r's actor column (its async operation's, or its warp's first lane's); `uid[r]` the same
         numbering unique over the launch where columns are per clock domain (default: `ucol`)."""
         self._grow(nkeys)
+        self.pages.grow(nkeys)
         n = units.n - nlive
         counts = np.diff(units.lane_start)
         row = np.repeat(np.arange(nlive, nlive + n, dtype=np.int32), counts)
@@ -252,21 +261,22 @@ class Shadow:
                                     zip((old, *(np.concatenate([p[i] for p in parts]) for i in (1, 2, 3))),
                                         (row, lane, off, size)))
             key = units.key[row]
-        # entries: one per granule of each lane's access, in record order
-        gran = self.gran[key]
-        if not (self.gran & (self.gran - 1)).any():
-            # power-of-two granules (the usual case): shifts and masks, not divisions
-            shift = (np.frexp(self.gran.astype(np.float64))[1] - 1)[key]
-            per = size >> shift
-            gid = (key << GID_SHIFT) | (off & -gran)          # each lane's first granule
-        else:
-            per = size // gran
-            gid = (key << GID_SHIFT) | (off // gran * gran)
+        # entries: one per granule of each lane's access, in record order; an access spanning pages in pieces, one
+        # per page (each page has its granule; an empty access covers none)
+        end = off + size
+        first = off >> self.pages.shift
+        npieces = ((end - 1) >> self.pages.shift) - first + 1
+        if not (npieces == 1).all():
+            run, within = _segments(np.maximum(npieces, 0))
+            row, lane, key = row[run], lane[run], key[run]
+            page = first[run] + within
+            off = np.maximum(off[run], page << self.pages.shift)
+            end = np.minimum(end[run], (page + 1) << self.pages.shift)
+        shift = self.pages.lookup(key, off)
+        per = (end - off) >> shift
+        gid = (key << GID_SHIFT) | off                        # each piece's first granule
         if (per != 1).any():
-            if not per.all():                                  # (an empty access covers no granule)
-                some_bytes = per > 0
-                row, lane, gid, gran, per = row[some_bytes], lane[some_bytes], gid[some_bytes], gran[some_bytes], \
-                    per[some_bytes]
+            gran = np.left_shift(1, shift)
             # a lane's granules are gid, gid + gran, ...: a running sum of steps of `gran`, where each lane's first
             # step jumps from the previous lane's last granule to its own first
             starts = np.cumsum(per) - per
@@ -455,7 +465,7 @@ class Shadow:
         sel = stable_order(cur, n + 1)[:cur.size - int(counts[n])]
         cp = ChunkPairs()
         cp._pe, cp._ce = pe, ce = prior[sel], current[sel]
-        cp._lane, cp._ecol, cp._gid, cp._gran = lane, ecol, gid, self.gran.copy()
+        cp._lane, cp._ecol, cp._gid, cp._pages = lane, ecol, gid, self.pages
         cp.prior, cp.current = unit[pe], cur[sel] + nlive
         cp.cur_lane = lane[ce].astype(np.int32)
         cp.pcol = pc[sel]

@@ -321,6 +321,20 @@ def order_free(a_dtype: str, b_dtype: str, sf_dtype: str, kdim: int, nsf: int) -
     return span <= 2.0 ** 53
 
 
+@functools.lru_cache(maxsize=64)
+def _sf_b_cells(n: int, cb: int) -> tuple:
+    """The cells B's scale factors are read from (lane, column), per column c of factors its 4 x 32 lanes."""
+    lanes, cols = [], []
+    for c in range((n + 31) // 32):
+        width = min(32, n - 32 * c)
+        lanes.append((32 * np.arange(4)[:, None] + np.arange(width)[None, :]).reshape(-1))
+        cols.append(np.full(lanes[-1].size, cb + c))
+    out = np.concatenate(lanes), np.concatenate(cols)
+    for x in out:
+        x.flags.writeable = False       # (shared by every call)
+    return out
+
+
 def _scaled(eng, op, tm, sf, m: int, n: int, kdim: int, a, b, dtypes=None):
     """A and B multiplied by their block scale factors, read from TMEM (the ss form, M = 128).
 
@@ -338,12 +352,11 @@ def _scaled(eng, op, tm, sf, m: int, n: int, kdim: int, a, b, dtypes=None):
     if not eng.tracing:          # record_rows would only count them
         eng.stats["accesses"] += 4 + (n + 31) // 32
     else:
-        for q in range(4):
-            record_rows(eng, op.site, a_alloc, np.arange(32 * q, 32 * q + 32), ca + q, 1, "read", op)
-        for c in range((n + 31) // 32):
-            width = min(32, n - 32 * c)
-            lanes = (32 * np.arange(4)[:, None] + np.arange(width)[None, :]).reshape(-1)
-            record_rows(eng, op.site, b_alloc, lanes, cb + c, 1, "read", op)
+        # one bulk record per operand, its cells in the order of one record per quarter (A) or column (B)
+        lanes = np.arange(128)
+        record_rows(eng, op.site, a_alloc, lanes, ca + lanes // 32, 1, "read", op)
+        b_lanes, b_cols = _sf_b_cells(n, cb)
+        record_rows(eng, op.site, b_alloc, b_lanes, b_cols, 1, "read", op)
     # each element times its block's factor (broadcast over the block: the products np.repeat would give)
     a = (a.reshape(m, nsf, vec) * sfa[:, :, None]).reshape(m, kdim)
     bv = b.reshape(n, nsf, vec)

@@ -9,6 +9,7 @@ import pytest
 import modelcheck
 from modelcheck import numsim
 from modelcheck.racecheck.replay import Pass
+from modelcheck.racecheck import granules
 from modelcheck.racecheck.pairs import stable_order
 from tests.manifest import KERNELS, entries, manifest_inputs
 
@@ -83,6 +84,20 @@ def test_candidates_are_the_byte_shadow_pairs_of_different_actors(name, consts, 
     current = p.candidates[:, 2]
     assert (np.diff(current) >= 0).all()
     assert p.lane_accesses == sum(32 if r.lanes is None else int(np.count_nonzero(r.lanes)) for r in p.records)
+
+
+@pytest.mark.parametrize("page_shift", [2, 6, 12])
+@pytest.mark.parametrize("name,consts", [("kda_ring_dvec.py", {"NC": 4}), ("mma_ts.py", {}),
+                                         ("race_tmem_dealloc_reader.py", {})])
+def test_small_pages_give_the_byte_shadow_pairs(name, consts, page_shift, monkeypatch):
+    """Pages of 4, 64 and 4096 bytes (granules.Pages): accesses span many pages, cut in pieces, and pages get
+    granules of their own, finer where a small access falls, split in the carry as chunks of 3 records bring them
+    (mma_ts at 64 and 4096 bytes); the pairs are still exactly the byte shadow's."""
+    monkeypatch.setattr(granules, "PAGE_SHIFT", page_shift)
+    p = _pass(name, 3, **consts)
+    different, _ = _byte_shadow(p.records)
+    got = _bytes_of(p.candidates)
+    assert len(got) == len(set(got)) and set(got) == different
 
 
 @pytest.mark.parametrize("bound", [1, 17, 1 << 16, (1 << 16) + 1, 200_000, 1 << 20, (1 << 20) + 1, 1 << 40])
