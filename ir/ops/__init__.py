@@ -20,7 +20,7 @@ from typing import Callable
 from . import arith
 from .base import (FAMILIES, SYNC_FAMILIES, OperandCountError, OperandSpec, OpInfo, _check_count, _layout)
 from .intrinsics import _INTRINSICS, KEYWORD_INTRINSICS, WARP_REDUCE_ALIASES
-from .memory import _atom_red, _cp, _ld_st
+from .memory import _atom_red, _cache_range, _cp, _ld_st
 from .misc import _misc_ptx, _warp_ptx
 from .sync import _bar, _fence, _mbarrier
 from .tcgen05 import _tcgen05
@@ -35,7 +35,7 @@ _PTX_FAMILIES: dict[str, Callable[..., OpInfo | None]] = {
     "atom": _atom_red, "red": _atom_red, "cp": _cp, "tcgen05": _tcgen05,
     "elect_sync": _warp_ptx, "shfl_sync": _warp_ptx, "vote_sync": _warp_ptx, "activemask": _warp_ptx,
     "setmaxnreg": _misc_ptx, "griddepcontrol": _misc_ptx, "mapa": _misc_ptx,
-    "clusterlaunchcontrol": _misc_ptx, "wgmma": _wgmma,
+    "clusterlaunchcontrol": _misc_ptx, "wgmma": _wgmma, "discard": _cache_range, "applypriority": _cache_range,
 }
 
 # PTX spells these with a dot; the TIRx table names them with an underscore.

@@ -191,3 +191,22 @@ def _cp(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
     return None
 
 
+
+
+_CACHE_RANGE_LEVELS = {"discard": "L2", "applypriority": "L2::evict_normal"}
+
+
+def _cache_range(op: str, t: list[str], n: int, dtypes) -> OpInfo | None:
+    """discard{.global}.L2 [a], 128 and applypriority{.global}.L2::evict_normal [a], 128 (PTX ISA 9.7.10.17,
+    9.7.10.20; PTX 7.4, sm_80).  The size can only be 128, so TIRx's table owns it and the call passes the address
+    alone.  discard is a weak write of an unstable indeterminate value to the 128 bytes; applypriority only sets
+    the lines' eviction priority, with no effect the program can see."""
+    name = t[0]
+    specs = _ops(("addr", "addr"))
+    _check_count(op, n, (1,), _layout(specs))
+    extra = [x for x in t[1:] if x not in ("global", _CACHE_RANGE_LEVELS[name])]
+    info = _info(op, name, "memory", specs, _quals(t[1:]), {"writes"} if name == "discard" else set())
+    if extra or _CACHE_RANGE_LEVELS[name] not in t[1:]:
+        return _unsupported(info, f"{op} is not a form PTX defines ({name}{{.global}}."
+                                  f"{_CACHE_RANGE_LEVELS[name]} [a], 128)")
+    return info

@@ -55,6 +55,18 @@ class Allocation:
         else:
             self.written[offsets:offsets + size] = True
 
+    def mark_unwritten(self, offsets, size: int) -> None:
+        """The bytes [offsets, offsets + size) hold indeterminate values again (`discard`): a read of them before
+        the next write is noted as uninitialized."""
+        if not self.written.flags.writeable:          # a bound input's one shared True (GlobalMemory.add)
+            self.written = np.ones(self.nbytes, dtype=np.bool_)
+        self.__dict__.pop("_wview", None)            # word views of the flags it replaced
+        self.all_written = False
+        if type(offsets) is np.ndarray:
+            self.written[(offsets[:, None] + np.arange(size)).reshape(-1)] = False
+        else:
+            self.written[offsets:offsets + size] = False
+
     def mark_words(self, index, size: int) -> None:
         """Mark whole aligned words (element indices of a `size`-byte view) as written."""
         if self.all_written:

@@ -124,3 +124,17 @@ def test_keyword_encoder_call_is_the_positional_one():
     assert res.outputs["out"][0] == 0x08100010          # f16 x f16 -> f32, M 128, N 64
     with pytest.raises(modelcheck.ParseError, match="needs its argument 'K'"):
         modelcheck.load(FIX / "encode_keywords_missing.py")
+
+
+@pytest.mark.parametrize("op, supported", [
+    ("discard.global.L2", True), ("discard.L2", True), ("discard.global.L1", False),
+    ("applypriority.global.L2::evict_normal", True), ("applypriority.global.L2::evict_last", False),
+])
+def test_l2_line_hints_classify(op, supported):
+    info = ops.classify(op, ("handle",))
+    assert info.supported is supported
+    assert info.effects == (frozenset({"writes"}) if op.startswith("discard") else frozenset())
+    if not supported:
+        assert "[a], 128" in info.why_unsupported
+    with pytest.raises(ops.OperandCountError):
+        ops.classify(op, ("handle", "int32"))

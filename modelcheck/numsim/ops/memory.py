@@ -1,5 +1,5 @@
 """Memory instructions on raw addresses: ld / st (widths b8..b128, v2/v4/v8), atom / red,
-and the CUDA atomics.  The PTX type fixes the access size; bit types move bits
+the CUDA atomics, and the L2 line hints discard / applypriority.  The PTX type fixes the access size; bit types move bits
 (`ld.b32` into a float register reinterprets), typed loads convert.  Accesses must be
 naturally aligned.  Atomics run lane by lane in lane order, so a warp's conflicting
 atomics serialize deterministically.
@@ -275,6 +275,40 @@ def _cuda_atomic(op):
     return compile_
 
 
+def _discard(ctx, call, info):
+    """discard{.global}.L2 [a], 128: "semantically ... a weak write of an unstable indeterminate value" to the 128
+    bytes at `a`, which must be 128-byte aligned and global (PTX ISA 9.7.10.20).  Each active lane discards its own
+    line: a weak write the checkers see, and bytes that count as never written again, so a read before the next
+    write is noted as uninitialized (any value it returns is one the hardware may give; the model keeps the old
+    bytes)."""
+    space = "global" if info.quals.get("space") == "global" else "generic"
+    addr = ctx.expr(call.operands[0])
+    site = ctx.site(call, call.op)
+    span = call.span
+
+    def run(w):
+        a = addr(w)
+        w.effects += 1
+        alloc, offs = decode(w, a, 128, space, span, "discard")
+        if alloc is None:
+            return
+        if alloc.space != "global":
+            raise EngineError("invalid_address", f"discard: address {alloc.base:#x}+ is in {alloc.name}, not in "
+                                                 "the global window (undefined behavior, PTX ISA 9.7.10.20)", span)
+        if alloc.readonly:
+            raise EngineError("invalid_address", f"discard of {alloc.name}: a kernel parameter is read-only", span)
+        _check_aligned(offs, 128, span, "discard", alloc)
+        alloc.mark_unwritten(offs if type(offs) is not np.ndarray else offs[w.active()], 128)
+        w.eng.access(w, site, alloc, offs, 128, "write", order="weak", scope="cta")
+    return run, False
+
+
+def _applypriority(ctx, call, info):
+    """applypriority{.global}.L2::evict_normal [a], 128: an eviction priority for the lines, which no load or
+    store can observe (PTX ISA 9.7.10.17)."""
+    return (lambda w: None), False
+
+
 def strong_access(info) -> tuple[str, str] | None:
     """(order, scope) of the morally strong accesses an operation of this class makes, as the handlers above
     record them ("volatile" for ld/st.volatile), None when they are weak or it makes none."""
@@ -297,4 +331,6 @@ HANDLERS = {
     "red": _atom_red,
     "cuda.atomic_add": _cuda_atomic("add"),
     "cuda.atomic_cas": _cuda_atomic("cas"),
+    "discard": _discard,
+    "applypriority": _applypriority,
 }

@@ -759,3 +759,29 @@ def test_loop_budget_gives_an_incomplete_result(loop):
     assert res.verdict == "incomplete" and res.termination == "incomplete"
     assert d.details["reason"] == "resource_limit" and d.details["limit"] == "loop_iterations"
     assert d.details["budget"] == 100
+
+
+@pytest.mark.parametrize("mode, verdict, sync_kinds, race_kinds", [
+    (0, "clean", [], []),
+    (1, "review", ["uninitialized_read"], ["uninitialized_read"]),
+    (2, "error", ["misaligned_address"], ["misaligned_address"]),
+    (3, "review", ["uninitialized_read"], ["data_race", "uninitialized_read"]),
+    (4, "clean", [], []),
+])
+def test_discard_writes_an_indeterminate_line(mode, verdict, sync_kinds, race_kinds):
+    """discard.global.L2 is a weak write of indeterminate bytes to its 128-byte line: a read before the next write
+    is an uninitialized read, an unaligned line an error, a discard unordered with another warp's read a race;
+    applypriority changes nothing."""
+    func = fixture("discard_l2", MODE=mode)
+    g = np.arange(1024, dtype=np.int32)
+    res = numsim.run(func, {"g": g, "out": np.zeros(64, np.int32)})
+    assert res.verdict == verdict
+    if mode == 0:
+        np.testing.assert_array_equal(res.outputs["out"][:32], np.arange(32))
+    sync = modelcheck.synccheck(func, {"g": g, "out": np.zeros(64, np.int32)})
+    assert sorted({f.kind for f in sync.findings}) == sync_kinds
+    race = modelcheck.racecheck(func, {"g": g, "out": np.zeros(64, np.int32)})
+    assert sorted({f.kind for f in race.findings}) == race_kinds
+    if mode == 3:
+        (f,) = [f for f in race.findings if f.kind == "data_race"]
+        assert "write/read" in f.message and "g:[0, 4)" in f.message
