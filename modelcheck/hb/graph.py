@@ -62,7 +62,9 @@ EDGE_KINDS = {
     "issue": (True, "the issuing lane's history happens before the async operation's accesses"),
     "complete": (True, "the async operation completed"),
     "covers": (True, "a commit / cp.async.mbarrier.arrive completes this earlier async operation too"),
-    "group_wait": (True, "the issuing lane's wait_group / tcgen05.wait retired the async operation"),
+    "group_wait": (True, "the issuing lane's wait_group / tcgen05.wait retired the async operation (wait_group.read: "
+                         "a bulk store's source reads only)"),
+    "source_read": (True, "a bulk store finished reading its source before it completed"),
     "tc_pipeline": (True, "pipelined tcgen05 operations of one thread execute in issue order"),
     "reads_from": (True, "a strong read read a release (or fenced relaxed) write: release/acquire through memory"),
     "sc_order": (True, "a fence.sc synchronizes with a later one when the run forces their order (a morally "
@@ -111,6 +113,7 @@ class HappensBefore:
     lane_nodes: dict = field(default_factory=dict)  # (warp, lane) -> [(seq, node)] in execution order
     access_node: dict = field(default_factory=dict)  # access record seq -> node (strong memory accesses)
     op_node: dict = field(default_factory=dict)     # async op id -> node
+    read_node: dict = field(default_factory=dict)   # bulk store id -> its source-read milestone (wait_group.read)
     cache: dict = field(default_factory=dict, repr=False)   # memoized reachability (modelcheck.hb.order)
 
     @property
@@ -401,17 +404,40 @@ class _Builder:
 
     def _wait_group(self, ev, key: str, mask: int, fam: str) -> None:
         keep = int(ev.count or 0)
+        # wait_group.read retires only a bulk store's reads of its source: its groups stay for a full wait, and the
+        # edge leaves the store's source-read milestone, which its destination writes do not reach
+        read_only = fam == "bulk" and bool((ev.details or {}).get("read"))
         for lane in lanes_in(mask):
             st = self._groups(ev.warp, lane, fam)
             groups = st["committed"]
             if fam == "cp.async" and keep == 0 and st["open"]:
                 groups = groups + [st["open"]]          # wait_all commits first
                 st["open"] = []
-            retire, st["committed"] = (groups[:-keep], groups[-keep:]) if keep else (groups, [])
+            retire, rest = (groups[:-keep], groups[-keep:]) if keep else (groups, [])
+            if not read_only:
+                st["committed"] = rest
             for group in retire:
                 for op in group:
-                    src = self.g.nodes[self.hb.op_node[op]].get("completion", self.hb.op_node[op])
+                    src = self._source_read(op, ev) if read_only else \
+                        self.g.nodes[self.hb.op_node[op]].get("completion", self.hb.op_node[op])
                     self.edge(src, key, "group_wait", dst=1 << lane)
+
+    def _source_read(self, op: int, ev) -> str:
+        """The milestone "bulk store `op` has read its source" (made at the first wait_group.read retiring it): the
+        store's source reads are anchored to it (hb.order.anchor), and it precedes the store's completion."""
+        node = self.hb.read_node.get(op)
+        if node is None:
+            opn = self.hb.op_node[op]
+            d = self.g.nodes[opn]
+            node = self.node(f"{opn}.read", "completion", op="bulk.source_read", op_kind=d.get("op", ""),
+                             warp=d.get("warp"), cta=d.get("cta"), seq=ev.seq, iters=d.get("iters"),
+                             label=f"{d.get('op', 'bulk')} #{op} read its source",
+                             **{k: d[k] for k in ("site", "op_name", "source", "span") if k in d})
+            self.hb.read_node[op] = node
+            done = d.get("completion")
+            if done is not None:
+                self.edge(node, done, "source_read")
+        return node
 
     def _completion(self, ev) -> None:
         d = ev.details
@@ -425,6 +451,8 @@ class _Builder:
         if src is not None:
             self.edge(src, key, "complete")
             self.g.nodes[src]["completion"] = key
+            if op in self.hb.read_node:
+                self.edge(self.hb.read_node[op], key, "source_read")
         if ev.barrier is None or ev.barrier[0] != "mbarrier":
             return
         gen = self.generation(ev.barrier, ev.barrier[1], ev.generation)

@@ -10,8 +10,9 @@ point, so the issuer's history does not flow on into the operation's completion.
 
 An access is anchored between the sync nodes of its own lane: a generic access starts
 at its lane's next sync node and is reached at its lane's previous one; an async
-operation's access is the operation node itself; a strong memory access is its own
-node.  Two accesses are ordered when a state path joins the anchors — or they are the
+operation's access is the operation node itself (a bulk store's source read that a
+`wait_group.read` retired continues from the store's source-read milestone, which its
+destination writes do not reach); a strong memory access is its own node.  Two accesses are ordered when a state path joins the anchors — or they are the
 same actor (same lane of a warp, or the same async operation) in execution order.  A
 cross-proxy pair needs a *bridged* path: one passing a `fence.proxy.async` covering
 the state space in one of the fence's lanes (a bulk copy's completion bridges its own
@@ -64,7 +65,9 @@ def anchor(hb, rec, lane: int) -> Anchor:
         node = hb.op_node.get(rec.actor)
         if node is None:
             return Anchor(rec, lane, (), (), ("op", rec.actor))
-        return Anchor(rec, lane, ((node, -1),), ((node, -1), (node, -2)), ("op", rec.actor))
+        # a bulk store's source read is over at its source-read milestone, when a wait_group.read retired it
+        read = hb.read_node.get(rec.actor) if rec.kind == "read" else None
+        return Anchor(rec, lane, ((read or node, -1),), ((node, -1), (node, -2)), ("op", rec.actor))
     node = hb.access_node.get(rec.seq)
     if node is not None:
         return Anchor(rec, lane, ((node, lane),), ((node, lane),), ("lane", rec.warp, lane))
