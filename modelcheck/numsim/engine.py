@@ -234,7 +234,8 @@ class Engine:
                         ctas.append(rt)
             form_clusters(ctas, grid, cluster)
             info = RunInfo(func, tuple(program.sites), len(warps), nwarps, len(ctas), block, grid,
-                           _namer(program.layout, program.shared_infos), tuple(cluster))
+                           _namer(program.layout, program.shared_infos), tuple(cluster),
+                           frozenset(a.id for a in gmem.allocs.values() if not a.data.flags.writeable))
             for observer in observers:
                 observer.on_start(info)
             started = True

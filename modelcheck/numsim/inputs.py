@@ -174,9 +174,10 @@ def buffer_array(func: ir.PrimFunc, p: ir.Param, value, scalars: dict, copy: boo
         # fresh zeros instead of a copy: the OS maps their pages on first write, so an output buffer the
         # kernel fills sparsely costs only the pages it writes
         return np.zeros(value.size, dtype=value.dtype)
-    if copy or not value.flags.c_contiguous:
+    if copy:
         return np.array(value, copy=True, order="C").reshape(-1)
-    view = value.reshape(-1).view()
+    # read-only whether viewed or (not contiguous) copied: `RunInfo.unwritten` relies on a write raising
+    view = value.reshape(-1).view() if value.flags.c_contiguous else np.array(value, copy=True, order="C").reshape(-1)
     view.flags.writeable = False
     return view
 

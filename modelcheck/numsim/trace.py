@@ -128,6 +128,9 @@ class RunInfo:
     grid: tuple
     name_of: object              # callable(addr) -> "buf[i]" for a shared address (static layout)
     cluster: tuple = (1, 1, 1)   # the launch's cluster shape
+    # ids of the global allocations no instruction of the run can write: inputs the kernel never stores to are
+    # bound read-only (`inputs.buffer_array`), so a write to one raises and ends the run incomplete
+    unwritten: frozenset = frozenset()
 
     def cluster_layout(self) -> "ClusterLayout":
         """Each warp's cluster and place in it (see `ClusterLayout`)."""

@@ -96,6 +96,7 @@ def check(func, inputs=None, **limits) -> RaceResult:
     spent = analysis.wall_time_s
     stats.update({"numsim": dict(res.stats), "termination": res.termination, "accesses": res.stats["accesses"],
                   "semantic_accesses": res.stats["accesses"], "lane_accesses": analysis.lane_accesses if ok else 0,
+                  "unwritten_read_lanes": analysis.unwritten_lanes,
                   "races": len(analysis.races) if ok else 0,
                   "simulation_wall_time_s": time.perf_counter() - t0 - spent, "analysis_wall_time_s": spent,
                   "analysis_chunks": analysis.chunks, "peak_live_entries": analysis.peak_live_entries,

@@ -38,6 +38,7 @@ from .judge import judge
 from .pairs import Shadow, _segments, stable_order
 from .tcgen import dealloc_record
 from .units import DOMAIN_NAMES, Allocs, Units, from_chunk
+from .unwritten import UnwrittenReads
 
 _INF = float("inf")
 _RELEASE = ("release", "acq_rel")
@@ -114,6 +115,8 @@ class Analysis(Observer):
         self.foreign_columns = 0         # split clocks: lanes of one cluster some other cluster's row knows of
         self.peak_clock_rows = 0         # the most warp rows the clocks held at once (clocks.Ledger.peak)
         self.clock_width = 0             # columns of a row at the last chunk
+        self.unwritten = UnwrittenReads(frozenset())   # reads of read-only inputs, dropped (set by on_start)
+        self.unwritten_lanes = 0         # lane accesses of those reads
 
     @property
     def fl(self) -> Flow:
@@ -124,6 +127,7 @@ class Analysis(Observer):
     # ------------------------------------------------------------------ observer
     def on_start(self, run) -> None:
         self.setup(run.warps, run.warps_per_cta, layout_for(run, self.whole_grid))
+        self.unwritten = UnwrittenReads(run.unwritten)
 
     def setup(self, run_warps: int, warps_per_cta: int, layout: ClusterLayout | None = None) -> None:
         layout = layout if layout is not None else ClusterLayout.whole(run_warps)
@@ -186,6 +190,10 @@ class Analysis(Observer):
                 extra.append(rec)
                 flow.column(rec.actor, rec.warp)
                 flow.retired.add(rec.actor)
+        chunk, dropped, dropped_lanes = self.unwritten.split(chunk)
+        self.records += dropped
+        self.lane_accesses += dropped_lanes
+        self.unwritten_lanes += dropped_lanes
         new = from_chunk(chunk, self.allocs, self.next_index, flow.op_kind, extra)
         assert new.lane is not None and new.lane_start is not None       # a fresh chunk's table has its lanes
         self.next_index += new.n

@@ -28,6 +28,11 @@ def family_modules() -> tuple:
             ptx_bits, encode, clc, wgmma, st_async, wait_until, tmap, tma_reduce)
 
 
+# operations that dereference their address operands only to read (no address escapes into a register or to
+# memory): computing a global buffer's address for one of them does not make the buffer writable
+_READS_THROUGH = frozenset({"ld", "prefetch", "applypriority"})
+
+
 class OpContext:
     """What op compile functions use: expression closures, sites, accessors, buffer facts."""
 
@@ -171,7 +176,14 @@ class OpContext:
         handler = self.handlers.get(info.name)
         if handler is None:
             return self.unsupported(call, call.op, _pending_reason(info)), False
+        written = set(self.cc.written_globals) if info.name in _READS_THROUGH else None
         fn, blocking = handler(self, call, info)
+        if written is not None:
+            # the addresses it computed only reach its own reads: their buffers stay unwritten (bound read-only,
+            # `RunInfo.unwritten`), unless an operand is itself an element of one (a destination)
+            self.cc.written_globals = written | {self.cc.buffers[o.buffer].alloc for o in call.operands
+                                                 if isinstance(o, ir.Load) and o.buffer in self.cc.buffers
+                                                 and self.cc.buffers[o.buffer].space == "global"}
         if self.cc.wrap_op is not None:       # a CTA cohort's program (numsim.cohort)
             fn = self.cc.wrap_op(info, fn, blocking)
         if call.pred is not None:
