@@ -458,7 +458,7 @@ def _under(fn, w, lanes):
     """`fn(w)` evaluated for the active lanes in `lanes` only (0 when no lane is left)."""
     saved = w.mask
     m = (w.FULL if saved is None else saved) & lanes
-    if not np.count_nonzero(m):
+    if not V.nnz(m):
         return 0
     w.mask = m
     try:
