@@ -142,19 +142,33 @@ def _fma_f32(vals: list, flags) -> np.ndarray | None:
     if flags:
         a, b, c = ftz(a), ftz(b), ftz(c)
     with np.errstate(all="ignore"):
-        p = a.astype(np.float64) * b
-        x = p + c
-        mag = np.abs(x)
-        small = mag < F32_TINY
-        if np.count_nonzero(small) and np.count_nonzero(small & (mag != 0)):
-            return None
-        mid = (x.view(np.uint64) & _MID_BITS) == _MID
-        if np.count_nonzero(mid):
-            pm, cm, xm = (np.broadcast_to(v, x.shape)[mid] for v in (p, c, x))
-            bp = xm - pm
-            x[mid] = CV._odd64(xm, (pm - (xm - bp)) + (cm - bp))
-        r = x.astype(np.float32)
-    return canonical_nan(r)
+        return fma_rn_f32(a, b, c)
+
+
+_TINY = 2.0 ** -126     # F32_TINY as a Python float: compared with a float64 array without a scalar cast
+
+
+def fma_rn_f32(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray | None:
+    """`_fma_f32` of float32 arrays (operands already flushed under .ftz), for callers that know their types and
+    ignore floating-point errors (NumSim's op closures: numsim.engine runs them under `np.errstate(all="ignore")`)."""
+    x = np.multiply(a, b, dtype=np.float64)     # the exact product (<= 48 bits), no widened operand copies
+    if x.shape == c.shape:
+        x += c              # (in place: one array fewer)
+    else:
+        x = x + c
+    mag = np.abs(x)
+    small = mag < _TINY
+    if V.nnz(small) and V.nnz(small & (mag != 0)):
+        return None
+    mid = (x.view(np.uint64) & _MID_BITS) == _MID
+    if V.nnz(mid):
+        p = np.multiply(a, b, dtype=np.float64)     # (x holds the sum)
+        pm, cm, xm = (np.broadcast_to(v, x.shape)[mid] for v in (p, c, x))
+        bp = xm - pm
+        x[mid] = CV._odd64(xm, (pm - (xm - bp)) + (cm - bp))
+    r = x.astype(np.float32)
+    # canonical_nan's test, inline: NaN results are rare
+    return canonical_nan(r) if V.nnz(np.isnan(r)) else r
 
 
 _HALF_NP = V.LazyTypes({"float16": np.float16}, {"bfloat16": "bfloat16"})
