@@ -21,7 +21,7 @@ from ir.ops import arith_forms as AF
 
 from .. import values as V
 from . import ptx_convert as CV
-from .float_arith import arith_result, canonical_nan, float_op, fma_rn_f32, ftz
+from .float_arith import arith_result, canonical_nan, fma_rn_f32, ftz, quiet_float_op
 
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 
@@ -356,7 +356,7 @@ def _arith(ctx, call, info):
             a, b, c = fa(w), fb(w), fc(w)
             r = fma_rn_f32(a, b, c)
             if r is None:
-                dst(w, float_op(head, [a, b, c], elem, mode, flags))
+                dst(w, quiet_float_op(head, [a, b, c], elem, mode, flags))
             elif as_bits and r.shape[0] > 1:
                 set_lanes(w, r.view(reg_np).reshape(-1))    # what `dst` stores for this C-ordered (lanes, k) array
             else:
@@ -364,7 +364,7 @@ def _arith(ctx, call, info):
         return fma, False
 
     def run(w):
-        dst(w, float_op(head, [f(w) for f in srcs], elem, mode, flags))
+        dst(w, quiet_float_op(head, [f(w) for f in srcs], elem, mode, flags))
     return run, False
 
 
