@@ -166,8 +166,9 @@ def fma_rn_f32(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray | None
     else:
         x = x + c
     mag = np.abs(x)
-    small = mag < _TINY
-    if V.nnz(small) and V.nnz(small & (mag != 0)):
+    # one test for the usual case, every sum normal or infinite: no tiny sum, and no NaN (it fails >=) to canonicalize
+    special = V.nnz(mag >= _TINY) != mag.size
+    if special and V.nnz((mag < _TINY) & (mag != 0)):
         return None
     mid = (x.view(np.uint64) & _MID_BITS) == _MID
     if V.nnz(mid):
@@ -176,8 +177,7 @@ def fma_rn_f32(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray | None
         bp = xm - pm
         x[mid] = CV._odd64(xm, (pm - (xm - bp)) + (cm - bp))
     r = x.astype(np.float32)
-    # canonical_nan's test, inline: NaN results are rare
-    return canonical_nan(r) if V.nnz(np.isnan(r)) else r
+    return canonical_nan(r) if special else r
 
 
 _HALF_NP = V.LazyTypes({"float16": np.float16}, {"bfloat16": "bfloat16"})
