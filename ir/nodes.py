@@ -382,7 +382,20 @@ def children(node: Node) -> Iterator[Node]:
 def walk(root: Node | tuple) -> Iterator[Node]:
     """Pre-order walk over `root` (a node or a tuple of nodes) and every node below it."""
     stack = list(reversed(root)) if isinstance(root, tuple) else [root]
+    pop, push = stack.pop, stack.extend
     while stack:
-        node = stack.pop()
+        node = pop()
         yield node
-        stack.extend(reversed(list(children(node))))
+        # `children(node)`, inline: a checker's compile walks the kernel several times (tens of thousands of nodes)
+        kids = []
+        for name in _child_fields(type(node)):
+            value = getattr(node, name)
+            if isinstance(value, Node):
+                kids.append(value)
+            elif isinstance(value, tuple):
+                for item in value:
+                    if isinstance(item, Node):
+                        kids.append(item)
+        if kids:
+            kids.reverse()
+            push(kids)

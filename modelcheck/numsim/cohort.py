@@ -89,6 +89,7 @@ from .ops import barrier, misc, ptx_bits, ptx_math, warp as warp_ops
 from .residency import _MEMORY, ReleasedShared
 from .runtime import DONE, Poll, Scheduler, Warp
 from .sync import NamedBarrier
+from .values import nnz
 
 # the cohort size Synccheck and Racecheck run with: the same events as per CTA (below), a production grid's
 # Python overhead shared by 64 CTAs (1,600 x 4 warps: 147 s -> 25 s CPU), and a roll-back costs at most 64 CTAs
@@ -592,7 +593,7 @@ def _try_cohort(eng, group: list, launch: Launch):
     # commit: each CTA's events in the order its own warps made them (the order the per-CTA scheduler gives
     # them: the cohort's steps are every row's steps), CTA after CTA
     quiet = _counts_only(eng)
-    count = np.count_nonzero
+    count = nnz
     accesses = lane_accesses = 0
     row = _Row.__new__(_Row)
     for r, rt in enumerate(group):

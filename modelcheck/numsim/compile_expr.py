@@ -321,7 +321,7 @@ class ExprCompiler:
                 if type(t) is not np.ndarray and type(f) is not np.ndarray:
                     npd = V.NP_DTYPE[dtype]     # (c's length: a warp's 32 lanes, or a CTA cohort's)
                     return np.where(c, np.full(c.shape, t, dtype=npd), np.full(c.shape, f, dtype=npd))
-                return np.where(c, t, f).astype(V.NP_DTYPE[dtype])
+                return np.where(c, t, f).astype(V.NP_DTYPE[dtype], copy=False)     # (np.where's own new array)
             if lazy:
                 return ft(w) if c else ff(w)
             t, f = ft(w), ff(w)
@@ -458,7 +458,7 @@ def _under(fn, w, lanes):
     """`fn(w)` evaluated for the active lanes in `lanes` only (0 when no lane is left)."""
     saved = w.mask
     m = (w.FULL if saved is None else saved) & lanes
-    if not np.count_nonzero(m):
+    if not V.nnz(m):
         return 0
     w.mask = m
     try:

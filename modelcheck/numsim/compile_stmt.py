@@ -434,7 +434,7 @@ class Compiler:
                     if type(c) is np.ndarray:
                         c = V.truthy(c)
                         stay = w.active() & c
-                        if not np.count_nonzero(stay):
+                        if not V.nnz(stay):
                             break
                         if not stay.all() and (w.active() & ~c).any():
                             # lanes that leave by the condition never come back (not even when a

@@ -88,7 +88,7 @@ def _next_iteration(w, loop: Loop, start_mask) -> bool:
     if loop.brk is not None:
         lanes = lanes & ~loop.brk
     loop.cont = None
-    if not np.count_nonzero(lanes):
+    if not V.nnz(lanes):
         return False
     w.mask = None if (start_mask is None and lanes.all()) else lanes
     return True
@@ -118,7 +118,7 @@ def _run_for(w, slot, a, b, st, body, span):
                     break
             else:
                 stay = w.active() & _in_range(i, b, st)
-                if not np.count_nonzero(stay):
+                if not V.nnz(stay):
                     break
                 w.mask = stay
             env[slot] = i
@@ -164,7 +164,7 @@ def _run_for_gen(w, slot, a, b, st, body, span):
                     break
             else:
                 stay = w.active() & _in_range(i, b, st)
-                if not np.count_nonzero(stay):
+                if not V.nnz(stay):
                     break
                 w.mask = stay
             w.env[slot] = i
@@ -220,7 +220,7 @@ def _after_divergence(w, saved):
             remaining &= ~loop.cont
     if w.exited is not None:
         remaining &= ~w.exited
-    if not np.count_nonzero(remaining):
+    if not V.nnz(remaining):
         w.mask = saved
         raise _Continue if loop is not None else _Return
     w.mask = None if (saved is None and remaining.all()) else remaining
@@ -232,7 +232,7 @@ def _left_loop(w, saved) -> None:
     if w.exited is None:
         return
     remaining = (w.FULL if saved is None else saved) & ~w.exited
-    if not np.count_nonzero(remaining):
+    if not V.nnz(remaining):
         raise _Return
     w.mask = remaining
 
@@ -242,7 +242,7 @@ def _divergent_if(w, c, then_fn, else_fn):
     active = w.FULL if saved is None else saved
     t = active & c
     escaped = False
-    if np.count_nonzero(t):
+    if V.nnz(t):
         w.mask = t
         try:
             then_fn(w)
@@ -251,7 +251,7 @@ def _divergent_if(w, c, then_fn, else_fn):
             escaped = True
     if else_fn is not None:
         f = active & ~c
-        if np.count_nonzero(f):
+        if V.nnz(f):
             w.mask = f
             try:
                 else_fn(w)
@@ -269,7 +269,7 @@ def _divergent_if_gen(w, c, then_fn, then_b, else_fn, else_b):
     active = w.FULL if saved is None else saved
     t = active & c
     f = active & ~c if else_fn is not None else None
-    if np.count_nonzero(t) and f is not None and np.count_nonzero(f):
+    if V.nnz(t) and f is not None and V.nnz(f):
         # both sides have lanes: independent thread scheduling (sm_70+) runs them as separate paths
         escaped = yield from _paths(w, ((t, then_fn, then_b), (f, else_fn, else_b)))
         if escaped:
@@ -279,7 +279,7 @@ def _divergent_if_gen(w, c, then_fn, then_b, else_fn, else_b):
         return
     escaped = False
     for lanes, fn, blocking in ((t, then_fn, then_b), (f, else_fn, else_b)):
-        if lanes is None or not np.count_nonzero(lanes):
+        if lanes is None or not V.nnz(lanes):
             continue
         w.mask = lanes
         try:

@@ -154,6 +154,7 @@ class Engine:
         started = False
         cohort_stats: dict | None = None
         gc_was = gc.isenabled()
+        quiet = None
         try:
             host_values(func, scalars)           # the host prelude's integer bindings and assertions
             grid, block, cluster = self.launch_dims(scalars)
@@ -241,6 +242,10 @@ class Engine:
             started = True
             off = cohort.eligible(func, program, cluster, gate is not None, clc) if self.cohorts > 1 else "off"
             gc.disable()   # the cyclic GC scanning a growing trace costs ~10% (engineering measurements §1)
+            # the ops make IEEE infinities and NaNs on purpose: numpy's floating-point error reports are off for the
+            # whole run, so an op closure needs no `np.errstate` of its own (entering one costs more than a 32-lane op)
+            quiet = np.errstate(all="ignore")
+            quiet.__enter__()
             rest = ctas
             if off is None:
                 for rt in ctas if waves and not program.layout.total else ():
@@ -324,6 +329,8 @@ class Engine:
             termination = "incomplete"
             diagnostics.append(Diagnostic("schedule_stuck", Verdict.INCOMPLETE, stuck.message, None, stuck.details))
         finally:
+            if quiet is not None:
+                quiet.__exit__(None, None, None)
             if gc_was:
                 gc.enable()
         if started and eng is not None and eng.columns is not None and eng.columns.pending():

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .values import nnz
+
 GLOBAL_BASE = 0x7F00_0000_0000
 GLOBAL_STRIDE = 1 << 36
 SHARED_BASE = 0x400
@@ -45,7 +47,7 @@ class Allocation:
             return
         if type(offsets) is np.ndarray:
             word = _WORD.get(size)
-            if word is not None and not (offsets % size).any():
+            if word is not None and not nnz(offsets % size):
                 # one op: a word of all-ones bytes marks `size` bytes of each offset at once
                 self.__dict__.setdefault("_wview", {}).setdefault(size, _word_view(self.written, size))[
                     offsets // size] = word[1]
@@ -83,22 +85,22 @@ class Allocation:
             return False
         if type(offsets) is np.ndarray:
             word = _WORD.get(size)
-            if word is not None and not np.count_nonzero(offsets % size):
+            if word is not None and not nnz(offsets % size):
                 # aligned accesses: one word of the flags per access, all-ones bytes when every byte was written
                 views = self.__dict__.setdefault("_wview", {})
                 view = views.get(size)
                 if view is None:
                     view = views[size] = _word_view(self.written, size)
-                bad = np.count_nonzero(view[offsets // size] != word[1]) != 0
+                bad = nnz(view[offsets // size] != word[1]) != 0
             else:
                 ok = self.written[offsets]
                 for k in range(1, size):
                     ok = ok & self.written[offsets + k]
-                bad = np.count_nonzero(ok) != ok.size
+                bad = nnz(ok) != ok.size
         else:
             bad = not self.written[offsets:offsets + size].all()
         # (count_nonzero: cheaper than .all() on a whole shared pool)
-        if not bad and np.count_nonzero(self.written) == self.written.size:
+        if not bad and nnz(self.written) == self.written.size:
             self.all_written = True
         return bad
 

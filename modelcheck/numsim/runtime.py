@@ -142,7 +142,7 @@ class Warp:
         return self.FULL if self.mask is None else self.mask
 
     def active_count(self) -> int:
-        return 32 if self.mask is None else int(np.count_nonzero(self.mask))
+        return 32 if self.mask is None else int(V.nnz(self.mask))
 
     def describe(self) -> str:
         return f"warp {self.gid} (CTA {self.cta}, warp {self.index})"
@@ -465,10 +465,10 @@ class EngineState:
         if not self.tracing or cols is None:
             self.stats["accesses"] += 1
             if lanes is not None:
-                self.stats["lane_accesses"] += int(np.count_nonzero(lanes))
+                self.stats["lane_accesses"] += int(V.nnz(lanes))
             else:
                 assert w is not None                # an async operation (w None) always names its lanes
-                self.stats["lane_accesses"] += 32 if w.mask is None else int(np.count_nonzero(w.mask))
+                self.stats["lane_accesses"] += 32 if w.mask is None else int(V.nnz(w.mask))
         if not self.tracing:
             return
         self.seq += 1

@@ -128,8 +128,9 @@ class TMEM:
     # -- accesses
     def covering(self, lanes: np.ndarray, cols: np.ndarray, what: str) -> TmemAllocation:
         """The live allocation holding every cell (lanes[i], cols[i]); raises TmemError otherwise."""
-        lo_l, hi_l = int(lanes.min()), int(lanes.max())
-        lo_c, hi_c = int(cols.min()), int(cols.max())
+        # (the ufunc reductions themselves: ndarray.min / max add a Python wrapper per call)
+        lo_l, hi_l = int(np.minimum.reduce(lanes, axis=None)), int(np.maximum.reduce(lanes, axis=None))
+        lo_c, hi_c = int(np.minimum.reduce(cols, axis=None)), int(np.maximum.reduce(cols, axis=None))
         if lo_l < 0 or hi_l >= TMEM_LANES or lo_c < 0 or hi_c >= TMEM_COLUMNS:
             raise TmemError("tmem_access_out_of_bounds",
                             f"{what} touches TMEM lanes {lo_l}-{hi_l}, columns {lo_c}-{hi_c}; TMEM has lanes 0-127 "

@@ -318,7 +318,7 @@ def groups(value, w):
     out = []
     for u in uniq:
         m = active & (value == u)
-        out.append((int(u), m, int(np.count_nonzero(m))))
+        out.append((int(u), m, int(V.nnz(m))))
     return out
 
 

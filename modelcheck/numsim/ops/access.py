@@ -174,7 +174,7 @@ class Accessors:
                 safe = i
             else:
                 bad = ((i < 0) | (i >= numel)) & active
-                if np.count_nonzero(bad):
+                if V.nnz(bad):
                     lane = _first_bad_lane(bad)
                     raise oob("read", name, i[lane], lane, base + int(i[lane]) * itemsize, span)
                 safe = np.where(active, i, 0)
@@ -247,12 +247,12 @@ def _out_of_range(i: np.ndarray, numel: int) -> np.bool_:
     """Any index outside [0, numel)?  Negative ints read as huge unsigned: one comparison for both ends."""
     kind, size = i.dtype.kind, i.dtype.itemsize
     if kind == "u":
-        return np.count_nonzero(i >= numel) > 0
+        return V.nnz(i >= numel) > 0
     if size == 4:
-        return np.count_nonzero(i.view(np.uint32) >= numel) > 0
+        return V.nnz(i.view(np.uint32) >= numel) > 0
     if size == 8:
-        return np.count_nonzero(i.view(np.uint64) >= numel) > 0
-    return np.count_nonzero((i < 0) | (i >= numel)) > 0
+        return V.nnz(i.view(np.uint64) >= numel) > 0
+    return V.nnz((i < 0) | (i >= numel)) > 0
 
 
 def _lane0(w) -> int:

@@ -99,9 +99,9 @@ def _bar_red(ctx, call, info):
         nb, gen = _contribute(w, site, span, bid, count, "sync", aligned, "bar.red", pred=vec)
         yield from _wait_generation(w, site, nb, gen, "bar.red")
         preds = np.concatenate(nb.red.get(gen, [vec]))
-        threads = int(np.count_nonzero(preds >= 0))  # every contributed lane, true or false
+        threads = int(V.nnz(preds >= 0))  # every contributed lane, true or false
         if mode == "popc":
-            result = int(np.count_nonzero(preds))
+            result = int(V.nnz(preds))
         elif mode == "and":
             result = int(bool(preds.all())) if threads else 1
         else:

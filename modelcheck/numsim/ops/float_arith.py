@@ -77,11 +77,22 @@ def float_op(head: str, vals: list, elem: str, mode: str, flags=frozenset()) -> 
     operands, widen to float64, (x, err) the exact result (TwoSum), `round_float(x, err)`; below, numpy
     broadcasts implicitly, and err is skipped where x alone rounds correctly (products are exact; sums
     under .rn per `_SUM_ONCE`).  tests/modelcheck/numsim/ops/test_float_op.py checks the two agree."""
+    with np.errstate(all="ignore"):
+        return quiet_float_op(head, vals, elem, mode, flags)
+
+
+def quiet_float_op(head: str, vals: list, elem: str, mode: str, flags=frozenset()) -> np.ndarray:
+    """`float_op` for callers that ignore floating-point errors themselves (NumSim's op closures: numsim.engine
+    runs them under `np.errstate(all="ignore")`, whose entry costs more than a 32-lane op)."""
     if mode == "rn" and elem == "float32" and flags <= _FTZ:
         if head == "fma":
-            r = _fma_f32(vals, flags)
-            if r is not None:
-                return r
+            if _all_f32(vals):
+                a, b, c = vals
+                if flags:
+                    a, b, c = ftz(a), ftz(b), ftz(c)
+                r = fma_rn_f32(a, b, c)     # (`_fma_f32`)
+                if r is not None:
+                    return r
         elif head in _ONE_STEP and _all_f32(vals):
             a, b = vals
             # float32 add/sub/mul is correctly rounded by numpy's IEEE arithmetic itself: the same value as the
@@ -89,8 +100,7 @@ def float_op(head: str, vals: list, elem: str, mode: str, flags=frozenset()) -> 
             # widenings and the cast back; .ftz flushes the operands and the result as below
             if flags:
                 a, b = ftz(a), ftz(b)
-            with np.errstate(all="ignore"):
-                r = _ONE_STEP[head](a, b)
+            r = _ONE_STEP[head](a, b)
             return canonical_nan(ftz(r) if flags else r)
     if head == "mul" and mode == "rn" and not flags and elem in _HALF_NP:
         r = _half_product(vals[0], vals[1], elem)
@@ -99,24 +109,23 @@ def float_op(head: str, vals: list, elem: str, mode: str, flags=frozenset()) -> 
     if "ftz" in flags:
         vals = [ftz(v) for v in vals]
     xs = [np.asarray(v).astype(np.float64) for v in vals]
-    with np.errstate(all="ignore"):
-        if head == "mul":
-            x, err = xs[0] * xs[1], None                     # exact: <= 48 significant bits
-        elif head == "fma":
-            x, err = two_sum(xs[0] * xs[1], xs[2])
-        elif mode == "rn" and elem in _SUM_ONCE:
-            x, err = (xs[0] + xs[1] if head == "add" else xs[0] - xs[1]), None
-        elif head == "add":
-            x, err = two_sum(xs[0], xs[1])
-        else:
-            x, err = two_sum(xs[0], -xs[1])
-        r = arith_result(x, err, elem, mode, flags)
-        if mode == "rm" and head != "mul":
-            # an exact zero sum of operands that are not both +0 is -0 when rounding down
-            terms = (xs[0] * xs[1], xs[2]) if head == "fma" else (xs[0], xs[1] if head == "add" else -xs[1])
-            both_pos0 = (terms[0] == 0) & (terms[1] == 0) & ~np.signbit(terms[0]) & ~np.signbit(terms[1])
-            zero = (x == 0) & (err == 0) & ~both_pos0   # the exact sum, not its rounding, is zero
-            r = np.where(zero, r.dtype.type(-0.0), r).astype(r.dtype)
+    if head == "mul":
+        x, err = xs[0] * xs[1], None                     # exact: <= 48 significant bits
+    elif head == "fma":
+        x, err = two_sum(xs[0] * xs[1], xs[2])
+    elif mode == "rn" and elem in _SUM_ONCE:
+        x, err = (xs[0] + xs[1] if head == "add" else xs[0] - xs[1]), None
+    elif head == "add":
+        x, err = two_sum(xs[0], xs[1])
+    else:
+        x, err = two_sum(xs[0], -xs[1])
+    r = arith_result(x, err, elem, mode, flags)
+    if mode == "rm" and head != "mul":
+        # an exact zero sum of operands that are not both +0 is -0 when rounding down
+        terms = (xs[0] * xs[1], xs[2]) if head == "fma" else (xs[0], xs[1] if head == "add" else -xs[1])
+        both_pos0 = (terms[0] == 0) & (terms[1] == 0) & ~np.signbit(terms[0]) & ~np.signbit(terms[1])
+        zero = (x == 0) & (err == 0) & ~both_pos0   # the exact sum, not its rounding, is zero
+        r = np.where(zero, r.dtype.type(-0.0), r).astype(r.dtype)
     return r
 
 
@@ -142,19 +151,33 @@ def _fma_f32(vals: list, flags) -> np.ndarray | None:
     if flags:
         a, b, c = ftz(a), ftz(b), ftz(c)
     with np.errstate(all="ignore"):
-        p = a.astype(np.float64) * b
-        x = p + c
-        mag = np.abs(x)
-        small = mag < F32_TINY
-        if np.count_nonzero(small) and np.count_nonzero(small & (mag != 0)):
-            return None
-        mid = (x.view(np.uint64) & _MID_BITS) == _MID
-        if np.count_nonzero(mid):
-            pm, cm, xm = (np.broadcast_to(v, x.shape)[mid] for v in (p, c, x))
-            bp = xm - pm
-            x[mid] = CV._odd64(xm, (pm - (xm - bp)) + (cm - bp))
-        r = x.astype(np.float32)
-    return canonical_nan(r)
+        return fma_rn_f32(a, b, c)
+
+
+_TINY = 2.0 ** -126     # F32_TINY as a Python float: compared with a float64 array without a scalar cast
+
+
+def fma_rn_f32(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray | None:
+    """`_fma_f32` of float32 arrays (operands already flushed under .ftz), for callers that know their types and
+    ignore floating-point errors (NumSim's op closures: numsim.engine runs them under `np.errstate(all="ignore")`)."""
+    x = np.multiply(a, b, dtype=np.float64)     # the exact product (<= 48 bits), no widened operand copies
+    if x.shape == c.shape:
+        x += c              # (in place: one array fewer)
+    else:
+        x = x + c
+    mag = np.abs(x)
+    # one test for the usual case, every sum normal or infinite: no tiny sum, and no NaN (it fails >=) to canonicalize
+    special = V.nnz(mag >= _TINY) != mag.size
+    if special and V.nnz((mag < _TINY) & (mag != 0)):
+        return None
+    mid = (x.view(np.uint64) & _MID_BITS) == _MID
+    if V.nnz(mid):
+        p = np.multiply(a, b, dtype=np.float64)     # (x holds the sum)
+        pm, cm, xm = (np.broadcast_to(v, x.shape)[mid] for v in (p, c, x))
+        bp = xm - pm
+        x[mid] = CV._odd64(xm, (pm - (xm - bp)) + (cm - bp))
+    r = x.astype(np.float32)
+    return canonical_nan(r) if special else r
 
 
 _HALF_NP = V.LazyTypes({"float16": np.float16}, {"bfloat16": "bfloat16"})

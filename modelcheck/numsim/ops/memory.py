@@ -49,7 +49,7 @@ def _typed_view(alloc, np_t):
 
 def _check_aligned(offs, size, span, what, alloc):
     bad = (offs % size) != 0 if type(offs) is np.ndarray else offs % size != 0
-    if (np.count_nonzero(bad) if type(offs) is np.ndarray else bad):
+    if (V.nnz(bad) if type(offs) is np.ndarray else bad):
         off = int(offs[np.flatnonzero(bad)[0]]) if type(offs) is np.ndarray else int(offs)
         raise EngineError("misaligned_address",
                           f"{what}: address {alloc.base + off:#x} is not aligned to its {size}-byte access",

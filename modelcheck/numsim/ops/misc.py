@@ -174,9 +174,14 @@ def _tmem_addr(ctx, call, info):
     base, row, col = (ctx.expr(o) for o in call.operands)
 
     def run(w):
-        b = np.asarray(base(w)).astype(np.int64)
-        c = ((b & 0xFFFF) + np.asarray(col(w)).astype(np.int64)) & 0xFFFF
-        r = (((b >> 16) & 0xFFFF) + np.asarray(row(w)).astype(np.int64)) & 0xFFFF
+        bv, cv, rv = base(w), col(w), row(w)       # (the order the lines below read them in)
+        if type(bv) is int and type(rv) is int and type(cv) is int:
+            # uniform operands (the usual case): the lines below in Python ints, whose & and >> act on the two's
+            # complement as int64's do; the result is below 2^32
+            return ((((bv >> 16) & 0xFFFF) + rv) & 0xFFFF) << 16 | (((bv & 0xFFFF) + cv) & 0xFFFF)
+        b = np.asarray(bv).astype(np.int64)
+        c = ((b & 0xFFFF) + np.asarray(cv).astype(np.int64)) & 0xFFFF
+        r = (((b >> 16) & 0xFFFF) + np.asarray(rv).astype(np.int64)) & 0xFFFF
         v = ((r << 16) | c).astype(np.uint32)
         return v if v.ndim else int(v)
     return run, False

@@ -198,13 +198,18 @@ def compile_cvt(ctx, call, info):
 
         half = AF.TYPES[d][1] if d in ("f16x2", "bf16x2") and mode in ("rn", "") and not relu and not satf else None
         narrow_pair = d in ("ue8m0x2", "e4m3x2", "e5m2x2", "e2m1x2")
+        # a uint32 destination register stores a packed lane vector as it is (ptx_math `write`'s first path)
+        set_packed = dst.set_lanes if dst.np_dtype == np.uint32 else None
 
         def pack(w):
             hi32, lo32 = srcs[0](w), srcs[1](w)
             if hi32.shape != lo32.shape:
                 hi32, lo32 = np.broadcast_arrays(hi32, lo32)
             if half is not None and hi32.dtype == lo32.dtype == np.float32:
-                return dst(w, _pack_halves(hi32, lo32, half))
+                r = _pack_halves(hi32, lo32, half)      # (lanes, 1): one f32 element per source register
+                if set_packed is not None and r.shape[0] > 1:
+                    return set_packed(w, r.reshape(-1))
+                return dst(w, r)
             if narrow_pair and hi32.ndim == 2 and hi32.shape[1] == 1:
                 # both halves in one call of the (elementwise) conversion: column 0 the low half (b), 1 the high (a);
                 # each row's two codes, read little-endian, are the packed register `_join` builds below
@@ -299,7 +304,7 @@ def _cast_rn(x: np.ndarray, elem: str) -> np.ndarray:
     with np.errstate(all="ignore"):
         r = x.astype(_np_float(elem))
         nan = np.isnan(x)
-    return _canonical_nan(r, nan, elem) if np.count_nonzero(nan) else r
+    return _canonical_nan(r, nan, elem) if V.nnz(nan) else r
 
 
 def _canonical_nan(r: np.ndarray, nan: np.ndarray, elem: str) -> np.ndarray:
@@ -330,8 +335,7 @@ def _pack_halves(hi: np.ndarray, lo: np.ndarray, elem: str) -> np.ndarray:
     pair = np.empty(hi.shape + (2,), dtype=np.float32)
     pair[..., 0] = lo
     pair[..., 1] = hi
-    with np.errstate(over="ignore", invalid="ignore"):
-        bits = pair.astype(_np_float(elem)).view(np.uint16)
+    bits = pair.astype(_np_float(elem)).view(np.uint16)     # (overflow to infinity: under the engine's np.errstate)
     nan = np.isnan(pair)
     if V.nnz(nan):
         bits = np.where(nan, np.uint16(NAN_BITS[elem]), bits)

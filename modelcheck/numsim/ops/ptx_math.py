@@ -21,7 +21,7 @@ from ir.ops import arith_forms as AF
 
 from .. import values as V
 from . import ptx_convert as CV
-from .float_arith import _fma_f32, arith_result, canonical_nan, float_op, ftz
+from .float_arith import arith_result, canonical_nan, fma_rn_f32, ftz, quiet_float_op
 
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 
@@ -236,18 +236,24 @@ def _mov(ctx, call, info):
     uniform = a_np.itemsize * 8 == hbits == b_np.itemsize * 8 and a_np.kind in "uif" and b_np.kind in "uif"
     set_bits = dst.set_bits
     last: list = [object(), object(), 0]
+    # two half-width registers whose dtypes are the sources' (tested per call): the fast paths' width test, once
+    halves = a_np.itemsize * 16 == bits and b_np.itemsize * 16 == bits
+    # an unsigned destination of the op's width stores the packed lane vector as it is (`write`'s first path)
+    set_packed = dst.set_lanes if dst.np_dtype == np.dtype(_UINT[bits]) else None
 
     def pack(w):
         # readable form: to_bits(np.stack(np.broadcast_arrays(lo, hi), axis=1), bits): element 0 the low half
         x, y = fa(w), fb(w)
-        if type(x) is np.ndarray and type(y) is np.ndarray and x.dtype == a_np and y.dtype == b_np \
-                and x.ndim == y.ndim == 1 and x.size == y.size and x.dtype.itemsize * 16 == bits \
-                and y.dtype.itemsize * 16 == bits:
+        if halves and type(x) is np.ndarray and type(y) is np.ndarray and x.dtype == a_np and y.dtype == b_np \
+                and x.ndim == y.ndim == 1 and x.size == y.size:
             # two lane vectors of half registers: their bits interleaved (what the reader and the lines below do)
             out = np.empty(2 * x.size, h)
             out[0::2] = x.view(h)
             out[1::2] = y.view(h)
-            dst(w, out.view(_UINT[bits]))
+            if set_packed is not None and x.size > 1:
+                set_packed(w, out.view(_UINT[bits]))
+            else:
+                dst(w, out.view(_UINT[bits]))
             return
         if type(x) is not np.ndarray and type(y) is not np.ndarray and uniform:
             # two uniform registers: one register of their bits, as a Python int (the path below's result); the
@@ -340,16 +346,25 @@ def _arith(ctx, call, info):
     mode = form.rounding or "rn"
     if head == "fma" and mode == "rn" and elem == "float32" and not flags and len(srcs) == 3:
         fa, fb, fc = srcs
+        set_lanes, reg_np = dst.set_lanes, dst.np_dtype
+        # the result's rows are the registers' bits (f32 in a 4-byte register, f32x2 in an 8-byte one)
+        as_bits = set_lanes is not None and reg_np.kind in "uif" and reg_np.itemsize == 4 * AF.TYPES[t][2]
 
         def fma(w):
-            # float_op's first step for these forms, called directly (its other routes where `_fma_f32` declines)
-            vals = [fa(w), fb(w), fc(w)]
-            r = _fma_f32(vals, flags)
-            dst(w, r if r is not None else float_op(head, vals, elem, mode, flags))
+            # float_op's first step for these forms, called directly (its other routes where it declines); the
+            # readers of an f32 / f32x2 operand always give float32 arrays (`_reader`): no type test
+            a, b, c = fa(w), fb(w), fc(w)
+            r = fma_rn_f32(a, b, c)
+            if r is None:
+                dst(w, quiet_float_op(head, [a, b, c], elem, mode, flags))
+            elif as_bits and r.shape[0] > 1:
+                set_lanes(w, r.view(reg_np).reshape(-1))    # what `dst` stores for this C-ordered (lanes, k) array
+            else:
+                dst(w, r)
         return fma, False
 
     def run(w):
-        dst(w, float_op(head, [f(w) for f in srcs], elem, mode, flags))
+        dst(w, quiet_float_op(head, [f(w) for f in srcs], elem, mode, flags))
     return run, False
 
 
@@ -476,6 +491,8 @@ def _unary(ctx, call, info):
 
     operand = src.operand
     own = t == "f32" and src.operand_np == np.float32      # f32 of a float32 register: the reader keeps its value
+    # a float32 destination register stores a float32 lane vector as it is (`write`'s first path)
+    set_f32 = dst.set_lanes if dst.np_dtype == np.float32 else None
 
     def run(w):
         if own:
@@ -488,7 +505,11 @@ def _unary(ctx, call, info):
             # the path below for operands in [-126, 127) (a NaN fails the test: the reductions propagate it): a
             # subnormal x (flushed or not) gives exp2(x) == 1 in float64 as 0 does, and 2^x >= 2^-126 is normal and
             # finite in float32, so neither ftz, overflow nor a NaN can occur
-            dst(w, np.exp2(x, dtype=np.float64).astype(np.float32).reshape(-1))    # (the float64 loop)
+            r = np.exp2(x, dtype=np.float64).astype(np.float32).reshape(-1)    # (the float64 loop)
+            if set_f32 is not None and r.size > 1:
+                set_f32(w, r)
+            else:
+                dst(w, r)
             return
         if "ftz" in flags:
             x = ftz(x)
