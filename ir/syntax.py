@@ -1,7 +1,7 @@
 """Text -> surface syntax tree (a small Python-like AST with positions).
 
-Assumes: `grammars/tirx.lark` (LALR), parsed by `ir/syntax_parser.py` (lark, the indentation
-postlexer and the Transformer that builds the nodes below).
+Assumes: `grammars/tirx.lark` (LALR), parsed by `ir/syntax_parser.py` (lark and the indentation
+postlexer) with the Transformer of `ir/syntax_transformer.py`, which builds the nodes below.
 Guarantees: `parse_syntax(text, file)` returns a `Module` or raises `ParseError`;
 no lark `Tree`/`Token` and no lark exception leaves this package.  A kernel file's tree
 is cached (`ir/syntax_cache.py`): a hit loads neither lark nor the grammar.  What the

@@ -3,12 +3,13 @@
 Parsing a kernel costs importing lark, loading the grammar's tables and the LALR parse itself
 (~0.15 s CPU for the KDA kernel, the largest part of its check's start-up); decoding its cached
 tree costs ~0.015 s.  An entry is keyed by a hash of the text and of everything the tree depends
-on: the grammar, the parser's and the nodes' source (`ir/syntax_parser.py`, `ir/syntax.py`) and
-lark's version, so an edit of any of them misses.  Only trees of files that exist are cached
-(not text handed over as a string: tests generate thousands), at most `KEEP` of them, the least
-recently used dropped.  The files follow the grammar cache's rules (`ir/grammar_cache.py`): JSON
-only (decoding builds nothing but `ir.syntax` nodes, tuples and scalars), in the private per-user
-directory, never through a symlink; a damaged or foreign entry is a miss.
+on: the grammar, the source of the parser, its Transformer and the nodes (`ir/syntax_parser.py`,
+`ir/syntax_transformer.py`, `ir/syntax.py`) and lark's version, so an edit of any of them misses.
+Only trees of files that exist are cached (not text handed over as a string: tests generate
+thousands), at most `KEEP` of them, the least recently used dropped.  The files follow the grammar
+cache's rules (`ir/grammar_cache.py`): JSON only (decoding builds nothing but `ir.syntax` nodes,
+tuples and scalars), in the private per-user directory, never through a symlink; a damaged or
+foreign entry is a miss.
 
 Entry points: `lookup(text, file)` -> `Module | None`; `store(text, file, module)`.
 """
@@ -90,7 +91,7 @@ def _parser_fingerprint() -> str:
         try:
             h.update(resources.files("grammars").joinpath("tirx.lark").read_bytes())
             here = Path(__file__).parent
-            for name in ("syntax.py", "syntax_parser.py"):
+            for name in ("syntax.py", "syntax_parser.py", "syntax_transformer.py"):
                 h.update((here / name).read_bytes())
             spec = importlib.util.find_spec("lark")      # lark's own __init__ (its version) without importing it
             if spec is None or not spec.origin:
