@@ -60,7 +60,7 @@ class Allocations:
             if not isinstance(ty_args, sx.ListLit) or len(ty_args.elts) != 1 or \
                     not isinstance(ty_args.elts[0], sx.Call):
                 raise self.error("T.alloc_tensor takes ty_args=[T.Tensor(shape, dtype, scope=...)]", call)
-            proto = self.b.tensor_type(ty_args.elts[0], target.id, "global")
+            proto = self.b.sig.tensor_type(ty_args.elts[0], target.id, "global")
             if proto.scope == "global":
                 raise self.error(f"buffer '{target.id}' needs a scope", ty_args.elts[0],
                                  expected='scope="shared", "shared.dyn" or "local"')
@@ -74,8 +74,8 @@ class Allocations:
             shape = self.b.ex.shape(shape_node, target.id, call)
             dtype = self.b.ex.dtype(dtype_node) if dtype_node is not None else "float32"
             default_scope = {"alloc_local": "local", "alloc_shared": "shared"}.get(kind, "global")
-            scope = self.b.scope_name(kw.pop("scope", None), default_scope, target.id, call)
-            align = self.b.align(kw.pop("align", None))
+            scope = self.b.sig.scope_name(kw.pop("scope", None), default_scope, target.id, call)
+            align = self.b.sig.align(kw.pop("align", None))
             data_node = kw.pop("data", None)
             elem_offset = kw.pop("elem_offset", None)
             byte_offset_node = kw.pop("byte_offset", None)
@@ -92,7 +92,7 @@ class Allocations:
                     raise self.error(f"T.{kind} does not take data=", data_node)
                 if isinstance(data_node, sx.Name) and getattr(self.b.scope.lookup(data_node.id), "kind", None) == PARAM:
                     # the lowered form: the global buffer behind a pointer parameter
-                    buf = self.b.bind_param_buffer(data_node, target, shape, dtype, align, call)
+                    buf = self.b.sig.bind_param_buffer(data_node, target, shape, dtype, align, call)
                     return [DeclBuffer(buf, span=span)] if buf.data is not None else []
                 root, offset = self.data_pointer(data_node)
                 pointer_offset = offset
@@ -129,8 +129,8 @@ class Allocations:
                 raise self.error(f"T.{kind} needs a dtype", call, expected=f"T.{kind}(T.uint32, ...)")
             dtype = self.b.ex.dtype(dtype_node)
             data_node = kw.pop("data", None)
-            scope = self.b.scope_name(kw.pop("scope", None), "shared" if kind == "shared_scalar" else "local",
-                                    target.id, call)
+            scope = self.b.sig.scope_name(kw.pop("scope", None), "shared" if kind == "shared_scalar" else "local",
+                                          target.id, call)
             data, offset = None, None
             if data_node is not None:
                 root, offset = self.data_pointer(data_node)
@@ -317,7 +317,7 @@ class Allocations:
         root, offset = self.data_pointer(ptr)     # an allocation, or a pointer/tensor-map parameter's bytes
         if extra is not None:
             offset = _add_offset(offset, ty.cast("int64", self.b.ex.int_expr(extra, "a byte offset")))
-        proto = self.b.tensor_type(ty_args.elts[0], target.id, root.scope)
+        proto = self.b.sig.tensor_type(ty_args.elts[0], target.id, root.scope)
         return self.declare(target, proto.shape, proto.dtype, proto.scope, call, root.data or root.name, offset,
                             proto.align, proto.layout)
 

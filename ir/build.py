@@ -1,4 +1,4 @@
-"""Surface syntax -> IR: the module, the kernel signature, statements.
+"""Surface syntax -> IR: the module, the kernel function, statements.
 
 Assumes `syntax.parse_syntax` output.  Guarantees a `PrimFunc` whose statements use
 unique names for every binding (a repeated name becomes `name_1`, `name_2`, as the
@@ -20,13 +20,13 @@ from .allocations import Allocations
 from .launch import SCOPE_IDS, Launches
 from .host import HostPrelude, is_device_entry
 from .module import ModuleScan
+from .signature import Signature
 from .errors import ParseError
 from .nodes import (Assert, BinOp, Break, Buffer, Const, ConstRef, Continue, DeclBuffer, Evaluate,
-                    Expr, For, If, Let, Load, Param, PrimFunc, Return, Stmt, Store, StrConst,
+                    Expr, For, If, Let, Load, PrimFunc, Return, Stmt, Store, StrConst,
                     ThreadIndex, Var, While)
 from .scope import BUFFER, BUILTIN, CONST, LET, NAMESPACE, PARAM, THREAD, Binding, Scope  # noqa: F401
 
-_SCOPES = ("shared", "shared.dyn", "local", "global", "param")
 _ALLOCS = ("alloc_tensor", "alloc_buffer", "decl_buffer", "decl_tensor", "alloc_local", "alloc_shared",
            "local_scalar", "decl_scalar", "shared_scalar")
 
@@ -59,10 +59,10 @@ class _Builder:
         self.host = HostPrelude(self)    # statements before the device entry
         self.alloc = Allocations(self)   # buffer declarations, aliases, views, scalars
         self.launches = Launches(self)   # the launch's extents, however spelled
+        self.sig = Signature(self)       # parameters and tensor types
         self.ex.dim = self.mod.dim
         self.ex.fresh = self.fresh
         self.ex.constant_values = lambda: self.mod.env
-        self.param_buffers: dict[str, Buffer] = {}   # handle parameter -> the global buffer bound to it
         self.scope.define("T", Binding(NAMESPACE, None))
         self.scope.define("range", Binding(BUILTIN, None))
 
@@ -102,12 +102,10 @@ class _Builder:
                     and self.ex.namespace_path(n.value.func) in (["int64"], ["int32"]):
                 self.used.add(n.targets[0].id)
         name = self.fresh(fn.name)
-        params = self.params(fn)
+        params = self.sig.params(fn)
         host, body = self.split_body(fn.body)
         launch = self.launches.make_launch(fn)
-        # handle parameters a match_buffer / decl_buffer(data=ptr) turned into global buffers
-        params = [Param(p.name, "buffer", self.param_buffers[p.name].dtype, self.param_buffers[p.name], span=p.span)
-                  if p.name in self.param_buffers else p for p in params]
+        params = self.sig.bound_params(params)   # after the body: it binds buffers to handle parameters
         return PrimFunc(name, tuple(params), tuple(self.mod.constants), launch, tuple(body), tuple(self.attrs),
                         self.source, self.file, tuple(self.mod.dims.values()), tuple(host),
                         span=self.ex.span(fn.header))
@@ -127,29 +125,6 @@ class _Builder:
         self.host.finish()
         return host, self.body(nodes[entry:])
 
-    def bind_param_buffer(self, handle: sx.Name, target: sx.Name, shape, dtype: str, align: int, at) -> Buffer:
-        """`target` is the global buffer behind handle parameter `handle` (T.match_buffer, or
-        T.decl_buffer(data=ptr) in the lowered form); a second such buffer is an alias of the first."""
-        b = self.scope.lookup(handle.id)
-        if b is None:
-            raise self.ex.undefined(handle.id, handle)
-        if b.kind != PARAM or b.bound_expr().dtype != "handle":
-            raise self.error(f"'{handle.id}' is a {b.describe()}, not a handle parameter", handle,
-                             hint="declare the parameter as `name: T.handle`")
-        first = self.param_buffers.get(handle.id)
-        if first is not None:
-            return self.alloc.declare(target, shape, dtype, "global", at, first.name, Const(0, "int64"), align)
-        existing = self.scope.lookup(target.id)
-        if existing is not None and existing.kind not in (NAMESPACE, BUILTIN):
-            raise self.error(f"'{target.id}' is already defined", target)
-        self.alloc.check_extents(shape, at)
-        name = target.id if target.id == handle.id else self.fresh(target.id)
-        buf = Buffer(name, tuple(shape), dtype, "global", align=align, span=self.ex.span(at))
-        self.param_buffers[handle.id] = buf
-        self.buffers[name] = buf
-        self.scope.define(target.id, Binding(BUFFER, target.pos, buffer=buf))
-        return buf
-
     def splat(self, args) -> list:
         """Call arguments with `*xs` expanded (xs a tuple or list literal)."""
         out: list[sx.Node] = []
@@ -162,94 +137,6 @@ class _Builder:
                 out.append(a)
         return out
 
-    def params(self, fn: sx.FunctionDef) -> list[Param]:
-        seen: dict[str, sx.Param] = {}
-        for p in fn.params:
-            if p.name in seen:
-                raise self.error(f"duplicate parameter '{p.name}'", p,
-                                 hint=f"rename one of them; the first is at line {seen[p.name].pos.line}")
-            seen[p.name] = p
-            if p.default is not None:
-                raise self.error(f"parameter '{p.name}' has a default value", p.default,
-                                 hint="kernel parameters take no defaults; use a module constant")
-            if p.annotation is None:
-                raise self.error(f"parameter '{p.name}' has no type", p,
-                                 hint=f"annotate it, e.g. {p.name}: T.Tensor((n,), T.float32) or {p.name}: T.int32")
-            if p.name in self.used:
-                raise self.error(f"parameter '{p.name}' has the same name as a module constant", p)
-            self.used.add(p.name)
-        # scalar parameters first: the 0.27 printer writes a buffer extent that names a later scalar parameter
-        # as a string (`k: T.Buffer(("total_k", 64), ...), ..., total_k: T.int32`), and it is that parameter
-        built = {p.name: self.param(p) for p in fn.params if not isinstance(p.annotation, sx.Call)}
-        built.update({p.name: self.param(p) for p in fn.params if isinstance(p.annotation, sx.Call)})
-        return [built[p.name] for p in fn.params]
-
-    def param(self, p: sx.Param) -> Param:
-        ann = cast(sx.Node, p.annotation)       # params() has rejected a parameter without a type
-        span = self.ex.span(p)
-        if isinstance(ann, sx.Call):
-            path = self.ex.namespace_path(ann.func)
-            if path in (["Tensor"], ["Buffer"]):
-                buf = self.tensor_type(ann, p.name, "global")
-                buf = Buffer(p.name, buf.shape, buf.dtype, "global", align=buf.align, layout=buf.layout, span=span)
-                self.buffers[p.name] = buf
-                self.scope.define(p.name, Binding(BUFFER, p.pos, buffer=buf))
-                return Param(p.name, "buffer", buf.dtype, buf, span=span)
-            if path in (["Ptr"], ["handle"], ["TensorMap"]):
-                # a pointer (T.handle("float16", "global") in the lowered form: a buffer binds to it) or a
-                # tensor map (T.TensorMap(), a CUtensorMap passed by value)
-                return self._handle_param(p, span)
-        path = self.ex.namespace_path(ann)
-        if path == ["handle"]:
-            return self._handle_param(p, span)
-        dtype = self.ex.dtype(ann, "parameter type")
-        var = Var(p.name, dtype, span=span)
-        self.scope.define(p.name, Binding(PARAM, p.pos, expr=var))
-        return Param(p.name, "scalar", dtype, span=span)
-
-    def _handle_param(self, p: sx.Param, span) -> Param:
-        var = Var(p.name, "handle", span=span)
-        self.scope.define(p.name, Binding(PARAM, p.pos, expr=var))
-        return Param(p.name, "handle", "handle", span=span)
-
-    def tensor_type(self, call: sx.Call, owner: str, default_scope: str) -> Buffer:
-        """`T.Tensor(shape, dtype, scope=...)` / `T.Buffer(shape, "dtype")` -> an unnamed Buffer."""
-        args = list(call.args)
-        kw = {k.name: k.value for k in call.kwargs}
-        shape_node = args[0] if args else kw.pop("shape", None)
-        dtype_node = args[1] if len(args) > 1 else kw.pop("dtype", None)
-        shape = self.ex.shape(shape_node, owner, call)
-        self.alloc.check_extents(shape, shape_node if shape_node is not None else call)
-        dtype = self.ex.dtype(dtype_node) if dtype_node is not None else "float32"
-        scope = self.scope_name(kw.pop("scope", None), default_scope, owner, call)
-        align_node = kw.pop("align", None)
-        data_alignment = kw.pop("data_alignment", None)   # the TVM printer's name for align=
-        align = self.align(align_node if align_node is not None else data_alignment)
-        layout = self.alloc.layout(kw.pop("layout", None))
-        for extra in kw:
-            if extra not in ("strides", "elem_offset", "offset_factor", "buffer_type", "axis_separators"):
-                raise self.error(f"unexpected argument '{extra}' in a tensor type", call)
-        return Buffer(owner, shape, dtype, scope, align=align, layout=layout)
-
-    def scope_name(self, node, default: str, owner: str, at) -> str:
-        if node is None:
-            return default
-        if not isinstance(node, sx.Str):
-            raise self.error("scope must be a string", node, expected='"shared", "shared.dyn" or "local"')
-        if node.value not in _SCOPES:
-            raise self.error(f"unknown storage scope '{node.value}' for '{owner}'", node,
-                             expected='"shared", "shared.dyn", "local" or "global"',
-                             hint="TMEM is allocated with tcgen05.alloc, not as a buffer" if node.value == "tmem"
-                             else "")
-        return node.value
-
-    def align(self, node) -> int:
-        if node is None:
-            return 0
-        e = self.ex.expr(node)
-        if not isinstance(e, Const) or isinstance(e.value, float) or int(e.value) < 0:
-            raise self.error("align must be a non-negative integer literal", node)
-        return int(e.value)
 
     # ------------------------------------------------------------------ constants
     def const_value(self, e: Expr) -> int | None:

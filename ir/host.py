@@ -108,12 +108,12 @@ class HostPrelude:
         shape = b.ex.shape(shape_node, target.id, call)
         b.alloc.check_extents(shape, shape_node if shape_node is not None else call)
         dtype = b.ex.dtype(dtype_node) if dtype_node is not None else "float32"
-        align = b.align(kw.pop("align", None))
+        align = b.sig.align(kw.pop("align", None))
         for extra in kw:
             if extra not in ("strides", "elem_offset", "offset_factor", "buffer_type", "axis_separators", "layout",
                              "scope"):
                 raise self.error(f"unexpected argument '{extra}' to T.match_buffer", call)
-        b.bind_param_buffer(handle, target, shape, dtype, align, call)
+        b.sig.bind_param_buffer(handle, target, shape, dtype, align, call)
 
     # ------------------------------------------------------------------ tensor maps
     def is_stack_alloca(self, value) -> TypeGuard[sx.Call]:

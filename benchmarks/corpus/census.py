@@ -563,7 +563,8 @@ def front_end_names() -> set[str]:
         names: set[str] = set()
         base = Path(ir.__file__).parent
         paths = sorted(base.glob("build*.py")) + [base / p for p in ("allocations.py", "launch.py", "host.py",
-                                                                      "module.py", "typing.py", "scope.py", "dtypes.py")]
+                                                                      "module.py", "signature.py", "typing.py",
+                                                                      "scope.py", "dtypes.py")]
         for path in paths:
             try:
                 tree = ast.parse(path.read_text())
