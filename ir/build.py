@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import cast
 
 from . import dtypes as dt
-from . import meta
+from . import meta_expand
 from . import syntax as sx
 from . import typing as ty
 from .build_expr import ExprBuilder
@@ -92,11 +92,11 @@ class _Builder:
     def function(self, fn: sx.FunctionDef) -> PrimFunc:
         fn = self.mod.compile_time_params(fn)
         self.mod.check_overrides()
-        fn = meta.Expander(self, self.mod).function(fn)
+        fn = meta_expand.Expander(self, self.mod).function(fn)
         # `x = T.int32()` declares a symbolic variable of the whole function: its name is reserved before the body
         # is built, so a let variable of that name met earlier in the text gets the name it gets when the
         # declaration comes first (as our print puts it: up front, a TypeVar)
-        for n in meta.syntax_nodes(fn):
+        for n in meta_expand.syntax_nodes(fn):
             if isinstance(n, sx.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], sx.Name) \
                     and isinstance(n.value, sx.Call) and not n.value.args and not n.value.kwargs \
                     and self.ex.namespace_path(n.value.func) in (["int64"], ["int32"]):

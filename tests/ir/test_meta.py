@@ -1,4 +1,4 @@
-"""Compile-time Python in kernel files (ir/meta.py and the builder's T.* forms real kernels use).
+"""Compile-time Python in kernel files (ir/meta.py, ir/meta_expand.py and the builder's T.* forms real kernels use).
 
 Fixtures are kernel files in tests/fixtures/meta/; each test checks the IR built and, where the
 construct changes what runs, a NumSim output or a checker verdict.
