@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from benchmarks._common import record  # noqa: E402
-from benchmarks.corpus.census import call_op  # noqa: E402
+from benchmarks.corpus.census_ops import call_op  # noqa: E402
 from benchmarks.production_corpus import DEFAULT_CACHE  # noqa: E402
 
 

@@ -332,7 +332,7 @@ def check_one(cache: Path, module: str, function: str, gen: str, stage: str) -> 
     import ir
     import modelcheck
     from modelcheck.numsim.targets import NOT_MODELED, TARGETS
-    from benchmarks.corpus import census
+    from benchmarks.corpus import census, census_rules
     from benchmarks.corpus.chain import Chain
     from benchmarks.corpus.recipes import recipe_for
 
@@ -350,7 +350,7 @@ def check_one(cache: Path, module: str, function: str, gen: str, stage: str) -> 
     rec["parse_s"] = round(time.perf_counter() - t0, 3)
     rec["parsed"] = failure is None
     if failure is not None:
-        rule = census.classify(failure)
+        rule = census_rules.classify(failure)
         rec["parse_error"] = {"line": failure.line, "col": failure.col, "what": failure.what,
                               "construct": rule.id if rule else census.other_id(failure),
                               "snippet": failure.text[:200], "kind": failure.kind}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchmarks.corpus import census, check
+from benchmarks.corpus import census, census_ops, census_rules, check
 
 PRINTED = '''# from typing import TypeVar
 # from tvm.script import tirx as T
@@ -28,8 +28,8 @@ def tiny(a: T.Buffer((n_dim0,), "float32"), b: T.Buffer((32,), "float32")):
 UNKNOWN = "    T.no_such_statement_form(1) = 3\n"      # not TIRx: no parser will ever accept it
 
 
-def _failure(line_text: str, what: str = "") -> census.Failure:
-    return census.Failure("ParseError", what, "", 1, 1, line_text.strip())
+def _failure(line_text: str, what: str = "") -> census_rules.Failure:
+    return census_rules.Failure("ParseError", what, "", 1, 1, line_text.strip())
 
 
 def test_the_printed_form_parses_today_so_it_has_no_blockers():
@@ -44,22 +44,22 @@ def test_first_failure_is_classified_by_its_line():
     text = PRINTED + UNKNOWN
     f = census.first_failure(text, "tiny.py")
     assert f is not None and f.kind == "ParseError" and f.line == text.count("\n")
-    assert census.classify(f) is None
+    assert census_rules.classify(f) is None
     assert census.other_id(f).startswith("other: ")
 
 
 def test_rules_still_name_and_stub_the_constructs_of_older_printers():
     f = _failure('n_dim0 = TypeVar("n_dim0")')
-    assert census.classify(f).id == "typevar-extent"
-    assert census.classify(f).stub(PRINTED, f).count("n_dim0 = 64") == 1
+    assert census_rules.classify(f).id == "typevar-extent"
+    assert census_rules.classify(f).stub(PRINTED, f).count("n_dim0 = 64") == 1
     f = _failure('T.attr({"tirx.device_entry": T.bool(True)})')
-    assert census.classify(f).id == "attr-device-entry"
-    assert "    T.device_entry()\n" in census.classify(f).stub(PRINTED, f)
+    assert census_rules.classify(f).id == "attr-device-entry"
+    assert "    T.device_entry()\n" in census_rules.classify(f).stub(PRINTED, f)
 
 
 def test_tuple_scope_ids_are_split_and_keep_every_name_bound():
     text = PRINTED.replace("    v = T.cta_id([1])\n", "    v, v_4 = T.cta_id([1, 1])\n")
-    split = census._tuple_scope_ids(text, None)
+    split = census_rules._tuple_scope_ids(text, None)
     assert "v, v_4 =" not in split and "v_4" in split
     assert census.first_failure(split, "tiny.py") is None
 
@@ -74,30 +74,30 @@ def test_an_unknown_construct_is_named_by_its_message_and_blanked():
 
 def test_blank_statement_keeps_loop_variables_and_defined_names():
     text = "def f():\n    for i in T.serial(4, unroll=False):\n        x = i\n    y = T.weird(3)\n"
-    out = census.blank_statement(text, 2)
+    out = census_rules.blank_statement(text, 2)
     assert "    for i in range(1):" in out
-    out = census.blank_statement(text, 4)
+    out = census_rules.blank_statement(text, 4)
     assert "    y: T.let[T.int32] = 0" in out
 
 
 def test_unwrap_call_handles_nested_parentheses():
     text = "x = T.reinterpret(T.handle().ty, f(a, (b + 1)))"
-    assert census.unwrap_call(text, "T.reinterpret(T.handle().ty, ") == "x = f(a, (b + 1))"
+    assert census_rules.unwrap_call(text, "T.reinterpret(T.handle().ty, ") == "x = f(a, (b + 1))"
 
 
 def test_ptx_positional_modifiers_compose_the_mnemonic_as_the_parser_does():
     line = ('T.ptx.ld(r[0], r[1], T.address_of(a[0]), "", "", "global", "", "nc", "v2", "b32", "")')
-    assert ("ld.global.nc.v2.b32", 3) in census.line_ops(line)
-    assert census.line_ops('T.ptx.bar(T.uint32(0), T.uint32(32), "", "sync", "")')[0] == ("bar.sync", 2)
-    assert census.line_ops('T.cuda.cvta_generic_to_shared(p)') == [("cuda.cvta_generic_to_shared", 1)]
+    assert ("ld.global.nc.v2.b32", 3) in census_ops.line_ops(line)
+    assert census_ops.line_ops('T.ptx.bar(T.uint32(0), T.uint32(32), "", "sync", "")')[0] == ("bar.sync", 2)
+    assert census_ops.line_ops('T.cuda.cvta_generic_to_shared(p)') == [("cuda.cvta_generic_to_shared", 1)]
 
 
 def test_op_status_reads_the_registry():
-    assert census.op_status("mbarrier.try_wait.parity.shared::cta.b64", 3) == "registry"
-    assert census.op_status("bar.sync", 2) == "registry"
-    assert census.op_status("no_such_family.x", 1) == "unknown"
-    assert census.op_status("T.address_of", 1) == "front end"
-    assert census.display_name("shfl_sync.bfly.b32") == "T.ptx.shfl.sync.bfly.b32"
+    assert census_ops.op_status("mbarrier.try_wait.parity.shared::cta.b64", 3) == "registry"
+    assert census_ops.op_status("bar.sync", 2) == "registry"
+    assert census_ops.op_status("no_such_family.x", 1) == "unknown"
+    assert census_ops.op_status("T.address_of", 1) == "front end"
+    assert census_ops.display_name("shfl_sync.bfly.b32") == "T.ptx.shfl.sync.bfly.b32"
 
 
 def test_aggregate_counts_functions_and_modules_once_per_construct():
@@ -151,9 +151,9 @@ def test_host_prelude_tensor_maps_parse_and_still_stub_to_pointer_parameters():
                            'T.address_of(tm)), "", "", "", "tensormap", "")\n')
     # the host prelude is front-end input now (ir/host.py); the stubs remain for older caches
     assert census.first_failure(text, "tiny.py") is None
-    stubbed = census._tensormap_lets_to_params(text, None)
+    stubbed = census_rules._tensormap_lets_to_params(text, None)
     assert "tm: T.Ptr(T.void)):" in stubbed and "cuTensorMapEncodeTiled" not in stubbed
-    assert census._address_of_whole(stubbed, None).count("T.address_of(tm)") == 0
+    assert census_rules._address_of_whole(stubbed, None).count("T.address_of(tm)") == 0
 
 
 def test_captured_bfloat16_bytes_bind_as_the_parameters_type(tmp_path):
