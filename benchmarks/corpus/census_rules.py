@@ -172,14 +172,6 @@ def unwrap_call(text: str, prefix: str) -> str:
         i = k
 
 
-def _chain(*stubs):
-    def stub(text, f):
-        for s in stubs:
-            text = s(text, f)
-        return text
-    return stub
-
-
 # ----------------------------------------------------------------------------- the rules
 
 def _tuple_scope_ids(text: str, _f) -> str:
