@@ -34,6 +34,7 @@ from ..numsim.trace import Observer
 from ..numsim.trace import ClusterLayout
 from .domains import layout_for
 from .flow import CrossedDomains, Flow
+from .gather import Deferred
 from .judge import judge
 from .pairs import Shadow, _segments, stable_order
 from .tcgen import dealloc_record
@@ -50,7 +51,7 @@ class _Chunk:
 
     __slots__ = ("units", "pairs", "nlive", "strong", "pcol", "known", "known_bridged", "known_issuer", "cross",
                  "cross_any", "async_prior_any", "tc_prior_any", "prior_tc", "prior_bits", "cur_bits", "need_bridged",
-                 "wu", "wcur", "xdom")
+                 "wu", "wcur", "xdom", "deferred")
 
     units: Units
     pairs: Any              # pairs.Pairs of this chunk
@@ -71,6 +72,7 @@ class _Chunk:
     wu: dict
     wcur: dict
     xdom: np.ndarray | None   # pairs whose accesses are in different clock domains (split clocks only)
+    deferred: Deferred        # plain accesses' gathers, done together once the chunk's events are applied
 
 
 class _EmptyChunk:
@@ -317,6 +319,7 @@ class Analysis(Observer):
         batch = batch[stable_order(warps, max(flow.nw, 1))]
         warps = U.warp[nlive:][batch]
         c.wu, c.wcur = {}, {}
+        c.deferred = Deferred()
         if batch.size:
             bounds = np.flatnonzero(np.r_[True, warps[1:] != warps[:-1], True])
             for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
@@ -345,6 +348,7 @@ class Analysis(Observer):
                 self._visit(c, r)
         for w in c.wu:
             self._flush_warp(c, w, _INF)
+        c.deferred.gather(c, flow, _maybe_unordered_async)
 
     def _flush_warp(self, c: _Chunk, wid: int, seq: float) -> None:
         """Warp `wid`'s plain accesses before `seq`: stamped with its epoch, their pairs gathered from its knowledge."""
@@ -358,9 +362,15 @@ class Analysis(Observer):
             return
         sel = idx[cur:k]
         c.wcur[wid] = k
-        w = self.fl.warps[wid]
+        flow = self.fl
+        w = flow.warps[wid]
         c.units.epoch_at[c.nlive + sel] = w.epoch
-        self._gather(c, w, sel)
+        if c.xdom is not None:          # (foreign columns: gathered now, as knowledge crosses)
+            self._gather(c, w, sel)
+            return
+        if len(c.deferred) and c.deferred.width != flow.width:
+            c.deferred.gather(c, flow, _maybe_unordered_async)      # (rows widened: the kept ones first)
+        c.deferred.add(w, sel, int(flow.domain[wid]), flow.width)
 
     def _gather(self, c: _Chunk, w, sel: np.ndarray) -> None:
         """For the pairs closed by the chunk's records `sel` (one warp's): what the accessing lane knows of the earlier

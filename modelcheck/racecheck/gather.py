@@ -1,0 +1,131 @@
+"""What a warp's plain accesses know of their earlier accesses, gathered for a whole chunk at once.
+
+A plain access only needs what its warp knew at the warp's next event (`analysis.Analysis._flush_warp`).
+Gathering that at every flush costs a dozen small numpy calls per flush, and a chunk has tens of thousands
+of flushes (a consumer warp's few accesses between two barrier waits).  `Deferred` instead keeps, per flush,
+the records and what the warp knew then: its ordinary knowledge and its bridged knowledge per proxy domain as
+read-only rows (a warp's shared row is frozen, so its next write copies it: copy-on-write as for forks,
+`clocks.Knowledge.frozen`; per-lane rows are copied), its epoch and its bridged own epochs.  `gather` then reads
+every kept flush's pairs in one pass: exactly what `_gather` at each flush would have read, since a snapshot
+is what the warp knew there and the rest it reads (the issuing lane of an async earlier access, set at that
+operation's issue before any of its accesses) does not change before the chunk's events end.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .clocks import frozen
+from .units import DOMAIN_NAMES
+
+_NAMES = ("shared", "global")
+
+
+def _view(kn) -> tuple:
+    """(rows, per lane) of a Knowledge as it is now: its shared row (frozen: shared from now on) or a copy of its
+    lane rows."""
+    if kn.rows is None:
+        return frozen(kn.row), False
+    return kn.rows.copy(), True
+
+
+class Deferred:
+    """The chunk's flushes whose gathers wait (see the module docstring)."""
+
+    __slots__ = ("sels", "ordinary", "bridged", "epoch", "bown", "col0", "dom", "width")
+
+    def __init__(self):
+        self.sels: list = []
+        self.ordinary: list = []       # per flush: (rows, per lane)
+        self.bridged: list = []        # per flush: {domain: (rows, per lane)}, or None (nothing bridged yet: zeros)
+        self.epoch: list = []
+        self.bown: list = []           # per flush: {domain: own bridged epochs per lane}, or None
+        self.col0: list = []
+        self.dom: list = []
+        self.width = -1
+
+    def __len__(self) -> int:
+        return len(self.sels)
+
+    def add(self, w, sel: np.ndarray, dom: int, width: int) -> None:
+        self.width = width
+        self.sels.append(sel)
+        self.ordinary.append(_view(w.k))
+        if w.has_bridged:
+            b = w.bridged
+            self.bridged.append({d: _view(b[d]) for d in _NAMES})
+            self.bown.append({d: w.bown[d].copy() for d in _NAMES})
+        else:
+            self.bridged.append(None)
+            self.bown.append(None)
+        self.epoch.append(w.epoch)
+        self.col0.append(w.col0)
+        self.dom.append(dom)
+
+    def gather(self, c, flow, maybe_unordered_async) -> None:
+        """Every kept flush's pairs: c.known, c.known_bridged and c.known_issuer as `_gather` sets them."""
+        if not self.sels:
+            return
+        P = c.pairs
+        sizes = np.array([s.size for s in self.sels], dtype=np.int64)
+        sel = np.concatenate(self.sels)
+        s = P.start[sel]
+        cnt = P.start[sel + 1] - s
+        total = int(cnt.sum())
+        if total:
+            q = np.arange(total) + np.repeat(s - (np.cumsum(cnt) - cnt), cnt)
+            item = np.repeat(np.repeat(np.arange(sizes.size), sizes), cnt)
+            lanes, cols = P.cur_lane[q], c.pcol[q]
+            epoch = np.array(self.epoch, dtype=np.int64)
+            col0 = np.array(self.col0, dtype=np.int64)
+            c.known[q] = self._known(self.ordinary, item, lanes, cols, col0, epoch[item])
+            m = np.flatnonzero(c.need_bridged[q])
+            if m.size:
+                dom = c.cur_bits[q[m]] >> 1
+                for d, name in DOMAIN_NAMES.items():
+                    mm = m[dom == d]
+                    if mm.size:
+                        c.known_bridged[q[mm]] = self._bridged(name, item[mm], lanes[mm], cols[mm], col0)
+            m = maybe_unordered_async(c, q)
+            if m.size:
+                wdom = np.array(self.dom, dtype=np.int64)[item[m]]
+                issuer, lost = flow.issuer_cols(c.units.actor[P.prior[q[m]]], cols[m], wdom)
+                known = self._known(self.ordinary, item[m], lanes[m], issuer, col0, epoch[item[m]])
+                c.known_issuer[q[m]] = np.where(lost, 0, known)
+        self.__init__()
+
+    def _bridged(self, name: str, item, lanes, cols, col0) -> np.ndarray:
+        """Bridged knowledge for domain `name`: zero where the warp had bridged nothing yet (its own epochs too)."""
+        out = np.zeros(item.size, dtype=np.int32)
+        has = np.array([b is not None for b in self.bridged], dtype=np.bool_)[item]
+        h = np.flatnonzero(has)
+        if h.size:
+            views = [b[name] if b is not None else None for b in self.bridged]
+            zero = np.zeros(32, dtype=np.int32)
+            bown = np.stack([b[name] if b is not None else zero for b in self.bown])
+            out[h] = self._known(views, item[h], lanes[h], cols[h], col0, bown[item[h], lanes[h]])
+        return out
+
+    @staticmethod
+    def _known(views: list, item, lanes, cols, col0, own_value) -> np.ndarray:
+        """known[j] = what lane lanes[j] knew at flush item[j] of column cols[j] (its own column: `own_value`)."""
+        index: dict = {}
+        rows: list = []
+        nrows = 0
+        base = np.zeros(len(views), dtype=np.int64)
+        per_lane = np.zeros(len(views), dtype=np.bool_)
+        used = np.zeros(len(views), dtype=np.bool_)
+        used[item] = True
+        for i in np.flatnonzero(used).tolist():
+            r, lane_rows = views[i]
+            k = index.get(id(r))
+            if k is None:
+                k = index[id(r)] = nrows
+                rows.append(r if lane_rows else r[None, :])
+                nrows += rows[-1].shape[0]
+            base[i] = k
+            per_lane[i] = lane_rows
+        table = np.concatenate(rows) if len(rows) > 1 else rows[0]
+        at = base[item] + np.where(per_lane[item], lanes, 0)
+        known = table[at, cols]
+        own = cols == col0[item] + lanes
+        return np.where(own, own_value, known)
