@@ -33,7 +33,7 @@ from ..numsim.errors import ResourceLimit
 from ..numsim.trace import Observer
 from ..numsim.trace import ClusterLayout
 from .domains import layout_for
-from .flow import CrossedDomains, Flow
+from .flow import INERT, REGISTERED, CrossedDomains, Flow
 from .gather import Deferred
 from .judge import judge
 from .pairs import Shadow, _segments, stable_order
@@ -186,6 +186,8 @@ class Analysis(Observer):
         flow = self.fl
         extra = []
         for ev in events:
+            if ev.kind not in REGISTERED:
+                continue
             flow.register(ev)
             rec = dealloc_record(ev)
             if rec is not None:
@@ -338,7 +340,7 @@ class Analysis(Observer):
             if j >= ns or (i < ne and events[i].seq < strong_seq[j]):
                 ev = events[i]
                 i += 1
-                if 0 <= ev.warp < nw and ev.warp in c.wu:
+                if ev.warp in c.wu and ev.kind not in INERT and 0 <= ev.warp < nw:
                     self._flush_warp(c, ev.warp, ev.seq)
                 flow.sync(ev)
             else:

@@ -422,7 +422,10 @@ class WarpState:
     def release(self, mask) -> np.ndarray:
         """What lanes in `mask` publish (their knowledge plus their own epochs); ticks the epoch."""
         payload = self.k.join(mask)
-        payload[self.own_cols(mask)] = self.epoch
+        if mask is None:
+            payload[self.col0:self.col0 + 32] = self.epoch
+        else:
+            payload[self.own_cols(mask)] = self.epoch
         self.epoch += 1
         return payload
 

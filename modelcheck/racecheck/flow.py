@@ -46,6 +46,13 @@ _HEADROOM = 64
 _PUBLISHED_AT_COMPLETION = ("tcgen05.commit", "st.async")
 
 
+# events that move no knowledge of their warp (a poll, an init, a completion noted without a barrier): `sync` only
+# notes their generation, so the analysis need not hand their warp's accesses over first
+INERT = frozenset(("mbarrier.poll", "mbarrier.init", "async.complete"))
+# events `register` reads (the others name no async operation)
+REGISTERED = frozenset(("async.issue", "tcgen05.dealloc"))
+
+
 class CrossedDomains(Exception):
     """A barrier payload is about to join two clock domains (barriers are cluster-local, so this is a check, not a
     case split clocks handle; strong accesses cross through `foreign`): Racecheck runs again with the whole grid as
@@ -69,6 +76,7 @@ class Flow(MemoryEdges):
         self.floor = self.top = self.nlanes
         self.col0 = self.layout.local * 32          # warp -> its lane 0's column in its domain
         self.domain = self.layout.domain
+        self.domain_of: list = self.domain.tolist()  # (the same, for one warp at a time)
         self.cta_domain = self.domain[::max(warps_per_cta, 1)].tolist() if self.split else []
         self.async_col: dict[int, int] = {}         # op -> its column (in its domain's numbering)
         self.op_dom: dict[int, int] = {}            # op -> its clock domain (its issuing warp's)
@@ -352,7 +360,7 @@ class Flow(MemoryEdges):
     def _claim(self, p, warp: int) -> None:
         """Split clocks: a payload's rows come from, and go to, one clock domain (barriers are cluster-local, so
         this always holds; checked, since aliased columns would order what nothing orders)."""
-        self._claim_domain(p, int(self.domain[warp]))
+        self._claim_domain(p, self.domain_of[warp])
 
     @staticmethod
     def _claim_domain(p, d: int) -> None:
@@ -363,9 +371,18 @@ class Flow(MemoryEdges):
 
     def _release_into(self, p, w: WarpState, mask) -> None:
         if self.split:
-            self._claim(p, w.id)
+            d = self.domain_of[w.id]        # (`_claim`, inline: one per arrive)
+            if p["dom"] is None:
+                p["dom"] = d
+            elif p["dom"] != d:
+                raise CrossedDomains
         row = w.release(mask)
-        p["release"] = row if p["release"] is None else np.maximum(p["release"], row)
+        if p["release"] is None:
+            p["release"] = row
+        elif p["release"].flags.writeable:      # (its own: no warp shares it yet, `clocks.Knowledge.merge`)
+            np.maximum(p["release"], row, out=p["release"])
+        else:
+            p["release"] = np.maximum(p["release"], row)
         if w.has_bridged:
             for d in ("shared", "global"):
                 b = w.release_bridged(mask, d)
@@ -413,14 +430,14 @@ class Flow(MemoryEdges):
         if d.get("async"):
             self._completion(ev)
             return
-        if ev.warp < 0 or ev.warp >= self.nw:
+        if kind in INERT or ev.warp < 0 or ev.warp >= self.nw:
             return
         if kind == "warp.exit":
             w = self.warps.made.get(ev.warp)
             if w is not None:
                 w.retire()
             return
-        w = self.warps[ev.warp]
+        w = self.warps.made.get(ev.warp) or self.warps[ev.warp]
         mask = ev.lanes
         if kind == "mbarrier.arrive":
             lanes = d.get("lanes")
