@@ -422,8 +422,11 @@ class Shadow:
             np.not_equal(unit[1:], unit[:-1], out=new_grp[1:])
             new_grp |= new_seg
         write = units.write[unit]
-        seg_first = np.maximum.accumulate(np.where(new_seg, idx, 0)) if m else idx
-        grp_first = np.maximum.accumulate(np.where(new_grp, idx, 0)) if m else idx
+        # (each entry's granule's first entry, and its record group's: the starts, repeated over their runs)
+        firsts = np.flatnonzero(new_seg).astype(i32)
+        seg_first = np.repeat(firsts, np.diff(np.append(firsts, i32(m))))
+        gfirsts = np.flatnonzero(new_grp).astype(i32)
+        grp_first = np.repeat(gfirsts, np.diff(np.append(gfirsts, i32(m))))
         last_w = np.maximum.accumulate(np.where(write, idx, -1)) if m else idx
         # the last write before each entry's record (group), within its granule (last_w shifted by one: -1 first)
         before = np.empty(m + 1, dtype=last_w.dtype)
@@ -482,12 +485,12 @@ class Shadow:
         np.cumsum(np.bincount(unit[grouped] - nlive, minlength=n), out=cp.ent_start[1:])
         # carry: per granule its last write and what follows (all of it while it has no write)
         if m:
-            # each entry against its granule's last write, read at the granule's last entry (`last_w` is a running
-            # maximum, so the values at granule ends ascend: a running minimum from the right finds one's own)
-            end = np.empty(m, dtype=np.bool_)
-            end[:-1] = new_seg[1:]
-            end[-1] = True
-            keep = idx >= np.minimum.accumulate(np.where(end, last_w, m)[::-1])[::-1]
+            # each entry against its granule's last write (`last_w` at the granule's last entry, an entry before
+            # the granule's first where it has none: all of it is kept), looked up by the granule's first entry
+            at_first = np.empty(m, dtype=last_w.dtype)
+            at_first[firsts[:-1]] = last_w[firsts[1:] - 1]
+            at_first[firsts[-1]] = last_w[-1]
+            keep = idx >= at_first[seg_first]
         else:
             keep = new_seg
         return cp, keep
