@@ -34,6 +34,9 @@ class Deferred:
     __slots__ = ("sels", "ordinary", "bridged", "epoch", "bown", "col0", "dom", "width")
 
     def __init__(self):
+        self._clear()
+
+    def _clear(self) -> None:
         self.sels: list = []
         self.ordinary: list = []       # per flush: (rows, per lane)
         self.bridged: list = []        # per flush: {domain: (rows, per lane)}, or None (nothing bridged yet: zeros)
@@ -91,7 +94,7 @@ class Deferred:
                 issuer, lost = flow.issuer_cols(c.units.actor[P.prior[q[m]]], cols[m], wdom)
                 known = self._known(self.ordinary, item[m], lanes[m], issuer, col0, epoch[item[m]])
                 c.known_issuer[q[m]] = np.where(lost, 0, known)
-        self.__init__()
+        self._clear()
 
     def _bridged(self, name: str, item, lanes, cols, col0) -> np.ndarray:
         """Bridged knowledge for domain `name`: zero where the warp had bridged nothing yet (its own epochs too)."""
