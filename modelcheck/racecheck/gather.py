@@ -25,6 +25,8 @@ def _view(kn) -> tuple:
     lane rows."""
     if kn.rows is None:
         return frozen(kn.row), False
+    if kn.ledger is not None:
+        kn.ledger.copied(32)        # (held until the chunk's gather: the memory budget looks at copies too)
     return kn.rows.copy(), True
 
 
