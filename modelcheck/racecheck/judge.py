@@ -17,7 +17,7 @@ import numpy as np
 
 from ..numsim.columns import KINDS
 from ..numsim.trace import AccessRecord
-from .flow import READ_DONE
+from .async_ops import READ_DONE
 
 _PROXY_DOMAIN = {"shared": "shared::cta", "global": "global", "tmem": "other"}
 _S2G = ("bulk.s2g", "tma.s2g")
