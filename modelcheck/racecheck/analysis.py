@@ -34,7 +34,7 @@ from ..numsim.trace import Observer
 from ..numsim.trace import ClusterLayout
 from .domains import layout_for
 from .flow import INERT, REGISTERED, CrossedDomains, Flow
-from .gather import Deferred
+from .gather import Deferred, foreign_cols, gather_now, maybe_unordered_async, unknown_pairs
 from .judge import judge
 from .pairs import Shadow, _segments, stable_order
 from .tcgen import dealloc_record
@@ -350,7 +350,7 @@ class Analysis(Observer):
                 self._visit(c, r)
         for w in c.wu:
             self._flush_warp(c, w, _INF)
-        c.deferred.gather(c, flow, _maybe_unordered_async)
+        c.deferred.gather(c, flow)
 
     def _flush_warp(self, c: _Chunk, wid: int, seq: float) -> None:
         """Warp `wid`'s plain accesses before `seq`: stamped with its epoch, their pairs gathered from its knowledge."""
@@ -368,43 +368,11 @@ class Analysis(Observer):
         w = flow.warps[wid]
         c.units.epoch_at[c.nlive + sel] = w.epoch
         if c.xdom is not None:          # (foreign columns: gathered now, as knowledge crosses)
-            self._gather(c, w, sel)
+            gather_now(c, self.fl, w, sel)
             return
         if len(c.deferred) and c.deferred.width != flow.width:
-            c.deferred.gather(c, flow, _maybe_unordered_async)      # (rows widened: the kept ones first)
+            c.deferred.gather(c, flow)      # (rows widened: the kept ones first)
         c.deferred.add(w, sel, int(flow.domain[wid]), flow.width)
-
-    def _gather(self, c: _Chunk, w, sel: np.ndarray) -> None:
-        """For the pairs closed by the chunk's records `sel` (one warp's): what the accessing lane knows of the earlier
-        access's actor (bridged too where proxies differ; and of its issuer where it is async)."""
-        P = c.pairs
-        s = P.start[sel]
-        cnt = P.start[sel + 1] - s
-        total = int(cnt.sum())
-        if not total:
-            return
-        # the pairs of each record in `sel`, one range after another (the record of each only where a rule needs it)
-        q = np.arange(total) + np.repeat(s - (np.cumsum(cnt) - cnt), cnt)
-        lanes, cols = P.cur_lane[q], c.pcol[q]
-        unknown = None
-        if c.xdom is not None:
-            cols, unknown = _foreign_cols(c, self.fl, q, cols)
-        c.known[q] = w.known(lanes, cols)
-        if c.cross_any[sel].any():
-            m = np.flatnonzero(c.need_bridged[q])
-            if m.size:
-                dom = c.cur_bits[q[m]] >> 1
-                for d, name in DOMAIN_NAMES.items():
-                    mm = m[dom == d]
-                    if mm.size:
-                        c.known_bridged[q[mm]] = w.known(lanes[mm], cols[mm], name)
-        if c.async_prior_any[sel].any():
-            m = _maybe_unordered_async(c, q)
-            if m.size:
-                issuer, lost = self.fl.issuer_cols(c.units.actor[P.prior[q[m]]], cols[m], self.fl.domain[w.id])
-                c.known_issuer[q[m]] = np.where(lost, 0, w.known(lanes[m], issuer))
-        if unknown is not None:
-            _unknown(c, q[unknown])
 
     def _visit(self, c: _Chunk, r: int) -> None:
         """A strong access (chunk record `r`): acquire through memory, gather, stamp, publish; fence.sc bookkeeping."""
@@ -426,7 +394,7 @@ class Analysis(Observer):
                 self.scope_mismatches.append((U.record(t_local, self.allocs), U.record(u, self.allocs), wlevel, level,
                                               cross))
         sel = np.array([r], dtype=np.int64)
-        self._gather(c, w, sel)
+        gather_now(c, self.fl, w, sel)
         U.epoch_at[u] = w.epoch
         assert U.lane is not None and U.lane_start is not None
         lanes = U.lane[U.lane_start[r]:U.lane_start[r + 1]].tolist()
@@ -518,7 +486,7 @@ class Analysis(Observer):
         cols = c.pcol[q]
         unknown = None
         if c.xdom is not None:
-            cols, unknown = _foreign_cols(c, flow, q, cols)
+            cols, unknown = foreign_cols(c, flow, q, cols)
         opl = ops.tolist()
 
         def take(rows_of, sel):
@@ -549,13 +517,13 @@ class Analysis(Observer):
                 if sel.any():
                     b_table, where = take(lambda op, name=name: flow.fork[op][1][name], sel)
                     c.known_bridged[q[sel]] = b_table[where, cols[sel]]
-        m = _maybe_unordered_async(c, q)
+        m = maybe_unordered_async(c, q)
         if m.size:
             issuer, lost = flow.issuer_cols(U.actor[P.prior[q[m]]], cols[m], flow.domain[U.warp[nlive + recs[run[m]]]],
                                             seq[run[m]])
             c.known_issuer[q[m]] = np.where(lost, 0, flow.fork_known(table, inv[m], issuer))
         if unknown is not None:
-            _unknown(c, q[unknown])
+            unknown_pairs(c, q[unknown])
 
     def _forget(self, c: _Chunk) -> None:
         """Keep what a later access can still pair with (see the module docstring)."""
@@ -574,45 +542,3 @@ class Analysis(Observer):
         flow.settle(flow.retired)       # (the forgotten left it: these are alive as earlier accesses only)
         flow.collect()
         flow.compact()
-
-
-def _maybe_unordered_async(c: _Chunk, q: np.ndarray) -> np.ndarray:
-    """Positions in `q` of the pairs with an async earlier access that knowledge (gathered so far, bridged where
-    judged so) leaves unordered: only a race's witness reads `known_issuer`, and a race is such a pair."""
-    a = np.flatnonzero((c.prior_bits[q] & 2) != 0)
-    if not a.size:
-        return a
-    qa = q[a]
-    known = c.known[qa]
-    bridged = c.need_bridged[qa]
-    if bridged.any():
-        known = np.where(bridged, np.minimum(known, c.known_bridged[qa]), known)
-    return a[known < c.units.stamp[c.pairs.prior[qa]]]
-
-
-def _foreign_cols(c: _Chunk, flow: Flow, q: np.ndarray, cols: np.ndarray):
-    """The columns pairs `q` ask about, in the later access's clock domain: an earlier access of another domain's
-    lane is known by that lane's foreign column (`foreign`).  Returns (columns, positions in `q` of the pairs whose
-    earlier lane has no foreign column: nothing of it crossed, known as zero)."""
-    assert c.xdom is not None and flow.foreign is not None
-    U, P = c.units, c.pairs
-    pr = P.prior[q]
-    x = np.flatnonzero(c.xdom[q])
-    if not x.size:
-        return cols, x
-    act = U.actor[pr[x]]
-    f = np.empty(x.size, dtype=np.int64)
-    lane = act < 0
-    f[lane] = flow.foreign.lookup(U.warp[pr[x[lane]]], cols[x[lane]])
-    if not lane.all():                 # an async operation of another domain: its foreign column
-        ops, inv = np.unique(act[~lane], return_inverse=True)
-        f[~lane] = np.array([flow.foreign.op_col(o) for o in ops.tolist()], dtype=np.int64)[inv]
-    cols = cols.copy()
-    cols[x] = np.maximum(f, 0)
-    return cols, x[f < 0]
-
-
-def _unknown(c: _Chunk, q: np.ndarray) -> None:
-    """Pairs `q` know nothing of their earlier access (its lane's knowledge never reached the later one's domain)."""
-    if q.size:
-        c.known[q] = c.known_bridged[q] = c.known_issuer[q] = 0

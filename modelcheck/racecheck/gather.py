@@ -1,4 +1,8 @@
-"""What a warp's plain accesses know of their earlier accesses, gathered for a whole chunk at once.
+"""What a chunk's accesses know of their pairs' earlier accesses: the later access's lane's knowledge of the
+earlier one's actor (bridged too where proxies differ, and of its issuer where it is async), gathered into the
+chunk's `known`, `known_bridged` and `known_issuer` (`analysis.Analysis`).  A strong access gathers at once
+(`gather_now`), as do the accesses of a chunk whose pairs cross clock domains (their foreign columns,
+`foreign_cols`); a plain access's gather is kept for the chunk's end (`Deferred`).
 
 A plain access only needs what its warp knew at the warp's next event (`analysis.Analysis._flush_warp`).
 Gathering that at every flush costs a dozen small numpy calls per flush, and a chunk has tens of thousands
@@ -6,7 +10,7 @@ of flushes (a consumer warp's few accesses between two barrier waits).  `Deferre
 the records and what the warp knew then: its ordinary knowledge and its bridged knowledge per proxy domain as
 read-only rows (a warp's shared row is frozen, so its next write copies it: copy-on-write as for forks,
 `clocks.Knowledge.frozen`; per-lane rows are copied), its epoch and its bridged own epochs.  `gather` then reads
-every kept flush's pairs in one pass: exactly what `_gather` at each flush would have read, since a snapshot
+every kept flush's pairs in one pass: exactly what `gather_now` at each flush would have read, since a snapshot
 is what the warp knew there and the rest it reads (the issuing lane of an async earlier access, set at that
 operation's issue before any of its accesses) does not change before the chunk's events end.
 """
@@ -66,8 +70,8 @@ class Deferred:
         self.col0.append(w.col0)
         self.dom.append(dom)
 
-    def gather(self, c, flow, maybe_unordered_async) -> None:
-        """Every kept flush's pairs: c.known, c.known_bridged and c.known_issuer as `_gather` sets them."""
+    def gather(self, c, flow) -> None:
+        """Every kept flush's pairs: c.known, c.known_bridged and c.known_issuer as `gather_now` sets them."""
         if not self.sels:
             return
         P = c.pairs
@@ -134,3 +138,78 @@ class Deferred:
         known = table[at, cols]
         own = cols == col0[item] + lanes
         return np.where(own, own_value, known)
+
+
+def gather_now(c, flow, w, sel: np.ndarray) -> None:
+    """For the pairs closed by the chunk's records `sel` (one warp's): what the accessing lane knows of the earlier
+    access's actor (bridged too where proxies differ; and of its issuer where it is async)."""
+    P = c.pairs
+    s = P.start[sel]
+    cnt = P.start[sel + 1] - s
+    total = int(cnt.sum())
+    if not total:
+        return
+    # the pairs of each record in `sel`, one range after another (the record of each only where a rule needs it)
+    q = np.arange(total) + np.repeat(s - (np.cumsum(cnt) - cnt), cnt)
+    lanes, cols = P.cur_lane[q], c.pcol[q]
+    unknown = None
+    if c.xdom is not None:
+        cols, unknown = foreign_cols(c, flow, q, cols)
+    c.known[q] = w.known(lanes, cols)
+    if c.cross_any[sel].any():
+        m = np.flatnonzero(c.need_bridged[q])
+        if m.size:
+            dom = c.cur_bits[q[m]] >> 1
+            for d, name in DOMAIN_NAMES.items():
+                mm = m[dom == d]
+                if mm.size:
+                    c.known_bridged[q[mm]] = w.known(lanes[mm], cols[mm], name)
+    if c.async_prior_any[sel].any():
+        m = maybe_unordered_async(c, q)
+        if m.size:
+            issuer, lost = flow.issuer_cols(c.units.actor[P.prior[q[m]]], cols[m], flow.domain[w.id])
+            c.known_issuer[q[m]] = np.where(lost, 0, w.known(lanes[m], issuer))
+    if unknown is not None:
+        unknown_pairs(c, q[unknown])
+
+
+def maybe_unordered_async(c, q: np.ndarray) -> np.ndarray:
+    """Positions in `q` of the pairs with an async earlier access that knowledge (gathered so far, bridged where
+    judged so) leaves unordered: only a race's witness reads `known_issuer`, and a race is such a pair."""
+    a = np.flatnonzero((c.prior_bits[q] & 2) != 0)
+    if not a.size:
+        return a
+    qa = q[a]
+    known = c.known[qa]
+    bridged = c.need_bridged[qa]
+    if bridged.any():
+        known = np.where(bridged, np.minimum(known, c.known_bridged[qa]), known)
+    return a[known < c.units.stamp[c.pairs.prior[qa]]]
+
+
+def foreign_cols(c, flow, q: np.ndarray, cols: np.ndarray):
+    """The columns pairs `q` ask about, in the later access's clock domain: an earlier access of another domain's
+    lane is known by that lane's foreign column (`foreign`).  Returns (columns, positions in `q` of the pairs whose
+    earlier lane has no foreign column: nothing of it crossed, known as zero)."""
+    assert c.xdom is not None and flow.foreign is not None
+    U, P = c.units, c.pairs
+    pr = P.prior[q]
+    x = np.flatnonzero(c.xdom[q])
+    if not x.size:
+        return cols, x
+    act = U.actor[pr[x]]
+    f = np.empty(x.size, dtype=np.int64)
+    lane = act < 0
+    f[lane] = flow.foreign.lookup(U.warp[pr[x[lane]]], cols[x[lane]])
+    if not lane.all():                 # an async operation of another domain: its foreign column
+        ops, inv = np.unique(act[~lane], return_inverse=True)
+        f[~lane] = np.array([flow.foreign.op_col(o) for o in ops.tolist()], dtype=np.int64)[inv]
+    cols = cols.copy()
+    cols[x] = np.maximum(f, 0)
+    return cols, x[f < 0]
+
+
+def unknown_pairs(c, q: np.ndarray) -> None:
+    """Pairs `q` know nothing of their earlier access (its lane's knowledge never reached the later one's domain)."""
+    if q.size:
+        c.known[q] = c.known_bridged[q] = c.known_issuer[q] = 0
