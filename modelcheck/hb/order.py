@@ -12,7 +12,8 @@ An access is anchored between the sync nodes of its own lane: a generic access s
 at its lane's next sync node and is reached at its lane's previous one; an async
 operation's access is the operation node itself (a bulk store's source read that a
 `wait_group.read` retired continues from the store's source-read milestone, which its
-destination writes do not reach); a strong memory access is its own node.  Two accesses are ordered when a state path joins the anchors — or they are the
+destination writes do not reach); a strong memory access is its own node.  Two accesses
+are ordered when a state path joins the anchors — or they are the
 same actor (same lane of a warp, or the same async operation) in execution order.  A
 cross-proxy pair needs a *bridged* path: one passing a `fence.proxy.async` covering
 the state space in one of the fence's lanes (a bulk copy's completion bridges its own

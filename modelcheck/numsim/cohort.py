@@ -17,7 +17,7 @@ not execute it (its events are dropped when they are split per CTA, below).
 
 Exactness by construction: run, check, commit -- or roll back and run per CTA.
 - What a cohort may execute is decided statically (`eligible`): SIMT arithmetic, element loads/stores of
-  global, local and shared buffers, the PTX register arithmetic of ops/ptx_math and ops/ptx_bits (`NATIVE`:
+  global, local and shared buffers, the register arithmetic of ops/ptx_math, ops/cuda_float and ops/ptx_bits (`NATIVE`:
   lane-wise on vectors of any length), ld/st of global and shared memory, the griddepcontrol pair (a no-op per CTA too:
   ops/misc), while loops, the CTA barriers (`BARRIERS`: bar.sync, barrier.sync, cta_sync, warpgroup_sync,
   tvm_storage_sync), and per-CTA operations that run once per CTA row on a 32-lane view of the cohort warp
@@ -85,7 +85,7 @@ from .cohort_async import ASYNC_PER_ROW, ASYNC_WAITS, MBARRIER_PER_ROW, MBARRIER
 from .cohort_footprint import Footprint
 from .cohort_rows import CohortWarp, _RowView, _Split
 from .errors import ResourceLimit
-from .ops import barrier, misc, ptx_bits, ptx_math, warp as warp_ops
+from .ops import barrier, cuda_float, misc, ptx_bits, ptx_math, warp as warp_ops
 from .residency import _MEMORY, ReleasedShared
 from .runtime import DONE, Poll, Scheduler, Warp
 from .sync import NamedBarrier
@@ -103,7 +103,7 @@ INDEXES = frozenset({"cuda.lane_id", "cuda.warp_id", "cuda.thread_rank", "cuda.w
 ROW_ATOMICS = ("atom", "red")
 # ops whose closures compute lane by lane on vectors of any length (reviewed: no 32-lane constant); the
 # griddepcontrol pair is a no-op in NumSim (ops/misc: a launch's predecessor is taken as complete), per CTA too
-NATIVE = frozenset(ptx_math.HANDLERS) | frozenset(ptx_bits.HANDLERS) | INDEXES | {
+NATIVE = frozenset(ptx_math.HANDLERS) | frozenset(cuda_float.HANDLERS) | frozenset(ptx_bits.HANDLERS) | INDEXES | {
     "tir.reinterpret", "tir.ptr_byte_offset", "ld", "st", "griddepcontrol.wait", "griddepcontrol.launch_dependents"}
 # run once per CTA row on a 32-lane view of the cohort warp (`_RowView`): the warp collectives, and setmaxnreg
 # (its bookkeeping is the CTA's)

@@ -22,10 +22,10 @@ from .access import Accessors
 
 def family_modules() -> tuple:
     """The op family modules, each with its `HANDLERS` (one list, so compiling and the static census agree)."""
-    from . import (async_copy, barrier, clc, cluster, encode, fence, fragments, mbarrier, memory, misc, ptx_bits,
-                   ptx_math, st_async, tcgen05, tma, tma_reduce, tmap, umma, wait_until, warp, wgmma)
+    from . import (async_copy, barrier, clc, cluster, cuda_float, encode, fence, fragments, mbarrier, memory, misc,
+                   ptx_bits, ptx_math, st_async, tcgen05, tma, tma_reduce, tmap, umma, wait_until, warp, wgmma)
     return (memory, mbarrier, barrier, cluster, warp, fragments, async_copy, tma, fence, misc, tcgen05, umma, ptx_math,
-            ptx_bits, encode, clc, wgmma, st_async, wait_until, tmap, tma_reduce)
+            cuda_float, ptx_bits, encode, clc, wgmma, st_async, wait_until, tmap, tma_reduce)
 
 
 # operations that dereference their address operands only to read (no address escapes into a register or to

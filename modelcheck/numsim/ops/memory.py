@@ -1,6 +1,6 @@
 """Memory instructions on raw addresses: ld / st (widths b8..b128, v2/v4/v8), atom / red,
-the CUDA atomics, and the L2 line hints discard / applypriority.  The PTX type fixes the access size; bit types move bits
-(`ld.b32` into a float register reinterprets), typed loads convert.  Accesses must be
+the CUDA atomics, and the L2 line hints discard / applypriority.  The PTX type fixes the access
+size; bit types move bits (`ld.b32` into a float register reinterprets), typed loads convert.  Accesses must be
 naturally aligned.  Atomics run lane by lane in lane order, so a warp's conflicting
 atomics serialize deterministically.
 """
