@@ -77,23 +77,15 @@ class Deferred:
         P = c.pairs
         sizes = np.array([s.size for s in self.sels], dtype=np.int64)
         sel = np.concatenate(self.sels)
-        s = P.start[sel]
-        cnt = P.start[sel + 1] - s
-        total = int(cnt.sum())
-        if total:
-            q = np.arange(total) + np.repeat(s - (np.cumsum(cnt) - cnt), cnt)
+        q, cnt = pair_positions(P, sel)
+        if q.size:
             item = np.repeat(np.repeat(np.arange(sizes.size), sizes), cnt)
             lanes, cols = P.cur_lane[q], c.pcol[q]
             epoch = np.array(self.epoch, dtype=np.int64)
             col0 = np.array(self.col0, dtype=np.int64)
             c.known[q] = self._known(self.ordinary, item, lanes, cols, col0, epoch[item])
-            m = np.flatnonzero(c.need_bridged[q])
-            if m.size:
-                dom = c.cur_bits[q[m]] >> 1
-                for d, name in DOMAIN_NAMES.items():
-                    mm = m[dom == d]
-                    if mm.size:
-                        c.known_bridged[q[mm]] = self._bridged(name, item[mm], lanes[mm], cols[mm], col0)
+            for name, mm in bridged_by_domain(c, q):
+                c.known_bridged[q[mm]] = self._bridged(name, item[mm], lanes[mm], cols[mm], col0)
             m = maybe_unordered_async(c, q)
             if m.size:
                 wdom = np.array(self.dom, dtype=np.int64)[item[m]]
@@ -144,26 +136,17 @@ def gather_now(c, flow, w, sel: np.ndarray) -> None:
     """For the pairs closed by the chunk's records `sel` (one warp's): what the accessing lane knows of the earlier
     access's actor (bridged too where proxies differ; and of its issuer where it is async)."""
     P = c.pairs
-    s = P.start[sel]
-    cnt = P.start[sel + 1] - s
-    total = int(cnt.sum())
-    if not total:
+    q, _ = pair_positions(P, sel)
+    if not q.size:
         return
-    # the pairs of each record in `sel`, one range after another (the record of each only where a rule needs it)
-    q = np.arange(total) + np.repeat(s - (np.cumsum(cnt) - cnt), cnt)
     lanes, cols = P.cur_lane[q], c.pcol[q]
     unknown = None
     if c.xdom is not None:
         cols, unknown = foreign_cols(c, flow, q, cols)
     c.known[q] = w.known(lanes, cols)
     if c.cross_any[sel].any():
-        m = np.flatnonzero(c.need_bridged[q])
-        if m.size:
-            dom = c.cur_bits[q[m]] >> 1
-            for d, name in DOMAIN_NAMES.items():
-                mm = m[dom == d]
-                if mm.size:
-                    c.known_bridged[q[mm]] = w.known(lanes[mm], cols[mm], name)
+        for name, mm in bridged_by_domain(c, q):
+            c.known_bridged[q[mm]] = w.known(lanes[mm], cols[mm], name)
     if c.async_prior_any[sel].any():
         m = maybe_unordered_async(c, q)
         if m.size:
@@ -171,6 +154,27 @@ def gather_now(c, flow, w, sel: np.ndarray) -> None:
             c.known_issuer[q[m]] = np.where(lost, 0, w.known(lanes[m], issuer))
     if unknown is not None:
         unknown_pairs(c, q[unknown])
+
+
+def pair_positions(P, sel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the pairs of each record in `sel`, one range after another; each record's pair count)."""
+    s = P.start[sel]
+    cnt = P.start[sel + 1] - s
+    total = int(cnt.sum())
+    return np.arange(total) + np.repeat(s - (np.cumsum(cnt) - cnt), cnt), cnt
+
+
+def bridged_by_domain(c, q: np.ndarray):
+    """(domain name, positions in `q`) of the pairs judged on bridged knowledge, per proxy domain of the later
+    access."""
+    m = np.flatnonzero(c.need_bridged[q])
+    if not m.size:
+        return
+    dom = c.cur_bits[q[m]] >> 1
+    for d, name in DOMAIN_NAMES.items():
+        mm = m[dom == d]
+        if mm.size:
+            yield name, mm
 
 
 def maybe_unordered_async(c, q: np.ndarray) -> np.ndarray:

@@ -38,8 +38,9 @@ class UnwrittenReads:
         on = self.mask[chunk.alloc]
         if not on.any():
             return chunk, 0, 0
-        if (on & (chunk.kind != _READ)).any():
-            i = int(np.flatnonzero(on & (chunk.kind != _READ))[0])
+        wrote = np.flatnonzero(on & (chunk.kind != _READ))
+        if wrote.size:
+            i = int(wrote[0])
             raise ResourceLimit("internal", f"internal: a write to {allocs[chunk.alloc[i]].name}, an input NumSim "
                                             "bound read-only, reached Racecheck (its reads were not kept)")
         drop = on & (chunk.order == _WEAK) & (chunk.proxy == _GENERIC)
